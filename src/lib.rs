@@ -1,0 +1,4 @@
+//! vmctl: plan node drains and triage live migrations on KubeVirt and libvirt fleets.
+
+pub mod cluster;
+pub mod error;
