@@ -2,6 +2,10 @@
 
 pub mod files;
 pub mod kinds;
+pub mod live;
 pub mod selector;
+pub mod snapshot;
+pub mod source;
 
 pub use kinds::Kind;
+pub use source::{Query, Source, get_as, list_as};
