@@ -3,3 +3,4 @@
 pub mod cluster;
 pub mod error;
 pub mod model;
+pub mod policy;

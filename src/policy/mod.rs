@@ -1,0 +1,5 @@
+//! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
+
+pub mod eviction;
+pub mod migratability;
+pub mod pods;
