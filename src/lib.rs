@@ -1,6 +1,11 @@
 //! vmctl: plan node drains and triage live migrations on KubeVirt and libvirt fleets.
 
+pub mod cli;
 pub mod cluster;
+pub mod commands;
+pub mod context;
 pub mod error;
 pub mod model;
+pub mod names;
 pub mod policy;
+pub mod render;

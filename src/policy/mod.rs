@@ -1,5 +1,6 @@
 //! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
 
+pub mod budget;
 pub mod eviction;
 pub mod migratability;
 pub mod pods;

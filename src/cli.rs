@@ -1,0 +1,128 @@
+//! The clap definitions: the single source for `--help`, completions and man pages.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::exit;
+use crate::render::OutputFormat;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vmctl",
+    version,
+    about = "Plan node drains and triage live migrations on KubeVirt clusters",
+    long_about = "vmctl answers an operator's questions about VMs on KubeVirt: what is going on, \
+what a node drain will do, why a migration failed. It reads a live cluster (kubeconfig or \
+in-cluster) or a snapshot of one (--from PATH), and never changes anything unless a command \
+says it does.",
+    after_long_help = exit::TABLE,
+    after_help = exit::TABLE,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Read objects from a snapshot file or directory instead of a cluster
+    /// (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files,
+    /// must-gather style directories).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub from: Option<PathBuf>,
+
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Namespace scope (default: the context's namespace; all namespaces with --from).
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Look in every namespace.
+    #[arg(short = 'A', long, global = true, conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+
+    /// Output format.
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+
+    /// Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set).
+    #[arg(long, global = true)]
+    pub no_color: bool,
+
+    /// Seconds to wait for each API request.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30)]
+    pub request_timeout: u64,
+
+    /// Evaluate as if the time were this RFC 3339 instant (reproducible output).
+    #[arg(
+        long,
+        global = true,
+        value_name = "TIME",
+        env = "VMCTL_NOW",
+        hide = true
+    )]
+    pub now: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// What is going on with my VMs: node, phase, eviction strategy, migratability,
+    /// evacuation and migrations, then the migrations in flight.
+    Status(StatusArgs),
+    /// Capture every object vmctl reads into one file that --from reads back.
+    Snapshot(SnapshotArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Write the man pages.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// VMs (or bare VMIs) to show; all in scope when none are given.
+    #[arg(value_name = "VM")]
+    pub names: Vec<String>,
+
+    /// Only VMIs running on this node.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+
+    /// Only VMIs whose labels match this selector (e.g. app=db,tier!=web).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SnapshotArgs {
+    /// Where to write the snapshot (YAML); `-` for standard output.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Only what concerns the VMIs on this node (plus every node, for capacity).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}

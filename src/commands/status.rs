@@ -1,0 +1,815 @@
+//! `vmctl status [VM...]`: one screen that answers "what is going on with my VMs".
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use crate::cli::StatusArgs;
+use crate::cluster::selector::{LabelRequirement, LabelSelector};
+use crate::cluster::{Kind, Query, list_as};
+use crate::context::{ClockSource, Context};
+use crate::error::{Error, Result, exit};
+use crate::model::vmi::{MigrationMode, MigrationState};
+use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::names::suggest;
+use crate::policy::budget::completion_budget_seconds;
+use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
+use crate::policy::migratability::{Blocker, migratability};
+use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, LauncherPod, PodRole, launcher_pods};
+use crate::render::table::{TableBuilder, plain};
+use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
+
+pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
+
+// ---------------------------------------------------------------- gather
+
+/// Everything `status` reads.
+#[derive(Debug, Default)]
+pub struct StatusInputs {
+    pub vmis: Vec<VirtualMachineInstance>,
+    pub vmims: Vec<VirtualMachineInstanceMigration>,
+    pub pods: Vec<Pod>,
+    pub kubevirt: Option<KubeVirt>,
+}
+
+async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
+    let mut labels = match &args.selector {
+        Some(s) => LabelSelector::parse(s)?,
+        None => LabelSelector::default(),
+    };
+    if let Some(node) = &args.node {
+        labels.requirements.push(LabelRequirement::Equals(
+            "kubevirt.io/nodeName".into(),
+            node.clone(),
+        ));
+    }
+    let vmi_query = ctx.scope.query().with_labels(labels);
+    let pod_query = ctx
+        .scope
+        .query()
+        .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
+    let scope_query = ctx.scope.query();
+    let cluster_query = Query::all();
+    let (vmis, vmims, pods, kubevirts) = tokio::try_join!(
+        list_as::<VirtualMachineInstance>(&ctx.source, Kind::VirtualMachineInstance, &vmi_query),
+        list_as::<VirtualMachineInstanceMigration>(
+            &ctx.source,
+            Kind::VirtualMachineInstanceMigration,
+            &scope_query
+        ),
+        list_as::<Pod>(&ctx.source, Kind::Pod, &pod_query),
+        list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
+    )?;
+    Ok(StatusInputs {
+        vmis,
+        vmims,
+        pods,
+        kubevirt: kubevirts.into_iter().next(),
+    })
+}
+
+// ---------------------------------------------------------------- decide
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The instant ages and elapsed times are measured from.
+    pub as_of: String,
+    pub source: String,
+    pub kubevirt: KubeVirtInfo,
+    pub vmis: Vec<VmiRow>,
+    /// VMIMs that are not final (Succeeded/Failed), oldest first.
+    pub migrations: Vec<MigrationRow>,
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeVirtInfo {
+    /// False when no KubeVirt CR was found: KubeVirt's defaults are assumed.
+    pub found: bool,
+    pub version: Option<String>,
+    pub cluster_eviction_strategy: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiRow {
+    pub namespace: String,
+    pub name: String,
+    /// The owning VirtualMachine, or null for a bare VMI.
+    pub vm: Option<String>,
+    pub node: Option<String>,
+    pub phase: String,
+    pub eviction_strategy: String,
+    pub eviction_strategy_source: StrategySource,
+    /// From the LiveMigratable condition; null when it is not reported yet.
+    pub live_migratable: Option<bool>,
+    pub reasons: Vec<Blocker>,
+    pub evacuation: Option<Evacuation>,
+    pub pods: Vec<LauncherPod>,
+    /// The migration in flight, if any.
+    pub migration: Option<InFlight>,
+    /// The most recent finished migration, from the VMI's migrationState.
+    pub last_migration: Option<LastMigration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evacuation {
+    /// `status.evacuationNodeName`: the node being drained.
+    pub node_name: String,
+    /// The `EvictionRequested` condition is present (v1.7+).
+    pub eviction_requested: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlight {
+    /// The VMIM, when one exists.
+    pub name: Option<String>,
+    pub uid: Option<String>,
+    pub phase: String,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub source_pod: Option<String>,
+    pub target_pod: Option<String>,
+    pub mode: Option<String>,
+    pub start_timestamp: Option<String>,
+    pub elapsed_seconds: Option<i64>,
+    /// The completion budget the migration monitor allows.
+    pub budget_seconds: Option<u64>,
+    /// Post-copy: an abort or a network failure now loses the guest.
+    pub point_of_no_return: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastMigration {
+    pub name: Option<String>,
+    pub uid: Option<String>,
+    /// `succeeded`, `failed` or `aborted`.
+    pub result: String,
+    pub end_timestamp: Option<String>,
+    pub ago_seconds: Option<i64>,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationRow {
+    pub namespace: String,
+    pub name: String,
+    pub vmi: String,
+    pub phase: String,
+    pub age_seconds: Option<i64>,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub source_pod: Option<String>,
+    pub target_pod: Option<String>,
+    /// Which pod runs the guest now.
+    pub live_pod: Option<String>,
+    pub mode: Option<String>,
+    /// The node this evacuation migration drains (annotation kubevirt.io/evacuationMigration).
+    pub evacuation_node: Option<String>,
+    pub conditions: Vec<String>,
+    /// What the migration is waiting for, in words.
+    pub waiting_for: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Warning {
+    /// `namespace/name` of the VMI.
+    pub vmi: String,
+    /// `evacuation`, `post-copy`, `blocks-drain`, `not-migratable`.
+    pub kind: String,
+    pub message: String,
+}
+
+fn ts(t: &Time) -> String {
+    t.0.to_string()
+}
+
+fn secs_between(from: &Time, now: Timestamp) -> i64 {
+    now.as_second() - from.0.as_second()
+}
+
+/// The newest non-final VMIM of a VMI.
+fn active_migration<'a>(
+    vmi: &VirtualMachineInstance,
+    vmims: &'a [VirtualMachineInstanceMigration],
+) -> Option<&'a VirtualMachineInstanceMigration> {
+    vmims
+        .iter()
+        .filter(|m| {
+            m.namespace() == vmi.namespace() && m.spec.vmi_name == vmi.name() && !m.is_final()
+        })
+        .max_by_key(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+fn state_belongs_to(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
+    state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
+}
+
+/// Builds the report. Pure: the inputs and the clock in, the report out.
+pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> StatusReport {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let cluster_config = kubevirt.map(KubeVirt::migration_config);
+    let cluster_per_gib = cluster_config
+        .as_ref()
+        .map(|c| c.completion_timeout_per_gib)
+        .unwrap_or(crate::model::kubevirt::DEFAULT_COMPLETION_TIMEOUT_PER_GIB);
+    let mut warnings = Vec::new();
+    let mut vmis = Vec::new();
+    for vmi in &inputs.vmis {
+        let id = format!("{}/{}", vmi.namespace(), vmi.name());
+        let strategy = effective_eviction_strategy(vmi, kubevirt);
+        let mig = migratability(vmi);
+        let active = active_migration(vmi, &inputs.vmims);
+        let state = vmi.status.migration_state.as_ref();
+        let state_in_flight = match (state, active) {
+            (Some(s), Some(m)) if state_belongs_to(s, m) => Some(s),
+            (Some(s), None) if s.is_migrating(&Time(now)) && !s.completed => Some(s),
+            _ => None,
+        };
+        let migration = if active.is_some() || state_in_flight.is_some() {
+            let s = state_in_flight;
+            let pending_source_pod = active
+                .and_then(|m| m.status.migration_state.as_ref())
+                .and_then(|ms| ms.source_pod.clone());
+            let per_gib = s
+                .and_then(|s| s.migration_configuration.as_ref())
+                .and_then(|c| c.completion_timeout_per_gib)
+                .unwrap_or(cluster_per_gib);
+            let start = s.and_then(|s| s.start_timestamp.as_ref());
+            let post_copy = s.is_some_and(|s| s.mode == Some(MigrationMode::PostCopy));
+            Some(InFlight {
+                name: active.map(|m| m.name().to_string()),
+                uid: active.and_then(|m| m.uid().map(str::to_string)),
+                phase: active
+                    .map(|m| m.phase().as_str().to_string())
+                    .unwrap_or_else(|| "Running".into()),
+                source_node: s
+                    .and_then(|s| s.source_node.clone())
+                    .or_else(|| vmi.status.node_name.clone()),
+                target_node: s.and_then(|s| s.target_node.clone()),
+                source_pod: s.and_then(|s| s.source_pod.clone()).or(pending_source_pod),
+                target_pod: s.and_then(|s| s.target_pod.clone()),
+                mode: s
+                    .and_then(|s| s.mode.as_ref())
+                    .map(|m| m.as_str().to_string()),
+                start_timestamp: start.map(ts),
+                elapsed_seconds: start
+                    .or_else(|| active.and_then(|m| m.metadata.creation_timestamp.as_ref()))
+                    .map(|t| secs_between(t, now)),
+                budget_seconds: completion_budget_seconds(vmi, per_gib),
+                point_of_no_return: post_copy,
+            })
+        } else {
+            None
+        };
+        let last_migration = match state {
+            Some(s) if s.completed && state_in_flight.is_none() => {
+                let result = if !s.failed {
+                    "succeeded"
+                } else if s.abort_requested
+                    && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
+                {
+                    "aborted"
+                } else {
+                    "failed"
+                };
+                let vmim = inputs
+                    .vmims
+                    .iter()
+                    .find(|m| m.uid().is_some() && m.uid() == s.migration_uid.as_deref());
+                Some(LastMigration {
+                    name: vmim.map(|m| m.name().to_string()),
+                    uid: s.migration_uid.clone(),
+                    result: result.into(),
+                    end_timestamp: s.end_timestamp.as_ref().map(ts),
+                    ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
+                    source_node: s.source_node.clone(),
+                    target_node: s.target_node.clone(),
+                    failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
+                })
+            }
+            _ => None,
+        };
+        let pods = launcher_pods(
+            vmi,
+            &inputs.pods,
+            state_in_flight,
+            active.and_then(|m| m.uid()),
+        );
+        let evacuation = vmi.evacuation_node().map(|node| Evacuation {
+            node_name: node.to_string(),
+            eviction_requested: vmi
+                .condition("EvictionRequested")
+                .is_some_and(|c| c.is_true()),
+        });
+
+        if let Some(e) = &evacuation {
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "evacuation".into(),
+                message: format!(
+                    "marked for evacuation from {} (evacuationNodeName{})",
+                    e.node_name,
+                    if e.eviction_requested {
+                        ", EvictionRequested"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        if let Some(m) = migration.as_ref().filter(|m| m.point_of_no_return) {
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "post-copy".into(),
+                message: format!(
+                    "in post-copy from {} to {}: the point of no return. The guest's memory is split across both nodes; an abort or a network failure now loses the guest",
+                    m.source_node.as_deref().unwrap_or("?"),
+                    m.target_node.as_deref().unwrap_or("?")
+                ),
+            });
+        }
+        if !mig.is_migratable() && mig.live_migratable == Some(false) {
+            let why = mig.short();
+            match strategy.strategy {
+                crate::model::EvictionStrategy::LiveMigrate => warnings.push(Warning {
+                    vmi: id.clone(),
+                    kind: "blocks-drain".into(),
+                    message: format!(
+                        "evictionStrategy LiveMigrate but not live-migratable ({why}): a drain of {} is refused until this is fixed",
+                        vmi.status.node_name.as_deref().unwrap_or("its node")
+                    ),
+                }),
+                crate::model::EvictionStrategy::LiveMigrateIfPossible => warnings.push(Warning {
+                    vmi: id.clone(),
+                    kind: "not-migratable".into(),
+                    message: format!("not live-migratable ({why}): a drain shuts it down"),
+                }),
+                _ => {}
+            }
+        }
+
+        vmis.push(VmiRow {
+            namespace: vmi.namespace().to_string(),
+            name: vmi.name().to_string(),
+            vm: vmi.owner_vm().map(str::to_string),
+            node: vmi.status.node_name.clone(),
+            phase: vmi
+                .status
+                .phase
+                .as_ref()
+                .map(|p| p.as_str().to_string())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "Unknown".into()),
+            eviction_strategy: strategy.strategy.as_str().to_string(),
+            eviction_strategy_source: strategy.source,
+            live_migratable: mig.live_migratable,
+            reasons: mig.reasons,
+            evacuation,
+            pods,
+            migration,
+            last_migration,
+        });
+    }
+
+    let shown: BTreeMap<(String, String), &VmiRow> = vmis
+        .iter()
+        .map(|r| ((r.namespace.clone(), r.name.clone()), r))
+        .collect();
+    let mut migrations: Vec<MigrationRow> = inputs
+        .vmims
+        .iter()
+        .filter(|m| !m.is_final())
+        .filter(|m| shown.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone())))
+        .map(|m| {
+            migration_row(
+                m,
+                shown
+                    .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+                    .copied(),
+                &inputs.pods,
+                now,
+            )
+        })
+        .collect();
+    migrations.sort_by(|a, b| b.age_seconds.cmp(&a.age_seconds).then(a.name.cmp(&b.name)));
+
+    StatusReport {
+        api_version: VMCTL_API_VERSION,
+        kind: "StatusReport",
+        as_of: now.to_string(),
+        source: source.to_string(),
+        kubevirt: KubeVirtInfo {
+            found: kubevirt.is_some(),
+            version: kubevirt.and_then(|k| k.version().map(str::to_string)),
+            cluster_eviction_strategy: kubevirt
+                .and_then(|k| k.spec.configuration.eviction_strategy.as_ref())
+                .map(|s| s.as_str().to_string()),
+        },
+        vmis,
+        migrations,
+        warnings,
+    }
+}
+
+fn migration_row(
+    m: &VirtualMachineInstanceMigration,
+    vmi: Option<&VmiRow>,
+    pods: &[Pod],
+    now: Timestamp,
+) -> MigrationRow {
+    let in_flight = vmi
+        .and_then(|v| v.migration.as_ref())
+        .filter(|f| f.uid.is_some() && f.uid.as_deref() == m.uid());
+    let conditions: Vec<String> = m
+        .status
+        .conditions
+        .iter()
+        .filter(|c| c.is_true())
+        .map(|c| c.type_.clone())
+        .collect();
+    let has = |t: &str| conditions.iter().any(|c| c == t);
+    let target_pod = pods.iter().find(|p| {
+        m.uid().is_some()
+            && p.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(crate::policy::pods::MIGRATION_JOB_UID_LABEL))
+                .map(String::as_str)
+                == m.uid()
+    });
+    let unschedulable = target_pod
+        .and_then(|p| p.status.as_ref())
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        })
+        .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
+    let phase = m.phase();
+    use crate::model::vmim::MigrationPhase as P;
+    let waiting_for = match phase {
+        P::Unset => "virt-controller to pick it up".to_string(),
+        P::Pending if has("migrationRejectedByResourceQuota") => {
+            "resource quota: the target pod was rejected (exceeded quota)".into()
+        }
+        P::Pending if has("migrationBlockedByUtilityVolumes") => "utility volumes to detach".into(),
+        P::Pending if has("migrationBlockedByBackup") => "a backup to finish".into(),
+        P::Pending => "a free migration slot, then the target pod".into(),
+        P::Scheduling => match &unschedulable {
+            Some(msg) => format!("target pod unschedulable: {msg}"),
+            None => "the target pod to be scheduled and ready".into(),
+        },
+        P::Scheduled => "hand-off to virt-handler".into(),
+        P::PreparingTarget => "the target node to prepare the domain".into(),
+        P::TargetReady => "the source to start streaming".into(),
+        P::Running => match in_flight.and_then(|f| f.mode.as_deref()) {
+            Some("PostCopy") => "post-copy to finish (point of no return)".into(),
+            Some("Paused") => "the paused guest's memory to finish copying".into(),
+            _ => "memory transfer to converge".into(),
+        },
+        P::WaitingForSync | P::Synchronizing => "the peer cluster (decentralized migration)".into(),
+        P::Succeeded | P::Failed => "nothing (finished)".into(),
+        P::Other(ref p) => format!("phase {p}"),
+    };
+    let live_pod = vmi.and_then(|v| v.pods.iter().find(|p| p.live).and_then(|p| p.name.clone()));
+    MigrationRow {
+        namespace: m.namespace().to_string(),
+        name: m.name().to_string(),
+        vmi: m.spec.vmi_name.clone(),
+        phase: phase.as_str().to_string(),
+        age_seconds: m
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| secs_between(t, now)),
+        source_node: in_flight
+            .and_then(|f| f.source_node.clone())
+            .or_else(|| vmi.and_then(|v| v.node.clone())),
+        target_node: in_flight
+            .and_then(|f| f.target_node.clone())
+            .or_else(|| target_pod.and_then(|p| p.spec.as_ref()?.node_name.clone())),
+        source_pod: in_flight.and_then(|f| f.source_pod.clone()),
+        target_pod: in_flight
+            .and_then(|f| f.target_pod.clone())
+            .or_else(|| target_pod.and_then(|p| p.metadata.name.clone())),
+        live_pod,
+        mode: in_flight.and_then(|f| f.mode.clone()),
+        evacuation_node: m.evacuation_node().map(str::to_string),
+        conditions,
+        waiting_for,
+    }
+}
+
+/// Keeps only the named VMIs; unknown names are an error with suggestions.
+fn filter_names(inputs: &mut StatusInputs, names: &[String]) -> Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    for name in names {
+        if !inputs.vmis.iter().any(|v| v.name() == name) {
+            let mut err = Error::not_found(format!("VM {name:?}"));
+            let close = suggest(name, inputs.vmis.iter().map(VirtualMachineInstance::name));
+            if !close.is_empty() {
+                err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+            }
+            return Err(
+                err.with_hint("VMs that are stopped have no VMI; check the namespace (-n, -A)")
+            );
+        }
+    }
+    inputs.vmis.retain(|v| names.iter().any(|n| n == v.name()));
+    Ok(())
+}
+
+// ---------------------------------------------------------------- render
+
+fn clock_note(ctx: &Context) -> &'static str {
+    match ctx.clock {
+        ClockSource::System => "",
+        ClockSource::Given => " (given)",
+        ClockSource::Captured => " (snapshot capture time)",
+        ClockSource::NewestInSnapshot => " (newest timestamp in the snapshot)",
+    }
+}
+
+fn migration_cell(row: &VmiRow) -> (String, Tone) {
+    if let Some(m) = &row.migration {
+        let nodes = format!(
+            "{}→{}",
+            m.source_node.as_deref().unwrap_or("?"),
+            m.target_node.as_deref().unwrap_or("?")
+        );
+        let mut text = format!("{} {}", m.phase, nodes);
+        if let Some(mode) = &m.mode {
+            text = format!("{} {mode} {nodes}", m.phase);
+        }
+        if let Some(e) = m.elapsed_seconds {
+            match m.budget_seconds.filter(|b| *b > 0) {
+                Some(b) => text.push_str(&format!(
+                    " {}/{}",
+                    fmt::duration(e),
+                    fmt::duration(b as i64)
+                )),
+                None => text.push_str(&format!(" {}", fmt::duration(e))),
+            }
+        }
+        if m.point_of_no_return {
+            text.push_str(" POINT OF NO RETURN");
+            return (text, Tone::Bad);
+        }
+        return (text, Tone::Warn);
+    }
+    match &row.last_migration {
+        Some(l) => {
+            let ago = l
+                .ago_seconds
+                .map(|s| format!(" {} ago", fmt::age(s)))
+                .unwrap_or_default();
+            let tone = if l.result == "succeeded" {
+                Tone::Dim
+            } else {
+                Tone::Warn
+            };
+            (format!("last {}{ago}", l.result), tone)
+        }
+        None => ("-".into(), Tone::Dim),
+    }
+}
+
+fn pods_cell(pods: &[LauncherPod]) -> String {
+    let parts: Vec<String> = pods
+        .iter()
+        .filter(|p| p.role != PodRole::Finished)
+        .map(|p| {
+            let name = p
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("(gone {})", p.uid));
+            let live = if p.live { ",live" } else { "" };
+            format!("{name}({}{live})", p.role.as_str())
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str) -> String {
+    let mut out = String::new();
+    let kv = &report.kubevirt;
+    let header = match (&kv.found, &kv.version) {
+        (true, Some(v)) => format!("KubeVirt {v}"),
+        (true, None) => "KubeVirt (version not reported)".into(),
+        (false, _) => "no KubeVirt CR found: KubeVirt's defaults assumed".into(),
+    };
+    let cluster_strategy = kv
+        .cluster_eviction_strategy
+        .as_deref()
+        .unwrap_or("None (default)");
+    out.push_str(&format!(
+        "{header} · cluster evictionStrategy {cluster_strategy} · as of {}{clock} · {}\n\n",
+        report.as_of, report.source
+    ));
+    if report.vmis.is_empty() {
+        out.push_str("No VMIs found.\n");
+    } else {
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "node",
+            "phase",
+            "eviction",
+            "migratable",
+            "migration",
+        ];
+        if wide {
+            headers.extend(["vm", "pods", "last migration"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for r in &report.vmis {
+            let eviction = match r.eviction_strategy_source {
+                StrategySource::VmiSpec => r.eviction_strategy.clone(),
+                StrategySource::ClusterConfig => format!("{} (cluster)", r.eviction_strategy),
+                StrategySource::Default => format!("{} (default)", r.eviction_strategy),
+            };
+            let migratable = match (r.live_migratable, r.reasons.first()) {
+                (_, Some(b)) => (format!("no: {}", b.summary), Tone::Warn),
+                (Some(true), None) => ("yes".to_string(), Tone::Good),
+                (Some(false), None) => ("no".to_string(), Tone::Warn),
+                (None, None) => ("unknown".to_string(), Tone::Dim),
+            };
+            let phase_tone = match r.phase.as_str() {
+                "Running" => Tone::Plain,
+                "Failed" | "Unknown" => Tone::Bad,
+                _ => Tone::Warn,
+            };
+            let name = if r.evacuation.is_some() {
+                (format!("{} (evacuating)", r.name), Tone::Warn)
+            } else {
+                plain(r.name.clone())
+            };
+            let mut row = vec![
+                plain(r.namespace.clone()),
+                name,
+                plain(r.node.clone().unwrap_or_else(|| "-".into())),
+                (r.phase.clone(), phase_tone),
+                plain(eviction),
+                migratable,
+                migration_cell(r),
+            ];
+            if wide {
+                row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
+                row.push(plain(pods_cell(&r.pods)));
+                row.push(plain(match &r.last_migration {
+                    Some(l) => {
+                        let mut s = format!(
+                            "{} {} {}→{}",
+                            l.result,
+                            l.name.as_deref().unwrap_or("?"),
+                            l.source_node.as_deref().unwrap_or("?"),
+                            l.target_node.as_deref().unwrap_or("?")
+                        );
+                        if let Some(reason) = &l.failure_reason {
+                            s.push_str(&format!(": {reason}"));
+                        }
+                        s
+                    }
+                    None => "-".into(),
+                }));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+    }
+
+    if !report.migrations.is_empty() {
+        out.push_str(&format!(
+            "\nMigrations not finished ({}):\n",
+            report.migrations.len()
+        ));
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "vmi",
+            "phase",
+            "age",
+            "nodes",
+            "mode",
+            "waiting for",
+        ];
+        if wide {
+            headers.extend(["source pod", "target pod", "evacuates"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for m in &report.migrations {
+            let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
+                Tone::Bad
+            } else {
+                Tone::Plain
+            };
+            let mut row = vec![
+                plain(m.namespace.clone()),
+                plain(m.name.clone()),
+                plain(m.vmi.clone()),
+                (m.phase.clone(), Tone::Warn),
+                plain(m.age_seconds.map(fmt::age).unwrap_or_else(|| "-".into())),
+                plain(format!(
+                    "{}→{}",
+                    m.source_node.as_deref().unwrap_or("?"),
+                    m.target_node.as_deref().unwrap_or("?")
+                )),
+                (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
+                plain(m.waiting_for.clone()),
+            ];
+            if wide {
+                let live = |pod: &Option<String>| match pod {
+                    Some(p) if m.live_pod.as_ref() == Some(p) => format!("{p} (live)"),
+                    Some(p) => p.clone(),
+                    None => "-".into(),
+                };
+                row.push(plain(live(&m.source_pod)));
+                row.push(plain(live(&m.target_pod)));
+                row.push(plain(
+                    m.evacuation_node.clone().unwrap_or_else(|| "-".into()),
+                ));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+        // Both launcher pods, and which one to read logs from.
+        for m in report
+            .migrations
+            .iter()
+            .filter(|m| m.source_pod.is_some() || m.target_pod.is_some())
+        {
+            out.push_str(&format!(
+                "  {}/{}: source pod {} on {}{}, target pod {} on {}{}\n",
+                m.namespace,
+                m.vmi,
+                m.source_pod.as_deref().unwrap_or("?"),
+                m.source_node.as_deref().unwrap_or("?"),
+                if m.live_pod.is_some() && m.live_pod == m.source_pod {
+                    " (live: read its logs)"
+                } else {
+                    ""
+                },
+                m.target_pod.as_deref().unwrap_or("?"),
+                m.target_node.as_deref().unwrap_or("?"),
+                if m.live_pod.is_some() && m.live_pod == m.target_pod {
+                    " (live: read its logs)"
+                } else {
+                    ""
+                },
+            ));
+        }
+    }
+
+    if !report.warnings.is_empty() {
+        out.push_str("\nAttention:\n");
+        for w in &report.warnings {
+            let tone = match w.kind.as_str() {
+                "post-copy" | "blocks-drain" => Tone::Bad,
+                _ => Tone::Warn,
+            };
+            out.push_str(&format!(
+                "  {} {}: {}\n",
+                style.paint("!", tone),
+                w.vmi,
+                w.message
+            ));
+        }
+    }
+    out
+}
+
+pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
+    let mut inputs = gather(ctx, args).await?;
+    filter_names(&mut inputs, &args.names)?;
+    let report = build_report(&inputs, ctx.now, &ctx.source_description());
+    let text = match ctx.output {
+        OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
+        OutputFormat::Table | OutputFormat::Wide => render_table(
+            &report,
+            ctx.style,
+            ctx.output == OutputFormat::Wide,
+            clock_note(ctx),
+        ),
+    };
+    write_stdout(&text)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,175 @@
+//! What every command gets: the source, the scope, the output format, colour, the clock.
+
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::cli::GlobalArgs;
+use crate::cluster::live::{ConnectOptions, LiveSource};
+use crate::cluster::snapshot::SnapshotSource;
+use crate::cluster::{Kind, Query, Source};
+use crate::error::{Error, Result};
+use crate::render::{OutputFormat, Style};
+
+/// The namespace scope of a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    Namespace(String),
+}
+
+impl Scope {
+    pub fn namespace(&self) -> Option<&str> {
+        match self {
+            Scope::All => None,
+            Scope::Namespace(ns) => Some(ns),
+        }
+    }
+
+    pub fn query(&self) -> Query {
+        Query::namespace(self.namespace())
+    }
+
+    pub fn is_all(&self) -> bool {
+        matches!(self, Scope::All)
+    }
+}
+
+/// Either source, behind the one trait.
+pub enum AnySource {
+    Live(LiveSource),
+    Snapshot(SnapshotSource),
+}
+
+impl Source for AnySource {
+    async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<serde_json::Value>> {
+        match self {
+            AnySource::Live(s) => s.list(kind, query).await,
+            AnySource::Snapshot(s) => s.list(kind, query).await,
+        }
+    }
+
+    async fn get(
+        &self,
+        kind: Kind,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<serde_json::Value>> {
+        match self {
+            AnySource::Live(s) => s.get(kind, namespace, name).await,
+            AnySource::Snapshot(s) => s.get(kind, namespace, name).await,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            AnySource::Live(s) => s.describe(),
+            AnySource::Snapshot(s) => s.describe(),
+        }
+    }
+
+    fn origin_of(&self, kind: Kind, value: &serde_json::Value) -> String {
+        match self {
+            AnySource::Live(s) => s.origin_of(kind, value),
+            AnySource::Snapshot(s) => s.origin_of(kind, value),
+        }
+    }
+}
+
+/// How "now" was decided, so output can say what it is relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The machine's clock (live cluster).
+    System,
+    /// `--now` / `VMCTL_NOW`.
+    Given,
+    /// The `capturedAt` of a vmctl snapshot.
+    Captured,
+    /// The newest timestamp in a snapshot without a capture time.
+    NewestInSnapshot,
+}
+
+pub struct Context {
+    pub source: AnySource,
+    pub scope: Scope,
+    pub output: OutputFormat,
+    pub style: Style,
+    pub now: Timestamp,
+    pub clock: ClockSource,
+}
+
+pub fn parse_time(text: &str, what: &str) -> Result<Timestamp> {
+    text.parse::<Timestamp>()
+        .map_err(|e| Error::usage(format!("{what}: {text:?} is not an RFC 3339 time: {e}")))
+}
+
+impl Context {
+    /// Opens the source the global flags name and settles scope and clock.
+    pub async fn new(global: &GlobalArgs) -> Result<Context> {
+        let given_now = global
+            .now
+            .as_deref()
+            .map(|t| parse_time(t, "--now"))
+            .transpose()?;
+        let (source, default_scope, clock_from_source) = match &global.from {
+            Some(path) => {
+                let snapshot = SnapshotSource::open(path)?;
+                let clock = match (snapshot.captured_at(), snapshot.newest_timestamp()) {
+                    (Some(at), _) => Some((
+                        parse_time(at, "snapshot capturedAt")?,
+                        ClockSource::Captured,
+                    )),
+                    (None, Some(newest)) => newest
+                        .parse::<Timestamp>()
+                        .ok()
+                        .map(|t| (t, ClockSource::NewestInSnapshot)),
+                    (None, None) => None,
+                };
+                // A snapshot has no kubeconfig context: default to every namespace.
+                (AnySource::Snapshot(snapshot), Scope::All, clock)
+            }
+            None => {
+                let live = LiveSource::connect(&ConnectOptions {
+                    kubeconfig: global.kubeconfig.clone(),
+                    context: global.context.clone(),
+                    request_timeout: Some(Duration::from_secs(global.request_timeout.max(1))),
+                })
+                .await?;
+                let ns = Scope::Namespace(live.default_namespace().to_string());
+                (AnySource::Live(live), ns, None)
+            }
+        };
+        let scope = if global.all_namespaces {
+            Scope::All
+        } else if let Some(ns) = &global.namespace {
+            Scope::Namespace(ns.clone())
+        } else {
+            default_scope
+        };
+        let (now, clock) = match (given_now, clock_from_source) {
+            (Some(t), _) => (t, ClockSource::Given),
+            (None, Some((t, c))) => (t, c),
+            (None, None) => (Timestamp::now(), ClockSource::System),
+        };
+        Ok(Context {
+            source,
+            scope,
+            output: global.output,
+            style: Style::detect(global.no_color),
+            now,
+            clock,
+        })
+    }
+
+    /// Seconds from `t` to now.
+    pub fn seconds_since(&self, t: &Timestamp) -> i64 {
+        self.now.as_second() - t.as_second()
+    }
+}
+
+impl Context {
+    pub fn source_description(&self) -> String {
+        use crate::cluster::Source;
+        self.source.describe()
+    }
+}

@@ -1,0 +1,30 @@
+//! The completion budget KubeVirt's migration monitor allows (FACTS §5.2).
+
+use crate::model::VirtualMachineInstance;
+
+/// `completionTimeoutPerGiB × ceil(guest memory in decimal GB)`; None when the memory is
+/// unknown, 0 when the timeout is disabled. Block migrations add disk sizes vmctl cannot
+/// see from the API, so this is a lower bound for them.
+pub fn completion_budget_seconds(vmi: &VirtualMachineInstance, per_gib: u64) -> Option<u64> {
+    let gb = vmi.guest_memory()?.ceil_decimal_gb();
+    Some(per_gib.saturating_mul(gb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_gib_guest_gets_450_seconds_by_default() {
+        let vmi: VirtualMachineInstance = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "a"}, "spec": {"domain": {"memory": {"guest": "2Gi"}}}
+        }))
+        .unwrap();
+        assert_eq!(completion_budget_seconds(&vmi, 150), Some(450));
+        assert_eq!(completion_budget_seconds(&vmi, 0), Some(0));
+        assert_eq!(
+            completion_budget_seconds(&VirtualMachineInstance::default(), 150),
+            None
+        );
+    }
+}
