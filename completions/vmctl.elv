@@ -1,0 +1,139 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[vmctl] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'vmctl'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'vmctl'= {
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+            cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
+            cand completions 'Print a shell completion script'
+            cand man 'Write the man pages'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'vmctl;status'= {
+            cand --node 'Only VMIs running on this node'
+            cand -l 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)'
+            cand --selector 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;snapshot'= {
+            cand --node 'Only what concerns the VMIs on this node (plus every node, for capacity)'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;completions'= {
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;man'= {
+            cand --dir 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;help'= {
+            cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+            cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
+            cand completions 'Print a shell completion script'
+            cand man 'Write the man pages'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'vmctl;help;status'= {
+        }
+        &'vmctl;help;snapshot'= {
+        }
+        &'vmctl;help;completions'= {
+        }
+        &'vmctl;help;man'= {
+        }
+        &'vmctl;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,110 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_vmctl_global_optspecs
+    string join \n from= kubeconfig= context= n/namespace= A/all-namespaces o/output= no-color request-timeout= now= h/help V/version
+end
+
+function __fish_vmctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_vmctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_vmctl_using_subcommand
+    set -l cmd (__fish_vmctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c vmctl -n "__fish_vmctl_needs_command" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_needs_command" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_needs_command" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_needs_command" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l node -d 'Only VMIs running on this node' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s l -l selector -d 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l node -d 'Only what concerns the VMIs on this node (plus every node, for capacity)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l dir -d 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
