@@ -187,7 +187,7 @@ pub struct MigrationRow {
 pub struct Warning {
     /// `namespace/name` of the VMI.
     pub vmi: String,
-    /// `evacuation`, `post-copy`, `blocks-drain`, `not-migratable`.
+    /// `evacuation`, `post-copy`, `failed`, `blocks-drain`, `not-migratable`.
     pub kind: String,
     pub message: String,
 }
@@ -341,6 +341,19 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 ),
             });
         }
+        if vmi.status.phase == Some(crate::model::vmi::VmiPhase::Failed) {
+            let why = vmi
+                .condition("Synchronized")
+                .filter(|c| c.is_false())
+                .and_then(|c| c.message.clone())
+                .or_else(|| vmi.status.reason.clone())
+                .unwrap_or_else(|| "no reason recorded".into());
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "failed".into(),
+                message: format!("the VMI has failed: {why}"),
+            });
+        }
         if !mig.is_migratable() && mig.live_migratable == Some(false) {
             let why = mig.short();
             match strategy.strategy {
@@ -469,7 +482,7 @@ fn migration_row(
         P::Pending if has("migrationBlockedByBackup") => "a backup to finish".into(),
         P::Pending => "a free migration slot, then the target pod".into(),
         P::Scheduling => match &unschedulable {
-            Some(msg) => format!("target pod unschedulable: {msg}"),
+            Some(msg) => format!("target pod unschedulable: {}", scheduler_summary(msg)),
             None => "the target pod to be scheduled and ready".into(),
         },
         P::Scheduled => "hand-off to virt-handler".into(),
@@ -511,6 +524,15 @@ fn migration_row(
         conditions,
         waiting_for,
     }
+}
+
+/// The scheduler's verdict without the preemption epilogue.
+fn scheduler_summary(message: &str) -> &str {
+    message
+        .split(" preemption:")
+        .next()
+        .unwrap_or(message)
+        .trim_end()
 }
 
 /// Keeps only the named VMIs; unknown names are an error with suggestions.
@@ -557,7 +579,10 @@ fn migration_cell(row: &VmiRow) -> (String, Tone) {
             text = format!("{} {mode} {nodes}", m.phase);
         }
         if let Some(e) = m.elapsed_seconds {
-            match m.budget_seconds.filter(|b| *b > 0) {
+            match m
+                .budget_seconds
+                .filter(|b| *b > 0 && m.start_timestamp.is_some())
+            {
                 Some(b) => text.push_str(&format!(
                     " {}/{}",
                     fmt::duration(e),
@@ -751,30 +776,28 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             t.row(row);
         }
         out.push_str(&t.render());
-        // Both launcher pods, and which one to read logs from.
-        for m in report
-            .migrations
-            .iter()
-            .filter(|m| m.source_pod.is_some() || m.target_pod.is_some())
-        {
+        out.push_str("\nLauncher pods of migrations in flight (read the logs of the live one):\n");
+        for m in &report.migrations {
+            let describe = |pod: &Option<String>, node: &Option<String>| -> String {
+                match (pod, node) {
+                    (None, _) => "none yet".to_string(),
+                    (Some(p), None) => format!("{p} (not scheduled)"),
+                    (Some(p), Some(n)) => {
+                        let live = if m.live_pod.as_ref() == Some(p) {
+                            ", live"
+                        } else {
+                            ""
+                        };
+                        format!("{p} ({n}{live})")
+                    }
+                }
+            };
             out.push_str(&format!(
-                "  {}/{}: source pod {} on {}{}, target pod {} on {}{}\n",
+                "  {}/{}: source {} → target {}\n",
                 m.namespace,
                 m.vmi,
-                m.source_pod.as_deref().unwrap_or("?"),
-                m.source_node.as_deref().unwrap_or("?"),
-                if m.live_pod.is_some() && m.live_pod == m.source_pod {
-                    " (live: read its logs)"
-                } else {
-                    ""
-                },
-                m.target_pod.as_deref().unwrap_or("?"),
-                m.target_node.as_deref().unwrap_or("?"),
-                if m.live_pod.is_some() && m.live_pod == m.target_pod {
-                    " (live: read its logs)"
-                } else {
-                    ""
-                },
+                describe(&m.source_pod, &m.source_node),
+                describe(&m.target_pod, &m.target_node),
             ));
         }
     }
@@ -783,7 +806,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str("\nAttention:\n");
         for w in &report.warnings {
             let tone = match w.kind.as_str() {
-                "post-copy" | "blocks-drain" => Tone::Bad,
+                "post-copy" | "blocks-drain" | "failed" => Tone::Bad,
                 _ => Tone::Warn,
             };
             out.push_str(&format!(
