@@ -50,7 +50,12 @@ fn completions_are_current() {
 fn man_pages_are_current() {
     let pages = man_pages().expect("man pages render");
     assert!(pages.iter().any(|(name, _)| name == "vmctl-status.1"));
-    check(pages.into_iter().map(|(name, text)| (format!("man/{name}"), text)).collect());
+    check(
+        pages
+            .into_iter()
+            .map(|(name, text)| (format!("man/{name}"), text))
+            .collect(),
+    );
 }
 
 #[test]
@@ -58,6 +63,9 @@ fn the_man_page_documents_exit_codes() {
     let pages = man_pages().expect("man pages render");
     let main = &pages[0].1;
     for code in ["bad input", "cluster error", "not found", "interrupted"] {
-        assert!(main.contains(code), "vmctl.1 lacks the exit code for {code:?}");
+        assert!(
+            main.contains(code),
+            "vmctl.1 lacks the exit code for {code:?}"
+        );
     }
 }

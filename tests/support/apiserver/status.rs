@@ -98,7 +98,9 @@ pub(crate) fn resource_not_found() -> Value {
         404,
         "NotFound",
         "the server could not find the requested resource",
-        Some(json!({"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})),
+        Some(
+            json!({"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]}),
+        ),
     )
 }
 
@@ -147,7 +149,12 @@ pub(crate) fn continue_expired() -> Value {
 }
 
 /// `{"status":"Success"}` as returned by deletes of custom resources and by evictions.
-pub(crate) fn success(kind: Option<Kind>, name: Option<&str>, uid: Option<&str>, code: u16) -> Value {
+pub(crate) fn success(
+    kind: Option<Kind>,
+    name: Option<&str>,
+    uid: Option<&str>,
+    code: u16,
+) -> Value {
     let mut status = Map::new();
     status.insert("kind".into(), json!("Status"));
     status.insert("apiVersion".into(), json!("v1"));

@@ -1,0 +1,8 @@
+//! Support shared by the integration tests (`mod support;`). Not every test file uses every
+//! item, hence the module-wide allowances.
+#![allow(dead_code, unused_imports)]
+
+pub mod apiserver;
+pub mod http;
+
+pub use apiserver::{FakeApiServer, Fault, Method, RecordedRequest};
