@@ -61,6 +61,8 @@ impl LiveSource {
         };
         config.read_timeout = Some(options.request_timeout.unwrap_or(Duration::from_secs(30)));
         config.connect_timeout = Some(Duration::from_secs(10));
+        // vmctl retries reads itself (see `send`); kube's own retry would multiply the attempts.
+        config.default_retry = false;
         let cluster_url = config.cluster_url.to_string();
         let default_namespace = config.default_namespace.clone();
         let client = kube::Client::try_from(config)

@@ -647,7 +647,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         .as_deref()
         .unwrap_or("None (default)");
     out.push_str(&format!(
-        "{header} · cluster evictionStrategy {cluster_strategy} · as of {}{clock} · {}\n\n",
+        "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
         report.as_of, report.source
     ));
     if report.vmis.is_empty() {

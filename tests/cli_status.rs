@@ -1,0 +1,311 @@
+//! `vmctl status` on the example cluster: from files and, identically, live through the
+//! fake API server.
+
+mod common;
+mod support;
+
+use common::*;
+use support::{FakeApiServer, Fault, Method};
+use vmctl::cluster::Kind;
+
+#[test]
+fn status_table_on_the_example_cluster() {
+    let out = ok(vmctl(["--from", "examples/cluster", "status"]));
+    insta::assert_snapshot!("status_table", out);
+}
+
+#[test]
+fn status_wide_on_the_example_cluster() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-o",
+        "wide",
+    ]));
+    insta::assert_snapshot!("status_wide", out);
+}
+
+#[test]
+fn status_json_is_the_documented_shape() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["apiVersion"], "vmctl/v1alpha1");
+    assert_eq!(v["kind"], "StatusReport");
+    assert_eq!(v["asOf"], EXAMPLE_NOW);
+    let vmis = v["vmis"].as_array().unwrap();
+    assert_eq!(vmis.len(), 14);
+    let find = |name: &str| vmis.iter().find(|r| r["name"] == name).unwrap().clone();
+
+    let erp = find("legacy-erp-01");
+    assert_eq!(erp["liveMigratable"], false);
+    assert_eq!(erp["reasons"][0]["reason"], "DisksNotLiveMigratable");
+    assert_eq!(erp["evictionStrategy"], "LiveMigrate");
+
+    let loadgen = find("loadgen-01");
+    assert_eq!(loadgen["evictionStrategySource"], "cluster-config");
+    assert_eq!(loadgen["vm"], serde_json::Value::Null, "a bare VMI");
+
+    let evacuating = find("app-server-02");
+    assert_eq!(evacuating["evacuation"]["nodeName"], "node-3");
+    assert_eq!(evacuating["migration"]["phase"], "Running");
+    assert_eq!(evacuating["migration"]["mode"], "PreCopy");
+    let pods = evacuating["pods"].as_array().unwrap();
+    let source = pods.iter().find(|p| p["role"] == "source").unwrap();
+    let target = pods.iter().find(|p| p["role"] == "target").unwrap();
+    assert_eq!(source["live"], true);
+    assert_eq!(target["live"], false);
+    assert_eq!(source["node"], "node-3");
+
+    let postcopy = find("pg-orders-01");
+    assert_eq!(postcopy["migration"]["pointOfNoReturn"], true);
+
+    let aborted = find("devbox-alice");
+    assert_eq!(aborted["lastMigration"]["result"], "aborted");
+
+    let migrations = v["migrations"].as_array().unwrap();
+    let phases: Vec<&str> = migrations
+        .iter()
+        .map(|m| m["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases.len(), 4, "{phases:?}");
+    assert!(phases.contains(&"Pending") && phases.contains(&"Scheduling"));
+    let kinds: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    for k in ["evacuation", "post-copy", "blocks-drain", "failed"] {
+        assert!(kinds.contains(&k), "no {k} warning in {kinds:?}");
+    }
+}
+
+#[test]
+fn status_yaml_parses_back() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-o",
+        "yaml",
+    ]));
+    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "StatusReport");
+}
+
+#[test]
+fn filters_by_node_namespace_selector_and_name() {
+    let v = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--from", "examples/cluster", "status", "-o", "json"];
+        all.extend_from_slice(args);
+        let out: serde_json::Value = serde_json::from_str(&ok(vmctl(all))).unwrap();
+        out["vmis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let on_node_4 = v(&["--node", "node-4"]);
+    assert_eq!(on_node_4, ["ml-inference-01"]);
+    let dev = v(&["-n", "dev"]);
+    assert_eq!(dev, ["devbox-alice", "jenkins-agent-01", "loadgen-01"]);
+    assert_eq!(v(&["pg-orders-01"]), ["pg-orders-01"]);
+    assert!(v(&["-l", "kubevirt.io/nodeName=node-3"]).len() >= 5);
+}
+
+fn live_status(server: &FakeApiServer, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut all: Vec<String> = vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        EXAMPLE_NOW.into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    vmctl(all)
+}
+
+#[test]
+fn live_output_equals_snapshot_output() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    for format in ["table", "wide", "json"] {
+        let live = ok(live_status(&server, &["status", "-A", "-o", format]));
+        let from_files = ok(vmctl([
+            "--from",
+            "examples/cluster",
+            "status",
+            "-A",
+            "-o",
+            format,
+        ]));
+        assert_eq!(
+            normalise_source(&live),
+            normalise_source(&from_files),
+            "-o {format}"
+        );
+    }
+}
+
+#[test]
+fn live_requests_do_not_grow_with_the_number_of_vmis() {
+    fn cluster(n: usize) -> Vec<serde_json::Value> {
+        (0..n)
+            .flat_map(|i| {
+                let uid = format!("uid-{i}");
+                [
+                    serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                        "metadata": {"name": format!("vm-{i:05}"), "namespace": "prod", "uid": uid,
+                                     "labels": {"kubevirt.io/nodeName": "node-1"}},
+                        "status": {"nodeName": "node-1", "phase": "Running"}}),
+                    serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": format!("virt-launcher-vm-{i:05}"), "namespace": "prod",
+                                     "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid}},
+                        "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}),
+                ]
+            })
+            .collect()
+    }
+    let count = |n: usize| {
+        let server = FakeApiServer::start_blocking(cluster(n));
+        let out = live_status(&server, &["status", "-A", "-o", "json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["vmis"].as_array().unwrap().len(), n);
+        (
+            server.request_count(),
+            server.list_count(Kind::VirtualMachineInstance),
+            server.list_count(Kind::Pod),
+        )
+    };
+    // 10 VMIs: one page of each kind. 1,200 VMIs: three pages of VMIs and of pods, nothing else.
+    let (small, small_vmi_pages, small_pod_pages) = count(10);
+    let (large, large_vmi_pages, large_pod_pages) = count(1200);
+    assert_eq!((small_vmi_pages, small_pod_pages), (1, 1));
+    assert_eq!((large_vmi_pages, large_pod_pages), (3, 3));
+    assert_eq!(
+        large - small,
+        4,
+        "only the extra pages: {small} vs {large} requests"
+    );
+}
+
+#[test]
+fn snapshot_round_trips_to_the_same_status() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("incident.yaml");
+    let out = live_status(&server, &["snapshot", "-A", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("VirtualMachineInstance"),
+        "{}",
+        stderr(&out)
+    );
+    for format in ["table", "json"] {
+        let live = ok(live_status(&server, &["status", "-A", "-o", format]));
+        let replay = ok(vmctl([
+            "--from",
+            file.to_str().unwrap(),
+            "status",
+            "-o",
+            format,
+        ]));
+        assert_eq!(
+            normalise_source(&live),
+            normalise_source(&replay),
+            "-o {format}"
+        );
+    }
+    // The file is a vmctl Snapshot whose capture time becomes the replay's clock.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(
+            "apiVersion: vmctl/v1alpha1\nkind: Snapshot\ncapturedAt: 2026-11-29T03:00:00Z"
+        ),
+        "{}",
+        &text[..200]
+    );
+}
+
+#[test]
+fn snapshot_to_stdout_and_by_node() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    let out = ok(live_status(
+        &server,
+        &["snapshot", "-A", "--node", "node-4", "-"],
+    ));
+    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+    let items = v["items"].as_sequence().unwrap();
+    let vmis: Vec<&str> = items
+        .iter()
+        .filter(|i| i["kind"] == "VirtualMachineInstance")
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(vmis, ["ml-inference-01"]);
+    // Every node stays, for capacity.
+    let nodes = items
+        .iter()
+        .filter(|i| i["kind"] == "Node")
+        .count();
+    assert_eq!(nodes, 4);
+}
+
+#[test]
+fn forbidden_names_verb_and_resource_with_a_hint() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    server.inject_fault(Fault::status(403).on(Method::GET, "/virtualmachineinstances"));
+    let out = live_status(&server, &["status", "-A"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap();
+    assert!(
+        first.starts_with("error: list virtualmachineinstances.kubevirt.io: "),
+        "{err}"
+    );
+    assert!(first.contains("forbidden"), "{err}");
+    assert!(err.contains("hint: ") && err.contains("rbac"), "{err}");
+}
+
+#[test]
+fn unauthorised_is_a_cluster_error() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    server.inject_fault(Fault::status(401).path("/api/v1/pods"));
+    let out = live_status(&server, &["status", "-A"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hint: the credentials in your kubeconfig were refused"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn transient_server_errors_are_retried() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    server.inject_fault(Fault::status(503).path("/virtualmachineinstances").times(2));
+    let out = live_status(&server, &["status", "-A", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let vmi_lists = server.list_count(Kind::VirtualMachineInstance);
+    assert_eq!(vmi_lists, 3, "two 503s then success");
+}
+
+#[test]
+fn the_context_namespace_is_the_default_scope_live() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    // The fake kubeconfig's context namespace is "default", which holds no VMIs.
+    let out = ok(live_status(&server, &["status", "-o", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["vmis"].as_array().unwrap().is_empty());
+    let out = ok(live_status(&server, &["status", "-n", "dev", "-o", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["vmis"].as_array().unwrap().len(), 3);
+}
