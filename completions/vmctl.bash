@@ -19,11 +19,17 @@ _vmctl() {
             vmctl,completions)
                 cmd="vmctl__subcmd__completions"
                 ;;
+            vmctl,explain)
+                cmd="vmctl__subcmd__explain"
+                ;;
             vmctl,help)
                 cmd="vmctl__subcmd__help"
                 ;;
             vmctl,man)
                 cmd="vmctl__subcmd__man"
+                ;;
+            vmctl,plan-drain)
+                cmd="vmctl__subcmd__plan__subcmd__drain"
                 ;;
             vmctl,snapshot)
                 cmd="vmctl__subcmd__snapshot"
@@ -34,11 +40,17 @@ _vmctl() {
             vmctl__subcmd__help,completions)
                 cmd="vmctl__subcmd__help__subcmd__completions"
                 ;;
+            vmctl__subcmd__help,explain)
+                cmd="vmctl__subcmd__help__subcmd__explain"
+                ;;
             vmctl__subcmd__help,help)
                 cmd="vmctl__subcmd__help__subcmd__help"
                 ;;
             vmctl__subcmd__help,man)
                 cmd="vmctl__subcmd__help__subcmd__man"
+                ;;
+            vmctl__subcmd__help,plan-drain)
+                cmd="vmctl__subcmd__help__subcmd__plan__subcmd__drain"
                 ;;
             vmctl__subcmd__help,snapshot)
                 cmd="vmctl__subcmd__help__subcmd__snapshot"
@@ -53,7 +65,7 @@ _vmctl() {
 
     case "${cmd}" in
         vmctl)
-            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status snapshot completions man help"
+            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain explain snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -152,8 +164,58 @@ _vmctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        vmctl__subcmd__explain)
+            opts="-n -A -o -h -V --history --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         vmctl__subcmd__help)
-            opts="status snapshot completions man help"
+            opts="status plan-drain explain snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -167,6 +229,20 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__help__subcmd__explain)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -195,6 +271,20 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__help__subcmd__plan__subcmd__drain)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -244,6 +334,60 @@ _vmctl() {
             fi
             case "${prev}" in
                 --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__plan__subcmd__drain)
+            opts="-n -A -o -h -V --bandwidth --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bandwidth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

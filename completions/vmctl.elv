@@ -35,6 +35,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+            cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
@@ -53,6 +55,44 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --output 'Output format'
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;plan-drain'= {
+            cand --bandwidth 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;explain'= {
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --history 'List every migration of the VMI still present, oldest first, with the backoff between them'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -119,12 +159,18 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;help'= {
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+            cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'vmctl;help;status'= {
+        }
+        &'vmctl;help;plan-drain'= {
+        }
+        &'vmctl;help;explain'= {
         }
         &'vmctl;help;snapshot'= {
         }

@@ -39,6 +39,8 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -l no-color -d 'Never colour t
 complete -c vmctl -n "__fish_vmctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_needs_command" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "man" -d 'Write the man pages'
@@ -59,6 +61,36 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s A -l all-namespac
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l bandwidth -d 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l history -d 'List every migration of the VMI still present, oldest first, with the backoff between them'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l node -d 'Only what concerns the VMIs on this node (plus every node, for capacity)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -103,8 +135,10 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces 
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "man" -d 'Write the man pages'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

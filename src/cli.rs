@@ -79,6 +79,10 @@ pub enum Command {
     /// What is going on with my VMs: node, phase, eviction strategy, migratability,
     /// evacuation and migrations, then the migrations in flight.
     Status(StatusArgs),
+    /// Predict, before anything is cordoned, what draining a node will do to every VM.
+    PlanDrain(PlanDrainArgs),
+    /// Diagnose a migration: which plane failed, why, the evidence, and what to do.
+    Explain(ExplainArgs),
     /// Capture every object vmctl reads into one file that --from reads back.
     Snapshot(SnapshotArgs),
     /// Print a shell completion script.
@@ -100,6 +104,30 @@ pub struct StatusArgs {
     /// Only VMIs whose labels match this selector (e.g. app=db,tier!=web).
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanDrainArgs {
+    /// The node(s) to drain; several nodes are drained together.
+    #[arg(value_name = "NODE", required = true)]
+    pub nodes: Vec<String>,
+
+    /// Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration
+    /// (a quantity per second, e.g. 1Gi, 500Mi).
+    #[arg(long, value_name = "RATE")]
+    pub bandwidth: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// A migration (NAME or migration/NAME), or vm/NAME or vmi/NAME for that VM's latest
+    /// migration and its current migratability.
+    #[arg(value_name = "NAME")]
+    pub target: String,
+
+    /// List every migration of the VMI still present, oldest first, with the backoff between them.
+    #[arg(long)]
+    pub history: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,3 +9,4 @@ pub mod model;
 pub mod names;
 pub mod policy;
 pub mod render;
+pub mod triage;

@@ -252,10 +252,7 @@ fn snapshot_to_stdout_and_by_node() {
         .collect();
     assert_eq!(vmis, ["ml-inference-01"]);
     // Every node stays, for capacity.
-    let nodes = items
-        .iter()
-        .filter(|i| i["kind"] == "Node")
-        .count();
+    let nodes = items.iter().filter(|i| i["kind"] == "Node").count();
     assert_eq!(nodes, 4);
 }
 

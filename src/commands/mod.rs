@@ -1,6 +1,8 @@
 //! One file per subcommand; each reads gather -> decide -> render.
 
+pub mod explain;
 pub mod generate;
+pub mod plan_drain;
 pub mod snapshot;
 pub mod status;
 
@@ -16,6 +18,14 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Status(args) => {
             let ctx = Context::new(&cli.global).await?;
             status::run(&ctx, &args).await
+        }
+        Command::PlanDrain(args) => {
+            let ctx = Context::new(&cli.global).await?;
+            plan_drain::run(&ctx, &args).await
+        }
+        Command::Explain(args) => {
+            let ctx = Context::new(&cli.global).await?;
+            explain::run(&ctx, &args).await
         }
         Command::Snapshot(args) => {
             let ctx = Context::new(&cli.global).await?;

@@ -3,4 +3,5 @@
 pub mod budget;
 pub mod eviction;
 pub mod migratability;
+pub mod migration_policy;
 pub mod pods;
