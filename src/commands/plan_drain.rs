@@ -1,9 +1,350 @@
-//! `vmctl plan-drain` (being built).
+//! `vmctl plan-drain NODE...`: predict, before anything is cordoned, what draining the
+//! node(s) will do to every VM. Read-only.
+
+use serde::Serialize;
 
 use crate::cli::PlanDrainArgs;
+use crate::cluster::selector::{LabelRequirement, LabelSelector};
+use crate::cluster::{Kind, Query, list_as};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, exit};
+use crate::model::{
+    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, Quantity, ResourceQuota,
+    VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+use crate::names::suggest;
+use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain};
+use crate::policy::scheduling::node_name;
+use crate::render::table::{TableBuilder, plain};
+use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 
-pub async fn run(_ctx: &Context, _args: &PlanDrainArgs) -> Result<i32> {
-    Err(Error::Internal("not implemented yet".into()))
+// ---------------------------------------------------------------- gather
+
+async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
+    let src = &ctx.source;
+    let all = Query::all();
+    let on_nodes = Query::all().with_labels(LabelSelector {
+        requirements: vec![LabelRequirement::In(
+            "kubevirt.io/nodeName".into(),
+            args.nodes.clone(),
+        )],
+    });
+    let (vmis, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) = tokio::try_join!(
+        list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
+        list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+        list_as::<VirtualMachineInstanceMigration>(
+            src,
+            Kind::VirtualMachineInstanceMigration,
+            &all
+        ),
+        list_as::<Node>(src, Kind::Node, &all),
+        list_as::<Pod>(src, Kind::Pod, &all),
+        list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+        list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
+        list_as::<Namespace>(src, Kind::Namespace, &all),
+        list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+        list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+    )?;
+    for wanted in &args.nodes {
+        if !nodes.iter().any(|n| node_name(n) == wanted) {
+            let mut err = Error::not_found(format!("node {wanted:?}"));
+            let close = suggest(wanted, nodes.iter().map(node_name));
+            if !close.is_empty() {
+                err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+            }
+            return Err(err);
+        }
+    }
+    let bandwidth = args
+        .bandwidth
+        .as_deref()
+        .map(|b| {
+            let text = b.trim_end_matches("/s");
+            Quantity::parse(text)
+                .ok()
+                .filter(|q| q.bytes() > 0)
+                .map(|q| q.bytes())
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "--bandwidth {b:?}: expected a rate such as 1Gi or 500Mi (per second)"
+                    ))
+                })
+        })
+        .transpose()?;
+    Ok(DrainInputs {
+        drain: args.nodes.clone(),
+        vmis,
+        vms,
+        vmims,
+        nodes,
+        pods,
+        pdbs,
+        quotas,
+        namespaces,
+        kubevirt: kubevirts.into_iter().next(),
+        policies,
+        bandwidth,
+        now: Some(crate::model::Time(ctx.now)),
+    })
+}
+
+// ---------------------------------------------------------------- render
+
+/// The `-o json|yaml` document.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainPlanDocument<'a> {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub as_of: String,
+    pub source: String,
+    #[serde(flatten)]
+    pub plan: &'a DrainPlan,
+}
+
+fn verdict_tone(v: Verdict) -> Tone {
+    match v {
+        Verdict::WillComplete => Tone::Good,
+        Verdict::WillCompleteWithShutdowns => Tone::Warn,
+        Verdict::WillBlock => Tone::Bad,
+    }
+}
+
+fn action_tone(a: Action) -> Tone {
+    match a {
+        Action::LiveMigrate | Action::AlreadyMigrating => Tone::Good,
+        Action::Shutdown | Action::ShutdownNotMigratable | Action::External => Tone::Warn,
+        Action::BlocksDrain | Action::NoTarget => Tone::Bad,
+    }
+}
+
+pub fn render_table(
+    plan: &DrainPlan,
+    style: Style,
+    wide: bool,
+    as_of: &str,
+    source: &str,
+) -> String {
+    let mut out = String::new();
+    let migrating = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action == Action::LiveMigrate)
+        .count();
+    let stopping = plan.vmis.iter().filter(|v| v.action.stops_the_vm()).count();
+    let blocking = plan.blockers.iter().filter(|b| b.blocking).count();
+    let mut headline = format!(
+        "Drain of {}: {}",
+        plan.nodes.join(", "),
+        style.paint(
+            &plan.verdict.as_str().replace('-', " ").to_uppercase(),
+            verdict_tone(plan.verdict)
+        )
+    );
+    let mut facts = vec![format!("{} VMI(s)", plan.vmis.len())];
+    if blocking > 0 {
+        facts.push(format!("{blocking} blocker(s)"));
+    }
+    if migrating > 0 {
+        facts.push(format!(
+            "{migrating} live migration(s) in {} wave(s)",
+            plan.waves
+        ));
+    }
+    if stopping > 0 {
+        facts.push(format!("{stopping} shutdown(s)"));
+    }
+    if plan.verdict != Verdict::WillBlock {
+        facts.push(format!(
+            "about {}",
+            fmt::duration(plan.estimated_duration_seconds as i64)
+        ));
+    } else {
+        facts.push(format!(
+            "the rest would take about {}",
+            fmt::duration(plan.estimated_duration_seconds as i64)
+        ));
+    }
+    headline.push_str(&format!(" — {}\n", facts.join(", ")));
+    out.push_str(&headline);
+    out.push_str(&format!("as of {as_of} · {source}\n"));
+    if plan.defaults_assumed {
+        out.push_str("no KubeVirt CR found: KubeVirt's defaults apply\n");
+    }
+
+    if !plan.blockers.is_empty() {
+        out.push_str("\nBlockers:\n");
+        for b in &plan.blockers {
+            let (mark, tone) = if b.blocking {
+                ("✗", Tone::Bad)
+            } else {
+                ("~", Tone::Warn)
+            };
+            let what = match (b.kind.as_str(), &b.namespace) {
+                ("pdb", Some(ns)) => format!("PodDisruptionBudget {ns}/{}", b.name),
+                ("quota", Some(ns)) => format!("ResourceQuota {ns}/{}", b.name),
+                (_, Some(ns)) => format!("{ns}/{}", b.name),
+                (_, None) => b.name.clone(),
+            };
+            out.push_str(&format!(
+                "  {} {what}: {}\n",
+                style.paint(mark, tone),
+                b.message
+            ));
+        }
+    }
+
+    out.push('\n');
+    if plan.vmis.is_empty() {
+        out.push_str("No VMIs on these nodes: the drain does not touch any VM.\n");
+    } else {
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "action",
+            "target",
+            "eviction",
+            "reason",
+        ];
+        if wide {
+            headers.extend(["memory", "policy", "budget", "wave", "start", "eta"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for v in &plan.vmis {
+            let name = match &v.evacuation_node {
+                Some(n) => format!("{} (evacuating from {n})", v.name),
+                None => v.name.clone(),
+            };
+            let mut row = vec![
+                plain(v.namespace.clone()),
+                plain(name),
+                (v.action.as_str().to_string(), action_tone(v.action)),
+                plain(v.target.clone().unwrap_or_else(|| "-".into())),
+                plain(v.eviction_strategy.clone()),
+                plain(v.explanation.clone()),
+            ];
+            if wide {
+                row.push(plain(
+                    v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
+                ));
+                row.push(plain(
+                    v.migration_policy.clone().unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.budget_seconds
+                        .map(|b| fmt::duration(b as i64))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.start_seconds
+                        .map(|s| format!("+{}", fmt::duration(s as i64)))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.end_seconds
+                        .map(|s| format!("+{}", fmt::duration(s as i64)))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+    }
+
+    if !plan.skipped.is_empty() {
+        let names: Vec<String> = plan
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.reason, s.message))
+            .collect();
+        out.push_str(&format!("Not touched: {}\n", names.join("; ")));
+    }
+
+    let fixes: Vec<String> = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action != Action::LiveMigrate)
+        .filter_map(|v| {
+            v.fix
+                .as_ref()
+                .map(|f| format!("  {}/{}: {f}", v.namespace, v.name))
+        })
+        .collect();
+    if !fixes.is_empty() {
+        out.push_str("\nTo change the outcome:\n");
+        for f in fixes {
+            out.push_str(&f);
+            out.push('\n');
+        }
+    }
+    let postcopy: Vec<String> = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action == Action::LiveMigrate && v.allow_post_copy)
+        .map(|v| format!("{}/{}", v.namespace, v.name))
+        .collect();
+    if !postcopy.is_empty() {
+        out.push_str(&format!(
+            "\nPost-copy allowed for {}: if they switch to post-copy, that is the point of no return (a network failure then loses the guest).\n",
+            postcopy.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "\nLimits: {} per cluster ({} in flight), {} outbound per node",
+        plan.limits.parallel_migrations_per_cluster,
+        plan.limits.in_flight_cluster,
+        plan.limits.parallel_outbound_migrations_per_node
+    ));
+    let per_node: Vec<String> = plan
+        .limits
+        .in_flight_per_node
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(node, n)| format!("{n} already from {node}"))
+        .collect();
+    if !per_node.is_empty() {
+        out.push_str(&format!(" ({})", per_node.join(", ")));
+    }
+    out.push('\n');
+    if wide {
+        out.push_str("Assumptions:\n");
+        for a in &plan.assumptions {
+            out.push_str(&format!("  - {a}\n"));
+        }
+    }
+    out
+}
+
+pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
+    let inputs = gather(ctx, args).await?;
+    let plan = plan_drain(&inputs);
+    let source = ctx.source_description();
+    let text = match ctx.output {
+        OutputFormat::Json | OutputFormat::Yaml => structured(
+            ctx.output,
+            &DrainPlanDocument {
+                api_version: crate::cluster::files::VMCTL_API_VERSION,
+                kind: "DrainPlan",
+                as_of: ctx.now.to_string(),
+                source,
+                plan: &plan,
+            },
+        )?,
+        OutputFormat::Table | OutputFormat::Wide => render_table(
+            &plan,
+            ctx.style,
+            ctx.output == OutputFormat::Wide,
+            &ctx.now.to_string(),
+            &source,
+        ),
+    };
+    write_stdout(&text)?;
+    Ok(if plan.verdict == Verdict::WillBlock {
+        exit::FINDING
+    } else {
+        exit::OK
+    })
 }

@@ -79,6 +79,8 @@ pub struct VmiSpec {
     pub affinity: Option<Affinity>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

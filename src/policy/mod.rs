@@ -1,7 +1,9 @@
 //! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
 
 pub mod budget;
+pub mod drain;
 pub mod eviction;
 pub mod migratability;
 pub mod migration_policy;
 pub mod pods;
+pub mod scheduling;

@@ -1,0 +1,1434 @@
+//! `plan_drain`: what draining node(s) will do to every VMI on them (FACTS §2, §4, §5.2, §6).
+//! Pure: plain objects in, a plan out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::budget::completion_budget_seconds;
+use super::eviction::{StrategySource, effective_eviction_strategy};
+use super::migratability::{Blocker, migratability};
+use super::migration_policy::{effective_config, matching_policy};
+use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
+use super::scheduling::{
+    Unfit, allocatable_memory, holds_resources, host_model, node_name, pod_request, static_fit,
+};
+use crate::cluster::selector::LabelSelector;
+use crate::model::{
+    EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
+    Quantity, ResourceQuota, Time, VirtualMachine, VirtualMachineInstance,
+    VirtualMachineInstanceMigration,
+};
+
+/// Assumed transfer rate when the cluster sets no `bandwidthPerMigration`: 256 MiB/s, a
+/// conservative figure for pre-copy over a 10 GbE pod network with multifd.
+pub const DEFAULT_BANDWIDTH: u64 = 256 * 1024 * 1024;
+/// Assumed time to create, schedule and hand off a target pod before memory moves.
+pub const SETUP_SECONDS: u64 = 15;
+/// Estimated launcher overhead when a VMI's pod is not visible.
+pub const LAUNCHER_OVERHEAD: u64 = 300 * 1024 * 1024;
+/// virt-controller deletes a target pod unschedulable for this long (FACTS §6.2).
+pub const UNSCHEDULABLE_TIMEOUT_SECONDS: u64 = 300;
+/// KubeVirt's default `terminationGracePeriodSeconds` for VMIs.
+pub const DEFAULT_GRACE_SECONDS: u64 = 180;
+
+/// Everything the planner reads.
+#[derive(Debug, Default)]
+pub struct DrainInputs {
+    /// The nodes drained together.
+    pub drain: Vec<String>,
+    /// VMIs on the drained nodes.
+    pub vmis: Vec<VirtualMachineInstance>,
+    pub vms: Vec<VirtualMachine>,
+    /// All VMIMs of the cluster (in-flight ones take parallel slots).
+    pub vmims: Vec<VirtualMachineInstanceMigration>,
+    pub nodes: Vec<Node>,
+    /// All pods of the cluster (node capacity, launcher pods).
+    pub pods: Vec<Pod>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub quotas: Vec<ResourceQuota>,
+    pub namespaces: Vec<Namespace>,
+    pub kubevirt: Option<KubeVirt>,
+    pub policies: Vec<MigrationPolicy>,
+    /// `--bandwidth`, bytes per second.
+    pub bandwidth: Option<u64>,
+    /// The as-of clock, for the elapsed time of migrations in flight.
+    pub now: Option<Time>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    LiveMigrate,
+    Shutdown,
+    ShutdownNotMigratable,
+    BlocksDrain,
+    External,
+    AlreadyMigrating,
+    NoTarget,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::LiveMigrate => "live-migrate",
+            Action::Shutdown => "shutdown",
+            Action::ShutdownNotMigratable => "shutdown-not-migratable",
+            Action::BlocksDrain => "blocks-drain",
+            Action::External => "external",
+            Action::AlreadyMigrating => "already-migrating",
+            Action::NoTarget => "no-target",
+        }
+    }
+
+    pub fn blocks(self) -> bool {
+        matches!(self, Action::BlocksDrain | Action::NoTarget)
+    }
+
+    pub fn stops_the_vm(self) -> bool {
+        matches!(self, Action::Shutdown | Action::ShutdownNotMigratable)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    WillComplete,
+    WillCompleteWithShutdowns,
+    WillBlock,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::WillComplete => "will-complete",
+            Verdict::WillCompleteWithShutdowns => "will-complete-with-shutdowns",
+            Verdict::WillBlock => "will-block",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reason {
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiPlan {
+    pub namespace: String,
+    pub name: String,
+    pub vm: Option<String>,
+    pub node: String,
+    pub eviction_strategy: String,
+    pub eviction_strategy_source: StrategySource,
+    pub live_migratable: Option<bool>,
+    /// Why it cannot migrate or why it blocks, as the conditions and objects say.
+    pub reasons: Vec<Reason>,
+    pub action: Action,
+    /// The action in plain words.
+    pub explanation: String,
+    /// What to change, when the action is not a clean live migration.
+    pub fix: Option<String>,
+    /// Predicted target node (the scheduler makes the final choice).
+    pub target: Option<String>,
+    /// 1-based start wave of a live migration.
+    pub wave: Option<u32>,
+    pub start_seconds: Option<u64>,
+    pub end_seconds: Option<u64>,
+    /// Predicted duration of this VM's part.
+    pub estimate_seconds: Option<u64>,
+    /// The completion budget KubeVirt allows before it aborts (or switches mode).
+    pub budget_seconds: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    /// The launcher pod's memory request a target pod needs.
+    pub pod_memory_request_bytes: u64,
+    pub migration_policy: Option<String>,
+    pub allow_post_copy: bool,
+    pub allow_auto_converge: bool,
+    pub bandwidth_bytes_per_second: u64,
+    pub evacuation_node: Option<String>,
+    pub run_strategy: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainBlocker {
+    /// `vmi`, `pdb`, `quota`, `external`.
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub reason: String,
+    pub message: String,
+    /// The VMIs it holds up.
+    pub vmis: Vec<String>,
+    /// False for things that only make the drain wait (an external controller, a PDB
+    /// over pods that will complete anyway).
+    pub blocking: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub parallel_migrations_per_cluster: u32,
+    pub parallel_outbound_migrations_per_node: u32,
+    /// Migrations already counting against the cluster limit.
+    pub in_flight_cluster: u32,
+    /// Of those, per drained source node.
+    pub in_flight_per_node: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainPlan {
+    pub nodes: Vec<String>,
+    pub verdict: Verdict,
+    pub estimated_duration_seconds: u64,
+    pub blockers: Vec<DrainBlocker>,
+    pub vmis: Vec<VmiPlan>,
+    /// VMIs on the nodes that the drain does not touch (finished: no running pod).
+    pub skipped: Vec<Reason>,
+    pub limits: Limits,
+    pub waves: u32,
+    /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
+    pub defaults_assumed: bool,
+    pub kubevirt_version: Option<String>,
+    /// What the plan assumed, in words.
+    pub assumptions: Vec<String>,
+}
+
+fn vmi_key(v: &VirtualMachineInstance) -> (String, String) {
+    (v.namespace().to_string(), v.name().to_string())
+}
+
+fn pod_labels(p: &Pod) -> BTreeMap<String, String> {
+    p.metadata.labels.clone().unwrap_or_default()
+}
+
+fn is_launcher_of(p: &Pod, vmi: &VirtualMachineInstance) -> bool {
+    let l = pod_labels(p);
+    l.get(LAUNCHER_LABEL).map(String::as_str) == Some(LAUNCHER_VALUE)
+        && vmi.uid().is_some()
+        && l.get(CREATED_BY_LABEL).map(String::as_str) == vmi.uid()
+}
+
+fn quantity_bytes(
+    q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> Option<u64> {
+    q.and_then(|q| Quantity::parse(&q.0).ok())
+        .map(|q| q.bytes())
+}
+
+/// Quota headroom for one more launcher pod, or the reason there is none.
+fn quota_problem(
+    quotas: &[&ResourceQuota],
+    pod_memory: u64,
+    pod_memory_limit: u64,
+) -> Option<(String, String)> {
+    for q in quotas {
+        let name = q.metadata.name.clone().unwrap_or_default();
+        let Some(status) = q.status.as_ref() else {
+            continue;
+        };
+        let (Some(hard), used) = (
+            status.hard.as_ref(),
+            status.used.clone().unwrap_or_default(),
+        ) else {
+            continue;
+        };
+        for (resource, needed) in [
+            ("requests.memory", pod_memory),
+            ("memory", pod_memory),
+            ("limits.memory", pod_memory_limit),
+            ("pods", 1),
+        ] {
+            let Some(h) = quantity_bytes(hard.get(resource)) else {
+                continue;
+            };
+            let u = quantity_bytes(used.get(resource)).unwrap_or(0);
+            let free = h.saturating_sub(u);
+            if free < needed {
+                let (fmt_free, fmt_needed) = if resource == "pods" {
+                    (free.to_string(), needed.to_string())
+                } else {
+                    (
+                        crate::render::fmt::bytes(free),
+                        crate::render::fmt::bytes(needed),
+                    )
+                };
+                return Some((
+                    name.clone(),
+                    format!(
+                        "{resource} has {fmt_free} left, the migration target pod needs {fmt_needed} (migrationRejectedByResourceQuota)"
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Finds the feasible node with the most free memory, or explains why there is none.
+fn find_target<'a>(
+    vmi: &VirtualMachineInstance,
+    source: &str,
+    pod_memory: u64,
+    inputs: &'a DrainInputs,
+    free_memory: &BTreeMap<String, i128>,
+) -> Result<&'a str, String> {
+    let source_model = inputs
+        .nodes
+        .iter()
+        .find(|n| node_name(n) == source)
+        .and_then(host_model);
+    let mut unfit: BTreeMap<String, u32> = BTreeMap::new();
+    let mut best: Option<(&str, i128)> = None;
+    for n in &inputs.nodes {
+        let name = node_name(n);
+        if name == source {
+            *unfit.entry("is the source".into()).or_default() += 1;
+            continue;
+        }
+        let free = free_memory.get(name).copied().unwrap_or(0);
+        let why = static_fit(vmi, n, &inputs.drain, source_model)
+            .or_else(|| (free < i128::from(pod_memory)).then_some(Unfit::Memory));
+        match why {
+            Some(u) => *unfit.entry(u.phrase()).or_default() += 1,
+            None if best.is_none_or(|(_, f)| free > f) => best = Some((name, free)),
+            None => {}
+        }
+    }
+    match best {
+        Some((target, _)) => Ok(target),
+        None => {
+            let summary: Vec<String> = unfit.iter().map(|(why, n)| format!("{n} {why}")).collect();
+            Err(format!(
+                "no node can take a {} target pod: 0/{} nodes fit ({})",
+                crate::render::fmt::bytes(pod_memory),
+                inputs.nodes.len(),
+                summary.join(", ")
+            ))
+        }
+    }
+}
+
+struct Candidate {
+    index: usize,
+    estimate: u64,
+    source: String,
+}
+
+/// The plan. Pure.
+pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let cluster = effective_config(kubevirt, None);
+    let namespaces: BTreeMap<&str, &Namespace> = inputs
+        .namespaces
+        .iter()
+        .filter_map(|n| n.metadata.name.as_deref().map(|name| (name, n)))
+        .collect();
+    let vms: BTreeMap<(String, String), &VirtualMachine> = inputs
+        .vms
+        .iter()
+        .map(|v| ((v.namespace().to_string(), v.name().to_string()), v))
+        .collect();
+
+    // Free memory per node, consumed as VMs are placed.
+    let mut free_memory: BTreeMap<String, i128> = inputs
+        .nodes
+        .iter()
+        .map(|n| (node_name(n).to_string(), i128::from(allocatable_memory(n))))
+        .collect();
+    for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
+        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
+            && let Some(free) = free_memory.get_mut(node)
+        {
+            *free -= i128::from(pod_request(pod, "memory"));
+        }
+    }
+
+    // In-flight migrations take slots.
+    let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
+        .vmis
+        .iter()
+        .filter_map(|v| v.status.node_name.clone().map(|n| (vmi_key(v), n)))
+        .collect();
+    let running: Vec<&VirtualMachineInstanceMigration> = inputs
+        .vmims
+        .iter()
+        .filter(|m| m.phase().counts_as_running())
+        .collect();
+    let mut in_flight_per_node: BTreeMap<String, u32> = BTreeMap::new();
+    for m in &running {
+        if let Some(node) =
+            vmi_node_by_key.get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+        {
+            *in_flight_per_node.entry(node.clone()).or_default() += 1;
+        }
+    }
+    let limits = Limits {
+        parallel_migrations_per_cluster: cluster.parallel_migrations_per_cluster,
+        parallel_outbound_migrations_per_node: cluster.parallel_outbound_migrations_per_node,
+        in_flight_cluster: running.len() as u32,
+        in_flight_per_node: inputs
+            .drain
+            .iter()
+            .map(|n| (n.clone(), in_flight_per_node.get(n).copied().unwrap_or(0)))
+            .collect(),
+    };
+
+    let mut plans: Vec<VmiPlan> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut blockers: Vec<DrainBlocker> = Vec::new();
+    // Migrations in flight from the drained nodes: (source node, remaining seconds).
+    let mut in_flight_on_drained: Vec<(String, u64)> = Vec::new();
+    let (finished, vmis): (Vec<&VirtualMachineInstance>, Vec<&VirtualMachineInstance>) = inputs
+        .vmis
+        .iter()
+        .partition(|v| v.status.phase.as_ref().is_some_and(|p| p.is_final()));
+    let skipped: Vec<Reason> = finished
+        .iter()
+        .map(|v| Reason {
+            reason: format!("{}/{}", v.namespace(), v.name()),
+            message: format!(
+                "phase {}: no running pod, the drain does not touch it",
+                v.status.phase.as_ref().map(|p| p.as_str()).unwrap_or("")
+            ),
+        })
+        .collect();
+    let mut vmis = vmis;
+    // Place the biggest first: they are the hardest to fit and the longest to move.
+    vmis.sort_by_key(|v| std::cmp::Reverse(v.guest_memory().map(Quantity::bytes).unwrap_or(0)));
+
+    for vmi in vmis {
+        let node = vmi
+            .status
+            .node_name
+            .clone()
+            .or_else(|| vmi.label("kubevirt.io/nodeName").map(str::to_string))
+            .unwrap_or_default();
+        let strategy = effective_eviction_strategy(vmi, kubevirt);
+        let mig = migratability(vmi);
+        let policy = matching_policy(
+            vmi,
+            namespaces.get(vmi.namespace()).copied(),
+            &inputs.policies,
+        );
+        let policy_obj = policy
+            .as_ref()
+            .and_then(|p| inputs.policies.iter().find(|x| x.name() == p.name));
+        let config = effective_config(kubevirt, policy_obj);
+        let memory = vmi.guest_memory().map(Quantity::bytes);
+        let launcher = inputs.pods.iter().find(|p| {
+            is_launcher_of(p, vmi)
+                && holds_resources(p)
+                && p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str())
+        });
+        let pod_memory = launcher
+            .map(|p| pod_request(p, "memory"))
+            .filter(|m| *m > 0)
+            .unwrap_or_else(|| memory.unwrap_or(0) + LAUNCHER_OVERHEAD);
+        let pod_memory_limit = launcher
+            .and_then(|p| {
+                p.spec
+                    .as_ref()?
+                    .containers
+                    .iter()
+                    .map(|c| quantity_bytes(c.resources.as_ref()?.limits.as_ref()?.get("memory")))
+                    .sum::<Option<u64>>()
+            })
+            .unwrap_or(pod_memory);
+        let budget = completion_budget_seconds(vmi, config.completion_timeout_per_gib).map(|b| {
+            if config.allow_workload_disruption {
+                b * 2
+            } else {
+                b
+            }
+        });
+        let bandwidth = if config.bandwidth_per_migration > 0 {
+            config.bandwidth_per_migration
+        } else {
+            inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH).max(1)
+        };
+        let transfer = memory.map(|m| SETUP_SECONDS + m.div_ceil(bandwidth));
+        let vm = vms.get(&vmi_key(vmi)).copied();
+        let run_strategy = vm.map(|v| v.run_strategy().to_string());
+        let mut reasons: Vec<Reason> = mig
+            .reasons
+            .iter()
+            .map(|b| Reason {
+                reason: b.reason.clone(),
+                message: b.message.clone(),
+            })
+            .collect();
+        let first_blocker: Option<&Blocker> = mig.reasons.first();
+        let migratable = mig.is_migratable();
+        let not_migratable_why = match first_blocker {
+            Some(b) => b.summary.clone(),
+            None if mig.live_migratable.is_none() => {
+                reasons.push(Reason {
+                    reason: "LiveMigratableUnknown".into(),
+                    message: "the VMI has no LiveMigratable condition yet; KubeVirt treats it as not migratable".into(),
+                });
+                "migratability not reported yet".into()
+            }
+            None => "not live-migratable".into(),
+        };
+        let fix = first_blocker.map(|b| b.fix.clone());
+        let active_vmim = inputs
+            .vmims
+            .iter()
+            .filter(|m| {
+                m.namespace() == vmi.namespace() && m.spec.vmi_name == vmi.name() && !m.is_final()
+            })
+            .max_by_key(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0));
+        let restart_words = match (vm, run_strategy.as_deref()) {
+            (None, _) => "it is a bare VMI: it is gone for good".to_string(),
+            (Some(_), Some("Always")) => "its VM (runStrategy Always) starts it again on another node".into(),
+            (Some(_), Some("RerunOnFailure")) => {
+                "its VM (runStrategy RerunOnFailure) restarts it only if the shutdown counts as a failure; a clean shutdown leaves it stopped".into()
+            }
+            (Some(_), Some(s)) => format!("its VM (runStrategy {s}) leaves it stopped"),
+            (Some(_), None) => "its VM leaves it stopped".into(),
+        };
+
+        let mut plan = VmiPlan {
+            namespace: vmi.namespace().to_string(),
+            name: vmi.name().to_string(),
+            vm: vm.map(|v| v.name().to_string()),
+            node: node.clone(),
+            eviction_strategy: strategy.strategy.as_str().to_string(),
+            eviction_strategy_source: strategy.source,
+            live_migratable: mig.live_migratable,
+            reasons,
+            action: Action::LiveMigrate,
+            explanation: String::new(),
+            fix: None,
+            target: None,
+            wave: None,
+            start_seconds: None,
+            end_seconds: None,
+            estimate_seconds: None,
+            budget_seconds: budget,
+            memory_bytes: memory,
+            pod_memory_request_bytes: pod_memory,
+            migration_policy: policy.as_ref().map(|p| p.name.clone()),
+            allow_post_copy: config.allow_post_copy,
+            allow_auto_converge: config.allow_auto_converge,
+            bandwidth_bytes_per_second: bandwidth,
+            evacuation_node: vmi.evacuation_node().map(str::to_string),
+            run_strategy,
+        };
+        let grace = vmi
+            .spec
+            .termination_grace_period_seconds
+            .map(|g| g.max(0) as u64)
+            .unwrap_or(DEFAULT_GRACE_SECONDS);
+        let id = format!("{}/{}", plan.namespace, plan.name);
+
+        if let Some(m) = active_vmim {
+            plan.action = Action::AlreadyMigrating;
+            let state = vmi
+                .status
+                .migration_state
+                .as_ref()
+                .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid());
+            plan.target = state.and_then(|s| s.target_node.clone());
+            let started = state.and_then(|s| s.start_timestamp.as_ref());
+            let elapsed = match (
+                &inputs.now,
+                started.or(m.metadata.creation_timestamp.as_ref()),
+            ) {
+                (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
+                _ => 0,
+            };
+            let remaining = transfer.map(|t| t.saturating_sub(elapsed).max(SETUP_SECONDS));
+            plan.start_seconds = Some(0);
+            plan.estimate_seconds = remaining;
+            plan.end_seconds = remaining;
+            plan.explanation = format!(
+                "migration {} is already in flight (phase {}){}; the drain waits for it",
+                m.name(),
+                m.phase(),
+                remaining
+                    .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
+                    .unwrap_or_default()
+            );
+            if m.phase().counts_as_running() {
+                in_flight_on_drained.push((node.clone(), remaining.unwrap_or(SETUP_SECONDS)));
+            }
+            // Before the hand-off the target pod may be refused by quota or have nowhere to go.
+            let ns_quotas: Vec<&ResourceQuota> = inputs
+                .quotas
+                .iter()
+                .filter(|q| q.metadata.namespace.as_deref() == Some(vmi.namespace()))
+                .collect();
+            let quota = plan
+                .target
+                .is_none()
+                .then(|| quota_problem(&ns_quotas, pod_memory, pod_memory_limit))
+                .flatten();
+            if let Some((quota, message)) = quota {
+                plan.action = Action::BlocksDrain;
+                plan.reasons.push(Reason {
+                    reason: "migrationRejectedByResourceQuota".into(),
+                    message: message.clone(),
+                });
+                plan.explanation = format!(
+                    "migration {} (phase {}) is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
+                    m.name(),
+                    m.phase()
+                );
+                plan.fix = Some(format!(
+                    "raise ResourceQuota {}/{quota} by one launcher pod ({} of memory)",
+                    vmi.namespace(),
+                    crate::render::fmt::bytes(pod_memory)
+                ));
+                plan.start_seconds = None;
+                plan.estimate_seconds = None;
+                plan.end_seconds = None;
+                blockers.push(DrainBlocker {
+                    kind: "quota".into(),
+                    namespace: Some(vmi.namespace().to_string()),
+                    name: quota,
+                    reason: "migrationRejectedByResourceQuota".into(),
+                    message,
+                    vmis: vec![id.clone()],
+                    blocking: true,
+                });
+            } else if plan.target.is_none()
+                && let Err(message) = find_target(vmi, &node, pod_memory, inputs, &free_memory)
+            {
+                plan.action = Action::NoTarget;
+                plan.reasons.push(Reason {
+                    reason: "NoFeasibleTarget".into(),
+                    message: message.clone(),
+                });
+                plan.explanation = format!(
+                    "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+                    m.name(),
+                    m.phase()
+                );
+                plan.fix = Some("free memory or add a node that matches the VMI's selectors, tolerations and CPU model".into());
+                plan.start_seconds = None;
+                plan.estimate_seconds = None;
+                plan.end_seconds = None;
+                // Its VMIM keeps a slot until the unschedulable target pod times out.
+                if let Some(last) = in_flight_on_drained.last_mut() {
+                    last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
+                }
+                blockers.push(DrainBlocker {
+                    kind: "vmi".into(),
+                    namespace: Some(plan.namespace.clone()),
+                    name: plan.name.clone(),
+                    reason: "NoFeasibleTarget".into(),
+                    message,
+                    vmis: vec![id.clone()],
+                    blocking: true,
+                });
+            }
+        } else {
+            match strategy.strategy {
+                EvictionStrategy::LiveMigrate | EvictionStrategy::LiveMigrateIfPossible
+                    if migratable =>
+                {
+                    // Target and quota are decided below, in placement order.
+                    plan.action = Action::LiveMigrate;
+                }
+                EvictionStrategy::LiveMigrate => {
+                    plan.action = Action::BlocksDrain;
+                    plan.explanation = format!(
+                        "evictionStrategy LiveMigrate but not live-migratable ({not_migratable_why}): the eviction is refused with 429 until this changes"
+                    );
+                    plan.fix = fix.clone().or_else(|| Some("make the VMI migratable, or set its evictionStrategy to None to allow a shutdown".into()));
+                    blockers.push(DrainBlocker {
+                        kind: "vmi".into(),
+                        namespace: Some(plan.namespace.clone()),
+                        name: plan.name.clone(),
+                        reason: plan
+                            .reasons
+                            .first()
+                            .map(|r| r.reason.clone())
+                            .unwrap_or_default(),
+                        message: plan.explanation.clone(),
+                        vmis: vec![id.clone()],
+                        blocking: true,
+                    });
+                }
+                EvictionStrategy::LiveMigrateIfPossible => {
+                    plan.action = Action::ShutdownNotMigratable;
+                    plan.explanation = format!(
+                        "LiveMigrateIfPossible but not live-migratable ({not_migratable_why}): the pod is evicted and the guest shut down; {restart_words}"
+                    );
+                    plan.fix = fix.clone();
+                    plan.start_seconds = Some(0);
+                    plan.estimate_seconds = Some(grace);
+                    plan.end_seconds = Some(grace);
+                }
+                EvictionStrategy::External => {
+                    plan.action = Action::External;
+                    plan.explanation = "evictionStrategy External: KubeVirt marks it (evacuationNodeName) and refuses the eviction; an external controller (e.g. cluster-api-provider-kubevirt) must act".into();
+                    blockers.push(DrainBlocker {
+                        kind: "external".into(),
+                        namespace: Some(plan.namespace.clone()),
+                        name: plan.name.clone(),
+                        reason: "External".into(),
+                        message: "the drain waits until the external controller removes this VMI"
+                            .into(),
+                        vmis: vec![id.clone()],
+                        blocking: false,
+                    });
+                }
+                EvictionStrategy::None | EvictionStrategy::Other(_) => {
+                    plan.action = Action::Shutdown;
+                    let which = if let EvictionStrategy::Other(s) = &strategy.strategy {
+                        format!("evictionStrategy {s} (unknown to vmctl, treated as None)")
+                    } else {
+                        "evictionStrategy None".to_string()
+                    };
+                    plan.explanation = format!(
+                        "{which}: the pod is evicted and the guest shut down; {restart_words}"
+                    );
+                    if migratable {
+                        plan.fix = Some("set spec.evictionStrategy: LiveMigrate (the VMI is migratable) to move it instead".into());
+                    }
+                    plan.start_seconds = Some(0);
+                    plan.estimate_seconds = Some(grace);
+                    plan.end_seconds = Some(grace);
+                }
+            }
+        }
+
+        if plan.action == Action::LiveMigrate {
+            // Namespace quota for the second launcher pod.
+            let ns_quotas: Vec<&ResourceQuota> = inputs
+                .quotas
+                .iter()
+                .filter(|q| q.metadata.namespace.as_deref() == Some(vmi.namespace()))
+                .collect();
+            if let Some((quota, message)) = quota_problem(&ns_quotas, pod_memory, pod_memory_limit)
+            {
+                plan.action = Action::BlocksDrain;
+                plan.reasons.push(Reason {
+                    reason: "migrationRejectedByResourceQuota".into(),
+                    message: message.clone(),
+                });
+                plan.explanation = format!(
+                    "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
+                );
+                plan.fix = Some(format!(
+                    "raise ResourceQuota {}/{quota} by one launcher pod ({} of memory) for the drain",
+                    vmi.namespace(),
+                    crate::render::fmt::bytes(pod_memory)
+                ));
+                blockers.push(DrainBlocker {
+                    kind: "quota".into(),
+                    namespace: Some(vmi.namespace().to_string()),
+                    name: quota,
+                    reason: "migrationRejectedByResourceQuota".into(),
+                    message,
+                    vmis: vec![id.clone()],
+                    blocking: true,
+                });
+            } else {
+                match find_target(vmi, &node, pod_memory, inputs, &free_memory) {
+                    Ok(target) => {
+                        if let Some(free) = free_memory.get_mut(target) {
+                            *free -= i128::from(pod_memory);
+                        }
+                        plan.target = Some(target.to_string());
+                        plan.estimate_seconds = transfer;
+                        let est = transfer
+                            .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
+                            .unwrap_or_default();
+                        plan.explanation = format!("live-migrates to {target}{est}");
+                        if let (Some(t), Some(b)) = (transfer, budget)
+                            && b > 0
+                            && t > b
+                        {
+                            plan.explanation.push_str(&format!(
+                                "; the transfer estimate exceeds the {} completion budget, so KubeVirt may abort it{}",
+                                crate::render::fmt::duration(b as i64),
+                                if config.allow_post_copy { " (post-copy is allowed and would take over)" } else { "" }
+                            ));
+                        }
+                        candidates.push(Candidate {
+                            index: plans.len(),
+                            estimate: transfer.unwrap_or(SETUP_SECONDS),
+                            source: node.clone(),
+                        });
+                    }
+                    Err(message) => {
+                        plan.action = Action::NoTarget;
+                        plan.reasons.push(Reason {
+                            reason: "NoFeasibleTarget".into(),
+                            message: message.clone(),
+                        });
+                        plan.explanation = format!(
+                            "{message}; the target pod stays Pending and the eviction is refused"
+                        );
+                        plan.fix = Some("free memory or add a node that matches the VMI's selectors, tolerations and CPU model".into());
+                        blockers.push(DrainBlocker {
+                            kind: "vmi".into(),
+                            namespace: Some(plan.namespace.clone()),
+                            name: plan.name.clone(),
+                            reason: "NoFeasibleTarget".into(),
+                            message,
+                            vmis: vec![id.clone()],
+                            blocking: true,
+                        });
+                    }
+                }
+            }
+        }
+        plans.push(plan);
+    }
+
+    // Harmful PDBs over the launcher pods on the drained nodes.
+    for pdb in &inputs.pdbs {
+        let Some(spec) = pdb.spec.as_ref() else {
+            continue;
+        };
+        let selector = spec.selector.as_ref().map(|s| {
+            let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
+            for e in s.match_expressions.as_deref().unwrap_or(&[]) {
+                use crate::cluster::selector::LabelRequirement as R;
+                let values = e.values.clone().unwrap_or_default();
+                sel.requirements.push(match e.operator.as_str() {
+                    "In" => R::In(e.key.clone(), values),
+                    "NotIn" => R::NotIn(e.key.clone(), values),
+                    "Exists" => R::Exists(e.key.clone()),
+                    _ => R::NotExists(e.key.clone()),
+                });
+            }
+            sel
+        });
+        let Some(selector) = selector.filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let pdb_ns = pdb.metadata.namespace.as_deref().unwrap_or("");
+        let covered: Vec<String> = plans
+            .iter()
+            .filter(|p| p.namespace == pdb_ns)
+            .filter(|p| {
+                inputs
+                    .vmis
+                    .iter()
+                    .filter(|v| v.namespace() == p.namespace && v.name() == p.name)
+                    .any(|v| {
+                        inputs.pods.iter().any(|pod| {
+                            is_launcher_of(pod, v)
+                                && holds_resources(pod)
+                                && pod.metadata.namespace.as_deref() == Some(pdb_ns)
+                                && selector.matches_labels(&pod_labels(pod))
+                        })
+                    })
+            })
+            .map(|p| format!("{}/{}", p.namespace, p.name))
+            .collect();
+        if covered.is_empty() {
+            continue;
+        }
+        let allowed = pdb.status.as_ref().and_then(|s| s.disruptions_allowed);
+        let max_unavailable = spec.max_unavailable.is_some();
+        if allowed != Some(0) && !max_unavailable {
+            continue;
+        }
+        let stopped: Vec<String> = plans
+            .iter()
+            .filter(|p| p.action.stops_the_vm())
+            .map(|p| format!("{}/{}", p.namespace, p.name))
+            .filter(|id| covered.contains(id))
+            .collect();
+        let name = pdb.metadata.name.clone().unwrap_or_default();
+        for p in plans
+            .iter_mut()
+            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
+        {
+            if stopped.contains(&format!("{}/{}", p.namespace, p.name)) {
+                p.explanation.push_str(&format!(
+                    "; but PodDisruptionBudget {name} refuses the eviction, so the drain blocks here"
+                ));
+                p.fix
+                    .get_or_insert_with(|| format!("relax PodDisruptionBudget {pdb_ns}/{name}"));
+                p.end_seconds = None;
+                p.start_seconds = None;
+            }
+        }
+        let why = if max_unavailable {
+            "uses maxUnavailable over virt-launcher pods (VMIs have no /scale, so it allows 0 disruptions)"
+        } else {
+            "allows 0 disruptions"
+        };
+        let blocking = !stopped.is_empty();
+        let message = if blocking {
+            format!(
+                "{why}: the eviction of {} is refused until it changes",
+                stopped.join(", ")
+            )
+        } else {
+            format!(
+                "{why}; the VMIs it covers migrate and their source pods complete, so it only matters if a migration fails"
+            )
+        };
+        blockers.push(DrainBlocker {
+            kind: "pdb".into(),
+            namespace: Some(pdb_ns.to_string()),
+            name,
+            reason: if max_unavailable {
+                "MaxUnavailablePDB".into()
+            } else {
+                "NoDisruptionsAllowed".into()
+            },
+            message,
+            vmis: covered,
+            blocking,
+        });
+    }
+
+    // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
+    let waves = schedule(&mut plans, &mut candidates, &limits, &in_flight_on_drained);
+
+    blockers.sort_by_key(|b| {
+        (
+            !b.blocking,
+            b.kind.clone(),
+            b.namespace.clone(),
+            b.name.clone(),
+        )
+    });
+    let blocked = blockers.iter().any(|b| b.blocking);
+    let verdict = if blocked {
+        Verdict::WillBlock
+    } else if plans.iter().any(|p| p.action.stops_the_vm()) {
+        Verdict::WillCompleteWithShutdowns
+    } else {
+        Verdict::WillComplete
+    };
+    let estimated = plans
+        .iter()
+        .filter_map(|p| p.end_seconds)
+        .max()
+        .unwrap_or(0);
+    // Blocking VMs first, then by action, then by name.
+    plans.sort_by(|a, b| {
+        (!a.action.blocks(), a.action, &a.namespace, &a.name).cmp(&(
+            !b.action.blocks(),
+            b.action,
+            &b.namespace,
+            &b.name,
+        ))
+    });
+
+    let mut assumptions = vec![
+        format!(
+            "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
+            crate::render::fmt::bytes(inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
+        ),
+        "targets are predicted (most free memory first, biggest VMs placed first); the scheduler makes the final choice".into(),
+        "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
+        format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
+    ];
+    if kubevirt.is_none() {
+        assumptions.insert(0, "no KubeVirt CR found: KubeVirt's defaults apply (evictionStrategy None, 5 per cluster, 2 per node, 150 s/GiB)".into());
+    }
+    DrainPlan {
+        nodes: inputs.drain.clone(),
+        verdict,
+        estimated_duration_seconds: estimated,
+        blockers,
+        vmis: plans,
+        skipped,
+        limits,
+        waves,
+        defaults_assumed: kubevirt.is_none(),
+        kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
+        assumptions,
+    }
+}
+
+/// Assigns start/end times and waves; returns the number of waves. Migrations already in
+/// flight from the drained nodes hold their slots until their estimated end; others in the
+/// cluster hold cluster slots for the whole plan (their end is unknown here).
+fn schedule(
+    plans: &mut [VmiPlan],
+    candidates: &mut [Candidate],
+    limits: &Limits,
+    in_flight_on_drained: &[(String, u64)],
+) -> u32 {
+    candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
+    let elsewhere = limits
+        .in_flight_cluster
+        .saturating_sub(in_flight_on_drained.len() as u32);
+    // Always leave one slot, or nothing would ever start.
+    let cluster_slots = limits
+        .parallel_migrations_per_cluster
+        .saturating_sub(elsewhere)
+        .max(1);
+    let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
+    // Running: (end time, source node).
+    let mut running: Vec<(u64, String)> = in_flight_on_drained
+        .to_vec()
+        .into_iter()
+        .map(|(n, e)| (e, n))
+        .collect();
+    let mut pending: Vec<&Candidate> = candidates.iter().collect();
+    let mut now = 0u64;
+    let mut starts: BTreeSet<u64> = BTreeSet::new();
+    while !pending.is_empty() {
+        running.retain(|(end, _)| *end > now);
+        let mut i = 0;
+        while i < pending.len() {
+            let c = pending[i];
+            let on_node = running.iter().filter(|(_, n)| *n == c.source).count() as u32;
+            if (running.len() as u32) < cluster_slots && on_node < node_slots {
+                let end = now + c.estimate;
+                let plan = &mut plans[c.index];
+                plan.start_seconds = Some(now);
+                plan.end_seconds = Some(end);
+                starts.insert(now);
+                running.push((end, c.source.clone()));
+                pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        match running.iter().map(|(e, _)| *e).filter(|e| *e > now).min() {
+            Some(next) => now = next,
+            None => break,
+        }
+    }
+    let wave_of: BTreeMap<u64, u32> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, i as u32 + 1))
+        .collect();
+    for c in candidates.iter() {
+        if let Some(start) = plans[c.index].start_seconds {
+            plans[c.index].wave = wave_of.get(&start).copied();
+        }
+    }
+    starts.len() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const GI: u64 = 1024 * 1024 * 1024;
+
+    fn node(name: &str, memory: &str) -> Node {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {
+            "kubevirt.io/schedulable": "true",
+            "host-model-cpu.node.kubevirt.io/Cascadelake-Server": "true",
+            "cpu-model-migration.node.kubevirt.io/Cascadelake-Server": "true"}},
+            "spec": {}, "status": {"allocatable": {"memory": memory},
+            "conditions": [{"type": "Ready", "status": "True"}]}}))
+        .unwrap()
+    }
+
+    fn vmi(
+        name: &str,
+        node: &str,
+        strategy: Option<&str>,
+        migratable: bool,
+        memory: &str,
+    ) -> VirtualMachineInstance {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}"),
+            "labels": {"kubevirt.io/nodeName": node}},
+            "spec": {"domain": {"memory": {"guest": memory}}},
+            "status": {"nodeName": node, "phase": "Running", "conditions": [
+                if migratable { json!({"type": "LiveMigratable", "status": "True"}) }
+                else { json!({"type": "LiveMigratable", "status": "False", "reason": "DisksNotLiveMigratable",
+                    "message": "cannot migrate VMI: PVC data-x is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)"}) }]}});
+        if let Some(s) = strategy {
+            v["spec"]["evictionStrategy"] = json!(s);
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn launcher(vmi: &VirtualMachineInstance, memory: &str) -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": format!("virt-launcher-{}", vmi.name()),
+            "namespace": vmi.namespace(), "uid": format!("pod-{}", vmi.name()),
+            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": vmi.uid(), "app": vmi.name()}},
+            "spec": {"nodeName": vmi.status.node_name, "containers": [{"name": "compute",
+                "resources": {"requests": {"memory": memory}}}]},
+            "status": {"phase": "Running"}}))
+        .unwrap()
+    }
+
+    fn kubevirt(config: Value) -> Option<KubeVirt> {
+        Some(
+            serde_json::from_value(
+                json!({"metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": config}, "status": {"observedKubeVirtVersion": "v1.8.4"}}),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn inputs(vmis: Vec<VirtualMachineInstance>, nodes: Vec<Node>) -> DrainInputs {
+        let pods = vmis
+            .iter()
+            .map(|v| {
+                let mem = v
+                    .guest_memory()
+                    .map(|q| q.bytes() + 256 * 1024 * 1024)
+                    .unwrap_or(0);
+                launcher(v, &mem.to_string())
+            })
+            .collect();
+        DrainInputs {
+            drain: vec!["node-3".into()],
+            vmis,
+            nodes,
+            pods,
+            kubevirt: kubevirt(json!({"evictionStrategy": "LiveMigrate"})),
+            ..Default::default()
+        }
+    }
+
+    fn row<'a>(plan: &'a DrainPlan, name: &str) -> &'a VmiPlan {
+        plan.vmis.iter().find(|v| v.name == name).unwrap()
+    }
+
+    #[test]
+    fn a_migratable_vm_live_migrates_to_a_node_with_room() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi"), node("node-3", "64Gi")],
+        ));
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::LiveMigrate);
+        assert_eq!(a.target.as_deref(), Some("node-1"));
+        assert_eq!(a.wave, Some(1));
+        assert_eq!(a.budget_seconds, Some(450), "150 s/GiB × ceil(2.147 GB)");
+        assert_eq!(plan.verdict, Verdict::WillComplete);
+        assert_eq!(
+            plan.estimated_duration_seconds,
+            SETUP_SECONDS + (2 * GI).div_ceil(DEFAULT_BANDWIDTH)
+        );
+    }
+
+    #[test]
+    fn capacity_is_consumed_as_vms_are_placed() {
+        // node-1 has room for one 6 GiB launcher pod, not two.
+        let plan = plan_drain(&inputs(
+            vec![
+                vmi("a", "node-3", Some("LiveMigrate"), true, "6Gi"),
+                vmi("b", "node-3", Some("LiveMigrate"), true, "6Gi"),
+            ],
+            vec![node("node-1", "8Gi"), node("node-3", "64Gi")],
+        ));
+        let actions: Vec<Action> = ["a", "b"].iter().map(|n| row(&plan, n).action).collect();
+        assert!(
+            actions.contains(&Action::LiveMigrate) && actions.contains(&Action::NoTarget),
+            "{actions:?}"
+        );
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        let blocked = plan
+            .vmis
+            .iter()
+            .find(|v| v.action == Action::NoTarget)
+            .unwrap();
+        assert!(
+            blocked.explanation.contains("1 insufficient memory"),
+            "{}",
+            blocked.explanation
+        );
+    }
+
+    #[test]
+    fn strategy_none_shuts_down_and_says_what_the_vm_does() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("None"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        i.vms = vec![
+            serde_json::from_value(json!({"metadata": {"name": "a", "namespace": "prod"},
+            "spec": {"runStrategy": "Always"}}))
+            .unwrap(),
+        ];
+        let plan = plan_drain(&i);
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::Shutdown);
+        assert!(
+            a.explanation.contains("runStrategy Always"),
+            "{}",
+            a.explanation
+        );
+        assert_eq!(plan.verdict, Verdict::WillCompleteWithShutdowns);
+        assert_eq!(a.end_seconds, Some(DEFAULT_GRACE_SECONDS));
+    }
+
+    #[test]
+    fn live_migrate_if_possible_but_not_migratable_shuts_down() {
+        let plan = plan_drain(&inputs(
+            vec![vmi(
+                "a",
+                "node-3",
+                Some("LiveMigrateIfPossible"),
+                false,
+                "1Gi",
+            )],
+            vec![node("node-1", "64Gi")],
+        ));
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::ShutdownNotMigratable);
+        assert!(a.explanation.contains("bare VMI"), "{}", a.explanation);
+        assert_eq!(a.reasons[0].reason, "DisksNotLiveMigratable");
+    }
+
+    #[test]
+    fn live_migrate_but_not_migratable_blocks_the_drain() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), false, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        ));
+        assert_eq!(row(&plan, "a").action, Action::BlocksDrain);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        assert_eq!(plan.blockers[0].name, "a");
+        assert!(
+            row(&plan, "a")
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("PVC data-x")
+        );
+    }
+
+    #[test]
+    fn the_cluster_strategy_applies_when_the_vmi_has_none() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", None, false, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        ));
+        let a = row(&plan, "a");
+        assert_eq!(a.eviction_strategy_source, StrategySource::ClusterConfig);
+        assert_eq!(a.action, Action::BlocksDrain);
+    }
+
+    #[test]
+    fn without_a_kubevirt_cr_defaults_apply() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", None, true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        i.kubevirt = None;
+        let plan = plan_drain(&i);
+        assert!(plan.defaults_assumed);
+        assert_eq!(
+            row(&plan, "a").action,
+            Action::Shutdown,
+            "cluster default None"
+        );
+        assert!(plan.assumptions[0].contains("no KubeVirt CR"));
+    }
+
+    #[test]
+    fn external_waits_but_does_not_block() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("External"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        ));
+        assert_eq!(row(&plan, "a").action, Action::External);
+        assert!(!plan.blockers[0].blocking);
+        assert_eq!(plan.verdict, Verdict::WillComplete);
+    }
+
+    #[test]
+    fn an_unfinished_migration_means_already_migrating() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        i.vmims = vec![
+            serde_json::from_value(
+                json!({"metadata": {"name": "m1", "namespace": "prod", "uid": "m1"},
+            "spec": {"vmiName": "a"}, "status": {"phase": "Running"}}),
+            )
+            .unwrap(),
+        ];
+        i.vmis[0].status.migration_state = Some(
+            serde_json::from_value(json!({"migrationUid": "m1", "targetNode": "node-1"})).unwrap(),
+        );
+        let plan = plan_drain(&i);
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::AlreadyMigrating);
+        assert_eq!(a.target.as_deref(), Some("node-1"));
+        assert_eq!(plan.limits.in_flight_per_node["node-3"], 1);
+    }
+
+    #[test]
+    fn untolerated_taints_and_cpu_models_leave_no_target() {
+        let mut tainted: Value = serde_json::to_value(node("node-1", "64Gi")).unwrap();
+        tainted["spec"]["taints"] =
+            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
+        let mut other_cpu: Value = serde_json::to_value(node("node-2", "64Gi")).unwrap();
+        other_cpu["metadata"]["labels"] =
+            json!({"cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![
+                serde_json::from_value(tainted).unwrap(),
+                serde_json::from_value(other_cpu).unwrap(),
+                node("node-3", "64Gi"),
+            ],
+        ));
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::NoTarget);
+        assert!(
+            a.explanation
+                .contains("untolerated taint dedicated=gpu:NoSchedule"),
+            "{}",
+            a.explanation
+        );
+        assert!(
+            a.explanation
+                .contains("no host-model CPU Cascadelake-Server support"),
+            "{}",
+            a.explanation
+        );
+    }
+
+    #[test]
+    fn quota_without_headroom_blocks() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "4Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        i.quotas = vec![
+            serde_json::from_value(json!({"metadata": {"name": "q", "namespace": "prod"},
+            "status": {"hard": {"requests.memory": "10Gi"}, "used": {"requests.memory": "8Gi"}}}))
+            .unwrap(),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(row(&plan, "a").action, Action::BlocksDrain);
+        let b = &plan.blockers[0];
+        assert_eq!((b.kind.as_str(), b.name.as_str()), ("quota", "q"));
+        assert!(
+            b.message.contains("requests.memory has 2.0 GiB left"),
+            "{}",
+            b.message
+        );
+    }
+
+    #[test]
+    fn harmful_pdbs_block_shutdowns_but_not_migrations() {
+        let mut i = inputs(
+            vec![
+                vmi("stop", "node-3", Some("None"), true, "1Gi"),
+                vmi("move", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        i.pdbs = vec![
+            serde_json::from_value(json!({"metadata": {"name": "p-stop", "namespace": "prod"},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "stop"}}},
+                "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}})).unwrap(),
+            serde_json::from_value(json!({"metadata": {"name": "p-move", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "move"}}},
+                "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}})).unwrap(),
+        ];
+        let plan = plan_drain(&i);
+        let stop = plan.blockers.iter().find(|b| b.name == "p-stop").unwrap();
+        assert!(stop.blocking && stop.reason == "MaxUnavailablePDB");
+        let mv = plan.blockers.iter().find(|b| b.name == "p-move").unwrap();
+        assert!(!mv.blocking);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        assert!(
+            row(&plan, "stop")
+                .explanation
+                .contains("PodDisruptionBudget p-stop refuses")
+        );
+    }
+
+    #[test]
+    fn waves_respect_the_per_node_limit_longest_first() {
+        let sizes = ["8Gi", "1Gi", "4Gi", "2Gi", "16Gi"];
+        let vmis = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| vmi(&format!("v{i}"), "node-3", Some("LiveMigrate"), true, m))
+            .collect();
+        let plan = plan_drain(&inputs(
+            vmis,
+            vec![node("node-1", "256Gi"), node("node-2", "256Gi")],
+        ));
+        // Two at a time from node-3: the 16Gi and 8Gi start first.
+        assert_eq!(row(&plan, "v4").wave, Some(1));
+        assert_eq!(row(&plan, "v0").wave, Some(1));
+        assert_eq!(row(&plan, "v4").start_seconds, Some(0));
+        assert!(row(&plan, "v2").start_seconds.unwrap() > 0);
+        let max_parallel = (0..plan.estimated_duration_seconds)
+            .map(|t| {
+                plan.vmis
+                    .iter()
+                    .filter(|v| {
+                        v.start_seconds.is_some_and(|s| s <= t)
+                            && v.end_seconds.is_some_and(|e| e > t)
+                    })
+                    .count()
+            })
+            .max()
+            .unwrap();
+        assert_eq!(max_parallel, 2);
+        let total: u64 = plan.vmis.iter().map(|v| v.estimate_seconds.unwrap()).sum();
+        assert!(
+            plan.estimated_duration_seconds < total,
+            "parallel is faster than serial"
+        );
+    }
+
+    #[test]
+    fn waves_respect_the_cluster_limit_minus_migrations_in_flight() {
+        let mut i = inputs(
+            vec![
+                vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi"),
+                vmi("b", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        i.kubevirt = kubevirt(
+            json!({"evictionStrategy": "LiveMigrate", "migrations": {"parallelMigrationsPerCluster": 2}}),
+        );
+        // One migration elsewhere in the cluster takes one of the two slots.
+        i.vmims = vec![
+            serde_json::from_value(
+                json!({"metadata": {"name": "m", "namespace": "prod", "uid": "m"},
+            "spec": {"vmiName": "elsewhere"}, "status": {"phase": "Running"}}),
+            )
+            .unwrap(),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.waves, 2);
+        assert_ne!(row(&plan, "a").start_seconds, row(&plan, "b").start_seconds);
+    }
+
+    #[test]
+    fn finished_vmis_are_skipped() {
+        let mut failed = vmi("gone", "node-3", Some("LiveMigrate"), true, "1Gi");
+        failed.status.phase = Some(crate::model::vmi::VmiPhase::Failed);
+        let plan = plan_drain(&inputs(vec![failed], vec![node("node-1", "64Gi")]));
+        assert!(plan.vmis.is_empty());
+        assert_eq!(plan.skipped[0].reason, "prod/gone");
+    }
+
+    #[test]
+    fn several_nodes_drained_together_are_not_targets() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![
+                node("node-1", "64Gi"),
+                node("node-2", "64Gi"),
+                node("node-3", "64Gi"),
+            ],
+        );
+        i.drain = vec!["node-3".into(), "node-1".into()];
+        let plan = plan_drain(&i);
+        assert_eq!(row(&plan, "a").target.as_deref(), Some("node-2"));
+    }
+}
