@@ -29,22 +29,30 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
             args.nodes.clone(),
         )],
     });
-    let (vmis, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) = tokio::try_join!(
-        list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
-        list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
-        list_as::<VirtualMachineInstanceMigration>(
-            src,
-            Kind::VirtualMachineInstanceMigration,
-            &all
-        ),
-        list_as::<Node>(src, Kind::Node, &all),
-        list_as::<Pod>(src, Kind::Pod, &all),
-        list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
-        list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
-        list_as::<Namespace>(src, Kind::Namespace, &all),
-        list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
-        list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
-    )?;
+    let into_nodes = Query::all().with_labels(LabelSelector {
+        requirements: vec![LabelRequirement::In(
+            "kubevirt.io/migrationTargetNodeName".into(),
+            args.nodes.clone(),
+        )],
+    });
+    let (vmis, incoming, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) =
+        tokio::try_join!(
+            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
+            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &into_nodes),
+            list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+            list_as::<VirtualMachineInstanceMigration>(
+                src,
+                Kind::VirtualMachineInstanceMigration,
+                &all
+            ),
+            list_as::<Node>(src, Kind::Node, &all),
+            list_as::<Pod>(src, Kind::Pod, &all),
+            list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+            list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
+            list_as::<Namespace>(src, Kind::Namespace, &all),
+            list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+            list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+        )?;
     for wanted in &args.nodes {
         if !nodes.iter().any(|n| node_name(n) == wanted) {
             let mut err = Error::not_found(format!("node {wanted:?}"));
@@ -74,6 +82,7 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
     Ok(DrainInputs {
         drain: args.nodes.clone(),
         vmis,
+        incoming,
         vms,
         vmims,
         nodes,
@@ -254,6 +263,30 @@ pub fn render_table(
         out.push_str(&t.render());
     }
 
+    if !plan.incoming.is_empty() {
+        out.push_str("\nMigrating INTO the drained node(s) (the drain waits for them, then moves them again):\n");
+        for i in &plan.incoming {
+            let mode = i.mode.as_deref().unwrap_or("mode not reported");
+            let line = format!(
+                "  {}/{} from {} to {} ({mode}){}\n",
+                i.namespace,
+                i.name,
+                i.source_node.as_deref().unwrap_or("?"),
+                i.target_node.as_deref().unwrap_or("?"),
+                if i.point_of_no_return {
+                    ": POST-COPY, the point of no return: do not disturb either node until it finishes; an abort or a network failure now loses the guest"
+                } else {
+                    ""
+                }
+            );
+            let tone = if i.point_of_no_return {
+                Tone::Bad
+            } else {
+                Tone::Warn
+            };
+            out.push_str(&style.paint(&line, tone));
+        }
+    }
     if !plan.skipped.is_empty() {
         let names: Vec<String> = plan
             .skipped

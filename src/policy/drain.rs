@@ -39,6 +39,8 @@ pub struct DrainInputs {
     pub drain: Vec<String>,
     /// VMIs on the drained nodes.
     pub vmis: Vec<VirtualMachineInstance>,
+    /// VMIs migrating into the drained nodes (label kubevirt.io/migrationTargetNodeName).
+    pub incoming: Vec<VirtualMachineInstance>,
     pub vms: Vec<VirtualMachine>,
     /// All VMIMs of the cluster (in-flight ones take parallel slots).
     pub vmims: Vec<VirtualMachineInstanceMigration>,
@@ -171,6 +173,19 @@ pub struct DrainBlocker {
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+pub struct Incoming {
+    pub namespace: String,
+    pub name: String,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub target_pod: Option<String>,
+    pub mode: Option<String>,
+    /// Post-copy: an abort or a network failure now loses the guest.
+    pub point_of_no_return: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Limits {
     pub parallel_migrations_per_cluster: u32,
     pub parallel_outbound_migrations_per_node: u32,
@@ -190,6 +205,8 @@ pub struct DrainPlan {
     pub vmis: Vec<VmiPlan>,
     /// VMIs on the nodes that the drain does not touch (finished: no running pod).
     pub skipped: Vec<Reason>,
+    /// Migrations landing on a drained node: the drain waits for them, then moves them again.
+    pub incoming: Vec<Incoming>,
     pub limits: Limits,
     pub waves: u32,
     /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
@@ -922,6 +939,31 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         ))
     });
 
+    let incoming: Vec<Incoming> = inputs
+        .incoming
+        .iter()
+        .filter_map(|v| {
+            let s = v.status.migration_state.as_ref()?;
+            if s.completed
+                || !s
+                    .target_node
+                    .as_ref()
+                    .is_some_and(|t| inputs.drain.contains(t))
+            {
+                return None;
+            }
+            Some(Incoming {
+                namespace: v.namespace().to_string(),
+                name: v.name().to_string(),
+                source_node: s.source_node.clone(),
+                target_node: s.target_node.clone(),
+                target_pod: s.target_pod.clone(),
+                mode: s.mode.as_ref().map(|m| m.as_str().to_string()),
+                point_of_no_return: s.mode == Some(crate::model::vmi::MigrationMode::PostCopy),
+            })
+        })
+        .collect();
+
     let mut assumptions = vec![
         format!(
             "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
@@ -941,6 +983,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         blockers,
         vmis: plans,
         skipped,
+        incoming,
         limits,
         waves,
         defaults_assumed: kubevirt.is_none(),

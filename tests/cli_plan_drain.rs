@@ -1,0 +1,333 @@
+//! `vmctl plan-drain` on the example cluster, from files and live.
+
+mod common;
+mod support;
+
+use common::*;
+use serde_json::Value;
+use support::FakeApiServer;
+use vmctl::cluster::Kind;
+
+fn plan_json(args: &[&str]) -> (Value, Option<i32>) {
+    let mut all = vec!["--from", "examples/cluster", "plan-drain", "-o", "json"];
+    all.extend_from_slice(args);
+    let out = vmctl(all);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        out.status.code(),
+    )
+}
+
+fn vmi<'a>(plan: &'a Value, name: &str) -> &'a Value {
+    plan["vmis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap()
+}
+
+#[test]
+fn node_3_table() {
+    let out = vmctl(["--from", "examples/cluster", "plan-drain", "node-3"]);
+    assert_eq!(out.status.code(), Some(1), "will-block exits 1");
+    insta::assert_snapshot!("plan_drain_node_3", stdout(&out));
+}
+
+#[test]
+fn node_3_wide() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "-o",
+        "wide",
+    ]);
+    insta::assert_snapshot!("plan_drain_node_3_wide", stdout(&out));
+}
+
+#[test]
+fn node_3_json_contract() {
+    let (plan, code) = plan_json(&["node-3"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(plan["apiVersion"], "vmctl/v1alpha1");
+    assert_eq!(plan["kind"], "DrainPlan");
+    assert_eq!(plan["nodes"], serde_json::json!(["node-3"]));
+    assert_eq!(plan["verdict"], "will-block");
+    assert!(plan["estimatedDurationSeconds"].as_u64().is_some());
+    for field in [
+        "namespace",
+        "name",
+        "evictionStrategy",
+        "evictionStrategySource",
+        "liveMigratable",
+        "reasons",
+        "action",
+        "target",
+        "wave",
+        "estimateSeconds",
+        "budgetSeconds",
+    ] {
+        for v in plan["vmis"].as_array().unwrap() {
+            assert!(v.get(field).is_some(), "vmis[].{field} missing in {v}");
+        }
+    }
+    let erp = vmi(&plan, "legacy-erp-01");
+    assert_eq!(erp["action"], "blocks-drain");
+    assert_eq!(erp["reasons"][0]["reason"], "DisksNotLiveMigratable");
+    assert_eq!(
+        vmi(&plan, "sip-gateway-01")["action"],
+        "shutdown-not-migratable"
+    );
+    assert_eq!(
+        vmi(&plan, "workload-md-0-6dcnf-lz7h4")["action"],
+        "external"
+    );
+    assert_eq!(vmi(&plan, "app-server-02")["action"], "already-migrating");
+    assert_eq!(vmi(&plan, "app-server-02")["evacuationNode"], "node-3");
+    assert_eq!(vmi(&plan, "analytics-warehouse-01")["action"], "no-target");
+    let loadgen = vmi(&plan, "loadgen-01");
+    assert_eq!(loadgen["action"], "live-migrate");
+    assert_eq!(loadgen["evictionStrategySource"], "cluster-config");
+    assert!(loadgen["target"].is_string());
+    assert_eq!(loadgen["wave"], 1);
+    // 2Gi guest, 150 s/GiB, ceil(2.147 GB) = 3.
+    assert_eq!(loadgen["budgetSeconds"], 450);
+    // Blocking VMs and PDBs come first.
+    let blockers = plan["blockers"].as_array().unwrap();
+    assert!(
+        blockers
+            .iter()
+            .any(|b| b["kind"] == "pdb" && b["name"] == "sip-gateway-pdb" && b["blocking"] == true)
+    );
+    let first_non_blocking = blockers
+        .iter()
+        .position(|b| b["blocking"] == false)
+        .unwrap_or(blockers.len());
+    assert!(
+        blockers[..first_non_blocking]
+            .iter()
+            .all(|b| b["blocking"] == true)
+    );
+    assert_eq!(plan["vmis"][0]["action"], "blocks-drain");
+}
+
+#[test]
+fn draining_two_nodes_sees_quota_and_incoming_post_copy() {
+    let (plan, _) = plan_json(&["node-1", "node-2"]);
+    assert_eq!(plan["nodes"], serde_json::json!(["node-1", "node-2"]));
+    let quota = plan["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == "quota")
+        .unwrap();
+    assert_eq!(quota["namespace"], "tenant-a");
+    // Targets exclude both drained nodes.
+    for v in plan["vmis"].as_array().unwrap() {
+        if v["action"] == "live-migrate" {
+            assert!(
+                !["node-1", "node-2"].contains(&v["target"].as_str().unwrap()),
+                "{v}"
+            );
+        }
+    }
+    let (plan, _) = plan_json(&["node-1"]);
+    let incoming = &plan["incoming"][0];
+    assert_eq!(incoming["name"], "pg-orders-01");
+    assert_eq!(incoming["pointOfNoReturn"], true);
+}
+
+#[test]
+fn a_drain_without_blockers_exits_0() {
+    let (plan, code) = plan_json(&["node-4"]);
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    assert_eq!(vmi(&plan, "ml-inference-01")["action"], "shutdown");
+}
+
+#[test]
+fn bandwidth_changes_the_estimate_only_where_the_cluster_sets_none() {
+    // The example cluster sets bandwidthPerMigration 64Mi, which wins over --bandwidth.
+    let (slow, _) = plan_json(&["node-3", "--bandwidth", "10Mi"]);
+    let (fast, _) = plan_json(&["node-3", "--bandwidth", "10Gi"]);
+    assert_eq!(
+        vmi(&slow, "loadgen-01")["estimateSeconds"],
+        vmi(&fast, "loadgen-01")["estimateSeconds"]
+    );
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "--bandwidth",
+        "fast",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--bandwidth \"fast\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn yaml_output_parses() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "-o",
+        "yaml",
+    ]);
+    let v: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "will-block");
+}
+
+#[test]
+fn an_unknown_node_suggests_close_names() {
+    let out = vmctl(["--from", "examples/cluster", "plan-drain", "node-33"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: node \"node-33\" not found"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean node-3"), "{err}");
+}
+
+#[test]
+fn missing_kubevirt_cr_and_a_vmi_without_status() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("c.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n\
+         - {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {kubevirt.io/schedulable: 'true'}}, status: {allocatable: {memory: 64Gi}}}\n\
+         - {apiVersion: v1, kind: Node, metadata: {name: n2, labels: {kubevirt.io/schedulable: 'true'}}, status: {allocatable: {memory: 64Gi}}}\n\
+         - {apiVersion: kubevirt.io/v1, kind: VirtualMachineInstance, metadata: {name: fresh, namespace: default, labels: {kubevirt.io/nodeName: n1}}, spec: {domain: {memory: {guest: 1Gi}}}}\n\
+         - {apiVersion: kubevirt.io/v1, kind: VirtualMachineInstance, metadata: {name: mover, namespace: default, labels: {kubevirt.io/nodeName: n1}}, spec: {evictionStrategy: LiveMigrate, domain: {memory: {guest: 8Gi}}}, status: {nodeName: n1, phase: Running, conditions: [{type: LiveMigratable, status: 'True'}]}}\n",
+    )
+    .unwrap();
+    let out = vmctl(["--from", dir.path().to_str().unwrap(), "plan-drain", "n1"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("no KubeVirt CR found: KubeVirt's defaults apply"),
+        "{text}"
+    );
+    assert!(text.contains("fresh"), "{text}");
+    assert!(!stderr(&out).contains("panicked"));
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "plan-drain",
+        "n1",
+        "-o",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["defaultsAssumed"], true);
+    assert_eq!(
+        vmi(&v, "fresh")["action"],
+        "shutdown",
+        "cluster default None"
+    );
+    assert_eq!(vmi(&v, "mover")["target"], "n2");
+    // No bandwidthPerMigration here, so --bandwidth drives the estimate: 15 s setup + 8Gi / rate.
+    let estimate = |rate: &str| {
+        let out = vmctl([
+            "--from",
+            dir.path().to_str().unwrap(),
+            "plan-drain",
+            "n1",
+            "-o",
+            "json",
+            "--bandwidth",
+            rate,
+        ]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        vmi(&v, "mover")["estimateSeconds"].as_u64().unwrap()
+    };
+    assert_eq!(estimate("1Gi"), 15 + 8);
+    assert_eq!(estimate("128Mi/s"), 15 + 64);
+}
+
+fn live(server: &FakeApiServer, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut all: Vec<String> = vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        EXAMPLE_NOW.into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    vmctl(all)
+}
+
+#[test]
+fn live_equals_snapshot_and_is_read_only() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    for format in ["table", "json"] {
+        let l = live(&server, &["plan-drain", "node-3", "-o", format]);
+        let f = vmctl([
+            "--from",
+            "examples/cluster",
+            "plan-drain",
+            "node-3",
+            "-o",
+            format,
+        ]);
+        assert_eq!(l.status.code(), f.status.code());
+        assert_eq!(
+            normalise_source(&stdout(&l)),
+            normalise_source(&stdout(&f)),
+            "-o {format}"
+        );
+    }
+    let writes = server.count_requests(|r| r.method != support::Method::GET);
+    assert_eq!(writes, 0, "plan-drain never mutates");
+}
+
+#[test]
+fn live_requests_do_not_grow_with_the_number_of_vmis() {
+    fn cluster(n: usize) -> Vec<Value> {
+        let mut objects = vec![
+            serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1", "labels": {"kubevirt.io/schedulable": "true"}}, "status": {"allocatable": {"memory": "100Ti"}}}),
+            serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-2", "labels": {"kubevirt.io/schedulable": "true"}}, "status": {"allocatable": {"memory": "100Ti"}}}),
+        ];
+        for i in 0..n {
+            let uid = format!("uid-{i}");
+            objects.push(serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                "metadata": {"name": format!("vm-{i:05}"), "namespace": "prod", "uid": uid, "labels": {"kubevirt.io/nodeName": "node-1"}},
+                "spec": {"evictionStrategy": "LiveMigrate", "domain": {"memory": {"guest": "1Gi"}}},
+                "status": {"nodeName": "node-1", "phase": "Running", "conditions": [{"type": "LiveMigratable", "status": "True"}]}}));
+            objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("virt-launcher-vm-{i:05}"), "namespace": "prod",
+                             "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid}},
+                "spec": {"nodeName": "node-1", "containers": [{"name": "compute", "resources": {"requests": {"memory": "1300Mi"}}}]},
+                "status": {"phase": "Running"}}));
+        }
+        objects
+    }
+    let count = |n: usize| {
+        let server = FakeApiServer::start_blocking(cluster(n));
+        let out = live(&server, &["plan-drain", "node-1", "-o", "json"]);
+        let v: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+        assert_eq!(v["vmis"].as_array().unwrap().len(), n);
+        (
+            server.request_count(),
+            server.list_count(Kind::VirtualMachineInstance),
+            server.list_count(Kind::Pod),
+        )
+    };
+    let (small, small_vmi, small_pods) = count(5);
+    let (large, large_vmi, large_pods) = count(1100);
+    // VMIs are listed twice (on the node, migrating into it): 1+1 pages vs 3+1.
+    assert_eq!((small_vmi, small_pods), (2, 1));
+    assert_eq!((large_vmi, large_pods), (4, 3));
+    assert_eq!(large - small, 4, "only extra pages: {small} vs {large}");
+}
