@@ -61,6 +61,17 @@ impl Source for AnySource {
         }
     }
 
+    async fn list_decoded<T: serde::de::DeserializeOwned + Send>(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> Result<Vec<T>> {
+        match self {
+            AnySource::Live(s) => s.list_decoded(kind, query).await,
+            AnySource::Snapshot(s) => s.list_decoded(kind, query).await,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             AnySource::Live(s) => s.describe(),

@@ -34,20 +34,34 @@ pub struct RawObject {
     pub kind: Kind,
     pub value: Value,
     pub origin: Origin,
+    // Kept apart: sorting and lookups read them many times.
+    name: String,
+    namespace: Option<String>,
 }
 
 impl RawObject {
+    pub fn new(kind: Kind, value: Value, origin: Origin) -> Self {
+        let meta = value.get("metadata");
+        let field = |k: &str| {
+            meta.and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        RawObject {
+            kind,
+            name: field("name").unwrap_or_default(),
+            namespace: field("namespace"),
+            value,
+            origin,
+        }
+    }
+
     pub fn name(&self) -> &str {
-        self.value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        &self.name
     }
 
     pub fn namespace(&self) -> Option<&str> {
-        self.value
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
+        self.namespace.as_deref()
     }
 }
 
@@ -196,7 +210,7 @@ fn strip_location(message: &str) -> String {
 }
 
 fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Result<()> {
-    let obj = match value {
+    let mut obj = match value {
         Value::Null => return Ok(()),
         Value::Object(map) => map,
         other => {
@@ -214,7 +228,7 @@ fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Resul
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    if let Some(items) = obj.get("items") {
+    if let Some(items) = obj.remove("items") {
         let Value::Array(items) = items else {
             return Err(Error::bad_input(origin, "`items` is not a list"));
         };
@@ -225,14 +239,14 @@ fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Resul
         }
         // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
         let list_kind = Kind::from_kind_name(&kind);
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.into_iter().enumerate() {
             let item_kind = item.get("kind").and_then(Value::as_str);
             let resolved = match item_kind {
                 Some(k) => Kind::from_kind_name(k),
                 None => list_kind,
             };
             match (resolved, item_kind) {
-                (Some(k), _) => push_object(k, item.clone(), origin, found)?,
+                (Some(k), _) => push_object(k, item, origin, found)?,
                 (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
                 (None, None) => {
                     return Err(Error::bad_input(
@@ -284,11 +298,9 @@ fn push_object(kind: Kind, value: Value, origin: &Origin, found: &mut FileObject
         map.entry("apiVersion")
             .or_insert_with(|| Value::String(kind.api_version()));
     }
-    found.objects.push(RawObject {
-        kind,
-        value,
-        origin: origin.clone(),
-    });
+    found
+        .objects
+        .push(RawObject::new(kind, value, origin.clone()));
     Ok(())
 }
 

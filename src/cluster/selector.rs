@@ -160,7 +160,10 @@ impl LabelSelector {
 
     /// Evaluates against a raw object's `metadata.labels`.
     pub fn matches_object(&self, object: &Value) -> bool {
-        let labels = object.pointer("/metadata/labels");
+        if self.requirements.is_empty() {
+            return true;
+        }
+        let labels = object.get("metadata").and_then(|m| m.get("labels"));
         self.matches_with(|k| labels.and_then(|l| l.get(k)).and_then(Value::as_str))
     }
 }
@@ -189,6 +192,8 @@ pub struct FieldRequirement {
     pub field: String,
     pub value: String,
     pub negated: bool,
+    /// `field` as path segments, split once.
+    segments: Vec<String>,
 }
 
 /// A parsed field selector (`spec.nodeName=node-3,status.phase!=Succeeded`).
@@ -225,6 +230,7 @@ impl FieldSelector {
                 field: field.to_string(),
                 value: value.trim().to_string(),
                 negated,
+                segments: field.split('.').map(str::to_string).collect(),
             });
         }
         Ok(Self { requirements })
@@ -243,13 +249,13 @@ impl FieldSelector {
     /// API server does.
     pub fn matches_object(&self, object: &Value) -> bool {
         self.requirements.iter().all(|req| {
-            let pointer = format!("/{}", req.field.replace('.', "/"));
-            let actual = match object.pointer(&pointer) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
+            let found = req.segments.iter().try_fold(object, |v, key| v.get(key));
+            let equal = match found {
+                Some(Value::String(s)) => *s == req.value,
+                Some(Value::Null) | None => req.value.is_empty(),
+                Some(other) => other.to_string() == req.value,
             };
-            (actual == req.value) != req.negated
+            equal != req.negated
         })
     }
 }

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::Kind;
 use super::files::{self, RawObject};
-use super::source::{Query, Source, object_label};
+use serde::de::DeserializeOwned;
+
+use super::source::{Query, Source, decode_ref, object_label};
 use crate::error::{Error, Result};
 
 pub struct SnapshotSource {
@@ -93,8 +95,13 @@ fn looks_like_timestamp(s: &str) -> bool {
         && s.chars().filter(char::is_ascii_digit).count() == 14
 }
 
-impl Source for SnapshotSource {
-    async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
+impl SnapshotSource {
+    /// The objects a query selects, as an API server would select them.
+    fn select<'a>(
+        &'a self,
+        kind: Kind,
+        query: &'a Query,
+    ) -> Result<impl Iterator<Item = &'a RawObject>> {
         if kind.is_custom()
             && let Some(field) = query
                 .fields
@@ -113,14 +120,28 @@ impl Source for SnapshotSource {
         Ok(self
             .objects(kind)
             .iter()
-            .filter(|o| match (&query.namespace, kind.namespaced()) {
+            .filter(move |o| match (&query.namespace, kind.namespaced()) {
                 (Some(ns), true) => o.namespace() == Some(ns.as_str()),
                 _ => true,
             })
             .filter(|o| query.labels.matches_object(&o.value))
-            .filter(|o| query.fields.matches_object(&o.value))
-            .map(|o| o.value.clone())
-            .collect())
+            .filter(|o| query.fields.matches_object(&o.value)))
+    }
+}
+
+impl Source for SnapshotSource {
+    async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
+        Ok(self.select(kind, query)?.map(|o| o.value.clone()).collect())
+    }
+
+    async fn list_decoded<T: DeserializeOwned + Send>(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> Result<Vec<T>> {
+        self.select(kind, query)?
+            .map(|o| decode_ref(self, kind, &o.value))
+            .collect()
     }
 
     async fn get(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<Option<Value>> {

@@ -61,6 +61,19 @@ pub trait Source: Send + Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<Value>>> + Send;
 
+    /// Lists and decodes into a model type. Sources that hold objects already (snapshots)
+    /// decode from their own copy instead of cloning it first.
+    fn list_decoded<T: DeserializeOwned + Send>(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> impl Future<Output = Result<Vec<T>>> + Send {
+        async move {
+            let values = self.list(kind, query).await?;
+            values.into_iter().map(|v| decode(self, kind, v)).collect()
+        }
+    }
+
     /// A one-line description for headers and errors ("snapshot examples/cluster").
     fn describe(&self) -> String;
 
@@ -83,27 +96,31 @@ pub fn object_label(kind: Kind, value: &Value) -> String {
 }
 
 /// Decodes a raw object into a model type, naming the object (and file) on failure.
-pub fn decode<T: DeserializeOwned>(source: &impl Source, kind: Kind, value: Value) -> Result<T> {
-    match serde_json::from_value::<T>(value.clone()) {
-        Ok(v) => Ok(v),
-        Err(e) => Err(Error::bad_input(
-            source.origin_of(kind, &value),
-            e.to_string(),
-        )),
-    }
+pub fn decode<T: DeserializeOwned, S: Source + ?Sized>(
+    source: &S,
+    kind: Kind,
+    value: Value,
+) -> Result<T> {
+    decode_ref(source, kind, &value)
+}
+
+/// Decodes from a reference: no copy of the object on the happy path.
+pub fn decode_ref<T: DeserializeOwned, S: Source + ?Sized>(
+    source: &S,
+    kind: Kind,
+    value: &Value,
+) -> Result<T> {
+    T::deserialize(value)
+        .map_err(|e| Error::bad_input(source.origin_of(kind, value), e.to_string()))
 }
 
 /// Lists and decodes.
-pub async fn list_as<T: DeserializeOwned>(
+pub async fn list_as<T: DeserializeOwned + Send>(
     source: &impl Source,
     kind: Kind,
     query: &Query,
 ) -> Result<Vec<T>> {
-    let values = source.list(kind, query).await?;
-    values
-        .into_iter()
-        .map(|v| decode(source, kind, v))
-        .collect()
+    source.list_decoded(kind, query).await
 }
 
 /// Gets and decodes.

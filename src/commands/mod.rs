@@ -10,26 +10,25 @@ use crate::cli::{Cli, Command};
 use crate::context::Context;
 use crate::error::Result;
 
+/// Runs a command with its context, then lets the process exit without freeing the
+/// objects one by one: for a large snapshot that takes longer than the command itself.
+async fn with_context<F, Fut>(cli: &Cli, f: F) -> Result<i32>
+where
+    F: FnOnce(&'static Context) -> Fut,
+    Fut: std::future::Future<Output = Result<i32>>,
+{
+    let ctx: &'static Context = Box::leak(Box::new(Context::new(&cli.global).await?));
+    f(ctx).await
+}
+
 /// Runs a parsed command line; returns the exit code.
 pub async fn run(cli: Cli) -> Result<i32> {
-    match cli.command {
-        Command::Completions(args) => generate::completions(&args),
-        Command::Man(args) => generate::man(&args),
-        Command::Status(args) => {
-            let ctx = Context::new(&cli.global).await?;
-            status::run(&ctx, &args).await
-        }
-        Command::PlanDrain(args) => {
-            let ctx = Context::new(&cli.global).await?;
-            plan_drain::run(&ctx, &args).await
-        }
-        Command::Explain(args) => {
-            let ctx = Context::new(&cli.global).await?;
-            explain::run(&ctx, &args).await
-        }
-        Command::Snapshot(args) => {
-            let ctx = Context::new(&cli.global).await?;
-            snapshot::run(&ctx, &args).await
-        }
+    match &cli.command {
+        Command::Completions(args) => generate::completions(args),
+        Command::Man(args) => generate::man(args),
+        Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
+        Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
+        Command::Explain(args) => with_context(&cli, |ctx| explain::run(ctx, args)).await,
+        Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
     }
 }

@@ -220,8 +220,9 @@ fn vmi_key(v: &VirtualMachineInstance) -> (String, String) {
     (v.namespace().to_string(), v.name().to_string())
 }
 
-fn pod_labels(p: &Pod) -> BTreeMap<String, String> {
-    p.metadata.labels.clone().unwrap_or_default()
+fn pod_labels(p: &Pod) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    p.metadata.labels.as_ref().unwrap_or(&EMPTY)
 }
 
 fn is_launcher_of(p: &Pod, vmi: &VirtualMachineInstance) -> bool {
@@ -839,7 +840,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                             is_launcher_of(pod, v)
                                 && holds_resources(pod)
                                 && pod.metadata.namespace.as_deref() == Some(pdb_ns)
-                                && selector.matches_labels(&pod_labels(pod))
+                                && selector.matches_labels(pod_labels(pod))
                         })
                     })
             })
