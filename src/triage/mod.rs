@@ -1,2 +1,305 @@
 //! Failure diagnosis (pure): evidence in, a diagnosis out. A catalogue of rules, each with a
 //! stable id, its plane, the fields it reads and its advice.
+//!
+//! Status comes first and events are a bonus: events expire after an hour and KubeVirt keeps
+//! only five finished migrations per VMI, so every rule decides from object status when it
+//! can and uses events to add the detail (the scheduler's message, the quota numbers).
+
+mod history;
+mod objects;
+pub mod rules;
+pub mod strings;
+mod timeline;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use crate::model::{
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, VirtualMachineInstance,
+    VirtualMachineInstanceMigration,
+};
+use crate::policy::migratability::Blocker;
+
+pub use history::{HistoryEntry, history};
+pub use rules::{CATALOGUE, Rule};
+
+/// Everything `explain` read about one migration (or one VMI), as plain objects.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// The as-of clock: elapsed times and deadlines are measured from it.
+    pub now: Timestamp,
+    /// The migration to explain; None for a VMI that has no migration left.
+    pub migration: Option<VirtualMachineInstanceMigration>,
+    /// Namespace and name of the VMI, known even when the VMI itself is gone.
+    pub vmi_namespace: String,
+    pub vmi_name: String,
+    /// None when the VMI no longer exists.
+    pub vmi: Option<VirtualMachineInstance>,
+    /// Every migration of the VMI still present (the explained one included).
+    pub migrations: Vec<VirtualMachineInstanceMigration>,
+    /// virt-launcher pods of the namespace; triage picks the VMI's own.
+    pub pods: Vec<Pod>,
+    /// Events of the namespace; triage picks those about the VMI, its migrations and pods.
+    pub events: Vec<Event>,
+    pub kubevirt: Option<KubeVirt>,
+    pub policies: Vec<MigrationPolicy>,
+    pub namespace: Option<Namespace>,
+    /// The cluster's migration load, read only when the migration is still Pending.
+    pub load: Option<MigrationLoad>,
+}
+
+/// What competes with a Pending migration for the parallel-migration slots (FACTS §3.2).
+#[derive(Debug, Clone, Default)]
+pub struct MigrationLoad {
+    /// Every migration in the cluster.
+    pub migrations: Vec<VirtualMachineInstanceMigration>,
+    /// `namespace/name` of every VMI on the same node as the explained VMI.
+    pub vmis_on_node: Vec<String>,
+}
+
+impl Evidence {
+    /// The same evidence, explaining another migration of the VMI.
+    pub fn focused_on(&self, migration: &VirtualMachineInstanceMigration) -> Evidence {
+        Evidence {
+            migration: Some(migration.clone()),
+            ..self.clone()
+        }
+    }
+}
+
+/// Which side of KubeVirt failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Plane {
+    /// Kubernetes and virt-controller: scheduling, pods, quotas, policies, queueing.
+    ControlPlane,
+    /// virt-handler, virt-launcher, libvirt and QEMU moving the guest's memory and disks.
+    DataPlane,
+    /// Nothing failed (succeeded, in progress, aborted on request).
+    None,
+    Unknown,
+}
+
+impl Plane {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plane::ControlPlane => "control-plane",
+            Plane::DataPlane => "data-plane",
+            Plane::None => "none",
+            Plane::Unknown => "unknown",
+        }
+    }
+}
+
+/// What became of the migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Succeeded,
+    /// Not final and nothing is wrong (yet).
+    InProgress,
+    /// Not final, and something stops it from going further.
+    Blocked,
+    Failed,
+    /// Failed because someone asked for the abort.
+    Aborted,
+    /// The VMI has no migration to explain.
+    NoMigration,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::InProgress => "in-progress",
+            Outcome::Blocked => "blocked",
+            Outcome::Failed => "failed",
+            Outcome::Aborted => "aborted",
+            Outcome::NoMigration => "no-migration",
+        }
+    }
+
+    /// A negative finding (exit code 1): the migration did not and will not happen as is.
+    pub fn is_finding(self) -> bool {
+        matches!(self, Outcome::Blocked | Outcome::Failed | Outcome::Aborted)
+    }
+}
+
+/// One fact and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fact {
+    /// `Kind/namespace/name` (`Kind/name` for cluster-scoped objects).
+    pub object: String,
+    /// The field path inside the object (`status.phase`, `status.conditions[type=X].message`).
+    pub field: String,
+    pub value: String,
+    /// Context: what an event was about, how often it repeated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One step of the timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineEntry {
+    /// RFC 3339.
+    pub time: String,
+    #[serde(skip)]
+    pub at: Timestamp,
+    /// Short `kind/name` of the object (`vmim/x`, `pod/y`, `vmi/z`).
+    pub object: String,
+    /// What happened, in a few words.
+    pub what: String,
+    /// A message, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Repeated events: how often and when last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_time: Option<String>,
+    /// Where it was read (`status.phaseTransitionTimestamps`, `event`, …).
+    pub source: String,
+    /// Seconds since the first entry.
+    pub offset_seconds: i64,
+    /// Seconds since the previous entry (None for the first).
+    pub since_previous_seconds: Option<i64>,
+}
+
+/// A launcher pod as it concerns this migration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodInfo {
+    /// `source`, `target`, or `current` (the guest's pod now, when neither of the others).
+    pub role: String,
+    pub name: Option<String>,
+    pub node: Option<String>,
+    pub phase: Option<String>,
+    /// False when the pod object is gone: its logs are gone with it.
+    pub exists: bool,
+    /// The guest runs in this pod now: read its logs.
+    pub live: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationInfo {
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+    pub phase: String,
+    pub created: Option<String>,
+    /// The node an evacuation migration drains (annotation kubevirt.io/evacuationMigration).
+    pub evacuation_node: Option<String>,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub mode: Option<String>,
+    pub start_timestamp: Option<String>,
+    pub end_timestamp: Option<String>,
+    /// Streaming time so far (or in all, once ended).
+    pub elapsed_seconds: Option<i64>,
+    /// The completion budget the migration monitor allows (FACTS §5.2).
+    pub budget_seconds: Option<u64>,
+    pub policy: Option<String>,
+    /// Which object's `status.migrationState` describes this migration (None: neither).
+    pub state_from: Option<String>,
+    /// Where the effective migration configuration (budget, post-copy…) was read.
+    pub configuration_from: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiInfo {
+    pub namespace: String,
+    pub name: String,
+    pub exists: bool,
+    pub phase: Option<String>,
+    pub node: Option<String>,
+    /// `status.evacuationNodeName`.
+    pub evacuation_node: Option<String>,
+    /// From the LiveMigratable condition; None when absent.
+    pub live_migratable: Option<bool>,
+    /// Why it cannot live-migrate now.
+    pub not_migratable_because: Vec<Blocker>,
+}
+
+/// The rule that decided, as the catalogue describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleInfo {
+    pub id: &'static str,
+    pub plane: Plane,
+    pub reads: &'static [&'static str],
+    pub advice: &'static str,
+}
+
+/// The answer: what happened, which plane, why, the proof, and what to do.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnosis {
+    pub outcome: Outcome,
+    pub plane: Plane,
+    /// The id of the rule that decided (stable).
+    pub cause: &'static str,
+    /// One sentence.
+    pub summary: String,
+    /// True when the cause is inferred (e.g. from elapsed time) rather than read.
+    pub inferred: bool,
+    pub rule: RuleInfo,
+    pub migration: Option<MigrationInfo>,
+    pub vmi: VmiInfo,
+    pub pods: Vec<PodInfo>,
+    /// What an operator must not miss: evacuation, post-copy, pods that are gone, another
+    /// migration's state, why the VM cannot live-migrate.
+    pub attention: Vec<String>,
+    pub evidence: Vec<Fact>,
+    pub timeline: Vec<TimelineEntry>,
+    pub next_steps: Vec<String>,
+}
+
+/// Explains the evidence's migration (or, without one, the VMI's migratability).
+pub fn diagnose(evidence: &Evidence) -> Diagnosis {
+    let view = view::View::new(evidence);
+    let (rule, finding) = rules::decide(&view);
+    let outcome = rules::outcome(&view, rule, &finding);
+    let mut facts = view.base_facts();
+    for f in finding.evidence {
+        if !facts
+            .iter()
+            .any(|g| g.object == f.object && g.field == f.field && g.value == f.value)
+        {
+            facts.push(f);
+        }
+    }
+    let mut next_steps = finding.next_steps;
+    for step in view.common_next_steps(rule) {
+        if !next_steps.contains(&step) {
+            next_steps.push(step);
+        }
+    }
+    Diagnosis {
+        outcome,
+        plane: rule.plane,
+        cause: rule.id,
+        summary: finding.summary,
+        inferred: finding.inferred,
+        rule: RuleInfo {
+            id: rule.id,
+            plane: rule.plane,
+            reads: rule.reads,
+            advice: rule.advice,
+        },
+        migration: view.migration_info(),
+        vmi: view.vmi_info(),
+        pods: view.pod_infos(),
+        attention: view.attention(),
+        evidence: facts,
+        timeline: timeline::build(&view),
+        next_steps,
+    }
+}

@@ -1,0 +1,295 @@
+//! The exact strings KubeVirt writes, for both release lines (FACTS §3, §5.5, §6).
+//!
+//! Kept in one place so a reader can check every rule against the source it came from;
+//! many production clusters still run v1.2–v1.8 while new ones write the v1.9+ forms, so
+//! the matchers below accept both.
+
+// --- migrationState.failureReason, written by virt-launcher (FACTS §5.3, §5.5) ---
+
+/// v1.9+: every successful abort, by the user or by the migration monitor.
+pub const ABORTED_V19: &str = "Live migration has been aborted";
+/// ≤v1.8: a user abort (written with a trailing space).
+pub const ABORTED_V18: &str = "Live migration aborted ";
+/// ≤v1.8: `Live migration stuck for <N> seconds and has been aborted` (≤v0.52: `sec`).
+pub const STUCK_V18_PREFIX: &str = "Live migration stuck for ";
+/// ≤v1.8: `Live migration is not completed after <N> seconds and has been aborted`.
+pub const NOT_COMPLETED_V18_PREFIX: &str = "Live migration is not completed after ";
+pub const HAS_BEEN_ABORTED_SUFFIX: &str = "and has been aborted";
+/// ≤v1.8 prefix before a raw libvirt error; v1.9+ writes the libvirt error alone.
+pub const FAILED_V18_PREFIX: &str = "Live migration failed ";
+/// libvirt's `VIR_ERR_OPERATION_ABORTED` text: an abort that won the race to failureReason.
+pub const LIBVIRT_CANCELED_BY_CLIENT: &str = "canceled by client";
+/// v1.9+ spelling.
+pub const VOLUME_TOO_SMALL_V19: &str = "Volume migration cannot be performed because the destination volume is smaller than the source volume";
+/// ≤v1.8 spelling (sic "then").
+pub const VOLUME_TOO_SMALL_V18: &str = "Volume migration cannot be performed because the destination volume is smaller then the source volume";
+pub const MONITOR_LOOKUP_FAILED: &str = "migration monitor failed to look up domain";
+/// Written by the launcher when a backup holds the domain (FACTS §5.1).
+pub const BACKUP_IN_PROGRESS_LAUNCHER: &str = "cannot migrate VMI until backup";
+
+// --- written by virt-controller / virt-handler ---
+
+/// failureReason when the target pod vanished before streaming started.
+pub const TARGET_POD_DOWN: &str = "Target pod is down";
+/// Synchronized=False message after a post-copy failure (virt-handler).
+pub const POSTCOPY_IRRECOVERABLE: &str = "VMI is irrecoverable due to failed post-copy migration";
+
+// --- VMIM FailedMigration event messages (FACTS §6.1) ---
+
+pub const VMI_DOES_NOT_EXIST: &str = "Migration failed because vmi does not exist.";
+pub const VMI_SHUTDOWN: &str = "Migration failed vmi shutdown during migration.";
+pub const CANCELED: &str = "Migration failed due to being canceled";
+pub const TARGET_POD_SHUTDOWN: &str =
+    "Migration failed because target pod shutdown during migration";
+pub const TARGET_POD_REMOVED: &str = "Migration target pod was removed during active migration.";
+pub const ATTACHMENT_POD_SHUTDOWN: &str =
+    "Migration failed because target attachment pod shutdown during migration";
+pub const STATE_CLEARED: &str = "VMI's migration state was cleared during the active migration.";
+pub const STATE_TAKEN_OVER: &str =
+    "VMI's migration state was taken over by another migration job during active migration.";
+pub const SOURCE_REPORTED_FAILED: &str = "source node reported migration failed";
+pub const ANOTHER_IN_PROGRESS: &str =
+    "VMI is not eligible for migration because another migration job is in progress.";
+pub const UTILITY_VOLUMES_TIMEOUT_PREFIX: &str =
+    "Migration timeout waiting for utility volumes to detach from VMI";
+
+// --- other event messages ---
+
+/// `SuccessfulDelete` after the 300 s unschedulable timeout: `unschedulable pod <ns>/<pod> timeout period exceeded`.
+pub const UNSCHEDULABLE_DELETE_PREFIX: &str = "unschedulable pod ";
+/// `SuccessfulDelete` after the 900 s pending timeout: `pending pod <ns>/<pod> timeout period exceeded`.
+pub const PENDING_DELETE_PREFIX: &str = "pending pod ";
+pub const TIMEOUT_EXCEEDED_SUFFIX: &str = " timeout period exceeded";
+/// `SuccessfulDelete` when a migration is cancelled before hand-off.
+pub const CANCELED_DELETE_PREFIX: &str = "migration canceled and pod ";
+/// `SuccessfulCreate` on the VMIM.
+pub const CREATED_TARGET_POD_PREFIX: &str = "Created migration target pod ";
+pub const DOMAIN_NEVER_OBSERVED: &str = "The VirtualMachineInstance's domain was never observed on the target after the migration completed within the timeout period.";
+pub const MIGRATED_UNKNOWN_HOST: &str = "The VirtualMachineInstance migrated to unknown host.";
+pub const EXCEEDED_QUOTA: &str = "exceeded quota";
+pub const ERROR_CREATING_POD: &str = "Error creating pod";
+
+// --- event reasons ---
+
+pub const REASON_FAILED_MIGRATION: &str = "FailedMigration";
+pub const REASON_TARGET_UNSCHEDULABLE: &str = "migrationTargetPodUnschedulable";
+pub const REASON_FAILED_SCHEDULING: &str = "FailedScheduling";
+pub const REASON_SUCCESSFUL_DELETE: &str = "SuccessfulDelete";
+pub const REASON_SUCCESSFUL_CREATE: &str = "SuccessfulCreate";
+pub const REASON_FAILED_CREATE: &str = "FailedCreate";
+pub const REASON_NO_NODE_FOR_CPU_MODEL: &str = "NoSuitableNodesForHostModelMigration";
+pub const REASON_UTILITY_VOLUMES: &str = "UtilityVolumeMigrationPending";
+pub const REASON_BACKUP_ABORTED: &str = "BackupAbortedForMigration";
+pub const REASON_BACKUP_ABORT_FAILED: &str = "BackupAbortFailed";
+pub const REASON_BACKOFF: &str = "MigrationBackoff";
+pub const REASON_MIGRATED: &str = "Migrated";
+pub const REASON_SYNC_FAILED: &str = "SyncFailed";
+
+// --- VMIM condition types (FACTS §3.2) ---
+
+pub const COND_ABORT_REQUESTED: &str = "migrationAbortRequested";
+pub const COND_QUOTA: &str = "migrationRejectedByResourceQuota";
+pub const COND_UTILITY_VOLUMES: &str = "migrationBlockedByUtilityVolumes";
+pub const COND_BACKUP: &str = "migrationBlockedByBackup";
+
+// --- annotations ---
+
+pub const UNSCHEDULABLE_TIMEOUT_ANNOTATION: &str =
+    "kubevirt.io/migrationUnschedulablePodTimeoutSeconds";
+pub const PENDING_TIMEOUT_ANNOTATION: &str = "kubevirt.io/migrationPendingPodTimeoutSeconds";
+pub const DOMAIN_ANNOTATION: &str = "kubevirt.io/domain";
+
+// --- numbers (FACTS §5.7) ---
+
+pub const UNSCHEDULABLE_TIMEOUT_SECONDS: i64 = 300;
+pub const PENDING_TIMEOUT_SECONDS: i64 = 900;
+pub const BACKOFF_INITIAL_SECONDS: i64 = 20;
+
+/// How a source-reported failure reads, normalised across releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureText<'a> {
+    /// A successful abort without saying why: v1.9+ `Live migration has been aborted`, or a
+    /// libvirt "canceled by client" error that won the race (any release).
+    GenericAbort,
+    /// ≤v1.8 `Live migration aborted ` (user abort).
+    UserAbortV18,
+    /// ≤v1.8 `Live migration stuck for <N> seconds and has been aborted`.
+    StuckV18 {
+        seconds: Option<u64>,
+    },
+    /// ≤v1.8 `Live migration is not completed after <N> seconds and has been aborted`.
+    NotCompletedV18 {
+        seconds: Option<u64>,
+    },
+    VolumeTooSmall,
+    /// Anything else: usually a raw libvirt error, quoted.
+    Other(&'a str),
+}
+
+/// `150 seconds and has been aborted` → 150.
+fn leading_number(text: &str) -> Option<u64> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Classifies a `failureReason` as written by any release.
+pub fn classify_failure(reason: &str) -> FailureText<'_> {
+    let trimmed = reason.trim();
+    if trimmed == ABORTED_V19 {
+        return FailureText::GenericAbort;
+    }
+    if trimmed == ABORTED_V18.trim_end() {
+        return FailureText::UserAbortV18;
+    }
+    if let Some(rest) = trimmed.strip_prefix(STUCK_V18_PREFIX)
+        && rest.ends_with(HAS_BEEN_ABORTED_SUFFIX)
+    {
+        return FailureText::StuckV18 {
+            seconds: leading_number(rest),
+        };
+    }
+    if let Some(rest) = trimmed.strip_prefix(NOT_COMPLETED_V18_PREFIX)
+        && rest.ends_with(HAS_BEEN_ABORTED_SUFFIX)
+    {
+        return FailureText::NotCompletedV18 {
+            seconds: leading_number(rest),
+        };
+    }
+    if trimmed.starts_with(VOLUME_TOO_SMALL_V19) || trimmed.starts_with(VOLUME_TOO_SMALL_V18) {
+        return FailureText::VolumeTooSmall;
+    }
+    if trimmed.contains(LIBVIRT_CANCELED_BY_CLIENT) {
+        return FailureText::GenericAbort;
+    }
+    FailureText::Other(trimmed)
+}
+
+/// Substrings (lower case) of libvirt, QEMU and migration-proxy errors that mean the
+/// connection between source and target broke or never came up.
+pub const CONNECTION_ERRORS: &[&str] = &[
+    "connection reset by peer",
+    "connection refused",
+    "unable to connect to server",
+    "no route to host",
+    "broken pipe",
+    "connection timed out",
+    "unable to write to socket",
+    "unable to read from socket",
+    "cannot recv data",
+    "end of file while reading data",
+    "network is unreachable",
+    "i/o timeout",
+    "dial unix",
+    "dial tcp",
+    "migration proxy",
+    "tls handshake",
+];
+
+/// True when a failure text names a broken connection.
+pub fn is_connection_error(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    CONNECTION_ERRORS
+        .iter()
+        .any(|needle| lower.contains(needle))
+}
+
+/// `virError(Code=9, Domain=10, Message='…')` → (9, "…").
+pub fn libvirt_error(text: &str) -> Option<(Option<i64>, String)> {
+    let start = text.find("virError(")?;
+    let inner = &text[start + "virError(".len()..];
+    let code = inner
+        .strip_prefix("Code=")
+        .and_then(|r| r.split(',').next())
+        .and_then(|c| c.trim().parse().ok());
+    let message = match inner.find("Message='") {
+        Some(i) => {
+            let m = &inner[i + "Message='".len()..];
+            m.strip_suffix("')").unwrap_or(m).to_string()
+        }
+        None => inner.trim_end_matches(')').to_string(),
+    };
+    Some((code, message))
+}
+
+/// The pod name in `unschedulable pod <ns>/<pod> timeout period exceeded` and the
+/// like; `prefix` is one of the `*_DELETE_PREFIX` constants.
+pub fn pod_in_delete_message<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(prefix)?;
+    let qualified = rest.split_whitespace().next()?;
+    Some(qualified.rsplit('/').next().unwrap_or(qualified))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_release_lines_are_recognised() {
+        assert_eq!(
+            classify_failure("Live migration has been aborted"),
+            FailureText::GenericAbort
+        );
+        assert_eq!(
+            classify_failure("Live migration aborted "),
+            FailureText::UserAbortV18
+        );
+        assert_eq!(
+            classify_failure("Live migration stuck for 150 seconds and has been aborted"),
+            FailureText::StuckV18 { seconds: Some(150) }
+        );
+        assert_eq!(
+            classify_failure("Live migration stuck for 150 sec and has been aborted"),
+            FailureText::StuckV18 { seconds: Some(150) }
+        );
+        assert_eq!(
+            classify_failure(
+                "Live migration is not completed after 450 seconds and has been aborted"
+            ),
+            FailureText::NotCompletedV18 { seconds: Some(450) }
+        );
+        assert_eq!(
+            classify_failure(
+                "Volume migration cannot be performed because the destination volume is smaller then the source volume: x"
+            ),
+            FailureText::VolumeTooSmall
+        );
+        assert_eq!(
+            classify_failure(
+                "Volume migration cannot be performed because the destination volume is smaller than the source volume: x"
+            ),
+            FailureText::VolumeTooSmall
+        );
+        assert_eq!(
+            classify_failure(
+                "Live migration failed virError(Code=78, Domain=10, Message='operation aborted: job 'migration out' canceled by client')"
+            ),
+            FailureText::GenericAbort
+        );
+    }
+
+    #[test]
+    fn libvirt_errors_are_taken_apart() {
+        let (code, msg) = libvirt_error("Live migration failed virError(Code=9, Domain=10, Message='operation failed: job 'migration out' failed: Unable to write to socket: Connection reset by peer')").unwrap();
+        assert_eq!(code, Some(9));
+        assert!(msg.ends_with("Connection reset by peer"), "{msg}");
+        assert!(is_connection_error(&msg));
+        assert!(!is_connection_error(
+            "internal error: qemu unexpectedly closed the monitor"
+        ));
+    }
+
+    #[test]
+    fn pod_names_in_delete_messages() {
+        assert_eq!(
+            pod_in_delete_message(
+                "unschedulable pod prod/virt-launcher-a-625jp timeout period exceeded",
+                UNSCHEDULABLE_DELETE_PREFIX
+            ),
+            Some("virt-launcher-a-625jp")
+        );
+        assert_eq!(
+            pod_in_delete_message("something else", PENDING_DELETE_PREFIX),
+            None
+        );
+    }
+}

@@ -1,0 +1,949 @@
+//! The evidence joined into one view of a migration: which migrationState is its own, which
+//! pods are its source and target, which events concern it, which configuration applied.
+//! Rules read this view, never the raw evidence, so they all agree on those joins.
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::objects::*;
+use super::strings as s;
+use super::{Evidence, Fact, MigrationInfo, PodInfo, VmiInfo};
+use crate::model::kubevirt::{EffectiveMigrationConfig, KubeVirt};
+use crate::model::vmi::{MigrationMode, MigrationState, VmiPhase};
+use crate::model::vmim::MigrationPhase;
+use crate::model::{
+    Condition, Event, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+use crate::policy::budget::completion_budget_seconds;
+use crate::policy::migratability::{Migratability, migratability};
+use crate::policy::migration_policy::{effective_config, matching_policy};
+use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
+
+/// Events of the VMI count for a migration from a little before it was created until a
+/// little after it ended: virt-handler's last events land after the VMIM turned final.
+const WINDOW_BEFORE_SECONDS: i64 = 5;
+const WINDOW_AFTER_SECONDS: i64 = 90;
+
+/// Where the effective migration configuration was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigOrigin {
+    /// `status.migrationState.migrationConfiguration`: what the migration actually ran with.
+    Recorded,
+    /// Computed now from the KubeVirt CR and this policy (it may have changed since).
+    Policy(String),
+    /// Computed now from the KubeVirt CR (or KubeVirt's defaults).
+    Cluster,
+}
+
+pub struct View<'a> {
+    pub ev: &'a Evidence,
+    pub now: Timestamp,
+    pub vmim: Option<&'a VirtualMachineInstanceMigration>,
+    pub phase: MigrationPhase,
+    pub vmi: Option<&'a VirtualMachineInstance>,
+    /// The migrationState that describes this migration, and the object it came from.
+    pub state: Option<&'a MigrationState>,
+    pub state_owner: Option<String>,
+    /// The VMI's migrationState when it describes another migration.
+    pub other_state: Option<&'a MigrationState>,
+    /// The VMI's launcher pods (all of them, old ones too).
+    pub pods: Vec<&'a Pod>,
+    pub target_pod: Option<&'a Pod>,
+    pub target_pod_name: Option<String>,
+    pub source_pod: Option<&'a Pod>,
+    pub source_pod_name: Option<String>,
+    /// Events about this migration, its pods and (in its time window) its VMI, oldest first.
+    pub events: Vec<&'a Event>,
+    pub config: EffectiveMigrationConfig,
+    pub config_origin: ConfigOrigin,
+    pub policy: Option<String>,
+    pub budget: Option<u64>,
+    pub migratability: Option<Migratability>,
+    pub created: Option<Timestamp>,
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
+    /// When the VMIM became Succeeded or Failed.
+    pub final_at: Option<Timestamp>,
+}
+
+fn ts(t: &Time) -> Timestamp {
+    t.0
+}
+
+/// True when `state` describes `vmim` (FACTS §1.1: `migrationUid` is the VMIM's uid).
+fn state_is_for(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
+    state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
+}
+
+/// A VMIM's own copy of migrationState, when it holds more than the `sourcePod` it gets
+/// while Pending.
+fn vmim_state_is_full(state: &MigrationState) -> bool {
+    state.start_timestamp.is_some()
+        || state.end_timestamp.is_some()
+        || state.completed
+        || state.failed
+        || state.failure_reason.is_some()
+        || state.target_pod.is_some()
+}
+
+impl<'a> View<'a> {
+    pub fn new(ev: &'a Evidence) -> View<'a> {
+        let vmim = ev.migration.as_ref();
+        let vmi = ev.vmi.as_ref();
+        let phase = vmim.map(|m| m.phase()).unwrap_or(MigrationPhase::Unset);
+
+        let vmi_state = vmi.and_then(|v| v.status.migration_state.as_ref());
+        let vmim_state = vmim.and_then(|m| m.status.migration_state.as_ref());
+        let (state, state_owner, other_state) = match vmim {
+            Some(m) => {
+                let from_vmi = vmi_state.filter(|st| state_is_for(st, m));
+                let from_vmim = vmim_state.filter(|st| {
+                    state_is_for(st, m) || (st.migration_uid.is_none() && vmim_state_is_full(st))
+                });
+                let other = vmi_state.filter(|st| !state_is_for(st, m));
+                match (from_vmi, from_vmim) {
+                    (Some(st), _) => (Some(st), Some(vmi_object_of(ev)), other),
+                    (None, Some(st)) => (Some(st), Some(vmim_object(m)), other),
+                    (None, None) => (None, None, other),
+                }
+            }
+            // Without a migration the VMI's state is "another migration" by definition.
+            None => (None, None, vmi_state),
+        };
+
+        let pods: Vec<&Pod> = ev.pods.iter().filter(|p| pod_belongs(p, ev, vmi)).collect();
+
+        // Every name the target pod went by: its label, the state, and the VMIM's events
+        // (the pod of a failed scheduling attempt is deleted, its events are not).
+        let uid = vmim.and_then(|m| m.uid());
+        let target_pod = uid.and_then(|u| {
+            ev.pods
+                .iter()
+                .find(|p| pod_label(p, MIGRATION_JOB_UID_LABEL) == Some(u))
+        });
+        let mut target_names: Vec<String> = Vec::new();
+        if let Some(p) = target_pod {
+            target_names.push(pod_name(p).to_string());
+        }
+        if let Some(n) = state.and_then(|st| st.target_pod.clone()) {
+            target_names.push(n);
+        }
+        if let Some(m) = vmim {
+            for e in ev
+                .events
+                .iter()
+                .filter(|e| event_is_about(e, "VirtualMachineInstanceMigration", m.name(), uid))
+            {
+                let msg = event_message(e);
+                let name = msg
+                    .strip_prefix(s::CREATED_TARGET_POD_PREFIX)
+                    .map(str::trim)
+                    .or_else(|| s::pod_in_delete_message(msg, s::UNSCHEDULABLE_DELETE_PREFIX))
+                    .or_else(|| s::pod_in_delete_message(msg, s::PENDING_DELETE_PREFIX))
+                    .or_else(|| s::pod_in_delete_message(msg, s::CANCELED_DELETE_PREFIX));
+                if let Some(n) = name {
+                    target_names.push(n.to_string());
+                }
+            }
+        }
+        target_names.dedup();
+        let target_pod_name = target_names.first().cloned();
+        let target_pod = target_pod.or_else(|| {
+            target_pod_name
+                .as_deref()
+                .and_then(|n| ev.pods.iter().find(|p| pod_name(p) == n))
+        });
+
+        let source_pod_name = state
+            .and_then(|st| st.source_pod.clone())
+            .or_else(|| vmim_state.and_then(|st| st.source_pod.clone()))
+            .or_else(|| {
+                // Before the hand-off the source is simply the pod the guest runs in.
+                (vmim.is_some_and(|m| !m.is_final()))
+                    .then(|| active_pod(&pods, vmi))
+                    .flatten()
+                    .map(|p| pod_name(p).to_string())
+            });
+        let source_pod = source_pod_name
+            .as_deref()
+            .and_then(|n| ev.pods.iter().find(|p| pod_name(p) == n));
+
+        let created = vmim.and_then(|m| m.metadata.creation_timestamp.as_ref().map(ts));
+        let final_at = vmim.and_then(|m| match m.phase() {
+            MigrationPhase::Succeeded => m.phase_entered("Succeeded").map(ts),
+            MigrationPhase::Failed => m.phase_entered("Failed").map(ts),
+            _ => None,
+        });
+        let start = state.and_then(|st| st.start_timestamp.as_ref().map(ts));
+        let end = state.and_then(|st| st.end_timestamp.as_ref().map(ts));
+
+        let kubevirt = ev.kubevirt.as_ref();
+        let version = kubevirt.and_then(KubeVirt::version);
+        let recorded = state.and_then(|st| st.migration_configuration.as_ref());
+        let matched = vmi.and_then(|v| matching_policy(v, ev.namespace.as_ref(), &ev.policies));
+        let (config, config_origin) = match recorded {
+            Some(cfg) => (cfg.effective(version), ConfigOrigin::Recorded),
+            None => {
+                let policy = matched
+                    .as_ref()
+                    .and_then(|pm| ev.policies.iter().find(|p| p.name() == pm.name));
+                let origin = match policy {
+                    Some(p) => ConfigOrigin::Policy(p.name().to_string()),
+                    None => ConfigOrigin::Cluster,
+                };
+                (effective_config(kubevirt, policy), origin)
+            }
+        };
+        let policy = state
+            .and_then(|st| st.migration_policy_name.clone())
+            .or_else(|| match &config_origin {
+                ConfigOrigin::Policy(name) => Some(name.clone()),
+                _ => None,
+            })
+            .or_else(|| {
+                // A recorded configuration without a policy name: none matched then.
+                if recorded.is_none() {
+                    matched.map(|pm| pm.name)
+                } else {
+                    None
+                }
+            });
+        let budget =
+            vmi.and_then(|v| completion_budget_seconds(v, config.completion_timeout_per_gib));
+
+        let mut view = View {
+            ev,
+            now: ev.now,
+            vmim,
+            phase,
+            vmi,
+            state,
+            state_owner,
+            other_state,
+            pods,
+            target_pod,
+            target_pod_name,
+            source_pod,
+            source_pod_name,
+            events: Vec::new(),
+            config,
+            config_origin,
+            policy,
+            budget,
+            migratability: vmi.map(migratability),
+            created,
+            start,
+            end,
+            final_at,
+        };
+        view.events = view.relevant_events(&target_names);
+        view
+    }
+
+    // ------------------------------------------------------------ object names
+
+    pub fn namespace(&self) -> &str {
+        &self.ev.vmi_namespace
+    }
+
+    pub fn vmi_name(&self) -> &str {
+        &self.ev.vmi_name
+    }
+
+    pub fn vmim_object(&self) -> String {
+        self.vmim.map(vmim_object).unwrap_or_default()
+    }
+
+    pub fn vmi_object(&self) -> String {
+        vmi_object_of(self.ev)
+    }
+
+    pub fn pod_object(&self, name: &str) -> String {
+        format!("Pod/{}/{name}", self.namespace())
+    }
+
+    pub fn vmim_name(&self) -> &str {
+        self.vmim.map(|m| m.name()).unwrap_or("")
+    }
+
+    // ------------------------------------------------------------ facts
+
+    pub fn vmim_fact(&self, field: &str, value: impl Into<String>) -> Fact {
+        Fact {
+            object: self.vmim_object(),
+            field: field.to_string(),
+            value: value.into(),
+            note: None,
+        }
+    }
+
+    pub fn vmi_fact(&self, field: &str, value: impl Into<String>) -> Fact {
+        Fact {
+            object: self.vmi_object(),
+            field: field.to_string(),
+            value: value.into(),
+            note: None,
+        }
+    }
+
+    /// A fact from this migration's own migrationState.
+    pub fn state_fact(&self, field: &str, value: impl Into<String>) -> Fact {
+        Fact {
+            object: self
+                .state_owner
+                .clone()
+                .unwrap_or_else(|| self.vmim_object()),
+            field: format!("status.migrationState.{field}"),
+            value: value.into(),
+            note: None,
+        }
+    }
+
+    pub fn pod_fact(&self, pod: &str, field: &str, value: impl Into<String>) -> Fact {
+        Fact {
+            object: self.pod_object(pod),
+            field: field.to_string(),
+            value: value.into(),
+            note: None,
+        }
+    }
+
+    pub fn event_fact(&self, e: &Event) -> Fact {
+        let about = {
+            let o = &e.involved_object;
+            format!(
+                "{} {}/{}",
+                o.kind.as_deref().unwrap_or("?"),
+                o.namespace.as_deref().unwrap_or(self.namespace()),
+                o.name.as_deref().unwrap_or("?")
+            )
+        };
+        let count = event_count(e);
+        let repeated = if count > 1 {
+            format!(
+                ", ×{count}, last {}",
+                event_last(e)
+                    .and_then(|t| Timestamp::from_second(t.as_second()).ok())
+                    .map(|t| t.to_string())
+                    .unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
+        Fact {
+            object: format!(
+                "Event/{}/{}",
+                e.metadata.namespace.as_deref().unwrap_or(self.namespace()),
+                event_name(e)
+            ),
+            field: "message".into(),
+            value: event_message(e).to_string(),
+            note: Some(format!(
+                "{} {} on {about}{repeated}",
+                e.type_.as_deref().unwrap_or("Normal"),
+                event_reason(e)
+            )),
+        }
+    }
+
+    /// The facts every diagnosis starts with.
+    pub fn base_facts(&self) -> Vec<Fact> {
+        let mut facts = Vec::new();
+        if let Some(m) = self.vmim {
+            match &m.status.phase {
+                Some(p) => facts.push(self.vmim_fact("status.phase", p.as_str())),
+                None => facts.push(self.vmim_fact("status", "(absent)")),
+            }
+        }
+        if self.vmi.is_none() {
+            facts.push(self.vmi_fact("metadata.name", "(not found: the VMI no longer exists)"));
+        }
+        facts
+    }
+
+    // ------------------------------------------------------------ lookups
+
+    pub fn vmim_condition(&self, type_: &str) -> Option<&'a Condition> {
+        self.vmim
+            .and_then(|m| m.condition(type_))
+            .filter(|c| c.is_true())
+    }
+
+    pub fn vmi_condition(&self, type_: &str) -> Option<&'a Condition> {
+        self.vmi.and_then(|v| v.condition(type_))
+    }
+
+    /// Events about the VMIM itself.
+    pub fn vmim_events(&self) -> impl Iterator<Item = &'a Event> + '_ {
+        let uid = self.vmim.and_then(|m| m.uid());
+        let name = self.vmim_name().to_string();
+        self.events.iter().copied().filter(move |e| {
+            self.vmim.is_some() && event_is_about(e, "VirtualMachineInstanceMigration", &name, uid)
+        })
+    }
+
+    /// Events about the VMI in this migration's window.
+    pub fn vmi_events(&self) -> impl Iterator<Item = &'a Event> + '_ {
+        let uid = self.vmi.and_then(|v| v.uid());
+        self.events
+            .iter()
+            .copied()
+            .filter(move |e| event_is_about(e, "VirtualMachineInstance", self.vmi_name(), uid))
+    }
+
+    /// Events about the target pod (under any name it had).
+    pub fn target_pod_events(&self) -> impl Iterator<Item = &'a Event> + '_ {
+        self.events.iter().copied().filter(move |e| {
+            e.involved_object.kind.as_deref() == Some("Pod")
+                && self.target_pod_name.is_some()
+                && e.involved_object.name == self.target_pod_name
+        })
+    }
+
+    /// The newest event (by last occurrence) matching `pred`.
+    pub fn newest_event(&self, pred: impl Fn(&Event) -> bool) -> Option<&'a Event> {
+        self.events
+            .iter()
+            .copied()
+            .filter(|e| pred(e))
+            .max_by_key(|e| event_last(e))
+    }
+
+    /// A VMIM event with this exact message (or message prefix).
+    pub fn vmim_event_starting(&self, prefix: &str) -> Option<&'a Event> {
+        self.vmim_events()
+            .filter(|e| event_message(e).starts_with(prefix))
+            .max_by_key(|e| event_last(e))
+    }
+
+    /// `failureReason` when the source reported a failure for this migration.
+    pub fn failure_reason(&self) -> Option<&'a str> {
+        self.state
+            .and_then(|st| st.failure_reason.as_deref())
+            .filter(|r| !r.trim().is_empty())
+    }
+
+    pub fn mode(&self) -> Option<&'a MigrationMode> {
+        self.state.and_then(|st| st.mode.as_ref())
+    }
+
+    pub fn in_post_copy(&self) -> bool {
+        self.mode() == Some(&MigrationMode::PostCopy)
+    }
+
+    pub fn abort_requested(&self) -> bool {
+        self.state.is_some_and(|st| st.abort_requested)
+            || self.vmim_condition(s::COND_ABORT_REQUESTED).is_some()
+    }
+
+    pub fn is_final(&self) -> bool {
+        self.phase.is_final()
+    }
+
+    /// Streaming time: start → end, or start → now while it runs.
+    pub fn elapsed(&self) -> Option<i64> {
+        let start = self.start?;
+        let end = self.end.unwrap_or(self.now);
+        Some((end.as_second() - start.as_second()).max(0))
+    }
+
+    pub fn age(&self) -> Option<i64> {
+        self.created
+            .map(|c| (self.now.as_second() - c.as_second()).max(0))
+    }
+
+    pub fn vmi_phase(&self) -> Option<&'a VmiPhase> {
+        self.vmi.and_then(|v| v.status.phase.as_ref())
+    }
+
+    /// True when the guest is still alive somewhere.
+    pub fn vmi_running(&self) -> bool {
+        self.vmi_phase()
+            .is_some_and(|p| !p.is_final() && *p != VmiPhase::Unknown)
+    }
+
+    /// Other migrations of the VMI (not this one).
+    pub fn others(&self) -> impl Iterator<Item = &'a VirtualMachineInstanceMigration> + '_ {
+        let uid = self.vmim.and_then(|m| m.uid());
+        let name = self.vmim_name().to_string();
+        self.ev
+            .migrations
+            .iter()
+            .filter(move |m| !(m.uid() == uid && m.name() == name))
+    }
+
+    /// The pod whose logs tell the data-plane story: the live one, else the source.
+    pub fn log_pod(&self) -> Option<&'a Pod> {
+        let live = self
+            .pod_infos()
+            .into_iter()
+            .find(|p| p.live && p.exists)
+            .and_then(|p| p.name);
+        match live {
+            Some(name) => self.ev.pods.iter().find(|p| pod_name(p) == name),
+            None => self.source_pod,
+        }
+    }
+
+    /// The KubeVirt CR as `-n <ns> <name>` for kubectl, with the usual defaults.
+    pub fn kubevirt_ref(&self) -> (String, String) {
+        match &self.ev.kubevirt {
+            Some(kv) => (
+                kv.metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "kubevirt".into()),
+                kv.metadata
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "kubevirt".into()),
+            ),
+            None => ("kubevirt".into(), "kubevirt".into()),
+        }
+    }
+
+    /// `kubectl patch kubevirt …` setting one key of spec.configuration.migrations.
+    pub fn patch_kubevirt_migrations(&self, key: &str, value: &str) -> String {
+        let (ns, name) = self.kubevirt_ref();
+        format!(
+            "kubectl patch kubevirt -n {ns} {name} --type merge -p '{{\"spec\":{{\"configuration\":{{\"migrations\":{{\"{key}\":{value}}}}}}}}}'"
+        )
+    }
+
+    /// Where to change a policy-overridable setting: the matched MigrationPolicy if any,
+    /// else the KubeVirt CR.
+    pub fn patch_setting(&self, key: &str, value: &str) -> String {
+        match &self.policy {
+            Some(p) if self.ev.policies.iter().any(|x| x.name() == p) => format!(
+                "kubectl patch migrationpolicy {p} --type merge -p '{{\"spec\":{{\"{key}\":{value}}}}}'  (the MigrationPolicy that applies to this VMI)"
+            ),
+            _ => format!(
+                "{}  (cluster-wide; or create a MigrationPolicy selecting this VMI's labels)",
+                self.patch_kubevirt_migrations(key, value)
+            ),
+        }
+    }
+
+    pub fn window(&self) -> (i64, i64) {
+        match self.created {
+            Some(c) => {
+                let end = self.final_at.or(self.end).unwrap_or(self.now);
+                (
+                    c.as_second() - WINDOW_BEFORE_SECONDS,
+                    end.as_second().max(c.as_second()) + WINDOW_AFTER_SECONDS,
+                )
+            }
+            // Without a migration, the last hour: what a real cluster still keeps events for.
+            None => (self.now.as_second() - 3600, i64::MAX),
+        }
+    }
+
+    fn relevant_events(&self, target_names: &[String]) -> Vec<&'a Event> {
+        let (from, to) = self.window();
+        let in_window = |e: &Event| {
+            let first = event_first(e).map(|t| t.as_second()).unwrap_or(i64::MIN);
+            let last = event_last(e).map(|t| t.as_second()).unwrap_or(i64::MAX);
+            last >= from && first <= to
+        };
+        let uid = self.vmim.and_then(|m| m.uid()).unwrap_or("");
+        let other_uids: Vec<&str> = self
+            .ev
+            .migrations
+            .iter()
+            .filter_map(|m| m.uid())
+            .filter(|u| *u != uid)
+            .collect();
+        let other_names: Vec<&str> = self
+            .ev
+            .migrations
+            .iter()
+            .map(|m| m.name())
+            .filter(|n| *n != self.vmim_name())
+            .collect();
+        let vmi_uid = self.vmi.and_then(|v| v.uid());
+        let source = self.source_pod_name.as_deref();
+        let mut events: Vec<&Event> = self
+            .ev
+            .events
+            .iter()
+            .filter(|e| {
+                if let Some(m) = self.vmim
+                    && event_is_about(e, "VirtualMachineInstanceMigration", m.name(), m.uid())
+                {
+                    return true;
+                }
+                let o = &e.involved_object;
+                if o.kind.as_deref() == Some("Pod") {
+                    let name = o.name.as_deref().unwrap_or("");
+                    if target_names.iter().any(|n| n == name) {
+                        return true;
+                    }
+                    return Some(name) == source && in_window(e);
+                }
+                if event_is_about(e, "VirtualMachineInstance", self.vmi_name(), vmi_uid) {
+                    let msg = event_message(e);
+                    if !uid.is_empty() && msg.contains(uid) {
+                        return true;
+                    }
+                    // virt-handler's "VirtualMachineInstance migration uid <uid> failed…".
+                    if let Some(rest) = msg.split("migration uid ").nth(1) {
+                        return rest.split_whitespace().next() == Some(uid);
+                    }
+                    // Events that name another migration belong to that one.
+                    if other_uids.iter().any(|u| msg.contains(u))
+                        || other_names
+                            .iter()
+                            .any(|n| msg.strip_prefix("Created Migration ") == Some(n))
+                    {
+                        return false;
+                    }
+                    return in_window(e);
+                }
+                false
+            })
+            .collect();
+        events.sort_by_key(|e| (event_first(e), event_name(e).to_string()));
+        events
+    }
+
+    // ------------------------------------------------------------ summaries
+
+    pub fn migration_info(&self) -> Option<MigrationInfo> {
+        let m = self.vmim?;
+        let st = self.state;
+        Some(MigrationInfo {
+            namespace: m.namespace().to_string(),
+            name: m.name().to_string(),
+            uid: m.uid().map(str::to_string),
+            phase: if m.status.phase.is_some() {
+                m.phase().as_str().to_string()
+            } else {
+                "(none)".into()
+            },
+            created: self.created.map(|t| t.to_string()),
+            evacuation_node: m.evacuation_node().map(str::to_string),
+            source_node: st
+                .and_then(|st| st.source_node.clone())
+                .or_else(|| self.source_pod.and_then(pod_node).map(str::to_string))
+                .or_else(|| {
+                    (!m.is_final())
+                        .then(|| self.vmi.and_then(|v| v.status.node_name.clone()))
+                        .flatten()
+                }),
+            target_node: st
+                .and_then(|st| st.target_node.clone())
+                .or_else(|| self.target_pod.and_then(pod_node).map(str::to_string)),
+            mode: self.mode().map(|m| m.as_str().to_string()),
+            start_timestamp: self.start.map(|t| t.to_string()),
+            end_timestamp: self.end.map(|t| t.to_string()),
+            elapsed_seconds: self.elapsed(),
+            budget_seconds: self.budget,
+            policy: self.policy.clone(),
+            state_from: self.state_owner.clone(),
+            configuration_from: match &self.config_origin {
+                ConfigOrigin::Recorded => {
+                    "recorded in status.migrationState.migrationConfiguration".into()
+                }
+                ConfigOrigin::Policy(p) => {
+                    format!("computed now from MigrationPolicy {p} and the KubeVirt CR")
+                }
+                ConfigOrigin::Cluster => {
+                    "computed now from the KubeVirt CR (no MigrationPolicy matches)".into()
+                }
+            },
+        })
+    }
+
+    pub fn vmi_info(&self) -> VmiInfo {
+        let v = self.vmi;
+        VmiInfo {
+            namespace: self.namespace().to_string(),
+            name: self.vmi_name().to_string(),
+            exists: v.is_some(),
+            phase: v
+                .and_then(|v| v.status.phase.as_ref())
+                .map(|p| p.as_str().to_string())
+                .filter(|p| !p.is_empty()),
+            node: v.and_then(|v| v.status.node_name.clone()),
+            evacuation_node: v.and_then(|v| v.evacuation_node().map(str::to_string)),
+            live_migratable: self.migratability.as_ref().and_then(|m| m.live_migratable),
+            not_migratable_because: self
+                .migratability
+                .as_ref()
+                .map(|m| m.reasons.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// True while the guest's memory is being streamed by this migration.
+    fn streaming(&self) -> bool {
+        !self.is_final() && self.start.is_some() && !self.state.is_some_and(|st| st.completed)
+    }
+
+    fn is_live(&self, pod: &Pod, role: &str) -> bool {
+        if pod_phase(pod) != Some("Running") || pod.metadata.deletion_timestamp.is_some() {
+            return false;
+        }
+        if !self.vmi_running() {
+            return false;
+        }
+        if self.streaming() {
+            return match role {
+                "target" => self.in_post_copy(),
+                "source" => !self.in_post_copy(),
+                _ => false,
+            };
+        }
+        let node = self.vmi.and_then(|v| v.status.node_name.as_deref());
+        node.is_some() && pod_node(pod) == node
+    }
+
+    pub fn pod_infos(&self) -> Vec<PodInfo> {
+        let mut out = Vec::new();
+        let mut add =
+            |role: &str, name: Option<&String>, pod: Option<&Pod>, node: Option<String>| {
+                if name.is_none() && pod.is_none() {
+                    return;
+                }
+                out.push(PodInfo {
+                    role: role.to_string(),
+                    name: name
+                        .cloned()
+                        .or_else(|| pod.map(|p| pod_name(p).to_string())),
+                    node: pod.and_then(pod_node).map(str::to_string).or(node),
+                    phase: pod.and_then(pod_phase).map(str::to_string),
+                    exists: pod.is_some(),
+                    live: pod.is_some_and(|p| self.is_live(p, role)),
+                });
+            };
+        add(
+            "source",
+            self.source_pod_name.as_ref(),
+            self.source_pod,
+            self.state.and_then(|st| st.source_node.clone()),
+        );
+        add(
+            "target",
+            self.target_pod_name.as_ref(),
+            self.target_pod,
+            self.state.and_then(|st| st.target_node.clone()),
+        );
+        if !out.iter().any(|p| p.live)
+            && let Some(current) = active_pod(&self.pods, self.vmi)
+            && !out
+                .iter()
+                .any(|p| p.name.as_deref() == Some(pod_name(current)))
+            && self.vmi_running()
+        {
+            out.push(PodInfo {
+                role: "current".into(),
+                name: Some(pod_name(current).to_string()),
+                node: pod_node(current).map(str::to_string),
+                phase: pod_phase(current).map(str::to_string),
+                exists: true,
+                live: true,
+            });
+        }
+        out
+    }
+
+    pub fn attention(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let ns = self.namespace();
+        if self.vmi.is_none() {
+            out.push(format!(
+                "The VMI {ns}/{} no longer exists: this is diagnosed from the migration's own status and events.",
+                self.vmi_name()
+            ));
+        }
+        if let Some(m) = self.vmim
+            && let Some(deleting) = &m.metadata.deletion_timestamp
+        {
+            if m.is_final() {
+                out.push(format!(
+                    "The migration object is being deleted (since {}): it will disappear soon, and the VMI's migrationState will be the only record.",
+                    deleting.0
+                ));
+            } else {
+                out.push(format!(
+                    "Deletion of the migration was requested at {}: KubeVirt treats this as an abort request and keeps the object until the abort is done.",
+                    deleting.0
+                ));
+            }
+        }
+        if let Some(node) = self.vmi.and_then(|v| v.evacuation_node()) {
+            let requested = self
+                .vmi_condition("EvictionRequested")
+                .is_some_and(|c| c.is_true());
+            let by = match self
+                .vmi
+                .and_then(|v| v.annotation("kubevirt.io/eviction-source"))
+            {
+                Some(src) => format!(", requested by the {src}"),
+                None => String::new(),
+            };
+            out.push(format!(
+                "The VMI is marked for evacuation from {node} (status.evacuationNodeName{}{by}): KubeVirt keeps creating evacuation migrations until it has left {node}; to stop that: virtctl evacuate-cancel vmi {} -n {ns}",
+                if requested { ", condition EvictionRequested" } else { "" },
+                self.vmi_name()
+            ));
+        }
+        if let Some(node) = self.vmim.and_then(|m| m.evacuation_node()) {
+            out.push(format!(
+                "This is an evacuation migration, created to drain {node} (annotation kubevirt.io/evacuationMigration)."
+            ));
+        }
+        if self.in_post_copy() {
+            let (from, to) = (
+                self.state
+                    .and_then(|st| st.source_node.as_deref())
+                    .unwrap_or("the source"),
+                self.state
+                    .and_then(|st| st.target_node.as_deref())
+                    .unwrap_or("the target"),
+            );
+            if self.streaming() {
+                out.push(format!(
+                    "POINT OF NO RETURN: the migration is in post-copy. The guest runs on {to} while its memory is still being pulled from {from}; it cannot be aborted, and a network failure between the nodes now loses the guest."
+                ));
+            } else if self.state.is_some_and(|st| st.failed) {
+                out.push(format!(
+                    "The migration had switched to post-copy (the point of no return) before it failed: the guest's memory was split between {from} and {to}."
+                ));
+            }
+        }
+        if let Some(other) = self.other_state.filter(|_| self.vmim.is_some()) {
+            let uid = other.migration_uid.as_deref().unwrap_or("(no uid)");
+            let owner = self
+                .ev
+                .migrations
+                .iter()
+                .find(|m| m.uid() == Some(uid))
+                .map(|m| format!("{} ({})", m.name(), m.phase()))
+                .unwrap_or_else(|| "a migration no longer in the cluster".into());
+            out.push(format!(
+                "The VMI's status.migrationState describes another migration (migrationUid {uid}: {owner}); it is not used for this diagnosis."
+            ));
+        }
+        for p in self.pod_infos().iter().filter(|p| !p.exists) {
+            if let Some(name) = &p.name {
+                out.push(format!(
+                    "The {} pod {name} no longer exists: its logs are gone from the cluster (look in your log store).",
+                    p.role
+                ));
+            }
+        }
+        if let Some(m) = &self.migratability
+            && !m.reasons.is_empty()
+        {
+            for b in &m.reasons {
+                out.push(format!(
+                    "The VMI cannot live-migrate now: {} ({}={}: {}). Fix: {}.",
+                    b.summary, b.condition, b.reason, b.message, b.fix
+                ));
+            }
+        }
+        if let Some(c) = self
+            .vmi_condition("Paused")
+            .filter(|c| c.is_true() && c.reason.as_deref() == Some("PausedByMigrationMonitor"))
+        {
+            out.push(format!(
+                "The guest is paused by the migration monitor ({}) so its memory can converge.",
+                c.message.as_deref().unwrap_or("PausedByMigrationMonitor")
+            ));
+        }
+        if let Some(created) = self.created {
+            let newer: Vec<String> = self
+                .others()
+                .filter(|m| {
+                    m.metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .is_some_and(|t| t.0 > created)
+                })
+                .map(|m| format!("{} ({})", m.name(), m.phase()))
+                .collect();
+            if !newer.is_empty() {
+                out.push(format!(
+                    "This is not the VMI's latest migration; newer: {} (vmctl explain vmi/{} -n {ns} explains the latest).",
+                    newer.join(", "),
+                    self.vmi_name()
+                ));
+            }
+        }
+        out
+    }
+
+    /// Steps that fit any cause of this plane; rule steps come first.
+    pub fn common_next_steps(&self, rule: &super::Rule) -> Vec<String> {
+        let mut steps = Vec::new();
+        let ns = self.namespace();
+        if rule.plane == super::Plane::DataPlane {
+            match self.log_pod() {
+                Some(p) => steps.push(format!(
+                    "Read the migration monitor's log lines: kubectl logs -n {ns} {} -c compute | grep -i migration",
+                    pod_name(p)
+                )),
+                None => {
+                    if let Some(name) = &self.source_pod_name {
+                        steps.push(format!(
+                            "The source pod {name} is gone; search your log store for its compute container and the migration uid {}",
+                            self.vmim.and_then(|m| m.uid()).unwrap_or("?")
+                        ));
+                    }
+                }
+            }
+        }
+        if self.ev.migrations.len() > 1 && self.vmim.is_some() {
+            steps.push(format!(
+                "See every attempt and the backoff between them: vmctl explain vmi/{} -n {ns} --history",
+                self.vmi_name()
+            ));
+        }
+        steps
+    }
+}
+
+fn vmim_object(m: &VirtualMachineInstanceMigration) -> String {
+    format!(
+        "VirtualMachineInstanceMigration/{}/{}",
+        m.namespace(),
+        m.name()
+    )
+}
+
+fn vmi_object_of(ev: &Evidence) -> String {
+    format!(
+        "VirtualMachineInstance/{}/{}",
+        ev.vmi_namespace, ev.vmi_name
+    )
+}
+
+/// A launcher pod of the VMI: by the created-by label, else (VMI gone) by the domain
+/// annotation, else because it is the target of one of the VMI's migrations.
+fn pod_belongs(p: &Pod, ev: &Evidence, vmi: Option<&VirtualMachineInstance>) -> bool {
+    if p.metadata
+        .namespace
+        .as_deref()
+        .is_some_and(|ns| ns != ev.vmi_namespace)
+    {
+        return false;
+    }
+    if let Some(uid) = vmi.and_then(|v| v.uid())
+        && pod_label(p, CREATED_BY_LABEL) == Some(uid)
+    {
+        return true;
+    }
+    if pod_annotation(p, s::DOMAIN_ANNOTATION) == Some(ev.vmi_name.as_str()) {
+        return true;
+    }
+    let job = pod_label(p, MIGRATION_JOB_UID_LABEL);
+    job.is_some() && ev.migrations.iter().any(|m| m.uid() == job)
+}
+
+/// The pod the guest runs in: Running, on the VMI's node.
+fn active_pod<'a>(pods: &[&'a Pod], vmi: Option<&VirtualMachineInstance>) -> Option<&'a Pod> {
+    let node = vmi?.status.node_name.as_deref()?;
+    pods.iter()
+        .copied()
+        .find(|p| pod_phase(p) == Some("Running") && pod_node(p) == Some(node))
+}
