@@ -6,6 +6,10 @@ use vmctl::cli::Cli;
 use vmctl::commands;
 use vmctl::error::{Error, exit};
 
+// Reading a large snapshot is allocation-bound; see benches/plan_drain.sh.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
