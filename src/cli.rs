@@ -78,8 +78,10 @@ pub struct GlobalArgs {
 pub enum Command {
     /// What is going on with my VMs: node, phase, eviction strategy, migratability,
     /// evacuation and migrations, then the migrations in flight.
+    #[command(after_long_help = STATUS_OUTPUT)]
     Status(StatusArgs),
     /// Predict, before anything is cordoned, what draining a node will do to every VM.
+    #[command(after_long_help = PLAN_DRAIN_OUTPUT)]
     PlanDrain(PlanDrainArgs),
     /// Diagnose a migration: which plane failed, why, the evidence, and what to do.
     Explain(ExplainArgs),
@@ -90,6 +92,58 @@ pub enum Command {
     /// Write the man pages.
     Man(ManArgs),
 }
+
+const STATUS_OUTPUT: &str = "\
+JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
+    asOf, source              the clock the ages are measured from, and where objects came from
+    kubevirt                  {found, version, clusterEvictionStrategy}
+    vmis[]                    namespace, name, vm (null for a bare VMI), node, phase,
+                              evictionStrategy, evictionStrategySource (vmi-spec|cluster-config|default),
+                              liveMigratable (true|false|null), reasons[] {condition, reason, message,
+                              summary, fix}, evacuation {nodeName, evictionRequested} or null,
+                              pods[] {uid, name, node, phase, role (source|target|active|finished|other),
+                              live}, migration (in flight) {name, uid, phase, sourceNode, targetNode,
+                              sourcePod, targetPod, mode, startTimestamp, elapsedSeconds, budgetSeconds,
+                              pointOfNoReturn} or null, lastMigration {name, uid, result
+                              (succeeded|failed|aborted), endTimestamp, agoSeconds, sourceNode,
+                              targetNode, failureReason} or null
+    migrations[]              VMIMs not final: namespace, name, vmi, phase, ageSeconds, sourceNode,
+                              targetNode, sourcePod, targetPod, livePod, mode, evacuationNode,
+                              conditions[], waitingFor
+    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable), message}
+
+EXIT CODES: 0 success; see vmctl(1).";
+
+const PLAN_DRAIN_OUTPUT: &str = "\
+Read-only: nothing is cordoned, evicted or created.
+
+JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
+    nodes[]                   the nodes drained together
+    verdict                   will-complete | will-complete-with-shutdowns | will-block
+    estimatedDurationSeconds  predicted end of the last migration or shutdown
+    blockers[]                {kind (vmi|pdb|quota|external), namespace, name, reason, message,
+                              vmis[], blocking}; blocking ones first
+    vmis[]                    namespace, name, vm, node, evictionStrategy, evictionStrategySource,
+                              liveMigratable, reasons[] {reason, message}, action (live-migrate |
+                              shutdown | shutdown-not-migratable | blocks-drain | external |
+                              already-migrating | no-target), explanation, fix, target (node or null),
+                              wave, startSeconds, endSeconds, estimateSeconds, budgetSeconds,
+                              memoryBytes, podMemoryRequestBytes, migrationPolicy, allowPostCopy,
+                              allowAutoConverge, bandwidthBytesPerSecond, evacuationNode, runStrategy
+    incoming[]                migrations landing on a drained node {namespace, name, sourceNode,
+                              targetNode, targetPod, mode, pointOfNoReturn}
+    skipped[]                 finished VMIs the drain does not touch
+    limits                    {parallelMigrationsPerCluster, parallelOutboundMigrationsPerNode,
+                              inFlightCluster, inFlightPerNode}
+    waves, defaultsAssumed, kubevirtVersion, assumptions[]
+
+ESTIMATES: transfer = 15 s setup + guest memory / bandwidth (bandwidthPerMigration, else
+--bandwidth, default 256Mi per second). Budget = completionTimeoutPerGiB x ceil(decimal GB of
+guest memory), doubled when workload disruption (post-copy or pause) is allowed. Waves: longest
+first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster
+minus the migrations already in flight.
+
+EXIT CODES: 0 the drain will complete (possibly with shutdowns); 1 it will block; 3 unknown node.";
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
