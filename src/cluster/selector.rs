@@ -253,7 +253,8 @@ impl FieldSelector {
             let equal = match found {
                 Some(Value::String(s)) => *s == req.value,
                 Some(Value::Null) | None => req.value.is_empty(),
-                Some(other) => other.to_string() == req.value,
+                // Numbers and booleans compare by their JSON text (`replicas=3`).
+                Some(other) => serde_json::from_str::<Value>(&req.value).is_ok_and(|v| v == *other),
             };
             equal != req.negated
         })

@@ -1014,8 +1014,8 @@ fn schedule(
     let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
     // Running: (end time, source node).
     let mut running: Vec<(u64, String)> = in_flight_on_drained
-        .to_vec()
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|(n, e)| (e, n))
         .collect();
     let mut pending: Vec<&Candidate> = candidates.iter().collect();
