@@ -40,6 +40,8 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
+            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
+            [CompletionResult]::new('abort', 'abort', [CompletionResultType]::ParameterValue, 'Abort a migration in flight (refused in post-copy: the guest''s state is split)')
             [CompletionResult]::new('snapshot', 'snapshot', [CompletionResultType]::ParameterValue, 'Capture every object vmctl reads into one file that --from reads back')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write the man pages')
@@ -59,6 +61,8 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Keep watching: a live view of the migrations in flight, fed by watches')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Keep watching: a live view of the migrations in flight, fed by watches')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
@@ -89,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;explain' {
+            [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'Explain the last migration job of a libvirt domain on this libvirt URI instead')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
@@ -99,6 +104,66 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
             [CompletionResult]::new('--history', '--history', [CompletionResultType]::ParameterName, 'List every migration of the VMI still present, oldest first, with the backoff between them')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'vmctl;migrate' {
+            [CompletionResult]::new('--node-selector', '--node-selector', [CompletionResultType]::ParameterName, 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on')
+            [CompletionResult]::new('--prometheus', '--prometheus', [CompletionResultType]::ParameterName, 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy')
+            [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'libvirt: the destination connection URI')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'libvirt: bandwidth cap in MiB/s')
+            [CompletionResult]::new('--max-downtime', '--max-downtime', [CompletionResultType]::ParameterName, 'libvirt: maximum downtime in milliseconds')
+            [CompletionResult]::new('--completion-timeout-per-gib', '--completion-timeout-per-gib', [CompletionResultType]::ParameterName, 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150)')
+            [CompletionResult]::new('--progress-timeout', '--progress-timeout', [CompletionResultType]::ParameterName, 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)')
+            [CompletionResult]::new('--parallel', '--parallel', [CompletionResultType]::ParameterName, 'libvirt: parallel (multifd) connections')
+            [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'libvirt: `json` prints one JSON line per sample on stdout, for tooling')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('--allow-postcopy', '--allow-postcopy', [CompletionResultType]::ParameterName, 'Allow switching to post-copy when pre-copy does not converge. After the switch the guest runs on the target with memory still on the source: an abort or a network failure then loses the guest')
+            [CompletionResult]::new('--allow-auto-converge', '--allow-auto-converge', [CompletionResultType]::ParameterName, 'Allow auto-converge: throttle the guest''s CPUs until pre-copy converges')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print what would be created (or the libvirt flags and parameters) and change nothing')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Follow the migration until it ends (the default)')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Start the migration and return at once')
+            [CompletionResult]::new('--allow-pause', '--allow-pause', [CompletionResultType]::ParameterName, 'libvirt: pause the guest when pre-copy cannot converge and post-copy is not allowed')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'vmctl;abort' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up waiting after this long (e.g. 60s)')
+            [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the connection URI of the domain''s source host')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('--evacuation', '--evacuation', [CompletionResultType]::ParameterName, 'Cancel a drain-triggered evacuation instead (clears evacuationNodeName)')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Wait for the abort to be reported (the default for libvirt)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print what would be deleted or called and change nothing')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
@@ -171,6 +236,8 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
+            [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
+            [CompletionResult]::new('abort', 'abort', [CompletionResultType]::ParameterValue, 'Abort a migration in flight (refused in post-copy: the guest''s state is split)')
             [CompletionResult]::new('snapshot', 'snapshot', [CompletionResultType]::ParameterValue, 'Capture every object vmctl reads into one file that --from reads back')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write the man pages')
@@ -184,6 +251,12 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;help;explain' {
+            break
+        }
+        'vmctl;help;migrate' {
+            break
+        }
+        'vmctl;help;abort' {
             break
         }
         'vmctl;help;snapshot' {

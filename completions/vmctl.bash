@@ -16,6 +16,9 @@ _vmctl() {
             ",$1")
                 cmd="vmctl"
                 ;;
+            vmctl,abort)
+                cmd="vmctl__subcmd__abort"
+                ;;
             vmctl,completions)
                 cmd="vmctl__subcmd__completions"
                 ;;
@@ -28,6 +31,9 @@ _vmctl() {
             vmctl,man)
                 cmd="vmctl__subcmd__man"
                 ;;
+            vmctl,migrate)
+                cmd="vmctl__subcmd__migrate"
+                ;;
             vmctl,plan-drain)
                 cmd="vmctl__subcmd__plan__subcmd__drain"
                 ;;
@@ -36,6 +42,9 @@ _vmctl() {
                 ;;
             vmctl,status)
                 cmd="vmctl__subcmd__status"
+                ;;
+            vmctl__subcmd__help,abort)
+                cmd="vmctl__subcmd__help__subcmd__abort"
                 ;;
             vmctl__subcmd__help,completions)
                 cmd="vmctl__subcmd__help__subcmd__completions"
@@ -48,6 +57,9 @@ _vmctl() {
                 ;;
             vmctl__subcmd__help,man)
                 cmd="vmctl__subcmd__help__subcmd__man"
+                ;;
+            vmctl__subcmd__help,migrate)
+                cmd="vmctl__subcmd__help__subcmd__migrate"
                 ;;
             vmctl__subcmd__help,plan-drain)
                 cmd="vmctl__subcmd__help__subcmd__plan__subcmd__drain"
@@ -65,12 +77,70 @@ _vmctl() {
 
     case "${cmd}" in
         vmctl)
-            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain explain snapshot completions man help"
+            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain explain migrate abort snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__abort)
+            opts="-n -A -o -h -V --evacuation --wait --timeout --dry-run --connect --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -165,12 +235,16 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__explain)
-            opts="-n -A -o -h -V --history --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --history --connect --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -215,8 +289,22 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help)
-            opts="status plan-drain explain snapshot completions man help"
+            opts="status plan-drain explain migrate abort snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__help__subcmd__abort)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -284,6 +372,20 @@ _vmctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        vmctl__subcmd__help__subcmd__migrate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         vmctl__subcmd__help__subcmd__plan__subcmd__drain)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -334,6 +436,100 @@ _vmctl() {
             fi
             case "${prev}" in
                 --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__migrate)
+            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --node-selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prometheus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bandwidth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-downtime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --completion-timeout-per-gib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parallel)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --progress)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -489,7 +685,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__status)
-            opts="-l -n -A -o -h -V --node --selector --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -w -n -A -o -h -V --node --selector --watch --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -37,6 +37,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+            cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+            cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
@@ -55,6 +57,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --output 'Output format'
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -w 'Keep watching: a live view of the migrations in flight, fed by watches'
+            cand --watch 'Keep watching: a live view of the migrations in flight, fed by watches'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -83,6 +87,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
         }
         &'vmctl;explain'= {
+            cand --connect 'Explain the last migration job of a libvirt domain on this libvirt URI instead'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
@@ -93,6 +98,64 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
             cand --history 'List every migration of the VMI still present, oldest first, with the backoff between them'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;migrate'= {
+            cand --node-selector 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...'
+            cand --timeout 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on'
+            cand --prometheus 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy'
+            cand --connect 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)'
+            cand --to 'libvirt: the destination connection URI'
+            cand --bandwidth 'libvirt: bandwidth cap in MiB/s'
+            cand --max-downtime 'libvirt: maximum downtime in milliseconds'
+            cand --completion-timeout-per-gib 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150)'
+            cand --progress-timeout 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)'
+            cand --parallel 'libvirt: parallel (multifd) connections'
+            cand --progress 'libvirt: `json` prints one JSON line per sample on stdout, for tooling'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --allow-postcopy 'Allow switching to post-copy when pre-copy does not converge. After the switch the guest runs on the target with memory still on the source: an abort or a network failure then loses the guest'
+            cand --allow-auto-converge 'Allow auto-converge: throttle the guest''s CPUs until pre-copy converges'
+            cand --dry-run 'Print what would be created (or the libvirt flags and parameters) and change nothing'
+            cand --wait 'Follow the migration until it ends (the default)'
+            cand --no-wait 'Start the migration and return at once'
+            cand --allow-pause 'libvirt: pause the guest when pre-copy cannot converge and post-copy is not allowed'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;abort'= {
+            cand --timeout 'Give up waiting after this long (e.g. 60s)'
+            cand --connect 'libvirt: the connection URI of the domain''s source host'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --evacuation 'Cancel a drain-triggered evacuation instead (clears evacuationNodeName)'
+            cand --wait 'Wait for the abort to be reported (the default for libvirt)'
+            cand --dry-run 'Print what would be deleted or called and change nothing'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -161,6 +224,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+            cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+            cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
@@ -171,6 +236,10 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help;plan-drain'= {
         }
         &'vmctl;help;explain'= {
+        }
+        &'vmctl;help;migrate'= {
+        }
+        &'vmctl;help;abort'= {
         }
         &'vmctl;help;snapshot'= {
         }

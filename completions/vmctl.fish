@@ -41,6 +41,8 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -s V -l version -d 'Print vers
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "man" -d 'Write the man pages'
@@ -57,6 +59,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s w -l watch -d 'Keep watching: a live view of the migrations in flight, fed by watches'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -76,6 +79,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s A -l all-name
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
@@ -91,6 +95,56 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s A -l all-namespa
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l node-selector -d 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l timeout -d 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l prometheus -d 'Read migration metrics from this Prometheus instead of virt-handler\'s pod proxy' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l connect -d 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l to -d 'libvirt: the destination connection URI' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l bandwidth -d 'libvirt: bandwidth cap in MiB/s' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-downtime -d 'libvirt: maximum downtime in milliseconds' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeout-per-gib -d 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt\'s default 150)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'libvirt: parallel (multifd) connections' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-postcopy -d 'Allow switching to post-copy when pre-copy does not converge. After the switch the guest runs on the target with memory still on the source: an abort or a network failure then loses the guest'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-auto-converge -d 'Allow auto-converge: throttle the guest\'s CPUs until pre-copy converges'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l dry-run -d 'Print what would be created (or the libvirt flags and parameters) and change nothing'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l wait -d 'Follow the migration until it ends (the default)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-wait -d 'Start the migration and return at once'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-pause -d 'libvirt: pause the guest when pre-copy cannot converge and post-copy is not allowed'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l timeout -d 'Give up waiting after this long (e.g. 60s)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l connect -d 'libvirt: the connection URI of the domain\'s source host' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l evacuation -d 'Cancel a drain-triggered evacuation instead (clears evacuationNodeName)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l wait -d 'Wait for the abort to be reported (the default for libvirt)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l dry-run -d 'Print what would be deleted or called and change nothing'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l node -d 'Only what concerns the VMIs on this node (plus every node, for capacity)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -135,10 +189,12 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces 
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "man" -d 'Write the man pages'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain explain migrate abort snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -85,6 +85,11 @@ pub enum Command {
     PlanDrain(PlanDrainArgs),
     /// Diagnose a migration: which plane failed, why, the evidence, and what to do.
     Explain(ExplainArgs),
+    /// Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly
+    /// through libvirt (--connect SRC --to DST).
+    Migrate(MigrateArgs),
+    /// Abort a migration in flight (refused in post-copy: the guest's state is split).
+    Abort(AbortArgs),
     /// Capture every object vmctl reads into one file that --from reads back.
     Snapshot(SnapshotArgs),
     /// Print a shell completion script.
@@ -158,6 +163,10 @@ pub struct StatusArgs {
     /// Only VMIs whose labels match this selector (e.g. app=db,tier!=web).
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
+
+    /// Keep watching: a live view of the migrations in flight, fed by watches.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -182,6 +191,114 @@ pub struct ExplainArgs {
     /// List every migration of the VMI still present, oldest first, with the backoff between them.
     #[arg(long)]
     pub history: bool,
+
+    /// Explain the last migration job of a libvirt domain on this libvirt URI instead.
+    #[arg(long, value_name = "URI")]
+    pub connect: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    /// The VM (or bare VMI) to migrate; with --connect, the libvirt domain.
+    #[arg(value_name = "VM")]
+    pub target: String,
+
+    /// Allow switching to post-copy when pre-copy does not converge. After the switch the
+    /// guest runs on the target with memory still on the source: an abort or a network
+    /// failure then loses the guest.
+    #[arg(long)]
+    pub allow_postcopy: bool,
+
+    /// Allow auto-converge: throttle the guest's CPUs until pre-copy converges.
+    #[arg(long, alias = "auto-converge")]
+    pub allow_auto_converge: bool,
+
+    /// Print what would be created (or the libvirt flags and parameters) and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...
+    #[arg(long, value_name = "K=V,...", conflicts_with = "connect")]
+    pub node_selector: Option<String>,
+
+    /// Follow the migration until it ends (the default).
+    #[arg(long, overrides_with = "no_wait")]
+    pub wait: bool,
+
+    /// Start the migration and return at once.
+    #[arg(long, overrides_with = "wait")]
+    pub no_wait: bool,
+
+    /// Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Read migration metrics from this Prometheus instead of virt-handler's pod proxy.
+    #[arg(long, value_name = "URL", conflicts_with = "connect")]
+    pub prometheus: Option<String>,
+
+    /// libvirt: the source connection URI (e.g. qemu+ssh://host-a/system).
+    #[arg(long, value_name = "SRC_URI", requires = "to")]
+    pub connect: Option<String>,
+
+    /// libvirt: the destination connection URI.
+    #[arg(long, value_name = "DST_URI", requires = "connect")]
+    pub to: Option<String>,
+
+    /// libvirt: pause the guest when pre-copy cannot converge and post-copy is not allowed.
+    #[arg(long, requires = "connect")]
+    pub allow_pause: bool,
+
+    /// libvirt: bandwidth cap in MiB/s.
+    #[arg(long, value_name = "MIB_PER_S", requires = "connect")]
+    pub bandwidth: Option<u64>,
+
+    /// libvirt: maximum downtime in milliseconds.
+    #[arg(long, value_name = "MS", requires = "connect")]
+    pub max_downtime: Option<u64>,
+
+    /// libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt's default 150).
+    #[arg(long, value_name = "S", requires = "connect")]
+    pub completion_timeout_per_gib: Option<u64>,
+
+    /// libvirt: abort when remaining data has not decreased for this many seconds (default 150).
+    #[arg(long, value_name = "S", requires = "connect")]
+    pub progress_timeout: Option<u64>,
+
+    /// libvirt: parallel (multifd) connections.
+    #[arg(long, value_name = "N", requires = "connect")]
+    pub parallel: Option<u32>,
+
+    /// libvirt: `json` prints one JSON line per sample on stdout, for tooling.
+    #[arg(long, value_name = "FORMAT", requires = "connect")]
+    pub progress: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AbortArgs {
+    /// VM, migration/NAME, or with --connect the libvirt domain.
+    #[arg(value_name = "VM|migration/NAME")]
+    pub target: String,
+
+    /// Cancel a drain-triggered evacuation instead (clears evacuationNodeName).
+    #[arg(long, conflicts_with = "connect")]
+    pub evacuation: bool,
+
+    /// Wait for the abort to be reported (the default for libvirt).
+    #[arg(long)]
+    pub wait: bool,
+
+    /// Give up waiting after this long (e.g. 60s).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Print what would be deleted or called and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// libvirt: the connection URI of the domain's source host.
+    #[arg(long, value_name = "URI")]
+    pub connect: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

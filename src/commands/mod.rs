@@ -1,7 +1,9 @@
 //! One file per subcommand; each reads gather -> decide -> render.
 
+pub mod abort;
 pub mod explain;
 pub mod generate;
+pub mod migrate;
 pub mod plan_drain;
 pub mod snapshot;
 pub mod status;
@@ -29,6 +31,14 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
         Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
         Command::Explain(args) => with_context(&cli, |ctx| explain::run(ctx, args)).await,
+        Command::Migrate(args) if args.connect.is_some() => {
+            migrate::run_libvirt(&cli.global, args).await
+        }
+        Command::Migrate(args) => with_context(&cli, |ctx| migrate::run_kubevirt(ctx, args)).await,
+        Command::Abort(args) if args.connect.is_some() => {
+            abort::run_libvirt(&cli.global, args).await
+        }
+        Command::Abort(args) => with_context(&cli, |ctx| abort::run_kubevirt(ctx, args)).await,
         Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
     }
 }

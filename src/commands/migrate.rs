@@ -1,0 +1,17 @@
+//! `vmctl migrate`: through KubeVirt (`migrate_kubevirt`) or libvirt (`migrate_libvirt`).
+
+use crate::cli::{GlobalArgs, MigrateArgs};
+use crate::context::Context;
+use crate::error::{Error, Result};
+
+pub async fn run_kubevirt(_ctx: &Context, _args: &MigrateArgs) -> Result<i32> {
+    Err(Error::Internal(
+        "migrate through KubeVirt is not implemented yet".into(),
+    ))
+}
+
+pub async fn run_libvirt(_global: &GlobalArgs, _args: &MigrateArgs) -> Result<i32> {
+    Err(Error::Internal(
+        "migrate through libvirt is not implemented yet".into(),
+    ))
+}
