@@ -490,7 +490,9 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
         return "  (nothing on record)\n".into();
     }
     let first_day = day(&timeline[0].time);
-    let one_day = timeline.iter().all(|e| day(&e.time) == first_day);
+    let one_day = timeline.iter().all(|e| {
+        day(&e.time) == first_day && e.last_time.as_deref().is_none_or(|l| day(l) == first_day)
+    });
     let mut t = TableBuilder::new(style, &["time", "+step", "object", "what", "detail"]);
     for e in timeline {
         let step = match e.since_previous_seconds {
@@ -566,9 +568,15 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         None => "KubeVirt version unknown".to_string(),
     };
     match &d.migration {
-        Some(m) => out.push_str(&format!(
+        Some(m) if m.object_exists => out.push_str(&format!(
             "Migration {}/{} · VMI {}/{} · {kv}\n",
             m.namespace, m.name, d.vmi.namespace, d.vmi.name
+        )),
+        Some(m) => out.push_str(&format!(
+            "Migration uid {} (object gone; from the VMI's migrationState) · VMI {}/{} · {kv}\n",
+            m.uid.as_deref().unwrap_or("?"),
+            d.vmi.namespace,
+            d.vmi.name
         )),
         None => out.push_str(&format!(
             "VMI {}/{} (no migration on record) · {kv}\n",

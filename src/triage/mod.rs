@@ -194,6 +194,8 @@ pub struct MigrationInfo {
     pub uid: Option<String>,
     pub phase: String,
     pub created: Option<String>,
+    /// False when the VMIM is gone and only the VMI's migrationState tells the story.
+    pub object_exists: bool,
     /// The node an evacuation migration drains (annotation kubevirt.io/evacuationMigration).
     pub evacuation_node: Option<String>,
     pub source_node: Option<String>,

@@ -52,15 +52,18 @@ pub(crate) fn outcome(view: &View, rule: &Rule, finding: &Finding) -> Outcome {
     if let Some(o) = finding.outcome {
         return o;
     }
-    match view.vmim {
-        None if rule.blocks => Outcome::Blocked,
-        None => Outcome::NoMigration,
-        Some(_) => match view.phase {
-            MigrationPhase::Succeeded => Outcome::Succeeded,
-            MigrationPhase::Failed => Outcome::Failed,
-            _ if rule.blocks => Outcome::Blocked,
-            _ => Outcome::InProgress,
-        },
+    if !view.has_migration() {
+        return if rule.blocks {
+            Outcome::Blocked
+        } else {
+            Outcome::NoMigration
+        };
+    }
+    match view.phase {
+        MigrationPhase::Succeeded => Outcome::Succeeded,
+        MigrationPhase::Failed => Outcome::Failed,
+        _ if rule.blocks => Outcome::Blocked,
+        _ => Outcome::InProgress,
     }
 }
 
@@ -84,6 +87,18 @@ const UNKNOWN: Rule = Rule {
 
 /// The catalogue, in the order the rules are tried.
 pub static CATALOGUE: &[Rule] = &[
+    Rule {
+        id: "target-domain-not-seen",
+        plane: Plane::DataPlane,
+        reads: &[
+            "Event Migrated on the VMI",
+            "status.migrationState.{completed,targetNodeDomainDetected}",
+            "VirtualMachineInstance status.phase",
+        ],
+        advice: "The source finished but the target never reported the domain: read the target launcher's and virt-handler's logs on the target node.",
+        blocks: true,
+        check: target_domain_not_seen,
+    },
     Rule {
         id: "succeeded",
         plane: Plane::None,
@@ -120,18 +135,6 @@ pub static CATALOGUE: &[Rule] = &[
         advice: "Someone deleted the migration (virtctl migrate-cancel, kubectl delete vmim): nothing is broken. Migrate again when ready.",
         blocks: false,
         check: aborted_by_request,
-    },
-    Rule {
-        id: "target-domain-not-seen",
-        plane: Plane::DataPlane,
-        reads: &[
-            "Event Migrated on the VMI",
-            "status.migrationState.{completed,targetNodeDomainDetected}",
-            "VirtualMachineInstance status.phase",
-        ],
-        advice: "The source finished but the target never reported the domain: read the target launcher's and virt-handler's logs on the target node.",
-        blocks: true,
-        check: target_domain_not_seen,
     },
     Rule {
         id: "blocked-by-utility-volumes",
@@ -639,12 +642,13 @@ fn target_domain_not_seen(v: &View) -> Option<Finding> {
             && (event_message(e) == s::DOMAIN_NEVER_OBSERVED
                 || event_message(e) == s::MIGRATED_UNKNOWN_HOST)
     });
+    // The VMIM turns Succeeded when the source reports completion; virt-handler fails the
+    // VMI only afterwards, so a Succeeded phase does not rule this out.
     let inferred_case = event.is_none()
         && v.state.is_some_and(|st| {
             st.completed && !st.failed && st.target_node_domain_detected != Some(true)
         })
-        && v.vmi_phase() == Some(&VmiPhase::Failed)
-        && v.phase != MigrationPhase::Succeeded;
+        && v.vmi_phase() == Some(&VmiPhase::Failed);
     if event.is_none() && !inferred_case {
         return None;
     }
@@ -1780,29 +1784,25 @@ fn queued_parallel_limit(v: &View) -> Option<Finding> {
 }
 
 fn not_live_migratable(v: &View) -> Option<Finding> {
-    let m = v.migratability.as_ref()?;
-    if m.reasons.is_empty() {
+    let blockers = v.live_blockers();
+    if blockers.is_empty() {
         return None;
     }
-    let applies = match v.vmim {
-        None => true,
-        Some(_) => {
-            before_streaming(v)
-                && v.failure_reason().is_none()
-                && !matches!(v.phase, MigrationPhase::Succeeded)
-        }
-    };
+    let applies = !v.has_migration()
+        || (before_streaming(v)
+            && v.failure_reason().is_none()
+            && !matches!(v.phase, MigrationPhase::Succeeded));
     if !applies {
         return None;
     }
     let mut f = Finding::default();
-    for b in &m.reasons {
+    for b in &blockers {
         f.evidence.push(v.vmi_fact(
             &format!("status.conditions[type={}]", b.condition),
             format!("False, reason {}: {}", b.reason, b.message),
         ));
     }
-    let first = &m.reasons[0];
+    let first = blockers[0];
     let strategy = v.vmi.map(|x| {
         crate::policy::eviction::effective_eviction_strategy(x, v.ev.kubevirt.as_ref()).strategy
     });
@@ -1817,17 +1817,17 @@ fn not_live_migratable(v: &View) -> Option<Finding> {
         }
         _ => String::new(),
     };
-    f.summary = match v.vmim {
-        None => format!(
+    f.summary = match v.has_migration() {
+        false => format!(
             "The VMI cannot live-migrate: {} ({}). KubeVirt refuses to create a migration for it.{drain}",
             first.summary, first.reason
         ),
-        Some(_) => format!(
+        true => format!(
             "The VMI cannot live-migrate: {} ({}), so this migration cannot proceed.{drain}",
             first.summary, first.reason
         ),
     };
-    for b in &m.reasons {
+    for b in &blockers {
         f.next_steps.push(format!("Fix: {}", b.fix));
     }
     if let Some(node) = v.vmi.and_then(|x| x.status.node_name.as_deref()) {
@@ -2217,7 +2217,7 @@ fn in_progress(v: &View) -> Option<Finding> {
 }
 
 fn no_migration(v: &View) -> Option<Finding> {
-    if v.vmim.is_some() {
+    if v.has_migration() {
         return None;
     }
     let ns = v.namespace();
@@ -2285,14 +2285,14 @@ fn no_migration(v: &View) -> Option<Finding> {
 fn unknown(v: &View) -> Option<Finding> {
     let mut f = Finding::default();
     let ns = v.namespace();
-    let Some(m) = v.vmim else {
+    if !v.has_migration() {
         f.summary = format!(
             "Neither a migration nor the VMI {ns}/{} was found: there is nothing to diagnose.",
             v.vmi_name()
         );
         return Some(f);
-    };
-    if m.status.phase.is_none() {
+    }
+    if v.vmim.is_some_and(|m| m.status.phase.is_none()) {
         f.summary = format!(
             "The migration has no status at all{}: virt-controller has not processed it. Is virt-controller running and healthy?",
             v.age()
@@ -2344,7 +2344,7 @@ fn unknown(v: &View) -> Option<Finding> {
     } else {
         format!(
             "The migration is {} but nothing on record says why{}. Missing: {}.",
-            m.phase(),
+            v.phase,
             failed_event
                 .map(|e| format!(" beyond \"{}\"", event_message(e)))
                 .unwrap_or_default(),
@@ -2357,11 +2357,13 @@ fn unknown(v: &View) -> Option<Finding> {
             pod_name(p)
         ));
     }
-    f.next_steps.push(
-        "Read virt-controller's log: kubectl logs -n kubevirt -l kubevirt.io=virt-controller --tail=500 | grep -i "
-            .to_string()
-            + m.name(),
-    );
+    let grep_for = match v.vmim {
+        Some(m) => m.name().to_string(),
+        None => v.vmi_name().to_string(),
+    };
+    f.next_steps.push(format!(
+        "Read virt-controller's log: kubectl logs -n kubevirt -l kubevirt.io=virt-controller --tail=500 | grep -i {grep_for}"
+    ));
     Some(f)
 }
 

@@ -14,7 +14,7 @@ use crate::model::{
     Condition, Event, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::policy::budget::completion_budget_seconds;
-use crate::policy::migratability::{Migratability, migratability};
+use crate::policy::migratability::{Blocker, Migratability, migratability};
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
@@ -89,7 +89,6 @@ impl<'a> View<'a> {
     pub fn new(ev: &'a Evidence) -> View<'a> {
         let vmim = ev.migration.as_ref();
         let vmi = ev.vmi.as_ref();
-        let phase = vmim.map(|m| m.phase()).unwrap_or(MigrationPhase::Unset);
 
         let vmi_state = vmi.and_then(|v| v.status.migration_state.as_ref());
         let vmim_state = vmim.and_then(|m| m.status.migration_state.as_ref());
@@ -106,8 +105,20 @@ impl<'a> View<'a> {
                     (None, None) => (None, None, other),
                 }
             }
-            // Without a migration the VMI's state is "another migration" by definition.
-            None => (None, None, vmi_state),
+            // The migration object is gone (aborted migrations are deleted, only five finished
+            // ones are kept): the VMI's own record of its last migration is all there is.
+            None => match vmi_state.filter(|st| st.completed || st.start_timestamp.is_some()) {
+                Some(st) => (Some(st), Some(vmi_object_of(ev)), None),
+                None => (None, None, vmi_state),
+            },
+        };
+
+        let phase = match (vmim, state) {
+            (Some(m), _) => m.phase(),
+            (None, Some(st)) if st.completed && st.failed => MigrationPhase::Failed,
+            (None, Some(st)) if st.completed => MigrationPhase::Succeeded,
+            (None, Some(_)) => MigrationPhase::Running,
+            (None, None) => MigrationPhase::Unset,
         };
 
         let pods: Vec<&Pod> = ev.pods.iter().filter(|p| pod_belongs(p, ev, vmi)).collect();
@@ -167,7 +178,14 @@ impl<'a> View<'a> {
             .as_deref()
             .and_then(|n| ev.pods.iter().find(|p| pod_name(p) == n));
 
-        let created = vmim.and_then(|m| m.metadata.creation_timestamp.as_ref().map(ts));
+        let created = vmim
+            .and_then(|m| m.metadata.creation_timestamp.as_ref().map(ts))
+            .or_else(|| {
+                // An orphan state: its start is the earliest moment known.
+                vmim.is_none()
+                    .then(|| state.and_then(|st| st.start_timestamp.as_ref().map(ts)))
+                    .flatten()
+            });
         let final_at = vmim.and_then(|m| match m.phase() {
             MigrationPhase::Succeeded => m.phase_entered("Succeeded").map(ts),
             MigrationPhase::Failed => m.phase_entered("Failed").map(ts),
@@ -250,7 +268,28 @@ impl<'a> View<'a> {
     }
 
     pub fn vmim_object(&self) -> String {
-        self.vmim.map(vmim_object).unwrap_or_default()
+        self.vmim
+            .map(vmim_object)
+            .unwrap_or_else(|| self.vmi_object())
+    }
+
+    /// True when there is a migration to explain: its object, or the VMI's record of it.
+    pub fn has_migration(&self) -> bool {
+        self.vmim.is_some() || self.state.is_some()
+    }
+
+    /// The reasons the VMI cannot live-migrate (LiveMigratable=False); StorageLiveMigratable
+    /// only concerns volume migration.
+    pub fn live_blockers(&self) -> Vec<&Blocker> {
+        self.migratability
+            .as_ref()
+            .map(|m| {
+                m.reasons
+                    .iter()
+                    .filter(|b| b.condition == "LiveMigratable")
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn vmi_object(&self) -> String {
@@ -544,7 +583,11 @@ impl<'a> View<'a> {
             let last = event_last(e).map(|t| t.as_second()).unwrap_or(i64::MAX);
             last >= from && first <= to
         };
-        let uid = self.vmim.and_then(|m| m.uid()).unwrap_or("");
+        let uid = self
+            .vmim
+            .and_then(|m| m.uid())
+            .or_else(|| self.state.and_then(|st| st.migration_uid.as_deref()))
+            .unwrap_or("");
         let other_uids: Vec<&str> = self
             .ev
             .migrations
@@ -608,24 +651,33 @@ impl<'a> View<'a> {
     // ------------------------------------------------------------ summaries
 
     pub fn migration_info(&self) -> Option<MigrationInfo> {
-        let m = self.vmim?;
         let st = self.state;
+        let m = self.vmim;
+        if m.is_none() && st.is_none() {
+            return None;
+        }
+        let is_final = self.is_final();
         Some(MigrationInfo {
-            namespace: m.namespace().to_string(),
-            name: m.name().to_string(),
-            uid: m.uid().map(str::to_string),
-            phase: if m.status.phase.is_some() {
-                m.phase().as_str().to_string()
-            } else {
-                "(none)".into()
+            namespace: self.namespace().to_string(),
+            name: m.map(|m| m.name().to_string()).unwrap_or_default(),
+            uid: m
+                .and_then(|m| m.uid())
+                .or_else(|| st.and_then(|st| st.migration_uid.as_deref()))
+                .map(str::to_string),
+            phase: match m {
+                Some(m) if m.status.phase.is_none() => "(none)".into(),
+                _ => self.phase.as_str().to_string(),
             },
-            created: self.created.map(|t| t.to_string()),
-            evacuation_node: m.evacuation_node().map(str::to_string),
+            created: m
+                .and_then(|m| m.metadata.creation_timestamp.as_ref())
+                .map(|t| t.0.to_string()),
+            object_exists: m.is_some(),
+            evacuation_node: m.and_then(|m| m.evacuation_node()).map(str::to_string),
             source_node: st
                 .and_then(|st| st.source_node.clone())
                 .or_else(|| self.source_pod.and_then(pod_node).map(str::to_string))
                 .or_else(|| {
-                    (!m.is_final())
+                    (!is_final)
                         .then(|| self.vmi.and_then(|v| v.status.node_name.clone()))
                         .flatten()
                 }),
@@ -832,15 +884,26 @@ impl<'a> View<'a> {
                 ));
             }
         }
-        if let Some(m) = &self.migratability
-            && !m.reasons.is_empty()
-        {
-            for b in &m.reasons {
+        for b in self.migratability.iter().flat_map(|m| &m.reasons) {
+            if b.condition == "LiveMigratable" {
                 out.push(format!(
-                    "The VMI cannot live-migrate now: {} ({}={}: {}). Fix: {}.",
-                    b.summary, b.condition, b.reason, b.message, b.fix
+                    "The VMI cannot live-migrate now: {} (LiveMigratable=False, {}: {}). Fix: {}.",
+                    b.summary, b.reason, b.message, b.fix
+                ));
+            } else {
+                out.push(format!(
+                    "The VMI's volumes cannot be migrated (volume migration only): {} ({}=False, {}: {}).",
+                    b.summary, b.condition, b.reason, b.message
                 ));
             }
+        }
+        if self.vmim.is_none()
+            && let Some(st) = self.state
+        {
+            out.push(format!(
+                "The migration object (uid {}) is gone: KubeVirt deletes aborted migrations and keeps only the newest five finished ones per VMI. This is diagnosed from the VMI's status.migrationState alone.",
+                st.migration_uid.as_deref().unwrap_or("unknown")
+            ));
         }
         if let Some(c) = self
             .vmi_condition("Paused")
@@ -893,7 +956,7 @@ impl<'a> View<'a> {
                 }
             }
         }
-        if self.ev.migrations.len() > 1 && self.vmim.is_some() {
+        if self.ev.migrations.len() > 1 && self.has_migration() {
             steps.push(format!(
                 "See every attempt and the backoff between them: vmctl explain vmi/{} -n {ns} --history",
                 self.vmi_name()

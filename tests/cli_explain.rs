@@ -1,0 +1,1007 @@
+//! `vmctl explain` on the example incidents and the example cluster: every cause, the JSON
+//! contract, the rendering (insta), live == files, request counts, and bad input.
+
+mod common;
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde::Deserialize;
+use support::FakeApiServer;
+
+const INCIDENTS: &str = "examples/incidents";
+const INCIDENTS_NOW: &str = "2026-12-03T10:00:00Z";
+
+fn incidents() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENTS)
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/explain")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The documented `-o json` contract, read the way a consumer would.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Report {
+    api_version: String,
+    kind: String,
+    as_of: String,
+    source: String,
+    kubevirt_version: Option<String>,
+    outcome: String,
+    plane: String,
+    cause: String,
+    summary: String,
+    inferred: bool,
+    rule: Rule,
+    migration: Option<serde_json::Value>,
+    vmi: Vmi,
+    pods: Vec<PodInfo>,
+    attention: Vec<String>,
+    evidence: Vec<Fact>,
+    timeline: Vec<Step>,
+    next_steps: Vec<String>,
+    #[serde(default)]
+    history: Option<Vec<History>>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: String,
+    plane: String,
+    reads: Vec<String>,
+    advice: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Vmi {
+    namespace: String,
+    name: String,
+    exists: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PodInfo {
+    role: String,
+    name: Option<String>,
+    exists: bool,
+    live: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fact {
+    object: String,
+    field: String,
+    value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Step {
+    time: String,
+    object: String,
+    what: String,
+    offset_seconds: i64,
+    since_previous_seconds: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct History {
+    name: String,
+    outcome: String,
+    cause: String,
+    backoff_seconds: Option<i64>,
+    since_previous_seconds: Option<i64>,
+}
+
+fn explain_json(from: &str, target: &str) -> (Report, i32) {
+    let out = vmctl(["--from", from, "explain", target, "-o", "json"]);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "{target}: exit {code}\n{}",
+        stderr(&out)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{target}: {e}\n{}", stdout(&out)));
+    (report, code)
+}
+
+fn has_fact(r: &Report, object: &str, field: &str, value: &str) -> bool {
+    r.evidence
+        .iter()
+        .any(|f| f.object == object && f.field == field && f.value == value)
+}
+
+// ---------------------------------------------------------------- every cause
+
+/// (target, cause, plane, outcome, inferred, exit code)
+const INCIDENT_CASES: &[(&str, &str, &str, &str, bool, i32)] = &[
+    (
+        "mig-unsched-affinity",
+        "target-pod-unschedulable",
+        "control-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-target-imagepull",
+        "target-pod-not-ready",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-create-forbidden",
+        "target-pod-create-failed",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-quota",
+        "resource-quota-exceeded",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-cpu-model",
+        "no-node-for-cpu-model",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-utility-volumes",
+        "blocked-by-utility-volumes",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-backup",
+        "blocked-by-backup",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "vm/render-01",
+        "not-live-migratable",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "mig-batch-03",
+        "queued-parallel-limit",
+        "control-plane",
+        "in-progress",
+        false,
+        0,
+    ),
+    (
+        "mig-search-b",
+        "another-migration-in-progress",
+        "control-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-target-lost",
+        "target-pod-lost",
+        "control-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-vmi-shutdown",
+        "vmi-stopped-during-migration",
+        "control-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "kubevirt-evacuation-pp4wc",
+        "migration-backoff",
+        "control-plane",
+        "blocked",
+        false,
+        1,
+    ),
+    (
+        "kubevirt-evacuation-5xq8d",
+        "connection-failure",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-converge-v18",
+        "not-converging",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-converge-v19",
+        "not-converging",
+        "data-plane",
+        "failed",
+        true,
+        1,
+    ),
+    (
+        "mig-stall-v18",
+        "no-progress",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-stall-v19",
+        "no-progress",
+        "data-plane",
+        "failed",
+        true,
+        1,
+    ),
+    (
+        "mig-postcopy-v18",
+        "postcopy-failed",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-postcopy-v19",
+        "postcopy-failed",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-conn-v18",
+        "connection-failure",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-conn-v19",
+        "connection-failure",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-domain-not-seen",
+        "target-domain-not-seen",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-volume-v18",
+        "destination-volume-too-small",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-volume-v19",
+        "destination-volume-too-small",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-libvirt-v18",
+        "libvirt-error",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-libvirt-v19",
+        "libvirt-error",
+        "data-plane",
+        "failed",
+        false,
+        1,
+    ),
+    (
+        "mig-abort-v18",
+        "aborted-by-request",
+        "none",
+        "aborted",
+        false,
+        1,
+    ),
+    (
+        "vm/desk-02",
+        "aborted-by-request",
+        "none",
+        "aborted",
+        false,
+        1,
+    ),
+    ("mig-ok", "succeeded", "none", "succeeded", false, 0),
+    (
+        "mig-batch-01",
+        "in-progress",
+        "none",
+        "in-progress",
+        false,
+        0,
+    ),
+    (
+        "mig-search-a",
+        "in-progress",
+        "none",
+        "in-progress",
+        false,
+        0,
+    ),
+    ("mig-no-status", "unknown", "unknown", "blocked", false, 1),
+];
+
+#[test]
+fn every_incident_gets_its_cause() {
+    for &(target, cause, plane, outcome, inferred, code) in INCIDENT_CASES {
+        let (r, exit) = explain_json(INCIDENTS, target);
+        assert_eq!(
+            (
+                r.cause.as_str(),
+                r.plane.as_str(),
+                r.outcome.as_str(),
+                r.inferred,
+                exit
+            ),
+            (cause, plane, outcome, inferred, code),
+            "{target}: {}",
+            r.summary
+        );
+        assert_eq!(r.rule.id, r.cause);
+        assert_eq!(r.rule.plane, r.plane);
+        assert!(!r.rule.reads.is_empty() && !r.rule.advice.is_empty());
+        assert!(!r.summary.is_empty() && !r.evidence.is_empty(), "{target}");
+        assert!(
+            !r.timeline.is_empty() || target.starts_with("vm/"),
+            "{target}"
+        );
+    }
+}
+
+/// (target, cause, outcome) on the example cluster: the incidents its README describes.
+const CLUSTER_CASES: &[(&str, &str, &str)] = &[
+    ("kubevirt-migrate-vm-5m8qz", "succeeded", "succeeded"),
+    ("kubevirt-evacuation-7xk2p", "in-progress", "in-progress"),
+    (
+        "kubevirt-migrate-vm-h2b6c",
+        "target-pod-unschedulable",
+        "failed",
+    ),
+    (
+        "kubevirt-migrate-vm-q8tz4",
+        "target-pod-unschedulable",
+        "blocked",
+    ),
+    ("kubevirt-migrate-vm-w9c4r", "in-progress", "in-progress"),
+    ("kubevirt-migrate-vm-f3l8x", "postcopy-failed", "failed"),
+    ("migrate-cache-redis-01", "no-progress", "failed"),
+    ("kubevirt-migrate-vm-n4k7t", "not-converging", "failed"),
+    ("kubevirt-migrate-vm-d7w4n", "aborted-by-request", "aborted"),
+    (
+        "kubevirt-migrate-vm-t6j2v",
+        "resource-quota-exceeded",
+        "blocked",
+    ),
+    ("vm/legacy-erp-01", "not-live-migratable", "blocked"),
+    (
+        "vm/analytics-warehouse-01",
+        "target-pod-unschedulable",
+        "blocked",
+    ),
+    ("vm/loadgen-01", "no-migration", "no-migration"),
+];
+
+#[test]
+fn the_example_cluster_migrations_are_explained() {
+    for &(target, cause, outcome) in CLUSTER_CASES {
+        let (r, code) = explain_json("examples/cluster", target);
+        assert_eq!(
+            (r.cause.as_str(), r.outcome.as_str()),
+            (cause, outcome),
+            "{target}: {}",
+            r.summary
+        );
+        let finding = matches!(outcome, "failed" | "blocked" | "aborted");
+        assert_eq!(code, i32::from(finding), "{target}");
+    }
+}
+
+// ---------------------------------------------------------------- JSON contract
+
+#[test]
+fn json_is_the_documented_shape() {
+    let (r, _) = explain_json("examples/cluster", "kubevirt-migrate-vm-h2b6c");
+    assert_eq!(r.api_version, "vmctl/v1alpha1");
+    assert_eq!(r.kind, "Diagnosis");
+    assert_eq!(r.as_of, EXAMPLE_NOW);
+    assert!(r.source.contains("examples/cluster"));
+    assert_eq!(r.kubevirt_version.as_deref(), Some("v1.8.4"));
+    assert_eq!(
+        (r.vmi.namespace.as_str(), r.vmi.name.as_str(), r.vmi.exists),
+        ("prod", "analytics-warehouse-01", true)
+    );
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstanceMigration/prod/kubevirt-migrate-vm-h2b6c",
+        "status.phase",
+        "Failed"
+    ));
+    assert!(
+        r.evidence
+            .iter()
+            .any(|f| f.object.starts_with("Event/prod/")
+                && f.value.contains("3 Insufficient memory"))
+    );
+    assert!(r.summary.contains("3 Insufficient memory"));
+    // Both launcher pods, which one is live, and that the target is gone.
+    let source = r.pods.iter().find(|p| p.role == "source").unwrap();
+    assert_eq!(
+        source.name.as_deref(),
+        Some("virt-launcher-analytics-warehouse-01-8mn7v")
+    );
+    assert!(source.exists && source.live);
+    let target = r.pods.iter().find(|p| p.role == "target").unwrap();
+    assert_eq!(
+        target.name.as_deref(),
+        Some("virt-launcher-analytics-warehouse-01-625jp")
+    );
+    assert!(!target.exists && !target.live);
+    // The VMI's migrationState belongs to a migration of 2026-11-12.
+    assert!(
+        r.attention
+            .iter()
+            .any(|a| a.contains("describes another migration (migrationUid 2152cfe6"))
+    );
+    // Timeline: time order, first step has no predecessor, the unschedulable timeout shows.
+    let times: Vec<&str> = r.timeline.iter().map(|s| s.time.as_str()).collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted);
+    assert_eq!(r.timeline[0].since_previous_seconds, None);
+    assert_eq!(r.timeline[0].offset_seconds, 0);
+    let failed = r
+        .timeline
+        .iter()
+        .find(|s| s.what == "phase Failed")
+        .unwrap();
+    assert_eq!(failed.offset_seconds, 302);
+    assert!(
+        r.timeline
+            .iter()
+            .any(|s| s.object == "pod/virt-launcher-analytics-warehouse-01-625jp")
+    );
+    assert!(
+        r.next_steps
+            .iter()
+            .any(|s| s.contains("24924Mi") || s.contains("memory"))
+    );
+    assert!(r.history.is_none() && r.notes.is_empty());
+    assert!(r.migration.is_some());
+}
+
+#[test]
+fn json_names_the_log_pod_and_the_point_of_no_return() {
+    let (r, code) = explain_json("examples/cluster", "kubevirt-migrate-vm-w9c4r");
+    assert_eq!(code, 0);
+    let live: Vec<&PodInfo> = r.pods.iter().filter(|p| p.live).collect();
+    assert_eq!(live.len(), 1);
+    assert_eq!(
+        live[0].role, "target",
+        "in post-copy the target runs the guest"
+    );
+    assert!(
+        r.attention
+            .iter()
+            .any(|a| a.starts_with("POINT OF NO RETURN"))
+    );
+
+    let (r, _) = explain_json("examples/cluster", "kubevirt-evacuation-7xk2p");
+    let live = r.pods.iter().find(|p| p.live).unwrap();
+    assert_eq!(live.role, "source");
+    let live_name = live.name.clone().unwrap();
+    assert!(
+        r.next_steps
+            .iter()
+            .any(|s| s.contains(&format!("kubectl logs -n prod {live_name} -c compute")))
+    );
+    assert!(
+        r.attention
+            .iter()
+            .any(|a| a.contains("marked for evacuation from node-3"))
+    );
+}
+
+#[test]
+fn yaml_is_the_same_document() {
+    let out = stdout(&vmctl([
+        "--from",
+        INCIDENTS,
+        "explain",
+        "mig-converge-v19",
+        "-o",
+        "yaml",
+    ]));
+    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "Diagnosis");
+    assert_eq!(v["cause"], "not-converging");
+    assert_eq!(v["inferred"], true);
+}
+
+#[test]
+fn history_lists_every_migration_with_the_backoff() {
+    let out = vmctl([
+        "--from",
+        INCIDENTS,
+        "explain",
+        "vm/kafka-01",
+        "--history",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let h = r.history.unwrap();
+    let names: Vec<&str> = h.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "kubevirt-evacuation-5xq8d",
+            "kubevirt-evacuation-b7k2n",
+            "kubevirt-evacuation-pp4wc"
+        ]
+    );
+    assert_eq!(
+        h.iter()
+            .map(|e| (e.outcome.as_str(), e.cause.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("failed", "connection-failure"),
+            ("failed", "connection-failure"),
+            ("blocked", "migration-backoff")
+        ]
+    );
+    assert_eq!(
+        h.iter().map(|e| e.backoff_seconds).collect::<Vec<_>>(),
+        [None, Some(20), Some(40)]
+    );
+    assert_eq!(h[1].since_previous_seconds, Some(20));
+}
+
+// ---------------------------------------------------------------- rendering (insta)
+
+fn table(from: &str, args: &[&str]) -> String {
+    let mut all = vec!["--from", from, "explain"];
+    all.extend_from_slice(args);
+    stdout(&vmctl(all))
+}
+
+#[test]
+fn rendering_of_a_failed_scheduling() {
+    insta::assert_snapshot!(
+        "cluster_h2b6c",
+        table("examples/cluster", &["kubevirt-migrate-vm-h2b6c"])
+    );
+}
+
+#[test]
+fn rendering_of_a_post_copy_failure() {
+    insta::assert_snapshot!(
+        "cluster_f3l8x",
+        table("examples/cluster", &["kubevirt-migrate-vm-f3l8x"])
+    );
+}
+
+#[test]
+fn rendering_of_an_inferred_v19_abort() {
+    insta::assert_snapshot!(
+        "incidents_converge_v19",
+        table(INCIDENTS, &["mig-converge-v19"])
+    );
+}
+
+#[test]
+fn rendering_of_the_backoff_history() {
+    insta::assert_snapshot!(
+        "incidents_kafka_history",
+        table(INCIDENTS, &["vm/kafka-01", "--history"])
+    );
+}
+
+#[test]
+fn rendering_of_a_migration_known_only_from_the_vmi() {
+    insta::assert_snapshot!("incidents_desk02", table(INCIDENTS, &["vm/desk-02"]));
+}
+
+#[test]
+fn rendering_wide_adds_the_rule_and_full_details() {
+    insta::assert_snapshot!(
+        "incidents_imagepull_wide",
+        table(INCIDENTS, &["mig-target-imagepull", "-o", "wide"])
+    );
+}
+
+#[test]
+fn rendering_of_a_not_migratable_vm() {
+    insta::assert_snapshot!(
+        "cluster_legacy_erp",
+        table("examples/cluster", &["vm/legacy-erp-01"])
+    );
+}
+
+// ---------------------------------------------------------------- live == files
+
+fn live(server: &FakeApiServer, now: &str, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut all: Vec<String> = vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        now.into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    vmctl(all)
+}
+
+#[test]
+fn live_output_equals_snapshot_output() {
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    for target in [
+        "mig-unsched-affinity",
+        "mig-batch-03",
+        "vm/kafka-01",
+        "vm/desk-02",
+        "mig-no-status",
+    ] {
+        for format in ["table", "json"] {
+            let mut args = vec!["explain", target, "-A", "-o", format];
+            if target == "vm/kafka-01" {
+                args.push("--history");
+            }
+            let from_live = live(&server, INCIDENTS_NOW, &args);
+            let mut file_args = vec!["--from", INCIDENTS];
+            file_args.extend_from_slice(&args);
+            let from_files = vmctl(file_args);
+            assert_eq!(
+                from_live.status.code(),
+                from_files.status.code(),
+                "{target}: {}",
+                stderr(&from_live)
+            );
+            assert_eq!(
+                normalise_source(&stdout(&from_live)),
+                normalise_source(&stdout(&from_files)),
+                "{target} -o {format}"
+            );
+        }
+    }
+    let cluster = FakeApiServer::start_from_path_blocking(&example_cluster());
+    let from_live = live(
+        &cluster,
+        EXAMPLE_NOW,
+        &["explain", "-n", "prod", "kubevirt-migrate-vm-q8tz4"],
+    );
+    let from_files = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "-n",
+        "prod",
+        "kubevirt-migrate-vm-q8tz4",
+    ]);
+    assert_eq!(
+        normalise_source(&stdout(&from_live)),
+        normalise_source(&stdout(&from_files))
+    );
+}
+
+/// A VMI with `n` failed evacuation migrations and as many events.
+fn long_history(n: usize) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let mut objects = vec![
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+               "metadata": {"name": "a", "namespace": "prod", "uid": "vmi-a", "labels": {"kubevirt.io/nodeName": "node-1"}},
+               "spec": {"domain": {"memory": {"guest": "2Gi"}}},
+               "status": {"nodeName": "node-1", "phase": "Running",
+                          "conditions": [{"type": "LiveMigratable", "status": "True"}]}}),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}),
+    ];
+    for i in 0..n {
+        let uid = format!("m-{i}");
+        let minute = i % 60;
+        objects.push(json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": format!("kubevirt-evacuation-{i:04}"), "namespace": "prod", "uid": uid,
+                         "creationTimestamp": format!("2026-11-29T01:{minute:02}:00Z"),
+                         "labels": {"kubevirt.io/vmi-name": "a"},
+                         "annotations": {"kubevirt.io/evacuationMigration": "node-1"}},
+            "spec": {"vmiName": "a"},
+            "status": {"phase": "Failed", "phaseTransitionTimestamps": [
+                {"phase": "Pending", "phaseTransitionTimestamp": format!("2026-11-29T01:{minute:02}:00Z")},
+                {"phase": "Failed", "phaseTransitionTimestamp": format!("2026-11-29T01:{minute:02}:30Z")}]}}));
+        objects.push(json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": format!("e-{i}"), "namespace": "prod"},
+            "involvedObject": {"kind": "VirtualMachineInstanceMigration", "name": format!("kubevirt-evacuation-{i:04}"),
+                               "namespace": "prod", "uid": uid},
+            "reason": "FailedMigration", "message": "source node reported migration failed", "type": "Warning",
+            "firstTimestamp": format!("2026-11-29T01:{minute:02}:30Z"), "count": 1}));
+    }
+    objects
+}
+
+#[test]
+fn live_requests_do_not_grow_with_the_history() {
+    let count = |n: usize| {
+        let server = FakeApiServer::start_blocking(long_history(n));
+        let out = live(
+            &server,
+            EXAMPLE_NOW,
+            &["explain", "-n", "prod", "vm/a", "--history", "-o", "json"],
+        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r.history.map(|h| h.len()), Some(n));
+        server.request_count()
+    };
+    assert_eq!(
+        count(3),
+        count(40),
+        "one list per kind, whatever the history"
+    );
+}
+
+// ---------------------------------------------------------------- bad input
+
+#[test]
+fn an_unknown_migration_suggests_close_names() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "kubevirt-migrate-vm-h2b6d",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: migration \"kubevirt-migrate-vm-h2b6d\" not found"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: did you mean kubevirt-migrate-vm-h2b6c"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn an_unknown_vm_suggests_close_names_and_explains_stopped_vms() {
+    let out = vmctl(["--from", "examples/cluster", "explain", "vm/app-server"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("did you mean vm/app-server-01, vm/app-server-02?"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = vmctl([
+        "--from",
+        &fixture("stopped-vm.yaml"),
+        "explain",
+        "vm/halted-01",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("exists but is not running (runStrategy Halted)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_name_in_several_namespaces_is_ambiguous() {
+    let out = vmctl([
+        "--from",
+        &fixture("ambiguous.yaml"),
+        "explain",
+        "migrate-db",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("exists in several namespaces (blue, green)"),
+        "{}",
+        stderr(&out)
+    );
+    // -n picks one.
+    let out = vmctl([
+        "--from",
+        &fixture("ambiguous.yaml"),
+        "explain",
+        "-n",
+        "green",
+        "migrate-db",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.vmi.namespace, "green");
+}
+
+#[test]
+fn a_migration_without_status_is_explained_not_a_crash() {
+    let out = vmctl([
+        "--from",
+        &fixture("no-status.yaml"),
+        "explain",
+        "bare-vmim",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cause, "unknown");
+    assert!(r.summary.contains("no status"), "{}", r.summary);
+    assert!(r.kubevirt_version.is_none(), "no KubeVirt CR in the file");
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstanceMigration/default/bare-vmim",
+        "status",
+        "(absent)"
+    ));
+    // And the table renders too.
+    let out = vmctl(["--from", &fixture("no-status.yaml"), "explain", "bare-vmim"]);
+    assert!(
+        stdout(&out).contains("BLOCKED · unknown · unknown"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_deleted_vmi_is_said_and_the_status_still_diagnosed() {
+    let out = vmctl([
+        "--from",
+        &fixture("vmi-deleted.yaml"),
+        "explain",
+        "mig-orphan",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!r.vmi.exists);
+    assert_eq!(
+        r.cause, "no-progress",
+        "diagnosed from the VMIM's own migrationState: {}",
+        r.summary
+    );
+    assert!(r.attention.iter().any(|a| a.contains("no longer exists")));
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstanceMigration/prod/mig-orphan",
+        "status.migrationState.failureReason",
+        "Live migration stuck for 150 seconds and has been aborted"
+    ));
+
+    let out = vmctl([
+        "--from",
+        &fixture("vmi-deleted.yaml"),
+        "explain",
+        "mig-orphan-v19",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        r.cause, "unknown",
+        "without the VMI the budget is unknown: {}",
+        r.summary
+    );
+    assert!(r.summary.contains("memory size is unknown"));
+}
+
+#[test]
+fn malformed_targets_are_usage_errors() {
+    for target in ["pod/x", "vm/", "a/b/c"] {
+        let out = vmctl(["--from", "examples/cluster", "explain", target]);
+        assert_eq!(out.status.code(), Some(2), "{target}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("error: "), "{target}");
+    }
+}
+
+#[test]
+fn a_namespace_scope_is_respected() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "-n",
+        "dev",
+        "kubevirt-migrate-vm-h2b6c",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("in namespace dev"),
+        "{}",
+        stderr(&out)
+    );
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "-n",
+        "prod",
+        "migration/kubevirt-migrate-vm-h2b6c",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_vm_name_given_as_a_migration_is_explained_as_the_vm() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "legacy-erp-01",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no migration is named \"legacy-erp-01\""),
+        "{}",
+        stderr(&out)
+    );
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cause, "not-live-migratable");
+}
