@@ -1,6 +1,7 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
 pub mod fmt;
+pub mod progress;
 pub mod table;
 
 use std::io::{self, Write};

@@ -1,0 +1,191 @@
+//! The one sample shape both drivers report, and the end-of-migration summary.
+//!
+//! A driver (libvirt job stats, KubeVirt migration metrics) turns whatever it reads into a
+//! `JobSample`; the controller decides from samples alone and the progress renderer draws
+//! samples alone. Construct samples with `..Default::default()`: fields are only ever added.
+
+use serde::Serialize;
+
+/// What the migration is doing at the moment of the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Memory is copied while the guest runs on the source.
+    #[default]
+    PreCopy,
+    /// The guest runs on the destination; the rest of its memory follows on demand.
+    /// An abort or a network failure now loses the guest.
+    PostCopy,
+    /// The guest is paused (by the migration monitor): the copy finishes as stop-and-copy.
+    Paused,
+}
+
+impl Mode {
+    /// `pre-copy`, `post-copy`, `paused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::PreCopy => "pre-copy",
+            Mode::PostCopy => "post-copy",
+            Mode::Paused => "paused",
+        }
+    }
+}
+
+/// One observation of a running migration job. Byte counts are bytes, rates bytes per second.
+///
+/// `memory_*` are the guest-RAM part of `data_*` (which also counts disks). A driver that
+/// only knows `data_*` copies them into `memory_*`. Optional fields are those not every
+/// driver can report.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSample {
+    /// Time since the migration job started, in milliseconds.
+    pub elapsed_ms: u64,
+    pub data_total: u64,
+    pub data_processed: u64,
+    pub data_remaining: u64,
+    pub memory_total: u64,
+    pub memory_processed: u64,
+    pub memory_remaining: u64,
+    /// The memory transfer rate, bytes/s.
+    pub memory_bps: u64,
+    /// The guest's dirty rate, bytes/s (libvirt reports pages/s: multiplied by the page size).
+    pub dirty_rate_bps: u64,
+    /// The pre-copy pass (libvirt's memory iteration; 1 = the bulk copy).
+    pub iteration: Option<u64>,
+    /// While running: the downtime QEMU expects if it switched over now.
+    pub expected_downtime_ms: Option<u64>,
+    /// Pages the destination requested from the source in post-copy.
+    pub postcopy_requests: Option<u64>,
+    /// Auto-converge's CPU throttle, percent.
+    pub throttle_percent: Option<u32>,
+    pub mode: Mode,
+}
+
+impl JobSample {
+    /// Elapsed time in whole seconds.
+    pub fn elapsed_secs(&self) -> u64 {
+        self.elapsed_ms / 1000
+    }
+
+    /// The remaining count the controller and the bars follow: memory when known, else data.
+    pub fn remaining(&self) -> u64 {
+        if self.memory_total > 0 {
+            self.memory_remaining
+        } else {
+            self.data_remaining
+        }
+    }
+
+    /// The total that `remaining` counts down from.
+    pub fn total(&self) -> u64 {
+        if self.memory_total > 0 {
+            self.memory_total
+        } else {
+            self.data_total
+        }
+    }
+}
+
+/// How a migration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    Aborted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Aborted => "aborted",
+        }
+    }
+}
+
+/// Something that happened during the migration, at a time since its start: a mode change,
+/// a controller decision, an operator's Ctrl-C.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimedEvent {
+    pub at_ms: u64,
+    pub text: String,
+}
+
+/// The end of a migration, as the renderer's summary and the `-o json` report show it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// `None` while unknown (never for a finished migration).
+    pub outcome: Option<Outcome>,
+    /// A triage cause id (`succeeded`, `not-converging`, `no-progress`, `connection-failure`,
+    /// `aborted-by-request`, `postcopy-failed`, ...), when one applies.
+    pub cause: Option<String>,
+    /// One sentence: what happened.
+    pub message: String,
+    pub total_ms: u64,
+    /// The guest's actual downtime, when the driver reports it.
+    pub downtime_ms: Option<u64>,
+    pub data_processed: u64,
+    pub memory_total: u64,
+    pub iterations: Option<u64>,
+    /// The mode the migration ended in.
+    pub final_mode: Mode,
+    pub postcopy_requests: Option<u64>,
+    /// Mode changes and every controller decision, in order.
+    pub events: Vec<TimedEvent>,
+}
+
+/// Follows pre-copy passes through the saw-tooth of the remaining count: within a pass the
+/// remaining count falls; the next pass starts with what the guest dirtied meanwhile, so it
+/// jumps up. A pass is the driver's iteration when it reports one, else an upward jump of
+/// more than 1 MiB or 1% of the total (metrics that carry no iteration number).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassTracker {
+    /// The current pass (1 = the bulk copy); 0 before the first sample.
+    pub pass: u64,
+    /// What the current pass started with (the largest remaining count seen in it).
+    pub start_remaining: u64,
+    /// What the previous pass started with.
+    pub previous_start: Option<u64>,
+    last_remaining: Option<u64>,
+    last_iteration: Option<u64>,
+}
+
+impl PassTracker {
+    /// Feeds a sample; returns true when it opens a new pass (after the first).
+    pub fn observe(&mut self, s: &JobSample) -> bool {
+        let remaining = s.remaining();
+        let new_pass = match (s.iteration, self.last_iteration, self.last_remaining) {
+            (_, _, None) => {
+                self.pass = s.iteration.unwrap_or(1).max(1);
+                self.start_remaining = remaining.max(if self.pass == 1 { s.total() } else { 0 });
+                false
+            }
+            (Some(now), Some(before), _) => now > before,
+            (Some(_), None, _) => false,
+            (None, _, Some(last)) => {
+                let jump = (s.total() / 100).max(1 << 20);
+                remaining > last.saturating_add(jump)
+            }
+        };
+        if new_pass {
+            self.previous_start = Some(self.start_remaining);
+            self.pass = match s.iteration {
+                Some(it) => it.max(self.pass + 1),
+                None => self.pass + 1,
+            };
+            self.start_remaining = remaining;
+        } else if remaining > self.start_remaining {
+            self.start_remaining = remaining;
+        }
+        self.last_remaining = Some(remaining);
+        if s.iteration.is_some() {
+            self.last_iteration = s.iteration;
+        }
+        new_pass
+    }
+}

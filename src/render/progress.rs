@@ -1,0 +1,729 @@
+//! Live progress of a migration, drawn from `JobSample`s alone (both drivers use it).
+//!
+//! On a terminal: indicatif bars on stderr — the current pass's memory (a pass that starts
+//! with more than the last one ended with opens a new bar instead of running it backwards),
+//! transfer rate against dirty rate, expected downtime, elapsed against the budget, ETA — with
+//! mode changes and controller decisions printed above the bars as they happen. Off a
+//! terminal: one greppable line per second on stderr, in Proxmox's style
+//! (`migration active, transferred X of Y, Z/s, ...`). At the end a summary on stdout.
+//!
+//! The API, stable and only ever extended:
+//!
+//! ```no_run
+//! # use vmctl::render::{Style, progress::ProgressView};
+//! # use vmctl::migration::{JobSample, Summary};
+//! let mut view = ProgressView::new(Style { color: false }, false, "vm-a -> host-b", Some(150));
+//! view.sample(&JobSample::default());
+//! view.event("not converging: switching to post-copy");
+//! let summary = Summary { events: view.events().to_vec(), ..Default::default() };
+//! view.finish(&summary);
+//! ```
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use super::fmt::{bytes, duration};
+use super::{Style, Tone, write_stdout};
+use crate::migration::{JobSample, Mode, PassTracker, Summary, TimedEvent};
+
+/// How samples are shown.
+enum Sink {
+    /// indicatif bars on stderr.
+    Bars(Bars),
+    /// One plain line per second of migration time.
+    Lines {
+        out: Box<dyn Write + Send>,
+        next_at_ms: u64,
+    },
+    /// One JSON object per sample, event and summary, on its own line (for tooling).
+    Json { out: Box<dyn Write + Send> },
+    /// Nothing while running; the summary only.
+    Quiet,
+}
+
+struct Bars {
+    multi: MultiProgress,
+    pass: ProgressBar,
+    rates: ProgressBar,
+    clock: ProgressBar,
+}
+
+/// Draws a migration's samples and events; see the module documentation.
+pub struct ProgressView {
+    style: Style,
+    title: String,
+    budget_secs: Option<u64>,
+    sink: Sink,
+    passes: PassTracker,
+    last: Option<JobSample>,
+    mode: Option<Mode>,
+    events: Vec<TimedEvent>,
+}
+
+impl ProgressView {
+    /// Bars on a terminal (`is_tty`: stderr is one), else plain lines on stderr.
+    /// `budget_secs`: the completion budget the elapsed time is measured against, if any.
+    pub fn new(style: Style, is_tty: bool, title: &str, budget_secs: Option<u64>) -> Self {
+        let sink = if is_tty {
+            Sink::Bars(Bars::new(title))
+        } else {
+            Sink::Lines {
+                out: Box::new(io::stderr()),
+                next_at_ms: 0,
+            }
+        };
+        Self::with_sink(style, title, budget_secs, sink)
+    }
+
+    /// Plain lines into `out` (logs, tests).
+    pub fn lines_to(
+        style: Style,
+        title: &str,
+        budget_secs: Option<u64>,
+        out: Box<dyn Write + Send>,
+    ) -> Self {
+        let sink = Sink::Lines { out, next_at_ms: 0 };
+        Self::with_sink(style, title, budget_secs, sink)
+    }
+
+    /// One JSON line per sample, event and summary on stdout (`--progress json`).
+    pub fn json(title: &str, budget_secs: Option<u64>) -> Self {
+        Self::json_to(title, budget_secs, Box::new(io::stdout()))
+    }
+
+    /// JSON lines into `out`.
+    pub fn json_to(title: &str, budget_secs: Option<u64>, out: Box<dyn Write + Send>) -> Self {
+        let style = Style { color: false };
+        Self::with_sink(style, title, budget_secs, Sink::Json { out })
+    }
+
+    /// Shows nothing while running (the summary still prints).
+    pub fn quiet(style: Style, title: &str, budget_secs: Option<u64>) -> Self {
+        Self::with_sink(style, title, budget_secs, Sink::Quiet)
+    }
+
+    fn with_sink(style: Style, title: &str, budget_secs: Option<u64>, sink: Sink) -> Self {
+        ProgressView {
+            style,
+            title: title.to_string(),
+            budget_secs: budget_secs.filter(|b| *b > 0),
+            sink,
+            passes: PassTracker::default(),
+            last: None,
+            mode: None,
+            events: Vec::new(),
+        }
+    }
+
+    /// Changes the budget the elapsed time is measured against (e.g. doubled after a pause).
+    pub fn set_budget(&mut self, budget_secs: Option<u64>) {
+        self.budget_secs = budget_secs.filter(|b| *b > 0);
+    }
+
+    /// Draws one sample. A change of mode is announced as an event (and, off a terminal,
+    /// prints a status line at once).
+    pub fn sample(&mut self, s: &JobSample) {
+        let mode_changed = self.mode != Some(s.mode);
+        if mode_changed {
+            let text = match (self.mode, s.mode) {
+                (None, m) => format!("mode: {}", m.as_str()),
+                (Some(_), Mode::PostCopy) => {
+                    "mode: post-copy (the guest runs on the destination now; no abort from here)"
+                        .to_string()
+                }
+                (Some(_), Mode::Paused) => {
+                    "mode: paused (the guest is suspended until the copy ends)".to_string()
+                }
+                (Some(_), m) => format!("mode: {}", m.as_str()),
+            };
+            self.mode = Some(s.mode);
+            self.push_event(s.elapsed_ms, text);
+        }
+        let new_pass = self.passes.observe(s);
+        match &mut self.sink {
+            Sink::Bars(bars) => bars.draw(&self.style, s, &self.passes, new_pass, self.budget_secs),
+            Sink::Lines { out, next_at_ms } => {
+                if s.elapsed_ms >= *next_at_ms || mode_changed {
+                    *next_at_ms = (s.elapsed_ms / 1000 + 1) * 1000;
+                    let line = status_line(s, &self.passes, self.budget_secs);
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+            Sink::Json { out } => {
+                let _ = write_json_line(out, "sample", s);
+            }
+            Sink::Quiet => {}
+        }
+        self.last = Some(s.clone());
+    }
+
+    /// Prints an event (a controller decision, an operator's action) above the bars, timed
+    /// at the last sample.
+    pub fn event(&mut self, text: &str) {
+        let at = self.last.as_ref().map_or(0, |s| s.elapsed_ms);
+        self.push_event(at, text.to_string());
+    }
+
+    /// Prints an event timed at `at_ms` since the migration started.
+    pub fn event_at(&mut self, at_ms: u64, text: &str) {
+        self.push_event(at_ms, text.to_string());
+    }
+
+    /// Every event shown so far (mode changes included), for the summary.
+    pub fn events(&self) -> &[TimedEvent] {
+        &self.events
+    }
+
+    /// The last sample drawn.
+    pub fn last_sample(&self) -> Option<&JobSample> {
+        self.last.as_ref()
+    }
+
+    /// Removes the bars; prints nothing else (for `-o json`, where the caller prints a report).
+    pub fn close(&mut self) {
+        if let Sink::Bars(bars) = &self.sink {
+            bars.clear();
+        }
+        if let Sink::Lines { out, .. } | Sink::Json { out } = &mut self.sink {
+            let _ = out.flush();
+        }
+    }
+
+    /// Removes the bars and prints the summary: text on stdout, or a JSON line.
+    pub fn finish(&mut self, summary: &Summary) {
+        self.close();
+        match &mut self.sink {
+            Sink::Json { out } => {
+                let _ = write_json_line(out, "summary", summary);
+                let _ = out.flush();
+            }
+            _ => {
+                let _ = write_stdout(&summary_text(&self.style, &self.title, summary));
+            }
+        }
+    }
+
+    fn push_event(&mut self, at_ms: u64, text: String) {
+        let line = format!("[{}] {}", seconds(at_ms), text);
+        match &mut self.sink {
+            Sink::Bars(bars) => {
+                let painted = self.style.paint(&line, event_tone(&text));
+                let _ = bars.multi.println(painted);
+            }
+            Sink::Lines { out, .. } => {
+                let _ = writeln!(out, "{line}");
+            }
+            Sink::Json { out } => {
+                let event = TimedEvent {
+                    at_ms,
+                    text: text.clone(),
+                };
+                let _ = write_json_line(out, "event", &event);
+            }
+            Sink::Quiet => {}
+        }
+        self.events.push(TimedEvent { at_ms, text });
+    }
+}
+
+impl Drop for ProgressView {
+    fn drop(&mut self) {
+        if let Sink::Bars(bars) = &self.sink {
+            bars.clear();
+        }
+    }
+}
+
+impl Bars {
+    fn new(title: &str) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+        let pass = multi.add(ProgressBar::new(1));
+        pass.set_style(bar_style("{prefix:<22} [{bar:32.cyan/blue}] {msg}"));
+        pass.set_prefix(title.to_string());
+        let rates = multi.add(ProgressBar::new(1));
+        rates.set_style(bar_style("  {msg}"));
+        let clock = multi.add(ProgressBar::new(1));
+        clock.set_style(bar_style("{prefix:<22} [{bar:32.green/white}] {msg}"));
+        clock.set_prefix("  elapsed");
+        Bars {
+            multi,
+            pass,
+            rates,
+            clock,
+        }
+    }
+
+    fn draw(
+        &self,
+        style: &Style,
+        s: &JobSample,
+        passes: &PassTracker,
+        new_pass: bool,
+        budget_secs: Option<u64>,
+    ) {
+        let start = passes.start_remaining.max(1);
+        if new_pass {
+            self.pass.reset();
+        }
+        self.pass.set_length(start);
+        self.pass
+            .set_position(start.saturating_sub(s.remaining().min(start)));
+        let pass_label = match (s.mode, passes.pass) {
+            (Mode::PostCopy, _) => "post-copy".to_string(),
+            (Mode::Paused, _) => "paused".to_string(),
+            (_, 1) => "pass 1 (bulk)".to_string(),
+            (_, n) => format!("pass {n}"),
+        };
+        self.pass.set_message(format!(
+            "{pass_label}: {} left of {}",
+            bytes(s.remaining()),
+            bytes(passes.start_remaining)
+        ));
+        self.rates.set_message(rates_text(style, s));
+        let elapsed = s.elapsed_secs();
+        match budget_secs {
+            Some(budget) => {
+                self.clock.set_length(budget.max(1));
+                self.clock.set_position(elapsed.min(budget));
+            }
+            None => {
+                self.clock.set_length(1);
+                self.clock.set_position(0);
+            }
+        }
+        self.clock.set_message(clock_text(s, budget_secs));
+        self.clock.tick();
+    }
+
+    fn clear(&self) {
+        for bar in [&self.pass, &self.rates, &self.clock] {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+fn bar_style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+fn event_tone(text: &str) -> Tone {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("abort") || lower.contains("fail") || lower.contains("not converging") {
+        Tone::Warn
+    } else if lower.starts_with("mode:") {
+        Tone::Strong
+    } else {
+        Tone::Plain
+    }
+}
+
+fn rates_text(style: &Style, s: &JobSample) -> String {
+    let mut parts = vec![format!("sent {}", bytes(s.memory_processed))];
+    let send = format!("sending {}/s", bytes(s.memory_bps));
+    let dirty = format!("dirtying {}/s", bytes(s.dirty_rate_bps));
+    if s.mode == Mode::PreCopy && s.dirty_rate_bps > 0 && s.dirty_rate_bps >= s.memory_bps {
+        parts.push(format!(
+            "{send} < {}",
+            style.paint(&format!("{dirty} (faster than sent)"), Tone::Bad)
+        ));
+    } else {
+        parts.push(format!("{send} vs {dirty}"));
+    }
+    if let Some(ms) = s.expected_downtime_ms {
+        parts.push(format!("expected downtime {ms} ms"));
+    }
+    if let Some(t) = s.throttle_percent.filter(|t| *t > 0) {
+        parts.push(format!("throttle {t}%"));
+    }
+    if let Some(r) = s.postcopy_requests.filter(|r| *r > 0) {
+        parts.push(format!("post-copy requests {r}"));
+    }
+    parts.join(" · ")
+}
+
+fn clock_text(s: &JobSample, budget_secs: Option<u64>) -> String {
+    let elapsed = duration(s.elapsed_secs() as i64);
+    let mut text = match budget_secs {
+        Some(b) => format!("{elapsed} of {} budget", duration(b as i64)),
+        None => format!("{elapsed} (no budget)"),
+    };
+    text.push_str(&format!(" · ETA {}", eta_text(s)));
+    text
+}
+
+/// Seconds until the remaining memory is sent at the current rates: in pre-copy the net
+/// rate is what is sent minus what is dirtied again (the sum of the shrinking passes);
+/// `None` when dirtying keeps up with sending (pre-copy alone will not finish).
+pub fn eta_secs(s: &JobSample) -> Option<u64> {
+    let remaining = s.remaining();
+    if remaining == 0 {
+        return Some(0);
+    }
+    let net = match s.mode {
+        Mode::PreCopy => s.memory_bps.saturating_sub(s.dirty_rate_bps),
+        Mode::PostCopy | Mode::Paused => s.memory_bps,
+    };
+    if net == 0 {
+        return None;
+    }
+    Some(remaining.div_ceil(net))
+}
+
+fn eta_text(s: &JobSample) -> String {
+    match eta_secs(s) {
+        Some(secs) => duration(secs as i64),
+        None if s.memory_bps == 0 => "unknown".to_string(),
+        None => "never at these rates".to_string(),
+    }
+}
+
+/// The plain line printed once a second off a terminal; starts with `migration active`.
+pub fn status_line(s: &JobSample, passes: &PassTracker, budget_secs: Option<u64>) -> String {
+    let mut parts = vec![
+        format!(
+            "migration active, transferred {} of {}",
+            bytes(s.memory_processed),
+            bytes(s.total())
+        ),
+        format!("{}/s", bytes(s.memory_bps)),
+        format!("remaining {}", bytes(s.remaining())),
+        format!("dirty {}/s", bytes(s.dirty_rate_bps)),
+    ];
+    if passes.pass > 0 {
+        parts.push(format!("pass {}", passes.pass));
+    }
+    if let Some(ms) = s.expected_downtime_ms {
+        parts.push(format!("expected downtime {ms} ms"));
+    }
+    if let Some(t) = s.throttle_percent.filter(|t| *t > 0) {
+        parts.push(format!("throttle {t}%"));
+    }
+    if let Some(r) = s.postcopy_requests.filter(|r| *r > 0) {
+        parts.push(format!("postcopy requests {r}"));
+    }
+    let elapsed = duration(s.elapsed_secs() as i64);
+    parts.push(match budget_secs {
+        Some(b) => format!("elapsed {elapsed} of {}", duration(b as i64)),
+        None => format!("elapsed {elapsed}"),
+    });
+    parts.push(format!("eta {}", eta_text(s)));
+    parts.push(format!("mode {}", s.mode.as_str()));
+    parts.join(", ")
+}
+
+/// The end summary: outcome, total time, downtime, data moved, passes, decisions.
+pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
+    let outcome = summary.outcome.map_or("ended", |o| o.as_str());
+    let tone = match summary.outcome {
+        Some(crate::migration::Outcome::Succeeded) => Tone::Good,
+        Some(_) => Tone::Bad,
+        None => Tone::Plain,
+    };
+    let mut out = format!(
+        "{title}: migration {} in {} ({})\n",
+        style.paint(outcome, tone),
+        seconds(summary.total_ms),
+        summary.final_mode.as_str()
+    );
+    if !summary.message.is_empty() {
+        out.push_str(&format!("  {}\n", summary.message));
+    }
+    let mut row = |label: &str, value: String| {
+        out.push_str(&format!("  {:<15}{value}\n", format!("{label}:")));
+    };
+    if let Some(cause) = &summary.cause {
+        row("cause", cause.clone());
+    }
+    row("total time", seconds(summary.total_ms));
+    row(
+        "downtime",
+        summary
+            .downtime_ms
+            .map_or("unknown".to_string(), |ms| format!("{ms} ms")),
+    );
+    row(
+        "data moved",
+        if summary.memory_total > 0 {
+            format!(
+                "{} (guest memory {})",
+                bytes(summary.data_processed),
+                bytes(summary.memory_total)
+            )
+        } else {
+            bytes(summary.data_processed)
+        },
+    );
+    if let Some(n) = summary.iterations {
+        row("passes", n.to_string());
+    }
+    if let Some(r) = summary.postcopy_requests.filter(|r| *r > 0) {
+        row("post-copy reqs", r.to_string());
+    }
+    let decisions: Vec<&TimedEvent> = summary
+        .events
+        .iter()
+        .filter(|e| !e.text.starts_with("mode: pre-copy"))
+        .collect();
+    if decisions.is_empty() {
+        out.push_str("  decisions:     none (pre-copy converged on its own)\n");
+    } else {
+        out.push_str("  decisions:\n");
+        for e in decisions {
+            out.push_str(&format!("    [{}] {}\n", seconds(e.at_ms), e.text));
+        }
+    }
+    out
+}
+
+/// `7.4s` under a minute, else `2m05s`.
+fn seconds(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        duration((ms / 1000) as i64)
+    }
+}
+
+#[derive(Serialize)]
+struct JsonLine<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+fn write_json_line<T: Serialize>(
+    out: &mut Box<dyn Write + Send>,
+    kind: &str,
+    body: &T,
+) -> io::Result<()> {
+    let line = serde_json::to_string(&JsonLine { kind, body }).map_err(io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+/// How often drivers sample a job (KubeVirt's monitor period).
+pub const SAMPLE_PERIOD: Duration = Duration::from_millis(400);
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::migration::Outcome;
+
+    const MIB: u64 = 1 << 20;
+
+    /// A writer whose bytes the test can read back.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Captured {
+        fn text(&self) -> String {
+            let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+    }
+
+    fn sample(ms: u64, remaining_mib: u64, iteration: u64) -> JobSample {
+        JobSample {
+            elapsed_ms: ms,
+            memory_total: 256 * MIB,
+            data_total: 256 * MIB,
+            memory_remaining: remaining_mib * MIB,
+            data_remaining: remaining_mib * MIB,
+            memory_processed: (256 - remaining_mib.min(256)) * MIB,
+            data_processed: (256 - remaining_mib.min(256)) * MIB,
+            memory_bps: 32 * MIB,
+            dirty_rate_bps: 16 * MIB,
+            iteration: Some(iteration),
+            expected_downtime_ms: Some(300),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn plain_line_is_greppable() {
+        let mut passes = PassTracker::default();
+        let s = sample(12_400, 64, 1);
+        passes.observe(&s);
+        assert_eq!(
+            status_line(&s, &passes, Some(150)),
+            "migration active, transferred 192.0 MiB of 256.0 MiB, 32.0 MiB/s, remaining 64.0 MiB, \
+             dirty 16.0 MiB/s, pass 1, expected downtime 300 ms, elapsed 12s of 2m30s, eta 4s, \
+             mode pre-copy"
+        );
+    }
+
+    #[test]
+    fn one_line_per_second_and_events_in_between() {
+        let out = Captured::default();
+        let mut view = ProgressView::lines_to(
+            Style { color: false },
+            "vm",
+            Some(150),
+            Box::new(out.clone()),
+        );
+        for (ms, rem) in [
+            (400, 250),
+            (800, 240),
+            (1200, 230),
+            (1600, 220),
+            (2000, 210),
+        ] {
+            view.sample(&sample(ms, rem, 1));
+        }
+        view.event("raise max downtime to 500 ms");
+        view.sample(&sample(2400, 200, 1));
+        let text = out.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "[0.4s] mode: pre-copy");
+        assert!(lines[1].starts_with("migration active, transferred 6.0 MiB of 256.0 MiB"));
+        assert!(lines[2].contains("remaining 230.0 MiB"), "{}", lines[2]);
+        assert!(lines[3].contains("remaining 210.0 MiB"), "{}", lines[3]);
+        assert_eq!(lines[4], "[2.0s] raise max downtime to 500 ms");
+        assert_eq!(lines.len(), 5, "{text}");
+        assert_eq!(view.events().len(), 2);
+    }
+
+    #[test]
+    fn mode_changes_are_events() {
+        let out = Captured::default();
+        let mut view =
+            ProgressView::lines_to(Style { color: false }, "vm", None, Box::new(out.clone()));
+        view.sample(&sample(400, 100, 3));
+        let mut post = sample(900, 50, 3);
+        post.mode = Mode::PostCopy;
+        post.postcopy_requests = Some(12);
+        view.sample(&post);
+        let text = out.text();
+        assert!(text.contains("[0.9s] mode: post-copy (the guest runs on the destination now"));
+        assert!(text.contains("postcopy requests 12, elapsed 0s, eta 2s, mode post-copy"));
+    }
+
+    #[test]
+    fn eta_needs_sending_faster_than_dirtying() {
+        let mut s = sample(1000, 64, 2);
+        assert_eq!(eta_secs(&s), Some(4));
+        s.dirty_rate_bps = 40 * MIB;
+        assert_eq!(eta_secs(&s), None);
+        s.mode = Mode::PostCopy;
+        assert_eq!(eta_secs(&s), Some(2));
+        s.memory_remaining = 0;
+        assert_eq!(eta_secs(&s), Some(0));
+    }
+
+    #[test]
+    fn json_lines_carry_samples_events_and_summary() {
+        let out = Captured::default();
+        let mut view = ProgressView::json_to("vm", Some(150), Box::new(out.clone()));
+        view.sample(&sample(400, 100, 1));
+        view.event("switch to post-copy");
+        view.finish(&Summary {
+            outcome: Some(Outcome::Succeeded),
+            ..Default::default()
+        });
+        let lines: Vec<serde_json::Value> = out
+            .text()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        let kinds: Vec<&str> = lines.iter().filter_map(|v| v["type"].as_str()).collect();
+        assert_eq!(kinds, ["event", "sample", "event", "summary"]);
+        assert_eq!(lines[1]["memoryRemaining"], 100 * MIB);
+        assert_eq!(lines[1]["mode"], "pre-copy");
+        assert_eq!(lines[2]["text"], "switch to post-copy");
+        assert_eq!(lines[3]["outcome"], "succeeded");
+    }
+
+    #[test]
+    fn passes_follow_the_saw_tooth() {
+        let mut passes = PassTracker::default();
+        let trace = [
+            (256, 1),
+            (100, 1),
+            (5, 1),
+            (40, 2),
+            (10, 2),
+            (12, 3),
+            (2, 3),
+        ];
+        let opened: Vec<bool> = trace
+            .iter()
+            .map(|(rem, it)| passes.observe(&sample(0, *rem, *it)))
+            .collect();
+        assert_eq!(opened, [false, false, false, true, false, true, false]);
+        assert_eq!((passes.pass, passes.start_remaining), (3, 12 * MIB));
+        assert_eq!(passes.previous_start, Some(40 * MIB));
+    }
+
+    #[test]
+    fn passes_without_iteration_numbers_are_inferred_from_jumps() {
+        let mut passes = PassTracker::default();
+        let mut opened = Vec::new();
+        for rem in [256, 100, 5, 40, 10, 10, 12, 2] {
+            let mut s = sample(0, rem, 0);
+            s.iteration = None;
+            opened.push(passes.observe(&s));
+        }
+        // 10 -> 12 MiB is a 2 MiB rise, under the threshold (1% of 256 MiB = 2.56 MiB): same pass.
+        assert_eq!(
+            opened,
+            [false, false, false, true, false, false, false, false]
+        );
+        assert_eq!(passes.pass, 2);
+    }
+
+    #[test]
+    fn summary_lists_decisions() {
+        let summary = Summary {
+            outcome: Some(Outcome::Succeeded),
+            cause: Some("succeeded".into()),
+            message: "the guest runs on lab-dst".into(),
+            total_ms: 15_600,
+            downtime_ms: Some(5),
+            data_processed: 412 * MIB,
+            memory_total: 256 * MIB,
+            iterations: Some(4),
+            final_mode: Mode::PostCopy,
+            postcopy_requests: Some(310),
+            events: vec![
+                TimedEvent {
+                    at_ms: 0,
+                    text: "mode: pre-copy".into(),
+                },
+                TimedEvent {
+                    at_ms: 12_400,
+                    text: "not converging -> switch to post-copy".into(),
+                },
+            ],
+        };
+        let text = summary_text(&Style { color: false }, "labvm -> dst", &summary);
+        assert_eq!(
+            text,
+            "labvm -> dst: migration succeeded in 15.6s (post-copy)\n  the guest runs on lab-dst\n  \
+             cause:         succeeded\n  total time:    15.6s\n  downtime:      5 ms\n  \
+             data moved:    412.0 MiB (guest memory 256.0 MiB)\n  passes:        4\n  \
+             post-copy reqs:310\n  decisions:\n    [12.4s] not converging -> switch to post-copy\n"
+        );
+    }
+}
