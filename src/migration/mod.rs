@@ -4,6 +4,3 @@
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};
-
-pub mod kubevirt;
-pub mod kubevirt_metrics;

@@ -332,6 +332,64 @@ fn find_target<'a>(
     }
 }
 
+/// Marks a VMI as held by a ResourceQuota; returns the blocker to list.
+fn hold_by_quota(
+    plan: &mut VmiPlan,
+    quota: String,
+    message: String,
+    explanation: String,
+) -> DrainBlocker {
+    plan.action = Action::BlocksDrain;
+    plan.reasons.push(Reason {
+        reason: "migrationRejectedByResourceQuota".into(),
+        message: message.clone(),
+    });
+    plan.explanation = explanation;
+    plan.fix = Some(format!(
+        "raise ResourceQuota {}/{quota} by one launcher pod ({} of memory)",
+        plan.namespace,
+        crate::render::fmt::bytes(plan.pod_memory_request_bytes)
+    ));
+    plan.start_seconds = None;
+    plan.estimate_seconds = None;
+    plan.end_seconds = None;
+    DrainBlocker {
+        kind: "quota".into(),
+        namespace: Some(plan.namespace.clone()),
+        name: quota,
+        reason: "migrationRejectedByResourceQuota".into(),
+        message,
+        vmis: vec![format!("{}/{}", plan.namespace, plan.name)],
+        blocking: true,
+    }
+}
+
+/// Marks a VMI as having no feasible target; returns the blocker to list.
+fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String) -> DrainBlocker {
+    plan.action = Action::NoTarget;
+    plan.reasons.push(Reason {
+        reason: "NoFeasibleTarget".into(),
+        message: message.clone(),
+    });
+    plan.explanation = explanation;
+    plan.fix = Some(
+        "free memory or add a node that matches the VMI's selectors, tolerations and CPU model"
+            .into(),
+    );
+    plan.start_seconds = None;
+    plan.estimate_seconds = None;
+    plan.end_seconds = None;
+    DrainBlocker {
+        kind: "vmi".into(),
+        namespace: Some(plan.namespace.clone()),
+        name: plan.name.clone(),
+        reason: "NoFeasibleTarget".into(),
+        message,
+        vmis: vec![format!("{}/{}", plan.namespace, plan.name)],
+        blocking: true,
+    }
+}
+
 struct Candidate {
     index: usize,
     estimate: u64,
@@ -589,63 +647,25 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 .then(|| quota_problem(&ns_quotas, pod_memory, pod_memory_limit))
                 .flatten();
             if let Some((quota, message)) = quota {
-                plan.action = Action::BlocksDrain;
-                plan.reasons.push(Reason {
-                    reason: "migrationRejectedByResourceQuota".into(),
-                    message: message.clone(),
-                });
-                plan.explanation = format!(
+                let explanation = format!(
                     "migration {} (phase {}) is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
                     m.name(),
                     m.phase()
                 );
-                plan.fix = Some(format!(
-                    "raise ResourceQuota {}/{quota} by one launcher pod ({} of memory)",
-                    vmi.namespace(),
-                    crate::render::fmt::bytes(pod_memory)
-                ));
-                plan.start_seconds = None;
-                plan.estimate_seconds = None;
-                plan.end_seconds = None;
-                blockers.push(DrainBlocker {
-                    kind: "quota".into(),
-                    namespace: Some(vmi.namespace().to_string()),
-                    name: quota,
-                    reason: "migrationRejectedByResourceQuota".into(),
-                    message,
-                    vmis: vec![id.clone()],
-                    blocking: true,
-                });
+                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
                 && let Err(message) = find_target(vmi, &node, pod_memory, inputs, &free_memory)
             {
-                plan.action = Action::NoTarget;
-                plan.reasons.push(Reason {
-                    reason: "NoFeasibleTarget".into(),
-                    message: message.clone(),
-                });
-                plan.explanation = format!(
+                let explanation = format!(
                     "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
                     m.name(),
                     m.phase()
                 );
-                plan.fix = Some("free memory or add a node that matches the VMI's selectors, tolerations and CPU model".into());
-                plan.start_seconds = None;
-                plan.estimate_seconds = None;
-                plan.end_seconds = None;
+                blockers.push(hold_without_target(&mut plan, message, explanation));
                 // Its VMIM keeps a slot until the unschedulable target pod times out.
                 if let Some(last) = in_flight_on_drained.last_mut() {
                     last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
                 }
-                blockers.push(DrainBlocker {
-                    kind: "vmi".into(),
-                    namespace: Some(plan.namespace.clone()),
-                    name: plan.name.clone(),
-                    reason: "NoFeasibleTarget".into(),
-                    message,
-                    vmis: vec![id.clone()],
-                    blocking: true,
-                });
             }
         } else {
             match strategy.strategy {
@@ -728,28 +748,10 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 .collect();
             if let Some((quota, message)) = quota_problem(&ns_quotas, pod_memory, pod_memory_limit)
             {
-                plan.action = Action::BlocksDrain;
-                plan.reasons.push(Reason {
-                    reason: "migrationRejectedByResourceQuota".into(),
-                    message: message.clone(),
-                });
-                plan.explanation = format!(
+                let explanation = format!(
                     "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
                 );
-                plan.fix = Some(format!(
-                    "raise ResourceQuota {}/{quota} by one launcher pod ({} of memory) for the drain",
-                    vmi.namespace(),
-                    crate::render::fmt::bytes(pod_memory)
-                ));
-                blockers.push(DrainBlocker {
-                    kind: "quota".into(),
-                    namespace: Some(vmi.namespace().to_string()),
-                    name: quota,
-                    reason: "migrationRejectedByResourceQuota".into(),
-                    message,
-                    vmis: vec![id.clone()],
-                    blocking: true,
-                });
+                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else {
                 match find_target(vmi, &node, pod_memory, inputs, &free_memory) {
                     Ok(target) => {
@@ -779,24 +781,10 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                         });
                     }
                     Err(message) => {
-                        plan.action = Action::NoTarget;
-                        plan.reasons.push(Reason {
-                            reason: "NoFeasibleTarget".into(),
-                            message: message.clone(),
-                        });
-                        plan.explanation = format!(
+                        let explanation = format!(
                             "{message}; the target pod stays Pending and the eviction is refused"
                         );
-                        plan.fix = Some("free memory or add a node that matches the VMI's selectors, tolerations and CPU model".into());
-                        blockers.push(DrainBlocker {
-                            kind: "vmi".into(),
-                            namespace: Some(plan.namespace.clone()),
-                            name: plan.name.clone(),
-                            reason: "NoFeasibleTarget".into(),
-                            message,
-                            vmis: vec![id.clone()],
-                            blocking: true,
-                        });
+                        blockers.push(hold_without_target(&mut plan, message, explanation));
                     }
                 }
             }
