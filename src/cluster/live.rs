@@ -82,7 +82,13 @@ impl LiveSource {
         &self.client
     }
 
-    async fn send(
+    pub fn cluster_url(&self) -> &str {
+        &self.cluster_url
+    }
+
+    /// Sends a request, retrying reads answered 409/429/5xx or not answered at all; a 404 on
+    /// `get` is `Ok(None)`. Mutations are never retried here (the caller decides).
+    pub(crate) async fn send(
         &self,
         verb: &str,
         kind: Kind,
@@ -97,11 +103,15 @@ impl LiveSource {
                     return Ok(None);
                 }
                 Err(e) => {
-                    let retryable = match &e {
-                        kube::Error::Api(s) => matches!(s.code, 429 | 500 | 502 | 503 | 504),
-                        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
-                        _ => false,
-                    };
+                    let read = matches!(verb, "get" | "list" | "watch");
+                    let retryable = read
+                        && match &e {
+                            kube::Error::Api(s) => {
+                                matches!(s.code, 409 | 429 | 500 | 502 | 503 | 504)
+                            }
+                            kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+                            _ => false,
+                        };
                     if retryable && attempt < READ_RETRIES {
                         attempt += 1;
                         tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
@@ -175,8 +185,13 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
-impl Source for LiveSource {
-    async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
+impl LiveSource {
+    /// Lists (all pages) and returns the list's resourceVersion too, for a watch to start from.
+    pub async fn list_with_version(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> Result<(Vec<Value>, String)> {
         let namespace = if kind.namespaced() {
             query.namespace.as_deref()
         } else {
@@ -184,6 +199,7 @@ impl Source for LiveSource {
         };
         let path = kind.collection_path(namespace);
         let mut items = Vec::new();
+        let mut version = String::new();
         let mut continue_token: Option<String> = None;
         loop {
             let params = ListParams {
@@ -213,15 +229,30 @@ impl Source for LiveSource {
                     items.push(item);
                 }
             }
+            if version.is_empty()
+                && let Some(rv) = page
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+            {
+                version = rv.to_string();
+            }
             continue_token = page
                 .pointer("/metadata/continue")
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
                 .map(str::to_string);
             if continue_token.is_none() {
-                return Ok(items);
+                return Ok((items, version));
             }
         }
+    }
+}
+
+impl Source for LiveSource {
+    async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
+        self.list_with_version(kind, query)
+            .await
+            .map(|(items, _)| items)
     }
 
     async fn get(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<Option<Value>> {

@@ -4,3 +4,6 @@
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};
+
+pub mod kubevirt;
+pub mod kubevirt_metrics;

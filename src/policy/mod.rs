@@ -6,4 +6,5 @@ pub mod eviction;
 pub mod migratability;
 pub mod migration_policy;
 pub mod pods;
+pub mod preflight;
 pub mod scheduling;

@@ -1,0 +1,661 @@
+//! The KubeVirt driver: the few API calls that start, follow and stop a migration.
+//!
+//! - start: `PUT …/virtualmachines/VM/migrate` (what `virtctl migrate` does) for a VM, a
+//!   VirtualMachineInstanceMigration created directly for a bare VMI (FACTS §7);
+//! - abort: DELETE the unfinished VMIM (FACTS §3.5); `evacuate/cancel` (v1.7+);
+//! - the temporary MigrationPolicy of `--allow-postcopy` / `--allow-auto-converge`;
+//! - watches that resume from their resourceVersion and re-list on 410 Gone;
+//! - virt-handler's metrics through the API server's pod proxy, or a Prometheus.
+//!
+//! Reads go through `LiveSource` (retries on 409/429/5xx); mutations are sent once, and a
+//! refusal names the verb, the resource and the RBAC rule that would allow it.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::core::params::{PatchParams, PostParams, WatchParams};
+use kube::core::{Request, WatchEvent};
+use serde_json::{Value, json};
+
+use super::kubevirt_metrics::{self, MigrationMetrics};
+use crate::cluster::live::{LiveSource, api_error};
+use crate::cluster::{Kind, Query};
+use crate::error::{Error, Result};
+use crate::model::{MigrationPolicy, VirtualMachineInstanceMigration};
+
+/// Annotation on a VMIM naming the temporary MigrationPolicy vmctl created for it.
+pub const POLICY_ANNOTATION: &str = "vmctl.io/temporary-migration-policy";
+/// Label on everything vmctl creates.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY_VALUE: &str = "vmctl";
+/// Label on a temporary policy naming the VMI it was made for (`namespace.name`).
+pub const POLICY_FOR_LABEL: &str = "vmctl.io/migration-for";
+/// `generateName` of the VMIMs vmctl creates for bare VMIs.
+pub const VMIM_GENERATE_NAME: &str = "vmctl-migrate-";
+/// virt-handler's metrics port (HTTPS), and its pods' label.
+pub const HANDLER_METRICS_PORT: u16 = 8443;
+pub const HANDLER_LABEL: &str = "kubevirt.io=virt-handler";
+/// A watch asks the server to end it before the client's read timeout (30 s) fires.
+const WATCH_SECONDS: u32 = 25;
+
+/// The group of virt-api's subresources (migrate, evacuate/cancel).
+const SUBRESOURCE_GROUP: &str = "subresources.kubevirt.io";
+
+pub struct KubeVirtDriver<'a> {
+    live: &'a LiveSource,
+}
+
+/// The RBAC resource a request needs, for error messages: `virtualmachines/migrate` in
+/// `subresources.kubevirt.io`, `migrationpolicies` in `migrations.kubevirt.io`, …
+fn rbac_resource(kind: Kind, subresource: Option<&str>) -> (String, String) {
+    let group = if subresource.is_some() && kind.group() == "kubevirt.io" {
+        SUBRESOURCE_GROUP.to_string()
+    } else {
+        kind.group().to_string()
+    };
+    let resource = match subresource {
+        Some(sub) => format!("{}/{sub}", kind.plural()),
+        None => kind.plural().to_string(),
+    };
+    (group, resource)
+}
+
+/// A refused mutation: verb, resource, and on 403 the rule that is missing.
+fn mutation_error(
+    verb: &str,
+    kind: Kind,
+    subresource: Option<&str>,
+    namespace: Option<&str>,
+    cluster_url: &str,
+    err: kube::Error,
+) -> Error {
+    let (group, resource) = rbac_resource(kind, subresource);
+    let shown = if group.is_empty() {
+        resource.clone()
+    } else {
+        format!("{resource}.{group}")
+    };
+    let code = match &err {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    };
+    let base = api_error(verb, kind, cluster_url, err);
+    let Error::Api {
+        status, message, ..
+    } = base
+    else {
+        return base;
+    };
+    let mut error = Error::Api {
+        verb: verb.to_string(),
+        resource: shown,
+        status,
+        message,
+        hints: Vec::new(),
+    };
+    match code {
+        Some(403) => {
+            let scope = match namespace {
+                Some(ns) => format!(" in namespace {ns}"),
+                None => " (cluster-scoped)".to_string(),
+            };
+            error = error.with_hint(format!(
+                "RBAC: your user lacks verb \"{verb}\" on resource \"{resource}\" in apiGroup \"{group}\"{scope}; bind the ClusterRole vmctl-operator from deploy/rbac.yaml"
+            ));
+        }
+        Some(401) => {
+            error = error.with_hint(
+                "the credentials in your kubeconfig were refused; log in again or pick another --context",
+            );
+        }
+        _ => {}
+    }
+    error
+}
+
+/// What a watch reports.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Added or modified.
+    Applied(Value),
+    Deleted(Value),
+    /// The watch was (re)started from a fresh list: the complete current set.
+    Listed(Vec<Value>),
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = kube::Result<WatchEvent<Value>>> + Send>>;
+
+/// A watch of one kind that survives dropped connections: it resumes from the last
+/// resourceVersion it saw, and re-lists when the server says that version is gone (410).
+pub struct Watch<'a> {
+    live: &'a LiveSource,
+    kind: Kind,
+    query: Query,
+    resource_version: Option<String>,
+    stream: Option<EventStream>,
+    /// Consecutive failures to (re)open the watch.
+    failures: u32,
+    /// How often the watch was resumed or re-listed (for tests and `-v` output).
+    pub resumes: u32,
+    pub relists: u32,
+}
+
+impl<'a> Watch<'a> {
+    pub fn new(live: &'a LiveSource, kind: Kind, query: Query) -> Self {
+        Watch {
+            live,
+            kind,
+            query,
+            resource_version: None,
+            stream: None,
+            failures: 0,
+            resumes: 0,
+            relists: 0,
+        }
+    }
+
+    fn params(&self) -> WatchParams {
+        WatchParams {
+            label_selector: (!self.query.labels.is_empty()).then(|| self.query.labels.to_string()),
+            field_selector: (!self.query.fields.is_empty()).then(|| self.query.fields.to_string()),
+            timeout: Some(WATCH_SECONDS),
+            bookmarks: true,
+            ..WatchParams::default()
+        }
+    }
+
+    async fn open(&mut self, version: &str) -> Result<()> {
+        let namespace = if self.kind.namespaced() {
+            self.query.namespace.as_deref()
+        } else {
+            None
+        };
+        let request = Request::new(self.kind.collection_path(namespace))
+            .watch(&self.params(), version)
+            .map_err(|e| Error::Internal(format!("building a watch request: {e}")))?;
+        let stream = self
+            .live
+            .client()
+            .request_events::<Value>(request)
+            .await
+            .map_err(|e| api_error("watch", self.kind, self.live.cluster_url(), e))?;
+        self.stream = Some(Box::pin(stream));
+        Ok(())
+    }
+
+    fn version_of(object: &Value) -> Option<String> {
+        object
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    }
+
+    /// The next change. The first call lists; later calls stream events.
+    pub async fn next(&mut self) -> Result<Change> {
+        loop {
+            let Some(version) = self.resource_version.clone() else {
+                let (items, version) = self.live.list_with_version(self.kind, &self.query).await?;
+                self.resource_version = Some(version);
+                self.stream = None;
+                return Ok(Change::Listed(items));
+            };
+            if self.stream.is_none() {
+                match self.open(&version).await {
+                    Ok(()) => {}
+                    Err(e) => {
+                        self.failures += 1;
+                        if self.failures > 5 {
+                            return Err(e);
+                        }
+                        tokio::time::sleep(Duration::from_millis(250 << self.failures.min(4)))
+                            .await;
+                        continue;
+                    }
+                }
+            }
+            let next = match self.stream.as_mut() {
+                Some(stream) => stream.next().await,
+                None => None,
+            };
+            match next {
+                Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
+                    self.failures = 0;
+                    if let Some(v) = Self::version_of(&o) {
+                        self.resource_version = Some(v);
+                    }
+                    return Ok(Change::Applied(with_kind(self.kind, o)));
+                }
+                Some(Ok(WatchEvent::Deleted(o))) => {
+                    self.failures = 0;
+                    if let Some(v) = Self::version_of(&o) {
+                        self.resource_version = Some(v);
+                    }
+                    return Ok(Change::Deleted(with_kind(self.kind, o)));
+                }
+                Some(Ok(WatchEvent::Bookmark(b))) => {
+                    self.failures = 0;
+                    if !b.metadata.resource_version.is_empty() {
+                        self.resource_version = Some(b.metadata.resource_version);
+                    }
+                }
+                Some(Ok(WatchEvent::Error(status))) if status.code == 410 => {
+                    self.gone();
+                }
+                Some(Err(kube::Error::Api(status))) if status.code == 410 => {
+                    self.gone();
+                }
+                Some(Ok(WatchEvent::Error(status))) => {
+                    self.failures += 1;
+                    if self.failures > 5 {
+                        return Err(api_error(
+                            "watch",
+                            self.kind,
+                            self.live.cluster_url(),
+                            kube::Error::Api(status),
+                        ));
+                    }
+                    self.stream = None;
+                    self.resumes += 1;
+                }
+                // The server ended the watch (timeout) or the connection dropped: resume.
+                Some(Err(_)) | None => {
+                    self.stream = None;
+                    self.resumes += 1;
+                }
+            }
+        }
+    }
+
+    /// 410 Gone: the resourceVersion is too old; start over from a list.
+    fn gone(&mut self) {
+        self.stream = None;
+        self.resource_version = None;
+        self.relists += 1;
+    }
+}
+
+fn with_kind(kind: Kind, mut object: Value) -> Value {
+    if let Value::Object(map) = &mut object {
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.name().into()));
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(kind.api_version()));
+    }
+    object
+}
+
+/// Why metrics could not be read, in words for the progress line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsUnavailable(pub String);
+
+impl<'a> KubeVirtDriver<'a> {
+    pub fn new(live: &'a LiveSource) -> Self {
+        KubeVirtDriver { live }
+    }
+
+    pub fn live(&self) -> &'a LiveSource {
+        self.live
+    }
+
+    fn client(&self) -> &kube::Client {
+        self.live.client()
+    }
+
+    async fn mutate(
+        &self,
+        verb: &str,
+        kind: Kind,
+        subresource: Option<&str>,
+        namespace: Option<&str>,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<String> {
+        self.client().request_text(request).await.map_err(|e| {
+            mutation_error(
+                verb,
+                kind,
+                subresource,
+                namespace,
+                self.live.cluster_url(),
+                e,
+            )
+        })
+    }
+
+    /// `PUT /apis/subresources.kubevirt.io/v1/namespaces/NS/virtualmachines/VM/migrate`, as
+    /// `virtctl migrate` does; virt-api creates the VMIM (`kubevirt-migrate-vm-…`).
+    pub async fn migrate_vm(
+        &self,
+        namespace: &str,
+        vm: &str,
+        added_node_selector: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let path = format!(
+            "/apis/{SUBRESOURCE_GROUP}/v1/namespaces/{namespace}/virtualmachines/{vm}/migrate"
+        );
+        let mut body = json!({});
+        if !added_node_selector.is_empty() {
+            body["addedNodeSelector"] = json!(added_node_selector);
+        }
+        let request = http::Request::put(path)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&body).unwrap_or_default())
+            .map_err(|e| Error::Internal(format!("building the migrate request: {e}")))?;
+        self.mutate(
+            "update",
+            Kind::VirtualMachine,
+            Some("migrate"),
+            Some(namespace),
+            request,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Creates a VMIM for a VMI directly (bare VMIs, which have no migrate subresource).
+    pub async fn create_vmim(
+        &self,
+        vmim: &VirtualMachineInstanceMigration,
+    ) -> Result<VirtualMachineInstanceMigration> {
+        let namespace = vmim.namespace();
+        let mut body = serde_json::to_value(vmim)
+            .map_err(|e| Error::Internal(format!("serialising the migration: {e}")))?;
+        body["apiVersion"] = json!(Kind::VirtualMachineInstanceMigration.api_version());
+        body["kind"] = json!(Kind::VirtualMachineInstanceMigration.name());
+        let request =
+            Request::new(Kind::VirtualMachineInstanceMigration.collection_path(Some(namespace)))
+                .create(
+                    &PostParams::default(),
+                    serde_json::to_vec(&body).unwrap_or_default(),
+                )
+                .map_err(|e| Error::Internal(format!("building the create request: {e}")))?;
+        let text = self
+            .mutate(
+                "create",
+                Kind::VirtualMachineInstanceMigration,
+                None,
+                Some(namespace),
+                request,
+            )
+            .await?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::Internal(format!(
+                "the API server's answer to a create is not a migration: {e}"
+            ))
+        })
+    }
+
+    /// Merges annotations into a VMIM (its spec is immutable, its metadata is not).
+    pub async fn annotate_vmim(
+        &self,
+        namespace: &str,
+        name: &str,
+        annotations: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let patch = json!({"metadata": {"annotations": annotations}});
+        let request =
+            Request::new(Kind::VirtualMachineInstanceMigration.collection_path(Some(namespace)))
+                .patch(
+                    name,
+                    &PatchParams::default(),
+                    &kube::api::Patch::Merge(&patch),
+                )
+                .map_err(|e| Error::Internal(format!("building the patch request: {e}")))?;
+        self.mutate(
+            "patch",
+            Kind::VirtualMachineInstanceMigration,
+            None,
+            Some(namespace),
+            request,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Deletes a VMIM: KubeVirt's abort for an unfinished one. False when it was already gone.
+    pub async fn delete_vmim(&self, namespace: &str, name: &str) -> Result<bool> {
+        self.delete(Kind::VirtualMachineInstanceMigration, Some(namespace), name)
+            .await
+    }
+
+    pub async fn create_policy(&self, policy: &MigrationPolicy) -> Result<()> {
+        let mut body = serde_json::to_value(policy)
+            .map_err(|e| Error::Internal(format!("serialising the policy: {e}")))?;
+        body["apiVersion"] = json!(Kind::MigrationPolicy.api_version());
+        body["kind"] = json!(Kind::MigrationPolicy.name());
+        let request = Request::new(Kind::MigrationPolicy.collection_path(None))
+            .create(
+                &PostParams::default(),
+                serde_json::to_vec(&body).unwrap_or_default(),
+            )
+            .map_err(|e| Error::Internal(format!("building the create request: {e}")))?;
+        self.mutate("create", Kind::MigrationPolicy, None, None, request)
+            .await
+            .map(|_| ())
+    }
+
+    /// Deletes a MigrationPolicy; false when it was already gone.
+    pub async fn delete_policy(&self, name: &str) -> Result<bool> {
+        self.delete(Kind::MigrationPolicy, None, name).await
+    }
+
+    async fn delete(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<bool> {
+        let mut attempt = 0;
+        loop {
+            let request = Request::new(kind.collection_path(namespace))
+                .delete(name, &kube::core::params::DeleteParams::default())
+                .map_err(|e| Error::Internal(format!("building the delete request: {e}")))?;
+            // The answer is a Status or, with finalizers, the object itself (FACTS §11).
+            match self.client().request_text(request).await {
+                Ok(_) => return Ok(true),
+                Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
+                // A delete can be repeated safely.
+                Err(kube::Error::Api(s))
+                    if matches!(s.code, 429 | 500 | 502 | 503 | 504) && attempt < 3 =>
+                {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                }
+                Err(e) => {
+                    return Err(mutation_error(
+                        "delete",
+                        kind,
+                        None,
+                        namespace,
+                        self.live.cluster_url(),
+                        e,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// `PUT …/virtualmachines|virtualmachineinstances/NAME/evacuate/cancel` (v1.7+), with
+    /// the node the VMI is marked to leave, as `virtctl evacuate-cancel` sends it.
+    pub async fn evacuate_cancel(
+        &self,
+        namespace: &str,
+        kind: Kind,
+        name: &str,
+        evacuation_node: &str,
+    ) -> Result<()> {
+        let path = format!(
+            "/apis/{SUBRESOURCE_GROUP}/v1/namespaces/{namespace}/{}/{name}/evacuate/cancel",
+            kind.plural()
+        );
+        let body = json!({"evacuationNodeName": evacuation_node});
+        let request = http::Request::put(path)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&body).unwrap_or_default())
+            .map_err(|e| Error::Internal(format!("building the cancel request: {e}")))?;
+        self.mutate(
+            "update",
+            kind,
+            Some("evacuate/cancel"),
+            Some(namespace),
+            request,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The virt-handler pod on `node`, in KubeVirt's namespace.
+    pub async fn handler_pod(
+        &self,
+        kubevirt_namespace: &str,
+        node: &str,
+    ) -> std::result::Result<String, MetricsUnavailable> {
+        let query = Query::namespace(Some(kubevirt_namespace))
+            .with_label(HANDLER_LABEL)
+            .and_then(|q| q.with_fields(&format!("spec.nodeName={node}")))
+            .map_err(|e| MetricsUnavailable(e.to_string()))?;
+        let (pods, _) = self
+            .live
+            .list_with_version(Kind::Pod, &query)
+            .await
+            .map_err(|e| MetricsUnavailable(format!("cannot list virt-handler pods: {e}")))?;
+        pods.iter()
+            .filter(|p| p.pointer("/status/phase").and_then(Value::as_str) == Some("Running"))
+            .find_map(|p| p.pointer("/metadata/name").and_then(Value::as_str))
+            .map(str::to_string)
+            .ok_or_else(|| {
+                MetricsUnavailable(format!(
+                    "no running virt-handler pod on {node} in namespace {kubevirt_namespace}"
+                ))
+            })
+    }
+
+    /// Reads the VMI's migration metrics from virt-handler's `/metrics` through the pod
+    /// proxy: `GET /api/v1/namespaces/NS/pods/https:POD:8443/proxy/metrics`.
+    pub async fn handler_metrics(
+        &self,
+        kubevirt_namespace: &str,
+        handler_pod: &str,
+        namespace: &str,
+        vmi: &str,
+    ) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
+        let path = handler_metrics_path(kubevirt_namespace, handler_pod);
+        let request = http::Request::get(&path)
+            .body(Vec::new())
+            .map_err(|e| MetricsUnavailable(format!("building the metrics request: {e}")))?;
+        let text = self.client().request_text(request).await.map_err(|e| {
+            let why = match &e {
+                kube::Error::Api(s) if s.code == 403 => {
+                    "forbidden: your user may not get pods/proxy in KubeVirt's namespace (deploy/rbac.yaml, vmctl-operator)".to_string()
+                }
+                kube::Error::Api(s) => format!("{} {}", s.code, s.message),
+                other => other.to_string(),
+            };
+            MetricsUnavailable(format!("virt-handler metrics through the pod proxy: {why}"))
+        })?;
+        Ok(kubevirt_metrics::from_exposition(&text, namespace, vmi))
+    }
+}
+
+/// The pod proxy path of virt-handler's metrics page (HTTPS, so the `https:` prefix).
+pub fn handler_metrics_path(kubevirt_namespace: &str, handler_pod: &str) -> String {
+    format!(
+        "/api/v1/namespaces/{kubevirt_namespace}/pods/https:{handler_pod}:{HANDLER_METRICS_PORT}/proxy/metrics"
+    )
+}
+
+/// A Prometheus HTTP API client: a kube client pointed at the Prometheus URL (it speaks
+/// plain HTTP and TLS, and sends no credentials since the config carries none).
+pub struct Prometheus {
+    client: kube::Client,
+    url: String,
+}
+
+impl Prometheus {
+    pub fn new(url: &str) -> Result<Prometheus> {
+        let uri: http::Uri = url
+            .trim_end_matches('/')
+            .parse()
+            .map_err(|e| Error::usage(format!("--prometheus {url:?} is not a URL: {e}")))?;
+        if uri.scheme().is_none() || uri.host().is_none() {
+            return Err(Error::usage(format!(
+                "--prometheus {url:?} is not a URL (expected http(s)://HOST[:PORT])"
+            )));
+        }
+        let mut config = kube::Config::new(uri);
+        config.read_timeout = Some(Duration::from_secs(10));
+        config.connect_timeout = Some(Duration::from_secs(5));
+        config.default_retry = false;
+        let client = kube::Client::try_from(config)
+            .map_err(|e| Error::usage(format!("--prometheus {url}: {e}")))?;
+        Ok(Prometheus {
+            client,
+            url: url.to_string(),
+        })
+    }
+
+    pub async fn migration_metrics(
+        &self,
+        namespace: &str,
+        vmi: &str,
+    ) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
+        let query = kubevirt_metrics::prometheus_query(namespace, vmi);
+        let encoded: String = url_encode(&query);
+        let request = http::Request::get(format!("/api/v1/query?query={encoded}"))
+            .body(Vec::new())
+            .map_err(|e| MetricsUnavailable(format!("building the query: {e}")))?;
+        let text = self
+            .client
+            .request_text(request)
+            .await
+            .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))?;
+        let answer: Value = serde_json::from_str(&text).map_err(|e| {
+            MetricsUnavailable(format!("Prometheus at {} answered non-JSON: {e}", self.url))
+        })?;
+        kubevirt_metrics::from_prometheus(&answer)
+            .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))
+    }
+}
+
+fn url_encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_path_uses_the_https_pod_proxy() {
+        assert_eq!(
+            handler_metrics_path("kubevirt", "virt-handler-x7k2p"),
+            "/api/v1/namespaces/kubevirt/pods/https:virt-handler-x7k2p:8443/proxy/metrics"
+        );
+    }
+
+    #[test]
+    fn rbac_resources_name_the_subresource_group() {
+        assert_eq!(
+            rbac_resource(Kind::VirtualMachine, Some("migrate")),
+            (
+                "subresources.kubevirt.io".into(),
+                "virtualmachines/migrate".into()
+            )
+        );
+        assert_eq!(
+            rbac_resource(Kind::MigrationPolicy, None),
+            ("migrations.kubevirt.io".into(), "migrationpolicies".into())
+        );
+    }
+
+    #[test]
+    fn queries_are_percent_encoded() {
+        assert_eq!(url_encode("{a=\"b\"}"), "%7Ba%3D%22b%22%7D");
+    }
+}
