@@ -224,12 +224,6 @@ pub struct PolicySelectors {
     pub virtual_machine_instance_selector: Option<BTreeMap<String, String>>,
 }
 
-impl MigrationPolicy {
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,6 +124,41 @@ pub struct PhaseTransition {
     pub phase_transition_timestamp: Option<Time>,
 }
 
+/// The metadata accessors every model object has (inherent methods: no trait to import).
+macro_rules! meta_accessors {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $ty {
+            pub fn name(&self) -> &str {
+                self.metadata.name.as_deref().unwrap_or("")
+            }
+
+            pub fn namespace(&self) -> &str {
+                self.metadata.namespace.as_deref().unwrap_or("")
+            }
+
+            pub fn uid(&self) -> Option<&str> {
+                self.metadata.uid.as_deref()
+            }
+
+            pub fn label(&self, key: &str) -> Option<&str> {
+                self.metadata.labels.as_ref()?.get(key).map(String::as_str)
+            }
+
+            pub fn annotation(&self, key: &str) -> Option<&str> {
+                self.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+            }
+        }
+    )*};
+}
+
+meta_accessors!(
+    VirtualMachineInstance,
+    VirtualMachine,
+    VirtualMachineInstanceMigration,
+    KubeVirt,
+    MigrationPolicy,
+);
+
 /// `namespace/name` for messages.
 pub fn qualified_name(meta: &ObjectMeta) -> String {
     match &meta.namespace {

@@ -53,14 +53,6 @@ pub struct VmStatus {
 }
 
 impl VirtualMachine {
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
-    }
-
-    pub fn namespace(&self) -> &str {
-        self.metadata.namespace.as_deref().unwrap_or("")
-    }
-
     /// The effective run strategy: `spec.runStrategy`, else derived from `spec.running`.
     pub fn run_strategy(&self) -> &str {
         match (&self.spec.run_strategy, self.spec.running) {

@@ -346,30 +346,6 @@ impl MigrationState {
 }
 
 impl VirtualMachineInstance {
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
-    }
-
-    pub fn namespace(&self) -> &str {
-        self.metadata.namespace.as_deref().unwrap_or("")
-    }
-
-    pub fn uid(&self) -> Option<&str> {
-        self.metadata.uid.as_deref()
-    }
-
-    pub fn label(&self, key: &str) -> Option<&str> {
-        self.metadata.labels.as_ref()?.get(key).map(String::as_str)
-    }
-
-    pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata
-            .annotations
-            .as_ref()?
-            .get(key)
-            .map(String::as_str)
-    }
-
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         condition(&self.status.conditions, type_)
     }

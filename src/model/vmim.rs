@@ -86,18 +86,6 @@ pub struct VmimStatus {
 }
 
 impl VirtualMachineInstanceMigration {
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or("")
-    }
-
-    pub fn namespace(&self) -> &str {
-        self.metadata.namespace.as_deref().unwrap_or("")
-    }
-
-    pub fn uid(&self) -> Option<&str> {
-        self.metadata.uid.as_deref()
-    }
-
     pub fn phase(&self) -> MigrationPhase {
         self.status.phase.clone().unwrap_or(MigrationPhase::Unset)
     }
@@ -108,14 +96,6 @@ impl VirtualMachineInstanceMigration {
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         condition(&self.status.conditions, type_)
-    }
-
-    pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.metadata
-            .annotations
-            .as_ref()?
-            .get(key)
-            .map(String::as_str)
     }
 
     /// The node an evacuation VMIM drains, when it is one.
