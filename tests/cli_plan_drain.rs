@@ -256,15 +256,7 @@ fn missing_kubevirt_cr_and_a_vmi_without_status() {
 
 fn live(server: &FakeApiServer, args: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    let mut all: Vec<String> = vec![
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
-        "--now".into(),
-        EXAMPLE_NOW.into(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    vmctl(all)
+    vmctl_live(&server.write_kubeconfig(dir.path()), args)
 }
 
 #[test]

@@ -123,15 +123,7 @@ fn filters_by_node_namespace_selector_and_name() {
 
 fn live_status(server: &FakeApiServer, args: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = server.write_kubeconfig(dir.path());
-    let mut all: Vec<String> = vec![
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
-        "--now".into(),
-        EXAMPLE_NOW.into(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    vmctl(all)
+    vmctl_live(&server.write_kubeconfig(dir.path()), args)
 }
 
 #[test]

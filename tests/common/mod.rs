@@ -67,3 +67,16 @@ pub fn normalise_source(text: &str) -> String {
     }
     out
 }
+
+/// Runs vmctl against a live API server through a kubeconfig, with the example's clock so
+/// the output compares equal to a `--from` run.
+pub fn vmctl_live(kubeconfig: &Path, args: &[&str]) -> Output {
+    let mut all: Vec<String> = vec![
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        EXAMPLE_NOW.into(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    vmctl(all)
+}
