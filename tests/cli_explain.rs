@@ -1005,3 +1005,40 @@ fn a_vm_name_given_as_a_migration_is_explained_as_the_vm() {
     let r: Report = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r.cause, "not-live-migratable");
 }
+
+#[test]
+fn a_vmctl_snapshot_explains_like_the_live_cluster() {
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("incident.yaml");
+    let out = live(
+        &server,
+        INCIDENTS_NOW,
+        &["snapshot", "-A", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for target in [
+        "kubevirt-evacuation-pp4wc",
+        "mig-postcopy-v19",
+        "vm/desk-02",
+    ] {
+        let from_live = live(
+            &server,
+            INCIDENTS_NOW,
+            &["explain", "-A", target, "-o", "json"],
+        );
+        let replay = vmctl([
+            "--from",
+            file.to_str().unwrap(),
+            "explain",
+            target,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(
+            normalise_source(&stdout(&from_live)),
+            normalise_source(&stdout(&replay)),
+            "{target}"
+        );
+    }
+}

@@ -1802,7 +1802,7 @@ fn not_live_migratable(v: &View) -> Option<Finding> {
             format!("False, reason {}: {}", b.reason, b.message),
         ));
     }
-    let first = blockers[0];
+    let first = blockers.first()?;
     let strategy = v.vmi.map(|x| {
         crate::policy::eviction::effective_eviction_strategy(x, v.ev.kubevirt.as_ref()).strategy
     });
@@ -1888,6 +1888,34 @@ fn monitor_abort(v: &View) -> Option<MonitorAbort> {
     }
 }
 
+/// startTimestamp, endTimestamp (with the time between them) and the guest memory the
+/// budget is computed from.
+fn timing_facts(v: &View) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    if let Some(t) = v.start {
+        facts.push(v.state_fact("startTimestamp", t.to_string()));
+    }
+    if let (Some(t), Some(e)) = (v.end, v.elapsed()) {
+        let mut fact = v.state_fact("endTimestamp", t.to_string());
+        fact.note = Some(format!("{e} s after the start"));
+        facts.push(fact);
+    }
+    if let Some(q) = v.vmi.and_then(|x| x.guest_memory()) {
+        let field = if v
+            .vmi
+            .and_then(|x| x.spec.domain.memory.as_ref())
+            .and_then(|m| m.guest.as_ref())
+            .is_some()
+        {
+            "spec.domain.memory.guest"
+        } else {
+            "spec.domain.resources.requests.memory"
+        };
+        facts.push(v.vmi_fact(field, q.as_str()));
+    }
+    facts
+}
+
 fn budget_words(v: &View) -> String {
     let per_gib = v.config.completion_timeout_per_gib;
     let gb = v
@@ -1924,12 +1952,9 @@ fn not_converging(v: &View) -> Option<Finding> {
         f.evidence
             .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
     }
-    if let Some(e) = v.elapsed() {
-        f.evidence
-            .push(v.state_fact("endTimestamp - startTimestamp", format!("{e} s")));
-    }
-    f.evidence.push(v.state_fact(
-        "migrationConfiguration.completionTimeoutPerGiB",
+    f.evidence.extend(timing_facts(v));
+    f.evidence.push(v.config_fact(
+        "completionTimeoutPerGiB",
         v.config.completion_timeout_per_gib.to_string(),
     ));
     let elapsed = v.elapsed().map(dur).unwrap_or_else(|| "?".into());
@@ -1993,14 +2018,9 @@ fn no_progress(v: &View) -> Option<Finding> {
         f.evidence
             .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
     }
-    if let Some(e) = v.elapsed() {
-        f.evidence
-            .push(v.state_fact("endTimestamp - startTimestamp", format!("{e} s")));
-    }
-    f.evidence.push(v.state_fact(
-        "migrationConfiguration.progressTimeout",
-        v.config.progress_timeout.to_string(),
-    ));
+    f.evidence.extend(timing_facts(v));
+    f.evidence
+        .push(v.config_fact("progressTimeout", v.config.progress_timeout.to_string()));
     let elapsed = v.elapsed().map(dur).unwrap_or_else(|| "?".into());
     f.summary = format!(
         "The migration monitor aborted it after {elapsed} because no data was transferred for progressTimeout ({} s): the copy from {} to {} stalled, which is usually the network between the nodes.{}",
@@ -2131,12 +2151,12 @@ fn in_progress(v: &View) -> Option<Finding> {
         MigrationPhase::Running => {
             let elapsed = v.elapsed();
             let budget = v.budget.filter(|b| *b > 0).map(|b| b as i64);
-            let progress = match (elapsed, budget) {
-                (Some(e), Some(_)) => {
-                    format!(" for {} (completion budget {})", dur(e), budget_words(v))
-                }
-                (Some(e), None) => format!(" for {}", dur(e)),
-                _ => String::new(),
+            let progress = elapsed
+                .map(|e| format!(" for {}", dur(e)))
+                .unwrap_or_default();
+            let budget_note = match budget {
+                Some(_) => format!(" The completion budget is {}.", budget_words(v)),
+                None => String::new(),
             };
             match v.mode() {
                 Some(MigrationMode::PostCopy) => format!(
@@ -2145,11 +2165,11 @@ fn in_progress(v: &View) -> Option<Finding> {
                     src_node(v)
                 ),
                 Some(MigrationMode::Paused) => format!(
-                    "Running{progress}, with the guest paused by the migration monitor so its memory can converge."
+                    "Running{progress}, with the guest paused by the migration monitor so its memory can converge.{budget_note}"
                 ),
                 _ => {
                     let mut s = format!(
-                        "Running in pre-copy{progress}: copying memory from {} to {} while the guest keeps running on {}.",
+                        "Running in pre-copy{progress}, copying memory from {} to {} while the guest keeps running on {}.{budget_note}",
                         src_node(v),
                         tgt_node(v),
                         src_node(v)

@@ -409,7 +409,18 @@ fn in_progress_pre_copy_reads_the_source_logs() {
     e.now = at("02:02:10");
     let d = diagnose(&e);
     assert_eq!((d.cause, d.outcome), ("in-progress", Outcome::InProgress));
-    assert!(d.summary.contains("pre-copy for 2m00s"), "{}", d.summary);
+    assert!(
+        d.summary
+            .contains("pre-copy for 2m00s, copying memory from node-1 to node-2"),
+        "{}",
+        d.summary
+    );
+    assert!(
+        d.summary
+            .contains("The completion budget is 7m30s (150 s/GiB × 3 GB of guest memory)."),
+        "{}",
+        d.summary
+    );
     let live: Vec<_> = d.pods.iter().filter(|p| p.live).collect();
     assert_eq!(live.len(), 1);
     assert_eq!(live[0].role, "source");

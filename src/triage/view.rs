@@ -384,6 +384,53 @@ impl<'a> View<'a> {
         }
     }
 
+    /// A setting of the effective migration configuration, from where it was read: the
+    /// migration's recorded configuration, else the policy or the KubeVirt CR (as they are now).
+    pub fn config_fact(&self, key: &str, value: String) -> Fact {
+        match &self.config_origin {
+            ConfigOrigin::Recorded => {
+                self.state_fact(&format!("migrationConfiguration.{key}"), value)
+            }
+            origin => {
+                let policy_sets = |p: &crate::model::MigrationPolicy| {
+                    serde_json::to_value(&p.spec)
+                        .ok()
+                        .is_some_and(|spec| spec.get(key).is_some())
+                };
+                let policy = match origin {
+                    ConfigOrigin::Policy(name) => self
+                        .ev
+                        .policies
+                        .iter()
+                        .find(|p| p.name() == name && policy_sets(p)),
+                    _ => None,
+                };
+                let (object, field) = match policy {
+                    Some(p) => (
+                        format!("MigrationPolicy/{}", p.name()),
+                        format!("spec.{key}"),
+                    ),
+                    None => {
+                        let (ns, name) = self.kubevirt_ref();
+                        (
+                            format!("KubeVirt/{ns}/{name}"),
+                            format!("spec.configuration.migrations.{key}"),
+                        )
+                    }
+                };
+                Fact {
+                    object,
+                    field,
+                    value,
+                    note: Some(
+                        "as configured now, defaults applied: the migration recorded no configuration"
+                            .into(),
+                    ),
+                }
+            }
+        }
+    }
+
     /// The facts every diagnosis starts with.
     pub fn base_facts(&self) -> Vec<Fact> {
         let mut facts = Vec::new();
