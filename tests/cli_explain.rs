@@ -1042,3 +1042,25 @@ fn a_vmctl_snapshot_explains_like_the_live_cluster() {
         );
     }
 }
+
+#[test]
+fn forbidden_events_and_policies_are_noted_not_fatal() {
+    use support::{Fault, Method};
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    server.inject_fault(Fault::status(403).on(Method::GET, "/events"));
+    server.inject_fault(Fault::status(403).on(Method::GET, "/migrationpolicies"));
+    let out = live(
+        &server,
+        INCIDENTS_NOW,
+        &["explain", "-n", "stall", "mig-stall-v18", "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cause, "no-progress", "status alone decides");
+    assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("could not read events"))
+    );
+}

@@ -269,7 +269,12 @@ async fn not_found(ctx: &Context, what: &str, name: &str) -> Error {
 }
 
 /// Cluster-wide objects a namespaced user may not be allowed to read: say so and go on.
-fn tolerate<T: Default>(what: &str, result: Result<T>, notes: &mut Vec<String>) -> Result<T> {
+fn tolerate<T: Default>(
+    what: &str,
+    without: &str,
+    result: Result<T>,
+    notes: &mut Vec<String>,
+) -> Result<T> {
     match result {
         Ok(v) => Ok(v),
         Err(Error::Api {
@@ -277,9 +282,7 @@ fn tolerate<T: Default>(what: &str, result: Result<T>, notes: &mut Vec<String>) 
             message,
             ..
         }) => {
-            notes.push(format!(
-                "could not read {what} ({message}); KubeVirt's defaults are assumed"
-            ));
+            notes.push(format!("could not read {what} ({message}); {without}"));
             Ok(T::default())
         }
         Err(e) => Err(e),
@@ -338,12 +341,32 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
     );
     let vmi = vmi?;
     let pods = pods?;
-    let events = tolerate("events", events, notes)?;
-    let kubevirt = tolerate("the KubeVirt CR", kubevirts, notes)?
-        .into_iter()
-        .next();
-    let policies = tolerate("MigrationPolicies", policies, notes)?;
-    let namespace = tolerate("the Namespace", namespace, notes)?;
+    let events = tolerate(
+        "events",
+        "the diagnosis rests on object status alone",
+        events,
+        notes,
+    )?;
+    let kubevirt = tolerate(
+        "the KubeVirt CR",
+        "KubeVirt's defaults are assumed",
+        kubevirts,
+        notes,
+    )?
+    .into_iter()
+    .next();
+    let policies = tolerate(
+        "MigrationPolicies",
+        "no policy is assumed to apply",
+        policies,
+        notes,
+    )?;
+    let namespace = tolerate(
+        "the Namespace",
+        "policies selecting namespace labels are not matched",
+        namespace,
+        notes,
+    )?;
     let mut migrations = migrations?;
     if let Some(m) = &resolved.migration
         && !migrations

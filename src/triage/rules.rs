@@ -255,6 +255,18 @@ pub static CATALOGUE: &[Rule] = &[
         check: another_migration_in_progress,
     },
     Rule {
+        id: "not-live-migratable",
+        plane: Plane::ControlPlane,
+        reads: &[
+            "VirtualMachineInstance status.conditions[type=LiveMigratable]",
+            "VirtualMachineInstance status.conditions[type=StorageLiveMigratable]",
+            "VirtualMachineInstance spec (volumes, interfaces, devices)",
+        ],
+        advice: "KubeVirt will not live-migrate this VMI until the condition's reason is removed.",
+        blocks: true,
+        check: not_live_migratable,
+    },
+    Rule {
         id: "migration-backoff",
         plane: Plane::ControlPlane,
         reads: &[
@@ -277,18 +289,6 @@ pub static CATALOGUE: &[Rule] = &[
         advice: "The migration waits for a free slot: that is normal. Raise the limits only if the network can carry more.",
         blocks: false,
         check: queued_parallel_limit,
-    },
-    Rule {
-        id: "not-live-migratable",
-        plane: Plane::ControlPlane,
-        reads: &[
-            "VirtualMachineInstance status.conditions[type=LiveMigratable]",
-            "VirtualMachineInstance status.conditions[type=StorageLiveMigratable]",
-            "VirtualMachineInstance spec (volumes, interfaces, devices)",
-        ],
-        advice: "KubeVirt will not live-migrate this VMI until the condition's reason is removed.",
-        blocks: true,
-        check: not_live_migratable,
     },
     Rule {
         id: "destination-volume-too-small",

@@ -1487,3 +1487,57 @@ fn a_v18_cluster_without_recorded_configuration_uses_its_own_defaults() {
     );
     assert_eq!((d.cause, d.inferred), ("no-progress", true));
 }
+
+#[test]
+fn a_blocker_beats_waiting_for_a_slot() {
+    let me = vmim(
+        "m1",
+        UID,
+        MigrationPhase::Pending,
+        &[("Pending", "02:58:00")],
+    );
+    let mut v = vmi();
+    v.status.conditions = vec![condition(
+        "LiveMigratable",
+        "False",
+        Some("InterfaceNotLiveMigratable"),
+        Some(
+            "cannot migrate VMI which does not use masquerade or a migratable plugin to connect to the pod network",
+        ),
+    )];
+    let mut e = evidence(Some(me.clone()), Some(v), vec![source_pod()], vec![]);
+    let mut running = vmim("r1", "r1", MigrationPhase::Running, &STREAMED_FAILED[..6]);
+    running.spec.vmi_name = "a".into();
+    let mut running2 = running.clone();
+    running2.metadata.uid = Some("r2".into());
+    running2.spec.vmi_name = "b".into();
+    e.load = Some(MigrationLoad {
+        migrations: vec![me, running, running2],
+        vmis_on_node: vec!["prod/a".into(), "prod/b".into()],
+    });
+    let d = diagnose(&e);
+    assert_eq!(
+        (d.cause, d.outcome),
+        ("not-live-migratable", Outcome::Blocked)
+    );
+}
+
+#[test]
+fn storage_only_blockers_do_not_stop_a_live_migration() {
+    let mut v = vmi();
+    v.status.conditions.push(condition(
+        "StorageLiveMigratable",
+        "False",
+        Some("NotMigratable"),
+        Some("PersistentReservationNotLiveMigratable: VMI uses SCSI persistent reservation"),
+    ));
+    let d = diagnose(&evidence(None, Some(v), vec![source_pod()], vec![]));
+    assert_eq!(d.cause, "no-migration");
+    assert!(
+        d.attention
+            .iter()
+            .any(|a| a.contains("volume migration only")),
+        "{:?}",
+        d.attention
+    );
+}
