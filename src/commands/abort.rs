@@ -4,10 +4,8 @@ use crate::cli::{AbortArgs, GlobalArgs};
 use crate::context::Context;
 use crate::error::{Error, Result};
 
-pub async fn run_kubevirt(_ctx: &Context, _args: &AbortArgs) -> Result<i32> {
-    Err(Error::Internal(
-        "abort through KubeVirt is not implemented yet".into(),
-    ))
+pub async fn run_kubevirt(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
+    super::abort_kubevirt::run(ctx, args).await
 }
 
 pub async fn run_libvirt(_global: &GlobalArgs, _args: &AbortArgs) -> Result<i32> {

@@ -4,10 +4,8 @@ use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::context::Context;
 use crate::error::{Error, Result};
 
-pub async fn run_kubevirt(_ctx: &Context, _args: &MigrateArgs) -> Result<i32> {
-    Err(Error::Internal(
-        "migrate through KubeVirt is not implemented yet".into(),
-    ))
+pub async fn run_kubevirt(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
+    super::migrate_kubevirt::run(ctx, args).await
 }
 
 pub async fn run_libvirt(_global: &GlobalArgs, _args: &MigrateArgs) -> Result<i32> {

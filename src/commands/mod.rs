@@ -1,12 +1,15 @@
 //! One file per subcommand; each reads gather -> decide -> render.
 
 pub mod abort;
+pub mod abort_kubevirt;
 pub mod explain;
 pub mod generate;
 pub mod migrate;
+pub mod migrate_kubevirt;
 pub mod plan_drain;
 pub mod snapshot;
 pub mod status;
+pub mod status_watch;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;

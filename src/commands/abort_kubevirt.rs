@@ -1,0 +1,483 @@
+//! `vmctl abort VM|migration/NAME` and `vmctl abort --evacuation VM` through KubeVirt.
+//!
+//! An abort is a DELETE of the unfinished VMIM (FACTS §3.5): before the hand-off the
+//! controller deletes the target pod and fails the migration; while running it asks
+//! virt-handler to cancel the job and the VMI reports `abortStatus`. Refused in post-copy:
+//! the guest's state is split across both nodes and neither side can be abandoned.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::cli::AbortArgs;
+use crate::cluster::live::LiveSource;
+use crate::cluster::{Kind, Query, get_as, list_as};
+use crate::commands::migrate_kubevirt::{parse_duration, require_namespace};
+use crate::context::{AnySource, Context};
+use crate::error::{Error, Result, exit};
+use crate::migration::kubevirt::{Change, KubeVirtDriver, Watch};
+use crate::model::kubevirt::parse_version;
+use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
+use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
+use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::render::{Tone, fmt, structured, write_stdout};
+
+/// How long to wait for the abort to be reported when no --timeout is given.
+const DEFAULT_WAIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Migration(String),
+    Vm(String),
+}
+
+fn parse_target(text: &str) -> Result<Target> {
+    let (kind, name) = match text.split_once('/') {
+        Some((k, n)) => (Some(k), n),
+        None => (None, text),
+    };
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::usage(format!(
+            "{text:?} is not VM, vm/NAME, vmi/NAME or migration/NAME"
+        )));
+    }
+    match kind.map(Kind::from_resource_name) {
+        None | Some(Some(Kind::VirtualMachine | Kind::VirtualMachineInstance)) => {
+            Ok(Target::Vm(name.to_string()))
+        }
+        Some(Some(Kind::VirtualMachineInstanceMigration)) => {
+            Ok(Target::Migration(name.to_string()))
+        }
+        _ => Err(Error::usage(format!(
+            "{text:?}: abort takes a VM (NAME, vm/NAME, vmi/NAME) or migration/NAME"
+        ))),
+    }
+}
+
+fn live(ctx: &Context, dry_run: bool) -> Result<Option<&LiveSource>> {
+    match &ctx.source {
+        AnySource::Live(l) => Ok(Some(l)),
+        AnySource::Snapshot(_) if dry_run => Ok(None),
+        AnySource::Snapshot(_) => Err(Error::usage(
+            "abort changes a cluster: it cannot run on a snapshot (--from); --dry-run can",
+        )),
+    }
+}
+
+fn state_of<'a>(
+    vmi: Option<&'a VirtualMachineInstance>,
+    vmim: &VirtualMachineInstanceMigration,
+) -> Option<&'a MigrationState> {
+    let uid = vmim.uid()?;
+    vmi.and_then(|v| v.status.migration_state.as_ref())
+        .filter(|s| s.migration_uid.as_deref() == Some(uid))
+}
+
+pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
+    let namespace = require_namespace(ctx)?;
+    let target = parse_target(&args.target)?;
+    let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
+    let live = live(ctx, args.dry_run)?;
+    if args.evacuation {
+        let Target::Vm(name) = target else {
+            return Err(Error::usage(
+                "--evacuation cancels a VM's evacuation: name the VM, not a migration",
+            ));
+        };
+        return cancel_evacuation(ctx, live, &namespace, &name, args.dry_run).await;
+    }
+
+    // ---- gather
+    let (vmim, vmi_name) = match &target {
+        Target::Migration(name) => {
+            let m: Option<VirtualMachineInstanceMigration> = get_as(
+                &ctx.source,
+                Kind::VirtualMachineInstanceMigration,
+                Some(&namespace),
+                name,
+            )
+            .await?;
+            let Some(m) = m else {
+                return Err(Error::not_found(format!("migration {namespace}/{name}"))
+                    .with_hint(format!("list the migrations: vmctl status -n {namespace}")));
+            };
+            let vmi = m.spec.vmi_name.clone();
+            (Some(m), vmi)
+        }
+        Target::Vm(name) => {
+            let q = Query::namespace(Some(&namespace))
+                .with_label(&format!("{VMI_NAME_LABEL}={name}"))?;
+            let all: Vec<VirtualMachineInstanceMigration> =
+                list_as(&ctx.source, Kind::VirtualMachineInstanceMigration, &q).await?;
+            let m = all
+                .into_iter()
+                .filter(|m| !m.is_final())
+                .max_by_key(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0));
+            (m, name.clone())
+        }
+    };
+    let vmi: Option<VirtualMachineInstance> = get_as(
+        &ctx.source,
+        Kind::VirtualMachineInstance,
+        Some(&namespace),
+        &vmi_name,
+    )
+    .await?;
+
+    // ---- decide
+    let Some(vmim) = vmim.filter(|m| !m.is_final()) else {
+        let what = match &target {
+            Target::Migration(n) => format!("migration {namespace}/{n} has already ended"),
+            Target::Vm(n) => format!("no migration of {namespace}/{n} is in flight"),
+        };
+        let last = vmi
+            .as_ref()
+            .and_then(|v| v.status.migration_state.as_ref())
+            .filter(|s| s.completed)
+            .map(|s| {
+                if s.failed {
+                    format!(
+                        "; its last migration failed{}",
+                        s.failure_reason
+                            .as_deref()
+                            .map(|r| format!(": {}", r.trim_end()))
+                            .unwrap_or_default()
+                    )
+                } else {
+                    format!(
+                        "; its last migration succeeded ({} → {})",
+                        s.source_node.as_deref().unwrap_or("?"),
+                        s.target_node.as_deref().unwrap_or("?")
+                    )
+                }
+            })
+            .unwrap_or_default();
+        write_stdout(&format!("nothing to abort: {what}{last}\n"))?;
+        return Ok(exit::FINDING);
+    };
+    let name = vmim.name().to_string();
+    let state = state_of(vmi.as_ref(), &vmim).cloned();
+    if state.as_ref().and_then(|s| s.mode.as_ref()) == Some(&MigrationMode::PostCopy) {
+        let s = state.as_ref();
+        write_stdout(&format!(
+            "{} migration {namespace}/{name} is in post-copy: the guest runs on {} and part of its memory is still on {}. \
+Its state is split across both nodes: aborting would lose the VM, so neither KubeVirt nor vmctl aborts a post-copy migration. \
+It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
+            ctx.style.paint("refused:", Tone::Bad),
+            s.and_then(|s| s.target_node.as_deref())
+                .unwrap_or("the target"),
+            s.and_then(|s| s.source_node.as_deref())
+                .unwrap_or("the source"),
+        ))?;
+        return Ok(exit::FINDING);
+    }
+    let phase = vmim.phase();
+    let before_handoff = matches!(
+        phase,
+        MigrationPhase::Unset
+            | MigrationPhase::Pending
+            | MigrationPhase::Scheduling
+            | MigrationPhase::Scheduled
+    );
+    let path = format!(
+        "{}/{name}",
+        Kind::VirtualMachineInstanceMigration.collection_path(Some(&namespace))
+    );
+    if args.dry_run {
+        let plan = json!({
+            "apiVersion": crate::commands::status::VMCTL_API_VERSION,
+            "kind": "AbortPlan",
+            "request": format!("DELETE {path}"),
+            "migration": name, "vmi": vmi_name, "phase": phase.as_str(),
+            "beforeHandOff": before_handoff,
+        });
+        let text = if ctx.output.is_structured() {
+            structured(ctx.output, &plan)?
+        } else {
+            format!(
+                "dry run: would abort migration {namespace}/{name} (phase {phase}) of {vmi_name}: DELETE {path}\n  {}\nnothing was changed.\n",
+                if before_handoff {
+                    "before the hand-off: KubeVirt deletes the target pod and fails the migration as canceled"
+                } else {
+                    "running: KubeVirt asks virt-handler to cancel the job; the guest stays on the source"
+                }
+            )
+        };
+        write_stdout(&text)?;
+        return Ok(exit::OK);
+    }
+    let Some(live) = live else {
+        return Err(Error::Internal("no live cluster to abort on".into()));
+    };
+    let driver = KubeVirtDriver::new(live);
+
+    // ---- act
+    let started = Instant::now();
+    if !driver.delete_vmim(&namespace, &name).await? {
+        write_stdout(&format!(
+            "nothing to abort: migration {namespace}/{name} is already gone\n"
+        ))?;
+        return Ok(exit::FINDING);
+    }
+    eprintln!(
+        "abort requested: deleted migration {namespace}/{name} (phase {phase}){}",
+        if before_handoff {
+            "; it had not started streaming"
+        } else {
+            ""
+        }
+    );
+
+    // ---- wait for the abort status
+    let deadline = started + timeout.unwrap_or(DEFAULT_WAIT);
+    let by_name = |n: &str| -> Result<Query> {
+        Query::namespace(Some(&namespace)).with_fields(&format!("metadata.name={n}"))
+    };
+    let mut vmim_watch = Watch::new(live, Kind::VirtualMachineInstanceMigration, by_name(&name)?);
+    let mut vmi_watch = Watch::new(live, Kind::VirtualMachineInstance, by_name(&vmi_name)?);
+    let mut current = vmim.clone();
+    let mut vmi_now = vmi.clone();
+    let mut gone = false;
+    let mut said_aborting = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        let s = state_of(vmi_now.as_ref(), &current).cloned();
+        if s.as_ref().and_then(|s| s.abort_status.as_ref()) == Some(&AbortStatus::Aborting)
+            && !said_aborting
+        {
+            said_aborting = true;
+            eprintln!("abortStatus Aborting: virt-handler is cancelling the job");
+        }
+        let final_abort = s
+            .as_ref()
+            .and_then(|s| s.abort_status.clone())
+            .filter(|a| *a != AbortStatus::Aborting);
+        if final_abort.is_some() || current.is_final() || gone {
+            return report(
+                ctx,
+                &namespace,
+                &name,
+                &vmi_name,
+                &current,
+                s.as_ref(),
+                gone,
+                before_handoff,
+                started.elapsed(),
+            );
+        }
+        tokio::select! {
+            _ = &mut ctrl_c => {
+                eprintln!("interrupted: the abort was requested and goes on; check with: vmctl status {vmi_name} -n {namespace}");
+                return Ok(exit::INTERRUPTED);
+            }
+            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
+                eprintln!(
+                    "timed out after {} waiting for the abort to be reported (phase {}); check with: vmctl explain migration/{name} -n {namespace}",
+                    fmt::duration(started.elapsed().as_secs() as i64),
+                    current.phase()
+                );
+                return Ok(exit::TIMEOUT);
+            }
+            change = vmim_watch.next() => match change? {
+                Change::Applied(v) => {
+                    if let Ok(m) = serde_json::from_value(v) { current = m; }
+                }
+                Change::Deleted(v) => {
+                    if let Ok(m) = serde_json::from_value(v) { current = m; }
+                    gone = true;
+                }
+                Change::Listed(items) => match items.into_iter().next() {
+                    Some(v) => if let Ok(m) = serde_json::from_value(v) { current = m; },
+                    None => gone = true,
+                },
+            },
+            change = vmi_watch.next() => match change? {
+                Change::Applied(v) => vmi_now = serde_json::from_value(v).ok().or(vmi_now.take()),
+                Change::Deleted(_) => vmi_now = None,
+                Change::Listed(items) => {
+                    if let Some(v) = items.into_iter().next() {
+                        vmi_now = serde_json::from_value(v).ok().or(vmi_now.take());
+                    }
+                }
+            },
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    ctx: &Context,
+    namespace: &str,
+    name: &str,
+    vmi: &str,
+    vmim: &VirtualMachineInstanceMigration,
+    state: Option<&MigrationState>,
+    gone: bool,
+    before_handoff: bool,
+    took: Duration,
+) -> Result<i32> {
+    let took = fmt::duration(took.as_secs() as i64);
+    let abort = state.and_then(|s| s.abort_status.clone());
+    let source = state
+        .and_then(|s| s.source_node.clone())
+        .unwrap_or_else(|| "the source".into());
+    let (text, code, result) = if vmim.phase() == MigrationPhase::Succeeded {
+        (
+            format!(
+                "abort too late: migration {namespace}/{name} completed before the abort landed; {vmi} runs on {}",
+                state
+                    .and_then(|s| s.target_node.as_deref())
+                    .unwrap_or("the target")
+            ),
+            exit::FINDING,
+            "completed",
+        )
+    } else if abort == Some(AbortStatus::Failed) {
+        (
+            format!(
+                "abort failed (abortStatus Failed): {}; see vmctl explain migration/{name} -n {namespace}",
+                state
+                    .and_then(|s| s.failure_reason.as_deref())
+                    .map(str::trim_end)
+                    .unwrap_or("no reason recorded")
+            ),
+            exit::FINDING,
+            "abort-failed",
+        )
+    } else if abort == Some(AbortStatus::Succeeded) {
+        (
+            format!(
+                "aborted (abortStatus Succeeded) in {took}: {namespace}/{vmi} keeps running on {source}{}",
+                state
+                    .and_then(|s| s.source_pod.as_deref())
+                    .map(|p| format!(" in {p} (live)"))
+                    .unwrap_or_default()
+            ),
+            exit::OK,
+            "aborted",
+        )
+    } else if before_handoff || gone || vmim.phase() == MigrationPhase::Failed {
+        (
+            format!(
+                "cancelled in {took}: migration {namespace}/{name} ended before streaming; {namespace}/{vmi} stays on {source}"
+            ),
+            exit::OK,
+            "cancelled",
+        )
+    } else {
+        (
+            format!(
+                "migration {namespace}/{name} ended in phase {}",
+                vmim.phase()
+            ),
+            exit::FINDING,
+            "unknown",
+        )
+    };
+    if ctx.output.is_structured() {
+        write_stdout(&structured(
+            ctx.output,
+            &json!({"apiVersion": crate::commands::status::VMCTL_API_VERSION, "kind": "AbortResult",
+                "namespace": namespace, "migration": name, "vmi": vmi, "result": result,
+                "abortStatus": abort.map(|a| a.as_str().to_string()), "message": text}),
+        )?)?;
+    } else {
+        write_stdout(&format!("{text}\n"))?;
+    }
+    Ok(code)
+}
+
+/// `--evacuation`: clears `evacuationNodeName` through `evacuate/cancel` (v1.7+).
+async fn cancel_evacuation(
+    ctx: &Context,
+    live: Option<&LiveSource>,
+    namespace: &str,
+    name: &str,
+    dry_run: bool,
+) -> Result<i32> {
+    let vmi: Option<VirtualMachineInstance> = get_as(
+        &ctx.source,
+        Kind::VirtualMachineInstance,
+        Some(namespace),
+        name,
+    )
+    .await?;
+    let Some(vmi) = vmi else {
+        return Err(Error::not_found(format!("VMI {namespace}/{name}")));
+    };
+    let Some(node) = vmi.evacuation_node().map(str::to_string) else {
+        write_stdout(&format!(
+            "nothing to cancel: {namespace}/{name} is not marked for evacuation (no status.evacuationNodeName)\n"
+        ))?;
+        return Ok(exit::FINDING);
+    };
+    let kubevirts: Vec<KubeVirt> = list_as(&ctx.source, Kind::KubeVirt, &Query::all()).await?;
+    let version = kubevirts
+        .first()
+        .and_then(KubeVirt::version)
+        .map(str::to_string);
+    let supported = version
+        .as_deref()
+        .and_then(parse_version)
+        .is_some_and(|v| v >= (1, 7));
+    let kind = if vmi.owner_vm().is_some() {
+        Kind::VirtualMachine
+    } else {
+        Kind::VirtualMachineInstance
+    };
+    if !supported {
+        write_stdout(&format!(
+            "cannot cancel: KubeVirt {} has no evacuate/cancel (it came in v1.7). {namespace}/{name} stays marked for evacuation from {node}, \
+and KubeVirt keeps creating evacuation migrations for it even after the node is uncordoned (kubevirt/kubevirt#9585).\n\
+The manual way:\n\
+  1. abort the evacuation migration in flight, if any: vmctl abort {name} -n {namespace}\n\
+  2. clear the mark as a cluster admin: kubectl patch vmi {name} -n {namespace} --type=json -p '[{{\"op\":\"remove\",\"path\":\"/status/evacuationNodeName\"}}]'\n\
+     (or let the migration complete: the target virt-handler clears it)\n\
+  3. uncordon {node} if the drain is called off\n",
+            version.as_deref().unwrap_or("(version not reported)")
+        ))?;
+        return Ok(exit::FINDING);
+    }
+    let path = format!(
+        "/apis/subresources.kubevirt.io/v1/namespaces/{namespace}/{}/{name}/evacuate/cancel",
+        kind.plural()
+    );
+    if dry_run {
+        write_stdout(&format!(
+            "dry run: would PUT {path} with {{\"evacuationNodeName\": \"{node}\"}} (as virtctl evacuate-cancel does)\nnothing was changed.\n"
+        ))?;
+        return Ok(exit::OK);
+    }
+    let Some(live) = live else {
+        return Err(Error::Internal("no live cluster".into()));
+    };
+    KubeVirtDriver::new(live)
+        .evacuate_cancel(namespace, kind, name, &node)
+        .await?;
+    write_stdout(&format!(
+        "evacuation of {namespace}/{name} from {node} cancelled (evacuationNodeName cleared through evacuate/cancel).\n  \
+An evacuation migration already in flight goes on: abort it with vmctl abort {name} -n {namespace}\n"
+    ))?;
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse() {
+        assert_eq!(parse_target("a").unwrap(), Target::Vm("a".into()));
+        assert_eq!(parse_target("vmi/a").unwrap(), Target::Vm("a".into()));
+        assert_eq!(
+            parse_target("migration/m").unwrap(),
+            Target::Migration("m".into())
+        );
+        assert_eq!(
+            parse_target("vmim/m").unwrap(),
+            Target::Migration("m".into())
+        );
+        assert!(parse_target("pod/x").is_err());
+    }
+}

@@ -1,0 +1,1362 @@
+//! `vmctl migrate VM` through KubeVirt: pre-flight, start, follow, explain.
+//!
+//! gather (the VMI, its VM, migrations, nodes, pods, quotas, policies) → decide
+//! (`policy::preflight`, the temporary policy) → act (driver) → follow (watches on the VMIM
+//! and the VMI, virt-handler metrics as `JobSample`s into the shared progress renderer) →
+//! on failure, the same diagnosis `vmctl explain` gives.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::cli::MigrateArgs;
+use crate::cluster::live::LiveSource;
+use crate::cluster::{Kind, Query, Source, get_as, list_as};
+use crate::context::{AnySource, Context};
+use crate::error::{Error, Result, exit};
+use crate::migration::kubevirt::{
+    Change, KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
+    Watch,
+};
+use crate::migration::kubevirt_metrics::MigrationMetrics;
+use crate::migration::{JobSample, Mode, Outcome, Summary};
+use crate::model::vmi::{AbortStatus, MigrationMode};
+use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
+use crate::model::{
+    Event, KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota,
+    VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+use crate::policy::migration_policy::{effective_config, matching_policy};
+use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_JOB_UID_LABEL};
+use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
+use crate::render::progress::ProgressView;
+use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
+use crate::triage::Evidence;
+
+/// Parses `90s`, `15m`, `1h30m`, `2h` or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let bad = || {
+        Error::usage(format!(
+            "{text:?} is not a duration (e.g. 90s, 15m, 1h30m, or seconds)"
+        ))
+    };
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = 0u64;
+    let mut number = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let n: u64 = number.parse().map_err(|_| bad())?;
+        number.clear();
+        total += match c {
+            's' => n,
+            'm' => n * 60,
+            'h' => n * 3600,
+            'd' => n * 86_400,
+            _ => return Err(bad()),
+        };
+    }
+    if !number.is_empty() {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs(total))
+}
+
+/// `k=v,k2=v2` into a map.
+pub fn parse_node_selector(text: &str) -> Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            Error::usage(format!(
+                "--node-selector: {part:?} is not KEY=VALUE (several: k1=v1,k2=v2)"
+            ))
+        })?;
+        if k.trim().is_empty() {
+            return Err(Error::usage(format!(
+                "--node-selector: empty key in {part:?}"
+            )));
+        }
+        map.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(map)
+}
+
+/// `VM`, `vm/VM` or `vmi/VMI` → the VMI's name (a VM's VMI has its name).
+pub fn parse_vm_target(text: &str) -> Result<String> {
+    let (kind, name) = match text.split_once('/') {
+        Some((k, n)) => (Some(k), n),
+        None => (None, text),
+    };
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::usage(format!("{text:?} is not a VM name")));
+    }
+    match kind.map(Kind::from_resource_name) {
+        None | Some(Some(Kind::VirtualMachine | Kind::VirtualMachineInstance)) => {
+            Ok(name.to_string())
+        }
+        _ => Err(Error::usage(format!(
+            "{text:?}: migrate takes a VM or VMI (NAME, vm/NAME or vmi/NAME)"
+        ))),
+    }
+}
+
+pub fn require_namespace(ctx: &Context) -> Result<String> {
+    ctx.scope.namespace().map(str::to_string).ok_or_else(|| {
+        Error::usage("this command acts on one namespace: pick it with -n NAMESPACE, not -A")
+    })
+}
+
+// ---------------------------------------------------------------- gather
+
+struct Gathered {
+    vmi: VirtualMachineInstance,
+    vm: Option<VirtualMachine>,
+    inputs: PreflightInputs,
+}
+
+async fn gather(
+    source: &impl Source,
+    namespace: &str,
+    name: &str,
+    added: &BTreeMap<String, String>,
+) -> Result<Gathered> {
+    let vmi: Option<VirtualMachineInstance> =
+        get_as(source, Kind::VirtualMachineInstance, Some(namespace), name).await?;
+    let vm: Option<VirtualMachine> =
+        get_as(source, Kind::VirtualMachine, Some(namespace), name).await?;
+    let Some(vmi) = vmi else {
+        let mut err = Error::not_found(format!("VMI {namespace}/{name}"));
+        err = match &vm {
+            Some(vm) => err.with_hint(format!(
+                "the VM exists but is not running (runStrategy {}): start it first",
+                vm.run_strategy()
+            )),
+            None => err.with_hint("check the name and the namespace (-n)"),
+        };
+        return Err(err);
+    };
+    let vmim_query =
+        Query::namespace(Some(namespace)).with_label(&format!("{VMI_NAME_LABEL}={name}"))?;
+    let ns_query = Query::namespace(Some(namespace));
+    let all = Query::all();
+    let (vmims, nodes, pods, quotas, kubevirts, policies, namespace_obj) = tokio::try_join!(
+        list_as::<VirtualMachineInstanceMigration>(
+            source,
+            Kind::VirtualMachineInstanceMigration,
+            &vmim_query
+        ),
+        list_as::<Node>(source, Kind::Node, &all),
+        list_as::<Pod>(source, Kind::Pod, &all),
+        list_as::<ResourceQuota>(source, Kind::ResourceQuota, &ns_query),
+        list_as::<KubeVirt>(source, Kind::KubeVirt, &all),
+        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &all),
+        get_as::<Namespace>(source, Kind::Namespace, None, namespace),
+    )?;
+    // Only a VM that owns this VMI takes the migrate subresource.
+    let vm = vm.filter(|v| vmi.owner_vm() == Some(v.name()));
+    Ok(Gathered {
+        inputs: PreflightInputs {
+            vmi: vmi.clone(),
+            vmims,
+            nodes,
+            pods,
+            quotas,
+            namespace: namespace_obj,
+            kubevirt: kubevirts.into_iter().next(),
+            policies,
+            added_node_selector: added.clone(),
+        },
+        vmi,
+        vm,
+    })
+}
+
+// ---------------------------------------------------------------- decide
+
+/// What vmctl will create, for `--dry-run` and for doing it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationPlan {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub namespace: String,
+    pub vmi: String,
+    /// `migrate-subresource` (a VM) or `create-vmim` (a bare VMI).
+    pub method: &'static str,
+    pub preflight: Preflight,
+    /// The request or objects, in order.
+    pub objects: Vec<Value>,
+    /// Why the temporary policy wins, when there is one.
+    pub policy_proof: Option<String>,
+    pub notes: Vec<String>,
+}
+
+fn vmim_object(
+    namespace: &str,
+    vmi: &str,
+    added: &BTreeMap<String, String>,
+    policy: Option<&str>,
+) -> VirtualMachineInstanceMigration {
+    let mut annotations = BTreeMap::new();
+    if let Some(p) = policy {
+        annotations.insert(POLICY_ANNOTATION.to_string(), p.to_string());
+    }
+    let mut labels = BTreeMap::new();
+    labels.insert(
+        crate::migration::kubevirt::MANAGED_BY_LABEL.to_string(),
+        crate::migration::kubevirt::MANAGED_BY_VALUE.to_string(),
+    );
+    VirtualMachineInstanceMigration {
+        metadata: ObjectMeta {
+            generate_name: Some(VMIM_GENERATE_NAME.to_string()),
+            namespace: Some(namespace.to_string()),
+            labels: Some(labels),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            ..ObjectMeta::default()
+        },
+        spec: crate::model::vmim::VmimSpec {
+            vmi_name: vmi.to_string(),
+            added_node_selector: added.clone(),
+            priority: None,
+        },
+        status: Default::default(),
+    }
+}
+
+fn with_type(kind: Kind, value: Value) -> Value {
+    let mut v = json!({"apiVersion": kind.api_version(), "kind": kind.name()});
+    if let (Value::Object(target), Value::Object(source)) = (&mut v, value) {
+        for (k, val) in source {
+            if k != "status" {
+                target.insert(k, val);
+            }
+        }
+    }
+    v
+}
+
+// ---------------------------------------------------------------- follow
+
+/// What the follower knows about the migration so far.
+#[derive(Debug, Default)]
+struct Followed {
+    vmim: Option<VirtualMachineInstanceMigration>,
+    vmi: Option<VirtualMachineInstance>,
+    /// The VMIM vanished (deleted: an abort, or garbage collection).
+    vmim_deleted: bool,
+    phases: Vec<(String, u64)>,
+    announced_pods: bool,
+    announced_mode: Option<MigrationMode>,
+    announced_target_pod: bool,
+    announced_policy: bool,
+    started_ms: Option<u64>,
+}
+
+impl Followed {
+    /// The VMI's migration state, when it belongs to our VMIM.
+    fn state(&self) -> Option<&crate::model::vmi::MigrationState> {
+        let uid = self.vmim.as_ref().and_then(|m| m.uid())?;
+        self.vmi
+            .as_ref()
+            .and_then(|v| v.status.migration_state.as_ref())
+            .filter(|s| s.migration_uid.as_deref() == Some(uid))
+            .or_else(|| {
+                self.vmim
+                    .as_ref()
+                    .and_then(|m| m.status.migration_state.as_ref())
+            })
+    }
+
+    fn phase(&self) -> MigrationPhase {
+        self.vmim
+            .as_ref()
+            .map(|m| m.phase())
+            .unwrap_or(MigrationPhase::Unset)
+    }
+}
+
+fn mode_of(m: Option<&MigrationMode>) -> Mode {
+    match m {
+        Some(MigrationMode::PostCopy) => Mode::PostCopy,
+        Some(MigrationMode::Paused) => Mode::Paused,
+        _ => Mode::PreCopy,
+    }
+}
+
+fn sample_from(metrics: &MigrationMetrics, elapsed_ms: u64, mode: Mode) -> JobSample {
+    let b = |v: Option<f64>| {
+        v.filter(|x| x.is_finite() && *x > 0.0)
+            .map_or(0, |x| x as u64)
+    };
+    let remaining = b(metrics.remaining_bytes);
+    let processed = b(metrics.processed_bytes);
+    let total = b(metrics.total_bytes).max(processed + remaining);
+    JobSample {
+        elapsed_ms,
+        data_total: total,
+        data_processed: processed,
+        data_remaining: remaining,
+        memory_total: total,
+        memory_processed: processed,
+        memory_remaining: remaining,
+        memory_bps: b(metrics.transfer_rate_bytes_per_second),
+        dirty_rate_bps: b(metrics.dirty_rate_bytes_per_second),
+        mode,
+        ..JobSample::default()
+    }
+}
+
+/// Where progress numbers come from.
+enum MetricsSource {
+    Prometheus(Prometheus),
+    /// virt-handler's pod on the source node, found once streaming starts.
+    Handler {
+        kubevirt_namespace: String,
+        pod: Option<String>,
+    },
+}
+
+/// How the follow ended.
+enum Ending {
+    Final,
+    TimedOut,
+    Interrupted,
+}
+
+fn describe_pod(pod: Option<&str>, node: Option<&str>, live: bool) -> String {
+    let live = if live { ", live" } else { "" };
+    match (pod, node) {
+        (Some(p), Some(n)) => format!("{p} ({n}{live})"),
+        (Some(p), None) => format!("{p} (not scheduled{live})"),
+        (None, _) => "none yet".into(),
+    }
+}
+
+fn phase_note(f: &Followed, target_pod: Option<&Pod>) -> String {
+    let phase = f.phase();
+    let has = |t: &str| {
+        f.vmim
+            .as_ref()
+            .and_then(|m| m.condition(t))
+            .is_some_and(|c| c.is_true())
+    };
+    match phase {
+        MigrationPhase::Pending if has("migrationRejectedByResourceQuota") => {
+            "target pod rejected by ResourceQuota (exceeded quota); KubeVirt retries".into()
+        }
+        MigrationPhase::Pending => "waiting for a migration slot and the target pod".into(),
+        MigrationPhase::Scheduling => {
+            let pod = target_pod.and_then(|p| p.metadata.name.clone());
+            let unschedulable = target_pod
+                .and_then(|p| p.status.as_ref())
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+                })
+                .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
+            match (pod, unschedulable) {
+                (Some(p), Some(why)) => format!("target pod {p} unschedulable: {why}"),
+                (Some(p), None) => {
+                    format!("target pod {p} created, waiting to be scheduled and ready")
+                }
+                (None, _) => "creating the target pod".into(),
+            }
+        }
+        MigrationPhase::Scheduled => "target pod ready; handing off to virt-handler".into(),
+        MigrationPhase::PreparingTarget => "the target node prepares the domain".into(),
+        MigrationPhase::TargetReady => "target ready; the source starts streaming".into(),
+        MigrationPhase::Running => "memory is streaming".into(),
+        MigrationPhase::Succeeded => "the guest runs on the target".into(),
+        MigrationPhase::Failed => f
+            .state()
+            .and_then(|s| s.failure_reason.clone())
+            .map(|r| format!("failed: {}", r.trim_end()))
+            .unwrap_or_else(|| "failed".into()),
+        _ => String::new(),
+    }
+}
+
+pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
+    let namespace = require_namespace(ctx)?;
+    let name = parse_vm_target(&args.target)?;
+    let added = match &args.node_selector {
+        Some(s) => parse_node_selector(s)?,
+        None => BTreeMap::new(),
+    };
+    let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
+    let live: Option<&LiveSource> = match &ctx.source {
+        AnySource::Live(l) => Some(l),
+        AnySource::Snapshot(_) if args.dry_run => None,
+        AnySource::Snapshot(_) => {
+            return Err(Error::usage(
+                "migrate changes a cluster: it cannot run on a snapshot (--from); --dry-run can",
+            ));
+        }
+    };
+
+    // ---- gather and decide
+    let g = gather(&ctx.source, &namespace, &name, &added).await?;
+    let pre = preflight(&g.inputs);
+    let id = format!("{namespace}/{name}");
+    if !pre.ok {
+        let mut text = format!("{} not migrated: {}\n", id, pre.explanation);
+        if let Some(fix) = &pre.fix {
+            text.push_str(&format!("  fix: {fix}\n"));
+        }
+        text.push_str("  nothing was created.\n");
+        if ctx.output.is_structured() {
+            write_stdout(&structured(ctx.output, &pre)?)?;
+            eprint!("{text}");
+        } else {
+            write_stdout(&text)?;
+        }
+        return Ok(exit::FINDING);
+    }
+
+    let mut notes = Vec::new();
+    let current_policy = matching_policy(&g.vmi, g.inputs.namespace.as_ref(), &g.inputs.policies);
+    let current = effective_config(
+        g.inputs.kubevirt.as_ref(),
+        current_policy
+            .as_ref()
+            .and_then(|m| g.inputs.policies.iter().find(|p| p.name() == m.name)),
+    );
+    let want_post_copy = args.allow_postcopy && !current.allow_post_copy;
+    let want_auto_converge = args.allow_auto_converge && !current.allow_auto_converge;
+    if args.allow_postcopy && current.allow_post_copy {
+        notes.push(format!(
+            "post-copy is already allowed ({}): no temporary policy needed for it",
+            current_policy
+                .as_ref()
+                .map(|p| format!("MigrationPolicy {}", p.name))
+                .unwrap_or_else(|| "cluster configuration".into())
+        ));
+    }
+    if args.allow_auto_converge && current.allow_auto_converge {
+        notes.push("auto-converge is already allowed: no temporary policy needed for it".into());
+    }
+    let temporary = if want_post_copy || want_auto_converge {
+        let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
+        let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
+            Vec::new()
+        } else {
+            let sel = crate::cluster::selector::LabelSelector::from_map(&selector);
+            list_as(
+                &ctx.source,
+                Kind::VirtualMachineInstance,
+                &Query::all().with_labels(sel),
+            )
+            .await?
+        };
+        // Only VMIs in namespaces the policy's namespace selector also matches.
+        let others: Vec<VirtualMachineInstance> = others
+            .into_iter()
+            .filter(|o| {
+                o.namespace() == namespace
+                    || !g
+                        .inputs
+                        .namespace
+                        .as_ref()
+                        .and_then(|n| n.metadata.labels.as_ref())
+                        .is_some_and(|l| {
+                            l.contains_key(crate::policy::preflight::NAMESPACE_NAME_LABEL)
+                        })
+            })
+            .collect();
+        let suffix = short_suffix();
+        match temporary_policy(
+            &g.vmi,
+            g.inputs.namespace.as_ref(),
+            &g.inputs.policies,
+            &others,
+            want_post_copy,
+            want_auto_converge,
+            &suffix,
+        ) {
+            Ok(t) => Some(t),
+            Err(refusal) => {
+                write_stdout(&format!(
+                    "{id} not migrated: {}\n  fix: {}\n  nothing was created.\n",
+                    refusal.message, refusal.fix
+                ))?;
+                return Ok(exit::FINDING);
+            }
+        }
+    } else {
+        None
+    };
+
+    let method = if g.vm.is_some() {
+        "migrate-subresource"
+    } else {
+        "create-vmim"
+    };
+    let policy_name = temporary.as_ref().map(|t| t.policy.name().to_string());
+    let mut objects = Vec::new();
+    if let Some(t) = &temporary {
+        objects.push(with_type(
+            Kind::MigrationPolicy,
+            serde_json::to_value(&t.policy).unwrap_or(Value::Null),
+        ));
+    }
+    match &g.vm {
+        Some(_) => {
+            let mut body = json!({"apiVersion": "subresources.kubevirt.io/v1", "kind": "MigrateOptions",
+                "request": format!("PUT /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/migrate")});
+            if !added.is_empty() {
+                body["addedNodeSelector"] = json!(added);
+            }
+            objects.push(body);
+            if let Some(p) = &policy_name {
+                objects.push(json!({"request": "PATCH the VMIM virt-api creates",
+                    "metadata": {"annotations": {POLICY_ANNOTATION: p}}}));
+            }
+        }
+        None => objects.push(with_type(
+            Kind::VirtualMachineInstanceMigration,
+            serde_json::to_value(vmim_object(
+                &namespace,
+                &name,
+                &added,
+                policy_name.as_deref(),
+            ))
+            .unwrap_or(Value::Null),
+        )),
+    }
+    let plan = MigrationPlan {
+        api_version: crate::commands::status::VMCTL_API_VERSION,
+        kind: "MigrationPlan",
+        namespace: namespace.clone(),
+        vmi: name.clone(),
+        method,
+        preflight: pre.clone(),
+        objects,
+        policy_proof: temporary.as_ref().map(|t| t.proof.clone()),
+        notes: notes.clone(),
+    };
+    let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
+
+    if args.dry_run {
+        let text = match ctx.output {
+            OutputFormat::Json => structured(OutputFormat::Json, &plan)?,
+            _ => render_plan(&plan, ctx.style),
+        };
+        write_stdout(&text)?;
+        return Ok(exit::OK);
+    }
+    let Some(live) = live else {
+        return Err(Error::Internal("no live cluster to migrate on".into()));
+    };
+    let driver = KubeVirtDriver::new(live);
+
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    if post_copy_allowed {
+        eprintln!(
+            "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
+            ctx.style.paint("warning:", Tone::Bad),
+            pre.target.as_deref().unwrap_or("the target"),
+            pre.source.as_deref().unwrap_or("the source")
+        );
+    }
+
+    // ---- act
+    let started = Instant::now();
+    if let Some(t) = &temporary {
+        driver.create_policy(&t.policy).await?;
+        eprintln!(
+            "created MigrationPolicy {} ({}); it wins because {}",
+            t.policy.name(),
+            [
+                want_post_copy.then_some("allowPostCopy"),
+                want_auto_converge.then_some("allowAutoConverge")
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", "),
+            t.proof
+        );
+    }
+    let created = start_migration(
+        &driver,
+        &g,
+        &namespace,
+        &name,
+        &added,
+        policy_name.as_deref(),
+    )
+    .await;
+    let vmim = match created {
+        Ok(v) => v,
+        Err(e) => {
+            if let Some(p) = &policy_name {
+                cleanup_policy(&driver, p).await;
+            }
+            return Err(e);
+        }
+    };
+    let vmim_name = vmim.name().to_string();
+    eprintln!(
+        "migration {namespace}/{vmim_name} created ({}) for {}: {} → {} (predicted)",
+        if method == "create-vmim" {
+            "VirtualMachineInstanceMigration"
+        } else {
+            "virtctl-style migrate subresource"
+        },
+        id,
+        pre.source.as_deref().unwrap_or("?"),
+        pre.target.as_deref().unwrap_or("?"),
+    );
+    let abort_cmd = format!("vmctl abort migration/{vmim_name} -n {namespace}");
+
+    let wait = !args.no_wait;
+    if !wait && policy_name.is_none() {
+        write_stdout(&format!(
+            "{namespace}/{vmim_name}\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n"
+        ))?;
+        return Ok(exit::OK);
+    }
+
+    // ---- follow
+    let is_tty = std::io::stderr().is_terminal();
+    let title = name.to_string();
+    let budget = pre.budget_seconds;
+    let mut view = if ctx.output.is_structured() {
+        ProgressView::quiet(ctx.style, &title, budget)
+    } else {
+        ProgressView::new(ctx.style, is_tty, &title, budget)
+    };
+    let kubevirt_namespace = g
+        .inputs
+        .kubevirt
+        .as_ref()
+        .and_then(|k| k.metadata.namespace.clone())
+        .unwrap_or_else(|| "kubevirt".to_string());
+    let mut metrics = match &args.prometheus {
+        Some(url) => MetricsSource::Prometheus(Prometheus::new(url)?),
+        None => MetricsSource::Handler {
+            kubevirt_namespace,
+            pod: None,
+        },
+    };
+    let mut followed = Followed {
+        vmim: Some(vmim),
+        ..Followed::default()
+    };
+    let deadline = timeout.map(|t| started + t);
+    let mut policy_alive = policy_name.clone();
+    let ending = follow(
+        &driver,
+        &namespace,
+        &name,
+        &vmim_name,
+        &mut followed,
+        &mut view,
+        &mut metrics,
+        started,
+        deadline,
+        &mut policy_alive,
+        wait,
+        budget,
+        is_tty && !ctx.output.is_structured(),
+    )
+    .await;
+    let ending = match ending {
+        Ok(e) => e,
+        Err(e) => {
+            view.close();
+            if let Some(p) = &policy_alive {
+                cleanup_policy(&driver, p).await;
+            }
+            eprintln!("the migration goes on in the cluster; abort it with: {abort_cmd}");
+            return Err(e);
+        }
+    };
+    if let Some(p) = policy_alive.take() {
+        cleanup_policy(&driver, &p).await;
+    }
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+
+    match ending {
+        Ending::Interrupted => {
+            view.close();
+            let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
+                && !matches!(
+                    followed.phase(),
+                    MigrationPhase::PreparingTarget
+                        | MigrationPhase::TargetReady
+                        | MigrationPhase::Running
+                        | MigrationPhase::Succeeded
+                        | MigrationPhase::Failed
+                );
+            if never_started && method == "create-vmim" {
+                let gone = driver.delete_vmim(&namespace, &vmim_name).await;
+                eprintln!(
+                    "interrupted before the migration started: deleted the migration {vmim_name} vmctl created{}",
+                    if gone.is_err() {
+                        " (the delete failed; delete it yourself)"
+                    } else {
+                        ""
+                    }
+                );
+            } else if never_started {
+                // virt-api created it for the VM; deleting it is an abort like any other.
+                let _ = driver.delete_vmim(&namespace, &vmim_name).await;
+                eprintln!(
+                    "interrupted before the migration started: cancelled {vmim_name} (the migration virt-api created for vmctl)"
+                );
+            } else {
+                eprintln!(
+                    "interrupted: vmctl stops following; the migration {vmim_name} belongs to the cluster and goes on (phase {}).",
+                    followed.phase()
+                );
+                eprintln!("  follow it: vmctl status --watch -n {namespace}");
+                eprintln!("  abort it:  {abort_cmd}");
+            }
+            Ok(exit::INTERRUPTED)
+        }
+        Ending::TimedOut => {
+            view.close();
+            eprintln!(
+                "timed out after {} waiting (phase {}); the migration goes on in the cluster.",
+                fmt::duration(elapsed_ms as i64 / 1000),
+                followed.phase()
+            );
+            eprintln!("  abort it: {abort_cmd}");
+            Ok(exit::TIMEOUT)
+        }
+        Ending::Final if !wait => {
+            view.close();
+            write_stdout(&format!(
+                "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
+                policy_name.as_deref().unwrap_or("-")
+            ))?;
+            Ok(exit::OK)
+        }
+        Ending::Final => {
+            finish(
+                ctx, live, &mut view, &followed, &namespace, &name, elapsed_ms, &plan,
+            )
+            .await
+        }
+    }
+}
+
+fn short_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = nanos ^ u128::from(std::process::id());
+    let mut s = String::new();
+    for _ in 0..5 {
+        s.push(alphabet[(n % alphabet.len() as u128) as usize] as char);
+        n /= alphabet.len() as u128;
+    }
+    s
+}
+
+async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
+    match driver.delete_policy(name).await {
+        Ok(_) => eprintln!("deleted the temporary MigrationPolicy {name}"),
+        Err(e) => eprintln!(
+            "could not delete the temporary MigrationPolicy {name}: {e}\n  delete it yourself: kubectl delete migrationpolicy {name}"
+        ),
+    }
+}
+
+async fn start_migration(
+    driver: &KubeVirtDriver<'_>,
+    g: &Gathered,
+    namespace: &str,
+    name: &str,
+    added: &BTreeMap<String, String>,
+    policy: Option<&str>,
+) -> Result<VirtualMachineInstanceMigration> {
+    if g.vm.is_none() {
+        return driver
+            .create_vmim(&vmim_object(namespace, name, added, policy))
+            .await;
+    }
+    let before: Vec<String> = g
+        .inputs
+        .vmims
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    driver.migrate_vm(namespace, name, added).await?;
+    // virt-api answers 202 with no body: find the migration it created.
+    let query =
+        Query::namespace(Some(namespace)).with_label(&format!("{VMI_NAME_LABEL}={name}"))?;
+    for attempt in 0..40 {
+        let found: Vec<VirtualMachineInstanceMigration> = driver
+            .live()
+            .list_decoded(Kind::VirtualMachineInstanceMigration, &query)
+            .await?;
+        if let Some(m) = found
+            .into_iter()
+            .filter(|m| !m.is_final() && !before.iter().any(|b| b == m.name()))
+            .max_by_key(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0))
+        {
+            if let Some(p) = policy {
+                let mut annotations = BTreeMap::new();
+                annotations.insert(POLICY_ANNOTATION.to_string(), p.to_string());
+                driver
+                    .annotate_vmim(namespace, m.name(), &annotations)
+                    .await?;
+            }
+            return Ok(m);
+        }
+        tokio::time::sleep(Duration::from_millis(if attempt < 10 { 100 } else { 500 })).await;
+    }
+    Err(Error::Timeout {
+        message: format!(
+            "virt-api accepted the migration of {namespace}/{name} but no migration object appeared within 15s; check with: vmctl status {name} -n {namespace}"
+        ),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn follow(
+    driver: &KubeVirtDriver<'_>,
+    namespace: &str,
+    name: &str,
+    vmim_name: &str,
+    f: &mut Followed,
+    view: &mut ProgressView,
+    metrics: &mut MetricsSource,
+    started: Instant,
+    deadline: Option<Instant>,
+    policy_alive: &mut Option<String>,
+    wait: bool,
+    budget: Option<u64>,
+    bars: bool,
+) -> Result<Ending> {
+    let live = driver.live();
+    let by_name = |n: &str| -> Result<Query> {
+        Query::namespace(Some(namespace)).with_fields(&format!("metadata.name={n}"))
+    };
+    let mut vmim_watch = Watch::new(
+        live,
+        Kind::VirtualMachineInstanceMigration,
+        by_name(vmim_name)?,
+    );
+    let mut vmi_watch = Watch::new(live, Kind::VirtualMachineInstance, by_name(name)?);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut degraded: Option<String> = None;
+    let mut last_heartbeat_ms = 0u64;
+    let mut target_pod: Option<Pod> = None;
+    let mut last_target_lookup = 0u64;
+    loop {
+        let now_ms = started.elapsed().as_millis() as u64;
+        report_changes(f, view, now_ms, target_pod.as_ref(), budget);
+        // The policy has done its job once KubeVirt recorded it at the hand-off.
+        if handed_off(f)
+            && let Some(p) = policy_alive.take()
+        {
+            {
+                let applied = f.state().and_then(|s| s.migration_policy_name.clone());
+                match applied.as_deref() {
+                    Some(a) if a == p => view.event_at(
+                        now_ms,
+                        &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
+                    ),
+                    Some(other) => view.event_at(
+                        now_ms,
+                        &format!("warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"),
+                    ),
+                    None => view.event_at(now_ms, &format!("hand-off done; removing policy {p}")),
+                }
+                let _ = driver.delete_policy(&p).await;
+            }
+        }
+        if f.vmim_deleted || f.phase().is_final() {
+            return Ok(Ending::Final);
+        }
+        if !wait && handed_off(f) {
+            return Ok(Ending::Final);
+        }
+        let timeout_at = deadline.map(tokio::time::Instant::from_std);
+        tokio::select! {
+            _ = &mut ctrl_c => return Ok(Ending::Interrupted),
+            _ = async {
+                match timeout_at {
+                    Some(t) => tokio::time::sleep_until(t).await,
+                    None => std::future::pending::<()>().await,
+                }
+            } => return Ok(Ending::TimedOut),
+            change = vmim_watch.next() => match change? {
+                Change::Applied(v) => f.vmim = serde_json::from_value(v).ok().or(f.vmim.take()),
+                Change::Deleted(_) => f.vmim_deleted = true,
+                Change::Listed(items) => match items.into_iter().next() {
+                    Some(v) => f.vmim = serde_json::from_value(v).ok().or(f.vmim.take()),
+                    None => f.vmim_deleted = true,
+                },
+            },
+            change = vmi_watch.next() => match change? {
+                Change::Applied(v) => f.vmi = serde_json::from_value(v).ok().or(f.vmi.take()),
+                Change::Deleted(_) => f.vmi = None,
+                Change::Listed(items) => {
+                    if let Some(v) = items.into_iter().next() {
+                        f.vmi = serde_json::from_value(v).ok().or(f.vmi.take());
+                    }
+                }
+            },
+            _ = tick.tick() => {
+                let now_ms = started.elapsed().as_millis() as u64;
+                // The target pod, for the Scheduling line (unschedulable, …).
+                if matches!(f.phase(), MigrationPhase::Pending | MigrationPhase::Scheduling)
+                    && now_ms >= last_target_lookup + 2000
+                {
+                    last_target_lookup = now_ms;
+                    if let Some(uid) = f.vmim.as_ref().and_then(|m| m.uid()) {
+                        let q = Query::namespace(Some(namespace))
+                            .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
+                        if let Ok(pods) = live.list_decoded::<Pod>(Kind::Pod, &q).await {
+                            target_pod = pods.into_iter().next();
+                        }
+                    }
+                }
+                if f.phase() == MigrationPhase::Running && degraded.is_none() {
+                    let mode = mode_of(f.state().and_then(|s| s.mode.as_ref()));
+                    match read_metrics(driver, metrics, f, namespace, name).await {
+                        Ok(m) if !m.is_empty() => view.sample(&sample_from(&m, now_ms, mode)),
+                        Ok(_) => {}
+                        Err(MetricsUnavailable(why)) => {
+                            view.event_at(now_ms, &format!("no progress bars: {why}; following the phases only"));
+                            degraded = Some(why);
+                        }
+                    }
+                }
+                // Off a terminal without bars, one line per interval keeps the log alive.
+                if !bars && (degraded.is_some() || f.phase() != MigrationPhase::Running)
+                    && now_ms >= last_heartbeat_ms + 10_000
+                {
+                    last_heartbeat_ms = now_ms;
+                    let state = f.state();
+                    let elapsed = state
+                        .and_then(|s| s.start_timestamp.as_ref())
+                        .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)) / 1000);
+                    let budget_text = match (elapsed, budget) {
+                        (Some(e), Some(b)) if b > 0 => format!(", streaming {} of budget {}", fmt::duration(e as i64), fmt::duration(b as i64)),
+                        (Some(e), _) => format!(", streaming {}", fmt::duration(e as i64)),
+                        _ => String::new(),
+                    };
+                    eprintln!(
+                        "[{}] phase {}{}{}",
+                        seconds(now_ms),
+                        f.phase(),
+                        state.and_then(|s| s.mode.as_ref()).map(|m| format!(", mode {m}")).unwrap_or_default(),
+                        budget_text
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{}s", ms / 1000)
+}
+
+fn handed_off(f: &Followed) -> bool {
+    matches!(
+        f.phase(),
+        MigrationPhase::PreparingTarget
+            | MigrationPhase::TargetReady
+            | MigrationPhase::Running
+            | MigrationPhase::Succeeded
+            | MigrationPhase::Failed
+    ) || f.state().is_some_and(|s| s.target_node.is_some())
+        || f.vmim_deleted
+}
+
+async fn read_metrics(
+    driver: &KubeVirtDriver<'_>,
+    source: &mut MetricsSource,
+    f: &Followed,
+    namespace: &str,
+    name: &str,
+) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
+    match source {
+        MetricsSource::Prometheus(p) => p.migration_metrics(namespace, name).await,
+        MetricsSource::Handler {
+            kubevirt_namespace,
+            pod,
+        } => {
+            if pod.is_none() {
+                let node = f
+                    .state()
+                    .and_then(|s| s.source_node.clone())
+                    .or_else(|| f.vmi.as_ref().and_then(|v| v.status.node_name.clone()))
+                    .ok_or_else(|| MetricsUnavailable("the source node is not known".into()))?;
+                *pod = Some(driver.handler_pod(kubevirt_namespace, &node).await?);
+            }
+            let p = pod.clone().unwrap_or_default();
+            driver
+                .handler_metrics(kubevirt_namespace, &p, namespace, name)
+                .await
+        }
+    }
+}
+
+/// Prints what changed since the last call: phases, the hand-off, pods, mode.
+fn report_changes(
+    f: &mut Followed,
+    view: &mut ProgressView,
+    now_ms: u64,
+    target_pod: Option<&Pod>,
+    budget: Option<u64>,
+) {
+    let phase = f.phase();
+    let phase_text = phase.as_str().to_string();
+    let note = phase_note(f, target_pod);
+    let key = format!("{phase_text}|{note}");
+    if !phase_text.is_empty() && f.phases.last().map(|(p, _)| p.as_str()) != Some(key.as_str()) {
+        let is_new_phase = !f
+            .phases
+            .iter()
+            .any(|(p, _)| p.split('|').next() == Some(phase_text.as_str()));
+        f.phases.push((key, now_ms));
+        let text = if is_new_phase {
+            format!("phase {phase_text}: {note}")
+        } else {
+            format!("  {note}")
+        };
+        view.event_at(now_ms, &text);
+    }
+    let state = f.state().cloned();
+    if let Some(s) = &state {
+        if !f.announced_policy
+            && let Some(p) = s.migration_policy_name.as_deref()
+        {
+            f.announced_policy = true;
+            view.event_at(now_ms, &format!("hand-off: MigrationPolicy {p} applies"));
+        }
+        if s.target_pod.is_some() && !f.announced_pods {
+            f.announced_pods = true;
+            let post = s.mode == Some(MigrationMode::PostCopy);
+            view.event_at(
+                now_ms,
+                &format!(
+                    "launcher pods: source {} → target {}",
+                    describe_pod(s.source_pod.as_deref(), s.source_node.as_deref(), !post),
+                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), post)
+                ),
+            );
+        }
+        if s.start_timestamp.is_some() && f.started_ms.is_none() {
+            f.started_ms = Some(now_ms);
+            if let Some(b) = budget.filter(|b| *b > 0) {
+                // The budget runs from the start of streaming; the view's clock from creation.
+                view.set_budget(Some(b + now_ms / 1000));
+                view.event_at(
+                    now_ms,
+                    &format!(
+                        "streaming started: completion budget {} (KubeVirt aborts or switches mode after it)",
+                        fmt::duration(b as i64)
+                    ),
+                );
+            }
+        }
+        if s.mode.is_some() && s.mode != f.announced_mode {
+            let previous = f
+                .announced_mode
+                .replace(s.mode.clone().unwrap_or(MigrationMode::PreCopy));
+            match s.mode {
+                Some(MigrationMode::PostCopy) => view.event_at(
+                    now_ms,
+                    &format!(
+                        "POST-COPY: the point of no return. The guest now runs in {} on {}; its memory is still partly on {}. No abort from here; a network failure now loses the VM.",
+                        s.target_pod.as_deref().unwrap_or("the target pod"),
+                        s.target_node.as_deref().unwrap_or("the target"),
+                        s.source_node.as_deref().unwrap_or("the source")
+                    ),
+                ),
+                Some(MigrationMode::Paused) => view.event_at(
+                    now_ms,
+                    "the migration monitor paused the guest to finish the copy",
+                ),
+                Some(MigrationMode::PreCopy) if previous.is_none() => view.event_at(
+                    now_ms,
+                    "mode PreCopy (post-copy, if it comes, is the point of no return)",
+                ),
+                _ => {}
+            }
+        }
+        if s.completed && !f.announced_target_pod && !s.failed {
+            f.announced_target_pod = true;
+            view.event_at(
+                now_ms,
+                &format!(
+                    "launcher pods: target {} is live; source {} completes",
+                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), true),
+                    s.source_pod.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+    }
+}
+
+/// The end: summary, and on failure the diagnosis `vmctl explain` gives.
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    ctx: &Context,
+    live: &LiveSource,
+    view: &mut ProgressView,
+    f: &Followed,
+    namespace: &str,
+    name: &str,
+    elapsed_ms: u64,
+    plan: &MigrationPlan,
+) -> Result<i32> {
+    let state = f.state().cloned();
+    let aborted = state
+        .as_ref()
+        .is_some_and(|s| s.abort_requested && s.abort_status == Some(AbortStatus::Succeeded));
+    let outcome = match f.phase() {
+        MigrationPhase::Succeeded => Outcome::Succeeded,
+        _ if aborted => Outcome::Aborted,
+        _ if f.vmim_deleted => Outcome::Aborted,
+        _ => Outcome::Failed,
+    };
+    let vmim_name = f
+        .vmim
+        .as_ref()
+        .map(|m| m.name().to_string())
+        .unwrap_or_default();
+    let message = match outcome {
+        Outcome::Succeeded => format!(
+            "{namespace}/{name} runs on {} now ({} → {})",
+            state
+                .as_ref()
+                .and_then(|s| s.target_node.clone())
+                .unwrap_or_else(|| "the target".into()),
+            state
+                .as_ref()
+                .and_then(|s| s.source_node.clone())
+                .unwrap_or_default(),
+            state
+                .as_ref()
+                .and_then(|s| s.target_node.clone())
+                .unwrap_or_default()
+        ),
+        Outcome::Aborted if f.vmim_deleted && !aborted => {
+            format!("the migration {vmim_name} was deleted (aborted) while vmctl followed it")
+        }
+        _ => state
+            .as_ref()
+            .and_then(|s| s.failure_reason.clone())
+            .map(|r| r.trim_end().to_string())
+            .unwrap_or_else(|| "the migration failed".into()),
+    };
+    let last = view.last_sample().cloned();
+    let summary = Summary {
+        outcome: Some(outcome),
+        cause: None,
+        message,
+        total_ms: elapsed_ms,
+        downtime_ms: None,
+        data_processed: last.as_ref().map_or(0, |s| s.data_processed),
+        memory_total: last.as_ref().map_or(0, |s| s.memory_total),
+        iterations: None,
+        final_mode: mode_of(state.as_ref().and_then(|s| s.mode.as_ref())),
+        postcopy_requests: None,
+        events: view.events().to_vec(),
+    };
+    let diagnosis = if outcome == Outcome::Succeeded {
+        None
+    } else {
+        diagnose(ctx, live, namespace, name, &vmim_name).await
+    };
+    if ctx.output.is_structured() {
+        view.close();
+        let report = json!({
+            "apiVersion": crate::commands::status::VMCTL_API_VERSION,
+            "kind": "MigrationResult",
+            "namespace": namespace,
+            "vmi": name,
+            "migration": vmim_name,
+            "method": plan.method,
+            "outcome": outcome.as_str(),
+            "summary": summary,
+            "sourceNode": state.as_ref().and_then(|s| s.source_node.clone()),
+            "targetNode": state.as_ref().and_then(|s| s.target_node.clone()),
+            "sourcePod": state.as_ref().and_then(|s| s.source_pod.clone()),
+            "targetPod": state.as_ref().and_then(|s| s.target_pod.clone()),
+            "migrationPolicy": state.as_ref().and_then(|s| s.migration_policy_name.clone()),
+            "phases": f.phases.iter().filter(|(k, _)| !k.ends_with('|')).map(|(k, at)| json!({
+                "phase": k.split('|').next().unwrap_or(""), "atMs": at})).collect::<Vec<_>>(),
+            "diagnosis": diagnosis.as_ref().map(|d| &d.diagnosis),
+        });
+        write_stdout(&structured(ctx.output, &report)?)?;
+    } else {
+        view.finish(&summary);
+        if let Some(report) = &diagnosis {
+            write_stdout("\nWhy (vmctl explain):\n")?;
+            write_stdout(&crate::commands::explain::render_table(
+                report,
+                ctx.style,
+                ctx.output == OutputFormat::Wide,
+                "",
+            ))?;
+        }
+    }
+    Ok(match outcome {
+        Outcome::Succeeded => exit::OK,
+        _ => exit::FINDING,
+    })
+}
+
+/// Gathers the evidence `explain` reads and diagnoses it; None when it cannot be read.
+async fn diagnose(
+    ctx: &Context,
+    live: &LiveSource,
+    namespace: &str,
+    name: &str,
+    vmim_name: &str,
+) -> Option<crate::commands::explain::ExplainReport> {
+    let ns_query = Query::namespace(Some(namespace));
+    let pods_query = ns_query
+        .clone()
+        .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))
+        .ok()?;
+    let vmim_query = ns_query
+        .clone()
+        .with_label(&format!("{VMI_NAME_LABEL}={name}"))
+        .ok()?;
+    let all = Query::all();
+    let gathered = tokio::try_join!(
+        get_as::<VirtualMachineInstance>(live, Kind::VirtualMachineInstance, Some(namespace), name),
+        list_as::<VirtualMachineInstanceMigration>(
+            live,
+            Kind::VirtualMachineInstanceMigration,
+            &vmim_query
+        ),
+        list_as::<Pod>(live, Kind::Pod, &pods_query),
+        list_as::<Event>(live, Kind::Event, &ns_query),
+        list_as::<KubeVirt>(live, Kind::KubeVirt, &all),
+        list_as::<MigrationPolicy>(live, Kind::MigrationPolicy, &all),
+        get_as::<Namespace>(live, Kind::Namespace, None, namespace),
+    );
+    let (vmi, migrations, pods, events, kubevirts, policies, namespace_obj) = match gathered {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("note: cannot read the evidence for a diagnosis: {e}");
+            return None;
+        }
+    };
+    let migration = migrations.iter().find(|m| m.name() == vmim_name).cloned();
+    let evidence = Evidence {
+        now: k8s_openapi::jiff::Timestamp::now(),
+        migration,
+        vmi_namespace: namespace.to_string(),
+        vmi_name: name.to_string(),
+        vmi,
+        migrations,
+        pods,
+        events,
+        kubevirt: kubevirts.into_iter().next(),
+        policies,
+        namespace: namespace_obj,
+        load: None,
+    };
+    Some(crate::commands::explain::build_report(
+        &evidence,
+        false,
+        &ctx.source_description(),
+        Vec::new(),
+    ))
+}
+
+fn render_plan(plan: &MigrationPlan, style: Style) -> String {
+    let mut out = format!(
+        "{} {}/{}: pre-flight passed: {}\n",
+        style.paint("dry run:", Tone::Strong),
+        plan.namespace,
+        plan.vmi,
+        plan.preflight.explanation
+    );
+    if let Some(b) = plan.preflight.budget_seconds.filter(|b| *b > 0) {
+        out.push_str(&format!("completion budget: {}\n", fmt::duration(b as i64)));
+    }
+    for n in &plan.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    if let Some(p) = &plan.policy_proof {
+        out.push_str(&format!("temporary MigrationPolicy wins because {p}\n"));
+    }
+    out.push_str(&format!(
+        "would {} (nothing was changed):\n",
+        match plan.method {
+            "migrate-subresource" => "call the migrate subresource (as virtctl migrate does)",
+            _ => "create",
+        }
+    ));
+    for o in &plan.objects {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml::to_string(o).unwrap_or_default());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("42").unwrap(), Duration::from_secs(42));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("1h5").is_err());
+    }
+
+    #[test]
+    fn node_selectors_and_targets_parse() {
+        let m = parse_node_selector("zone=b, disk=ssd").unwrap();
+        assert_eq!(m.get("zone").map(String::as_str), Some("b"));
+        assert_eq!(m.len(), 2);
+        assert!(parse_node_selector("zone").is_err());
+        assert_eq!(parse_vm_target("vm/a").unwrap(), "a");
+        assert_eq!(parse_vm_target("a").unwrap(), "a");
+        assert!(parse_vm_target("pod/a").is_err());
+    }
+
+    #[test]
+    fn samples_carry_the_metrics() {
+        let m = MigrationMetrics {
+            remaining_bytes: Some(100.0),
+            processed_bytes: Some(300.0),
+            total_bytes: None,
+            dirty_rate_bytes_per_second: Some(5.0),
+            transfer_rate_bytes_per_second: Some(50.0),
+        };
+        let s = sample_from(&m, 4000, Mode::PreCopy);
+        assert_eq!(
+            (s.remaining(), s.total(), s.memory_bps, s.dirty_rate_bps),
+            (100, 400, 50, 5)
+        );
+    }
+}
