@@ -1541,3 +1541,28 @@ fn storage_only_blockers_do_not_stop_a_live_migration() {
         d.attention
     );
 }
+
+#[test]
+fn the_target_pod_name_is_read_from_either_create_message() {
+    for message in [
+        format!("Created migration target pod {TGT_POD}"),
+        format!("Created migration target pod prod/{TGT_POD} with uuid x for migration {UID}"),
+    ] {
+        let e = evidence(
+            Some(scheduling(MigrationPhase::Failed)),
+            Some(vmi()),
+            vec![source_pod()],
+            vec![
+                vmim_event("SuccessfulCreate", &message, "02:00:01"),
+                vmim_event(
+                    "migrationTargetPodUnschedulable",
+                    "Migration target pod for VMI [prod/db-01] is currently unschedulable.",
+                    "02:00:02",
+                ),
+            ],
+        );
+        let d = diagnose(&e);
+        let target = d.pods.iter().find(|p| p.role == "target").unwrap();
+        assert_eq!(target.name.as_deref(), Some(TGT_POD), "{message}");
+    }
+}

@@ -145,9 +145,12 @@ impl<'a> View<'a> {
                 .filter(|e| event_is_about(e, "VirtualMachineInstanceMigration", m.name(), uid))
             {
                 let msg = event_message(e);
+                // The event names the pod alone; the controller's log line (which some
+                // tools copy) adds `ns/` and a uid: take the first word, without namespace.
                 let name = msg
                     .strip_prefix(s::CREATED_TARGET_POD_PREFIX)
-                    .map(str::trim)
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map(|n| n.rsplit('/').next().unwrap_or(n))
                     .or_else(|| s::pod_in_delete_message(msg, s::UNSCHEDULABLE_DELETE_PREFIX))
                     .or_else(|| s::pod_in_delete_message(msg, s::PENDING_DELETE_PREFIX))
                     .or_else(|| s::pod_in_delete_message(msg, s::CANCELED_DELETE_PREFIX));
