@@ -11,8 +11,12 @@ pub struct Migratability {
     /// `Some(true/false)` from the condition; `None` when the condition is absent (not yet
     /// reported by virt-handler).
     pub live_migratable: Option<bool>,
-    /// Every reason that blocks live migration.
+    /// Every reason that blocks live migration (the `LiveMigratable` condition).
     pub reasons: Vec<Blocker>,
+    /// Why storage (volume) migration is not possible (`StorageLiveMigratable`): it does
+    /// not stop a compute live migration (v1.9+ reports SCSI reservations only here).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub storage_reasons: Vec<Blocker>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,20 +53,17 @@ impl Migratability {
 /// Reads the conditions and explains them with the VMI's spec.
 pub fn migratability(vmi: &VirtualMachineInstance) -> Migratability {
     let live = vmi.condition("LiveMigratable");
-    let mut reasons = Vec::new();
-    if let Some(c) = live.filter(|c| c.is_false()) {
-        reasons.push(explain("LiveMigratable", c, vmi));
-    }
-    if let Some(c) = vmi
+    let reasons: Vec<Blocker> = live
+        .filter(|c| c.is_false())
+        .map(|c| explain("LiveMigratable", c, vmi))
+        .into_iter()
+        .collect();
+    let storage_reasons: Vec<Blocker> = vmi
         .condition("StorageLiveMigratable")
         .filter(|c| c.is_false())
-    {
-        // Often repeats the LiveMigratable disk reason; keep it only when it adds something.
-        let blocker = explain("StorageLiveMigratable", c, vmi);
-        if !reasons.iter().any(|r| r.message == blocker.message) {
-            reasons.push(blocker);
-        }
-    }
+        .map(|c| explain("StorageLiveMigratable", c, vmi))
+        .into_iter()
+        .collect();
     let live_migratable = match live {
         Some(c) if c.is_true() => Some(true),
         Some(c) if c.is_false() => Some(false),
@@ -71,6 +72,7 @@ pub fn migratability(vmi: &VirtualMachineInstance) -> Migratability {
     Migratability {
         live_migratable,
         reasons,
+        storage_reasons,
     }
 }
 
@@ -256,6 +258,19 @@ mod tests {
         let m = migratability(&v);
         assert_eq!(m.live_migratable, None);
         assert!(m.short().starts_with("unknown"));
+    }
+
+    #[test]
+    fn storage_only_blockers_do_not_stop_live_migration() {
+        // v1.9+: SCSI persistent reservations are reported on StorageLiveMigratable only.
+        let v = vmi(json!({"metadata": {"name": "a"}, "status": {"conditions": [
+            {"type": "LiveMigratable", "status": "True"},
+            {"type": "StorageLiveMigratable", "status": "False", "reason": "NotMigratable",
+             "message": "PersistentReservationNotLiveMigratable: VMI uses SCSI persistent reservation"}]}}));
+        let m = migratability(&v);
+        assert!(m.is_migratable());
+        assert!(m.reasons.is_empty());
+        assert_eq!(m.storage_reasons[0].condition, "StorageLiveMigratable");
     }
 
     #[test]
