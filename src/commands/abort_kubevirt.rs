@@ -254,6 +254,19 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
             .and_then(|s| s.abort_status.clone())
             .filter(|a| *a != AbortStatus::Aborting);
         if final_abort.is_some() || current.is_final() || gone {
+            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+            let s = if final_abort.is_none() && !before_handoff {
+                let fresh: Option<VirtualMachineInstance> = get_as(
+                    live,
+                    Kind::VirtualMachineInstance,
+                    Some(&namespace),
+                    &vmi_name,
+                )
+                .await?;
+                state_of(fresh.as_ref(), &current).cloned().or(s)
+            } else {
+                s
+            };
             return report(
                 ctx,
                 &namespace,

@@ -889,6 +889,18 @@ async fn follow(
             }
         }
         if f.vmim_deleted || f.phase().is_final() {
+            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+            if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
+                live,
+                Kind::VirtualMachineInstance,
+                Some(namespace),
+                name,
+            )
+            .await
+            {
+                f.vmi = Some(fresh);
+                report_changes(f, view, now_ms, target_pod.as_ref(), budget);
+            }
             return Ok(Ending::Final);
         }
         if !wait && handed_off(f) {
@@ -924,7 +936,7 @@ async fn follow(
                 let now_ms = started.elapsed().as_millis() as u64;
                 // The target pod, for the Scheduling line (unschedulable, …).
                 if matches!(f.phase(), MigrationPhase::Pending | MigrationPhase::Scheduling)
-                    && now_ms >= last_target_lookup + 2000
+                    && (target_pod.is_none() || now_ms >= last_target_lookup + 2000)
                 {
                     last_target_lookup = now_ms;
                     if let Some(uid) = f.vmim.as_ref().and_then(|m| m.uid()) {

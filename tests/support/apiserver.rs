@@ -221,7 +221,30 @@ impl Fault {
 struct Shared {
     state: Mutex<State>,
     host: String,
+    /// Scripted behaviour beyond the generic API (see [`FakeApiServer::add_hook`]).
+    hooks: Mutex<Vec<Hook>>,
 }
+
+/// What a hook sees of a request.
+#[derive(Debug, Clone)]
+pub struct HookRequest {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub body: String,
+}
+
+/// A hook's answer: a status with a JSON body, a text body, or none.
+#[derive(Debug, Clone)]
+pub enum HookReply {
+    Json(u16, Value),
+    Text(u16, String),
+    Empty(u16),
+}
+
+/// Answers a request itself (`Some`) or lets the server answer it (`None`). Hooks run
+/// after faults and without the server's lock held, so they may call the object methods.
+pub type Hook = Arc<dyn Fn(&HookRequest) -> Option<HookReply> + Send + Sync>;
 
 impl Shared {
     /// A panic elsewhere must not wedge the server: ignore poisoning.
@@ -266,6 +289,7 @@ impl FakeApiServer {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             host: addr.to_string(),
+            hooks: Mutex::new(Vec::new()),
         });
         let (shutdown, shutdown_rx) = oneshot::channel();
         let server_shared = Arc::clone(&shared);
@@ -379,6 +403,17 @@ preferences: {{}}
 
     pub fn clear_faults(&self) {
         self.shared.lock().faults.clear();
+    }
+
+    // ---- hooks ----
+
+    /// Adds a hook, tried before the server's own answer (after faults), in order.
+    pub fn add_hook(&self, hook: Hook) {
+        self.shared
+            .hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(hook);
     }
 
     // ---- objects ----
@@ -688,9 +723,31 @@ async fn handle(
         tokio::time::sleep(delay).await;
     }
 
+    let hooked = if fault.as_ref().and_then(|f| f.status).is_none() {
+        let hooks = shared
+            .hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let request = HookRequest {
+            method: method.clone(),
+            path: path.clone(),
+            query: raw_query.clone(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+        };
+        hooks.iter().find_map(|h| h(&request))
+    } else {
+        None
+    };
     let answer = std::panic::AssertUnwindSafe(async {
         match fault.as_ref().and_then(|f| f.status.map(|s| (f, s))) {
             Some((fault, code)) => fault_reply(fault, code, verb, resource.as_ref(), &path),
+            None if hooked.is_some() => match hooked.clone() {
+                Some(HookReply::Json(status, body)) => Reply::json(status, body),
+                Some(HookReply::Text(status, body)) => Reply::Text { status, body },
+                Some(HookReply::Empty(status)) => Reply::Empty { status },
+                None => Reply::Empty { status: 500 },
+            },
             None => {
                 let incoming = Incoming {
                     method: &method,

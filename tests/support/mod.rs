@@ -4,5 +4,6 @@
 
 pub mod apiserver;
 pub mod http;
+pub mod kubevirt_sim;
 
-pub use apiserver::{FakeApiServer, Fault, Method, RecordedRequest};
+pub use apiserver::{FakeApiServer, Fault, Hook, HookReply, HookRequest, Method, RecordedRequest};

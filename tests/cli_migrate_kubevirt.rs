@@ -1,0 +1,717 @@
+//! `vmctl migrate` and `vmctl abort` through KubeVirt, against the fake API server driven by
+//! the scripted KubeVirt (`support::kubevirt_sim`).
+
+mod common;
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::{FakeApiServer, Fault, Method, RecordedRequest};
+use vmctl::cluster::Kind;
+
+struct Lab {
+    server: Arc<FakeApiServer>,
+    _sim: KubeVirtSim,
+    _dir: tempfile::TempDir,
+    kubeconfig: String,
+}
+
+fn lab_with(objects: Vec<serde_json::Value>, script: Script) -> Lab {
+    let server = Arc::new(FakeApiServer::start_blocking(objects));
+    let sim = KubeVirtSim::start(&server, script);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    Lab {
+        server,
+        _sim: sim,
+        _dir: dir,
+        kubeconfig,
+    }
+}
+
+fn lab(script: Script) -> Lab {
+    lab_with(kubevirt_sim::cluster("v1.8.4"), script)
+}
+
+impl Lab {
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        let mut all = vec![
+            "--kubeconfig".to_string(),
+            self.kubeconfig.clone(),
+            "-n".into(),
+            "prod".into(),
+        ];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        vmctl(self.args(args))
+    }
+
+    fn mutations(&self) -> Vec<RecordedRequest> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method != Method::GET)
+            .collect()
+    }
+}
+
+fn both(o: &Output) -> String {
+    format!("--- stdout\n{}--- stderr\n{}", stdout(o), stderr(o))
+}
+
+#[test]
+fn migrates_a_vm_through_the_migrate_subresource() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "db-01", "--timeout", "60s"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let puts: Vec<String> = lab.mutations().iter().map(|r| r.line()).collect();
+    assert!(
+        puts.iter().any(|l| l.starts_with(
+            "PUT /apis/subresources.kubevirt.io/v1/namespaces/prod/virtualmachines/db-01/migrate"
+        )),
+        "{puts:?}"
+    );
+    assert!(
+        !puts.iter().any(|l| l.starts_with("POST")),
+        "a VM is migrated through the subresource, not a VMIM: {puts:?}"
+    );
+    // The phase timeline, in order, off a terminal: one plain line per change.
+    let err = stderr(&out);
+    let mut at = 0;
+    for phase in [
+        "phase Pending",
+        "phase Scheduling",
+        "phase Scheduled",
+        "phase PreparingTarget",
+        "phase TargetReady",
+        "phase Running",
+        "phase Succeeded",
+    ] {
+        let found = err[at..]
+            .find(phase)
+            .unwrap_or_else(|| panic!("{phase} missing or out of order\n{text}"));
+        at += found;
+    }
+    assert!(err.contains("launcher pods: source virt-launcher-db-01-abcde (node-1, live) → target virt-launcher-db-01-"), "{text}");
+    assert!(
+        err.contains("is live; source virt-launcher-db-01-abcde completes"),
+        "{text}"
+    );
+    assert!(
+        err.contains("post-copy, if it comes, is the point of no return"),
+        "{text}"
+    );
+    // Progress from virt-handler's metrics through the pod proxy.
+    assert!(err.contains("migration active, transferred"), "{text}");
+    assert!(
+        lab.server.requests().iter().any(|r| r.path
+            == "/api/v1/namespaces/kubevirt/pods/https:virt-handler-1:8443/proxy/metrics"),
+        "metrics read through the pod proxy"
+    );
+    assert!(stdout(&out).contains("migration succeeded"), "{text}");
+    assert!(stdout(&out).contains("runs on node-2 now"), "{text}");
+}
+
+#[test]
+fn migrates_a_bare_vmi_by_creating_a_migration() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "batch-01", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let posts: Vec<RecordedRequest> = lab
+        .mutations()
+        .into_iter()
+        .filter(|r| r.method == Method::POST)
+        .collect();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert_eq!(posts[0].kind, Some(Kind::VirtualMachineInstanceMigration));
+    let body: serde_json::Value = serde_json::from_str(&posts[0].body).unwrap();
+    assert_eq!(body["spec"]["vmiName"], "batch-01");
+    assert_eq!(body["metadata"]["generateName"], "vmctl-migrate-");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["kind"], "MigrationResult");
+    assert_eq!(report["outcome"], "succeeded");
+    assert_eq!(report["method"], "create-vmim");
+    assert_eq!(report["targetNode"], "node-2");
+}
+
+#[test]
+fn dry_run_prints_the_objects_and_changes_nothing() {
+    let lab = lab(Script::default());
+    let out = lab.run(&[
+        "migrate",
+        "batch-01",
+        "--dry-run",
+        "--allow-postcopy",
+        "--node-selector",
+        "kubernetes.io/hostname=node-2",
+    ]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(lab.mutations().is_empty(), "{:?}", lab.mutations());
+    let o = stdout(&out);
+    assert!(o.contains("kind: MigrationPolicy"), "{text}");
+    assert!(o.contains("allowPostCopy: true"), "{text}");
+    assert!(
+        o.contains("kind: VirtualMachineInstanceMigration"),
+        "{text}"
+    );
+    assert!(
+        o.contains("vmctl.io/temporary-migration-policy: vmctl-prod-batch-01-"),
+        "{text}"
+    );
+    assert!(o.contains("kubernetes.io/hostname: node-2"), "{text}");
+    assert!(
+        o.contains("wins because it selects all 2 labels of the VMI and all 2 of its namespace"),
+        "{text}"
+    );
+
+    let out = lab.run(&["migrate", "db-01", "--dry-run", "-o", "json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["method"], "migrate-subresource");
+    assert_eq!(plan["preflight"]["target"], "node-2");
+    assert!(lab.mutations().is_empty());
+}
+
+#[test]
+fn post_copy_creates_a_winning_policy_and_removes_it() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    // A policy that also selects the VM: the temporary one must beat it.
+    objects.push(serde_json::json!({"apiVersion": "migrations.kubevirt.io/v1alpha1", "kind": "MigrationPolicy",
+        "metadata": {"name": "a-databases"},
+        "spec": {"selectors": {"virtualMachineInstanceSelector": {"app": "db", "kubevirt.io/nodeName": "node-1"},
+            "namespaceSelector": {"env": "prod", "kubernetes.io/metadata.name": "prod"}}, "allowPostCopy": false}}));
+    let lab = lab_with(
+        objects,
+        Script {
+            post_copy_after: Some(8),
+            ..Script::default()
+        },
+    );
+    let out = lab.run(&["migrate", "db-01", "--allow-postcopy"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let err = stderr(&out);
+    let warn = err.find("warning: post-copy is allowed").expect(&text);
+    let created = lab
+        .mutations()
+        .into_iter()
+        .find(|r| r.method == Method::POST && r.kind == Some(Kind::MigrationPolicy))
+        .expect("a policy is created");
+    let policy: serde_json::Value = serde_json::from_str(&created.body).unwrap();
+    let name = policy["metadata"]["name"].as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("0-vmctl-prod-db-01-"),
+        "it sorts before a-databases: {name}"
+    );
+    assert!(
+        warn < err.find("created MigrationPolicy").unwrap(),
+        "the warning comes first"
+    );
+    // Recorded on the VMIM, applied at the hand-off, then deleted.
+    assert!(
+        lab.mutations().iter().any(|r| r.method == Method::PATCH
+            && r.body.contains("vmctl.io/temporary-migration-policy")
+            && r.body.contains(&name)),
+        "{text}"
+    );
+    assert!(
+        err.contains(&format!("hand-off: MigrationPolicy {name} applies")),
+        "{text}"
+    );
+    assert!(err.contains("POST-COPY: the point of no return"), "{text}");
+    assert!(
+        lab.mutations()
+            .iter()
+            .any(|r| r.method == Method::DELETE && r.kind == Some(Kind::MigrationPolicy)),
+        "{text}"
+    );
+    assert!(
+        lab.server.objects(Kind::MigrationPolicy).len() == 1,
+        "only a-databases is left"
+    );
+}
+
+#[test]
+fn preflight_refuses_before_creating_anything() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    objects.extend(kubevirt_sim::vmi(
+        "legacy-01",
+        None,
+        serde_json::json!({"app": "legacy"}),
+        false,
+    ));
+    let lab = lab_with(objects, Script::default());
+    let out = lab.run(&["migrate", "legacy-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(
+        stdout(&out).contains("not migrated: not live-migratable (DisksNotLiveMigratable"),
+        "{}",
+        both(&out)
+    );
+    assert!(stdout(&out).contains("nothing was created"));
+
+    let out = lab.run(&["migrate", "db-01", "--node-selector", "zone=mars"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(stdout(&out).contains("no node can take"), "{}", both(&out));
+    assert!(lab.mutations().is_empty(), "{:?}", lab.mutations());
+
+    let out = lab.run(&["migrate", "nope"]);
+    assert_eq!(out.status.code(), Some(3), "{}", both(&out));
+}
+
+#[test]
+fn a_migration_in_flight_is_refused() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--no-wait"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(
+        stdout(&out).contains("abort:  vmctl abort migration/vmctl-migrate-"),
+        "{}",
+        both(&out)
+    );
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(
+        stdout(&out).contains("is already in flight"),
+        "{}",
+        both(&out)
+    );
+}
+
+#[test]
+fn an_unschedulable_target_fails_with_the_diagnosis() {
+    let lab = lab(Script {
+        unschedulable: true,
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        stderr(&out).contains("unschedulable: 0/2 nodes are available"),
+        "{text}"
+    );
+    assert!(stdout(&out).contains("migration failed"), "{text}");
+    assert!(stdout(&out).contains("Why (vmctl explain):"), "{text}");
+}
+
+#[test]
+fn a_post_copy_failure_is_reported_and_explained() {
+    let lab = lab(Script {
+        post_copy_after: Some(5),
+        post_copy_fails: true,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--allow-postcopy"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        stderr(&out).contains("POST-COPY: the point of no return"),
+        "{text}"
+    );
+    assert!(stdout(&out).contains("migration failed"), "{text}");
+    assert!(stdout(&out).contains("Why (vmctl explain):"), "{text}");
+    assert!(
+        lab.server.objects(Kind::MigrationPolicy).is_empty(),
+        "the policy is gone"
+    );
+}
+
+#[test]
+fn stuck_progress_and_a_new_iteration() {
+    let lab = lab(Script {
+        stuck: true,
+        running_ticks: 25,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        stdout(&out).contains("Live migration stuck for 150 seconds"),
+        "{text}"
+    );
+
+    let lab = self::lab(Script {
+        new_iteration: true,
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(stderr(&out).contains("pass 2"), "{}", both(&out));
+}
+
+#[test]
+fn quota_rejection_times_out_with_the_abort_command() {
+    let lab = lab(Script {
+        quota: true,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--timeout", "3s"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(6), "{text}");
+    assert!(
+        stderr(&out).contains("target pod rejected by ResourceQuota"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("abort it: vmctl abort migration/vmctl-migrate-"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_metrics_the_view_degrades_to_phases() {
+    let lab = lab(Script::default());
+    lab.server
+        .inject_fault(Fault::status(403).path("/proxy/metrics"));
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        stderr(&out)
+            .contains("no progress bars: virt-handler metrics through the pod proxy: forbidden"),
+        "{text}"
+    );
+}
+
+#[test]
+fn forbidden_create_names_the_missing_rule() {
+    let lab = lab(Script::default());
+    lab.server
+        .inject_fault(Fault::status(403).on(Method::POST, "/virtualmachineinstancemigrations"));
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(
+        stderr(&out).contains("error: create virtualmachineinstancemigrations.kubevirt.io"),
+        "{text}"
+    );
+    assert!(stderr(&out).contains("lacks verb \"create\" on resource \"virtualmachineinstancemigrations\" in apiGroup \"kubevirt.io\" in namespace prod"), "{text}");
+
+    lab.server
+        .inject_fault(Fault::status(403).on(Method::PUT, "/migrate"));
+    let out = lab.run(&["migrate", "db-01"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out)
+            .contains("\"virtualmachines/migrate\" in apiGroup \"subresources.kubevirt.io\""),
+        "{}",
+        both(&out)
+    );
+}
+
+fn spawn(lab: &Lab, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(lab.args(args))
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn sigint(child: &std::process::Child) {
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn phase_of(lab: &Lab) -> String {
+    lab.server
+        .objects(Kind::VirtualMachineInstanceMigration)
+        .first()
+        .and_then(|m| {
+            m.pointer("/status/phase")
+                .and_then(|p| p.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn ctrl_c_while_running_detaches_and_prints_the_abort_command() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    let child = spawn(&lab, &["migrate", "batch-01", "--allow-auto-converge"]);
+    wait_until("Running", || phase_of(&lab) == "Running");
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    let out = child.wait_with_output().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(
+        stderr(&out).contains("belongs to the cluster and goes on"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("abort it:  vmctl abort migration/vmctl-migrate-"),
+        "{text}"
+    );
+    assert_eq!(
+        lab.server
+            .objects(Kind::VirtualMachineInstanceMigration)
+            .len(),
+        1,
+        "the migration stays"
+    );
+    assert!(
+        lab.server.objects(Kind::MigrationPolicy).is_empty(),
+        "the applied policy is removed"
+    );
+}
+
+#[test]
+fn ctrl_c_before_the_start_cleans_up() {
+    let lab = lab(Script {
+        quota: true,
+        ..Script::default()
+    });
+    let child = spawn(&lab, &["migrate", "batch-01", "--allow-postcopy"]);
+    wait_until("Pending", || phase_of(&lab) == "Pending");
+    std::thread::sleep(Duration::from_millis(500));
+    sigint(&child);
+    let out = child.wait_with_output().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(
+        stderr(&out).contains("interrupted before the migration started: deleted the migration"),
+        "{text}"
+    );
+    wait_until("the VMIM to go", || {
+        lab.server
+            .objects(Kind::VirtualMachineInstanceMigration)
+            .is_empty()
+    });
+    assert!(
+        lab.server.objects(Kind::MigrationPolicy).is_empty(),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------- abort
+
+#[test]
+fn abort_in_pre_copy_reports_the_abort_status() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    ok(lab.run(&["migrate", "db-01", "--no-wait"]));
+    wait_until("Running", || phase_of(&lab) == "Running");
+    let out = lab.run(&["abort", "db-01", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(
+        stdout(&out).contains("would abort migration prod/kubevirt-migrate-vm-"),
+        "{}",
+        both(&out)
+    );
+    assert!(!lab.mutations().iter().any(|r| r.method == Method::DELETE));
+
+    let out = lab.run(&["abort", "db-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        stdout(&out).contains("aborted (abortStatus Succeeded)"),
+        "{text}"
+    );
+    assert!(stdout(&out).contains("keeps running on node-1"), "{text}");
+    assert!(lab.mutations().iter().any(
+        |r| r.method == Method::DELETE && r.kind == Some(Kind::VirtualMachineInstanceMigration)
+    ));
+}
+
+#[test]
+fn abort_is_refused_in_post_copy() {
+    let lab = lab(Script {
+        hold_running: true,
+        post_copy_after: Some(3),
+        ..Script::default()
+    });
+    ok(lab.run(&["migrate", "batch-01", "--no-wait"]));
+    wait_until("post-copy", || {
+        lab.server
+            .object(Kind::VirtualMachineInstance, Some("prod"), "batch-01")
+            .is_some_and(|v| {
+                v.pointer("/status/migrationState/mode")
+                    .and_then(|m| m.as_str())
+                    == Some("PostCopy")
+            })
+    });
+    let name = lab.server.objects(Kind::VirtualMachineInstanceMigration)[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = lab.run(&["abort", &format!("migration/{name}")]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(stdout(&out).contains("refused: migration"), "{text}");
+    assert!(stdout(&out).contains("split across both nodes"), "{text}");
+    assert!(
+        !lab.mutations().iter().any(|r| r.method == Method::DELETE),
+        "{text}"
+    );
+}
+
+#[test]
+fn abort_with_nothing_to_abort_says_so() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["abort", "db-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(stdout(&out).contains("nothing to abort: no migration of prod/db-01 is in flight"));
+    let out = lab.run(&["abort", "migration/nope"]);
+    assert_eq!(out.status.code(), Some(3), "{}", both(&out));
+}
+
+#[test]
+fn abort_before_the_hand_off_cancels() {
+    let lab = lab(Script {
+        quota: true,
+        ..Script::default()
+    });
+    ok(lab.run(&["migrate", "batch-01", "--no-wait"]));
+    wait_until("Pending", || phase_of(&lab) == "Pending");
+    let out = lab.run(&["abort", "batch-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(stdout(&out).contains("cancelled in"), "{}", both(&out));
+}
+
+fn evacuating(version: &str) -> Vec<serde_json::Value> {
+    let mut objects = kubevirt_sim::cluster(version);
+    for o in objects.iter_mut() {
+        if o["kind"] == "VirtualMachineInstance" && o["metadata"]["name"] == "db-01" {
+            o["status"]["evacuationNodeName"] = serde_json::json!("node-1");
+        }
+    }
+    objects
+}
+
+#[test]
+fn abort_evacuation_uses_evacuate_cancel_on_1_7_and_explains_before() {
+    let lab = lab_with(evacuating("v1.8.4"), Script::default());
+    let out = lab.run(&["abort", "--evacuation", "db-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let put = lab
+        .mutations()
+        .into_iter()
+        .find(|r| r.method == Method::PUT)
+        .expect("a PUT");
+    assert_eq!(
+        put.path,
+        "/apis/subresources.kubevirt.io/v1/namespaces/prod/virtualmachines/db-01/evacuate/cancel"
+    );
+    assert!(
+        put.body.contains("\"evacuationNodeName\":\"node-1\""),
+        "{}",
+        put.body
+    );
+    assert!(
+        lab.server
+            .object(Kind::VirtualMachineInstance, Some("prod"), "db-01")
+            .unwrap()["status"]["evacuationNodeName"]
+            .is_null()
+    );
+    let out = lab.run(&["abort", "--evacuation", "db-01"]);
+    assert_eq!(out.status.code(), Some(1), "nothing left to cancel");
+
+    let lab = lab_with(evacuating("v1.5.2"), Script::default());
+    let out = lab.run(&["abort", "--evacuation", "db-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    assert!(
+        stdout(&out).contains("has no evacuate/cancel (it came in v1.7)"),
+        "{}",
+        both(&out)
+    );
+    assert!(
+        stdout(&out).contains("kubectl patch vmi db-01"),
+        "{}",
+        both(&out)
+    );
+    assert!(lab.mutations().is_empty());
+}
+
+// ---------------------------------------------------------------- status --watch
+
+#[test]
+fn status_watch_follows_migrations_through_watches() {
+    let lab = lab(Script {
+        running_ticks: 20,
+        ..Script::default()
+    });
+    let child = spawn(&lab, &["status", "--watch"]);
+    wait_until("three watches", || lab.server.active_watches() >= 3);
+    ok(lab.run(&["migrate", "db-01", "--no-wait"]));
+    wait_until("Running", || phase_of(&lab) == "Running");
+    // A dropped watch resumes from its resourceVersion; a compacted history re-lists.
+    lab.server.close_watches();
+    wait_until("the watches to come back", || {
+        lab.server.active_watches() >= 3
+    });
+    lab.server.compact();
+    lab.server.close_watches();
+    wait_until("Succeeded", || phase_of(&lab) == "Succeeded");
+    std::thread::sleep(Duration::from_millis(1500));
+    sigint(&child);
+    let out = child.wait_with_output().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let o = stdout(&out);
+    assert!(o.contains("vmi=db-01 phase=Pending"), "{text}");
+    assert!(
+        o.contains("phase=Running node-1→node-2 mode=PreCopy"),
+        "{text}"
+    );
+    assert!(o.contains("ended: Succeeded"), "{text}");
+    let requests = lab.server.requests();
+    let lists = requests
+        .iter()
+        .filter(|r| {
+            r.is_list()
+                && r.kind == Some(Kind::VirtualMachineInstanceMigration)
+                && r.param("labelSelector").is_none()
+                && r.param("fieldSelector").is_none()
+        })
+        .count();
+    let watches = requests
+        .iter()
+        .filter(|r| r.is_watch() && r.kind == Some(Kind::VirtualMachineInstanceMigration))
+        .count();
+    // The first list, one re-list after the 410; everything else is watches.
+    assert!((1..=3).contains(&lists), "{lists} lists of the watch");
+    assert!(watches >= 3, "{watches} watches");
+    assert!(
+        requests.iter().any(|r| r.is_watch()
+            && r.param("resourceVersion")
+                .is_some_and(|v| v != "0" && !v.is_empty())),
+        "watches resume from a resourceVersion"
+    );
+}
