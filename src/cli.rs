@@ -84,6 +84,7 @@ pub enum Command {
     #[command(after_long_help = PLAN_DRAIN_OUTPUT)]
     PlanDrain(PlanDrainArgs),
     /// Diagnose a migration: which plane failed, why, the evidence, and what to do.
+    #[command(after_long_help = EXPLAIN_OUTPUT)]
     Explain(ExplainArgs),
     /// Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly
     /// through libvirt (--connect SRC --to DST).
@@ -149,6 +150,39 @@ first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigr
 minus the migrations already in flight.
 
 EXIT CODES: 0 the drain will complete (possibly with shutdowns); 1 it will block; 3 unknown node.";
+
+const EXPLAIN_OUTPUT: &str = "\
+Read-only. Status comes first (events expire after an hour; KubeVirt keeps five finished
+migrations per VMI); events add detail when they are still there.
+
+JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
+    outcome                   succeeded | in-progress | blocked | failed | aborted | no-migration
+    plane                     control-plane | data-plane | none | unknown
+    cause                     the rule id: target-pod-unschedulable, target-pod-not-ready,
+                              target-pod-create-failed, resource-quota-exceeded, no-node-for-cpu-model,
+                              blocked-by-utility-volumes, blocked-by-backup, not-live-migratable,
+                              queued-parallel-limit, another-migration-in-progress, target-pod-lost,
+                              vmi-stopped-during-migration, migration-backoff, not-converging,
+                              no-progress, postcopy-failed, connection-failure, target-domain-not-seen,
+                              destination-volume-too-small, libvirt-error, aborted-by-request,
+                              succeeded, in-progress, no-migration, unknown
+    summary                   one sentence
+    inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
+                              elapsed time against the completion budget)
+    rule                      {id, plane, reads[], advice}
+    migration, vmi            the objects diagnosed (vmi.evacuationNodeName when marked)
+    pods[]                    both launcher pods, their role and which one is live
+    attention[]               evacuation, post-copy point of no return, not migratable, ...
+    evidence[]                {object, field, value, note}: each fact and the field it came from
+    timeline[]                {time, object, what, detail, count, lastTime, source, offsetSeconds,
+                              sincePreviousSeconds}, in time order
+    nextSteps[]               concrete commands or settings
+    history[]                 with --history: every migration of the VMI, oldest first, with the
+                              backoff between them
+    notes[]                   what was assumed (objects that could not be read)
+
+EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
+aborted or is blocked; 2 ambiguous name; 3 not found.";
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
