@@ -1,0 +1,239 @@
+//! deploy/rbac.yaml allows what vmctl asks for: every request the read-only commands make is
+//! allowed by `vmctl-readonly`, every request migrate and abort make by `vmctl-operator`
+//! (checked against the fake API server's request log, as the API server's RBAC would).
+
+mod common;
+mod support;
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde::Deserialize;
+use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::{FakeApiServer, RecordedRequest};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    #[serde(default)]
+    api_groups: Vec<String>,
+    #[serde(default)]
+    resources: Vec<String>,
+    #[serde(default)]
+    non_resource_u_r_ls: Vec<String>,
+    #[serde(default)]
+    verbs: Vec<String>,
+}
+
+fn role(name: &str) -> Vec<Rule> {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"),
+    )
+    .unwrap();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let v = serde_yaml::Value::deserialize(doc).unwrap();
+        if v["kind"] == "ClusterRole" && v["metadata"]["name"] == name {
+            // serde_yaml keeps the key as written: nonResourceURLs.
+            let rules = v["rules"].as_sequence().unwrap();
+            return rules
+                .iter()
+                .map(|r| {
+                    let list = |k: &str| -> Vec<String> {
+                        r[k].as_sequence()
+                            .map(|s| {
+                                s.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    Rule {
+                        api_groups: list("apiGroups"),
+                        resources: list("resources"),
+                        non_resource_u_r_ls: list("nonResourceURLs"),
+                        verbs: list("verbs"),
+                    }
+                })
+                .collect();
+        }
+    }
+    panic!("no ClusterRole {name} in deploy/rbac.yaml");
+}
+
+/// (apiGroup, resource[/subresource]) of a request, as RBAC sees it; None for
+/// non-resource URLs.
+fn rbac_target(r: &RecordedRequest) -> Option<(String, String)> {
+    let parts: Vec<&str> = r.path.split('/').filter(|p| !p.is_empty()).collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", "v1", rest @ ..] if !rest.is_empty() => (String::new(), rest.to_vec()),
+        ["apis", group, _version, rest @ ..] if !rest.is_empty() => {
+            (group.to_string(), rest.to_vec())
+        }
+        _ => return None,
+    };
+    let rest: Vec<&str> = match rest.as_slice() {
+        ["namespaces", _ns, tail @ ..] if !tail.is_empty() => tail.to_vec(),
+        other => other.to_vec(),
+    };
+    let resource = match rest.as_slice() {
+        [plural] | [plural, _] => plural.to_string(),
+        // Only the first segment after the name is the subresource.
+        [plural, _name, sub, ..] => format!("{plural}/{sub}"),
+        [] => return None,
+    };
+    Some((group, resource))
+}
+
+fn allowed(rules: &[Rule], r: &RecordedRequest) -> bool {
+    match rbac_target(r) {
+        Some((group, resource)) => rules.iter().any(|rule| {
+            rule.verbs.iter().any(|v| v == r.verb || v == "*")
+                && rule.api_groups.iter().any(|g| *g == group || g == "*")
+                && rule.resources.iter().any(|x| *x == resource || x == "*")
+        }),
+        None => rules.iter().any(|rule| {
+            rule.verbs.iter().any(|v| v == "get")
+                && rule
+                    .non_resource_u_r_ls
+                    .iter()
+                    .any(|u| match u.strip_suffix('*') {
+                        Some(prefix) => r.path.starts_with(prefix),
+                        None => *u == r.path,
+                    })
+        }),
+    }
+}
+
+fn check(role_name: &str, requests: &[RecordedRequest]) {
+    let rules = role(role_name);
+    let denied: Vec<String> = requests
+        .iter()
+        .filter(|r| !allowed(&rules, r))
+        .map(|r| format!("{} ({} {:?})", r.line(), r.verb, rbac_target(r)))
+        .collect();
+    assert!(
+        denied.is_empty(),
+        "{role_name} does not allow:\n{}",
+        denied.join("\n")
+    );
+}
+
+fn run(server: &FakeApiServer, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let mut all: Vec<String> = vec!["--kubeconfig".into(), kubeconfig.display().to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    vmctl(all)
+}
+
+#[test]
+fn the_read_only_commands_need_only_the_read_only_role() {
+    let server = FakeApiServer::start_blocking(kubevirt_sim::cluster("v1.8.4"));
+    let snapshot = tempfile::tempdir().unwrap();
+    let file = snapshot.path().join("s.yaml");
+    for args in [
+        vec!["status", "-A"],
+        vec!["status", "-n", "prod", "db-01", "-o", "json"],
+        vec!["plan-drain", "node-1"],
+        vec!["explain", "vm/db-01", "-n", "prod"],
+        vec!["snapshot", "-A", file.to_str().unwrap()],
+    ] {
+        let out = run(&server, &args);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // status --watch, until Ctrl-C.
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args([
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "status",
+            "--watch",
+            "-A",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(server.wait_for_watches(3, Duration::from_secs(10)));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let _ = child.wait_with_output();
+    let requests = server.requests();
+    assert!(requests.len() > 10);
+    assert!(requests.iter().any(|r| r.is_watch()));
+    check("vmctl-readonly", &requests);
+}
+
+#[test]
+fn migrate_and_abort_need_only_the_operator_role() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    for o in objects.iter_mut() {
+        if o["kind"] == "VirtualMachineInstance" && o["metadata"]["name"] == "batch-01" {
+            o["status"]["evacuationNodeName"] = serde_json::json!("node-1");
+        }
+    }
+    let server = Arc::new(FakeApiServer::start_blocking(objects));
+    let sim = KubeVirtSim::start(&server, Script::default());
+    let ok_run = |args: &[&str]| {
+        let mut all = vec!["-n", "prod"];
+        all.extend_from_slice(args);
+        let out = run(&server, &all);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    };
+    ok_run(&["migrate", "db-01", "--allow-postcopy"]);
+    ok_run(&["migrate", "batch-01", "--allow-auto-converge"]);
+    ok_run(&["abort", "--evacuation", "batch-01"]);
+    sim.set_script(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    ok_run(&["migrate", "db-01", "--no-wait"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline
+        && !server
+            .objects(vmctl::cluster::Kind::VirtualMachineInstanceMigration)
+            .iter()
+            .any(|m| m["status"]["phase"] == "Running")
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ok_run(&["abort", "db-01"]);
+    let requests = server.requests();
+    for (method, what) in [
+        ("PUT", "/migrate"),
+        ("POST", "/virtualmachineinstancemigrations"),
+        ("PATCH", "/virtualmachineinstancemigrations/"),
+        ("DELETE", "/virtualmachineinstancemigrations/"),
+        ("POST", "/migrationpolicies"),
+        ("DELETE", "/migrationpolicies/"),
+        ("PUT", "/evacuate/cancel"),
+        ("GET", "/proxy/metrics"),
+    ] {
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.method.as_str() == method && r.path.contains(what)),
+            "no {method} {what} in the log"
+        );
+    }
+    check("vmctl-operator", &requests);
+    // And the read-only role would refuse the mutations.
+    let rules = role("vmctl-readonly");
+    assert!(requests.iter().any(|r| !allowed(&rules, r)));
+}
