@@ -88,8 +88,10 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly
     /// through libvirt (--connect SRC --to DST).
+    #[command(after_long_help = MIGRATE_OUTPUT)]
     Migrate(MigrateArgs),
     /// Abort a migration in flight (refused in post-copy: the guest's state is split).
+    #[command(after_long_help = ABORT_OUTPUT)]
     Abort(AbortArgs),
     /// Capture every object vmctl reads into one file that --from reads back.
     Snapshot(SnapshotArgs),
@@ -119,6 +121,31 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
     warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable), message}
 
 EXIT CODES: 0 success; see vmctl(1).";
+
+const MIGRATE_OUTPUT: &str = "\
+KUBEVIRT: a VM goes through the migrate subresource (as virtctl migrate), a bare VMI gets a
+VirtualMachineInstanceMigration. The pre-flight (plan-drain's checks) refuses before anything is
+created: not running, not migratable, a migration in flight, no feasible target, quota.
+--allow-postcopy/--allow-auto-converge create a temporary MigrationPolicy selecting every label of
+the VMI and of its namespace (no policy can score higher; ties go to the smallest name, which vmctl
+picks), named in the migration's annotation vmctl.io/temporary-migration-policy and deleted once
+KubeVirt has applied it (hand-off) or when vmctl stops. Progress comes from virt-handler's metrics
+through the API server's pod proxy (or --prometheus). Ctrl-C detaches: the migration goes on,
+unless it had not started, in which case what vmctl created is removed.
+
+EXIT CODES: 0 succeeded (or started, with --no-wait; dry run printed); 1 failed, aborted, or refused
+by the pre-flight; 3 unknown VM; 5 cluster error (403 names the RBAC rule, see deploy/rbac.yaml);
+6 --timeout reached (the migration goes on); 130 interrupted.";
+
+const ABORT_OUTPUT: &str = "\
+KUBEVIRT: deletes the unfinished VirtualMachineInstanceMigration (KubeVirt's abort) and waits for
+the abort status (Aborting, then Succeeded or Failed; --timeout, default 2m). Refused in post-copy.
+--evacuation clears evacuationNodeName through evacuate/cancel (KubeVirt v1.7+) and explains the
+manual way on older versions.
+
+EXIT CODES: 0 aborted or cancelled (dry run printed); 1 nothing to abort, refused in post-copy, the
+migration completed first, or the abort failed; 3 unknown migration; 5 cluster error; 6 timed out
+waiting; 130 interrupted.";
 
 const PLAN_DRAIN_OUTPUT: &str = "\
 Read-only: nothing is cordoned, evicted or created.
