@@ -282,16 +282,11 @@ impl<'a> View<'a> {
     }
 
     /// The reasons the VMI cannot live-migrate (LiveMigratable=False); StorageLiveMigratable
-    /// only concerns volume migration.
+    /// only concerns volume migration and is kept apart in `storage_reasons`.
     pub fn live_blockers(&self) -> Vec<&Blocker> {
         self.migratability
             .as_ref()
-            .map(|m| {
-                m.reasons
-                    .iter()
-                    .filter(|b| b.condition == "LiveMigratable")
-                    .collect()
-            })
+            .map(|m| m.reasons.iter().collect())
             .unwrap_or_default()
     }
 
@@ -935,17 +930,16 @@ impl<'a> View<'a> {
             }
         }
         for b in self.migratability.iter().flat_map(|m| &m.reasons) {
-            if b.condition == "LiveMigratable" {
-                out.push(format!(
-                    "The VMI cannot live-migrate now: {} (LiveMigratable=False, {}: {}). Fix: {}.",
-                    b.summary, b.reason, b.message, b.fix
-                ));
-            } else {
-                out.push(format!(
-                    "The VMI's volumes cannot be migrated (volume migration only): {} ({}=False, {}: {}).",
-                    b.summary, b.condition, b.reason, b.message
-                ));
-            }
+            out.push(format!(
+                "The VMI cannot live-migrate now: {} (LiveMigratable=False, {}: {}). Fix: {}.",
+                b.summary, b.reason, b.message, b.fix
+            ));
+        }
+        for b in self.migratability.iter().flat_map(|m| &m.storage_reasons) {
+            out.push(format!(
+                "The VMI's volumes cannot be migrated (volume migration only): {} ({}=False, {}: {}).",
+                b.summary, b.condition, b.reason, b.message
+            ));
         }
         if self.vmim.is_none()
             && let Some(st) = self.state
