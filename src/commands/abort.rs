@@ -2,14 +2,12 @@
 
 use crate::cli::{AbortArgs, GlobalArgs};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub async fn run_kubevirt(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
     super::abort_kubevirt::run(ctx, args).await
 }
 
-pub async fn run_libvirt(_global: &GlobalArgs, _args: &AbortArgs) -> Result<i32> {
-    Err(Error::Internal(
-        "abort through libvirt is not implemented yet".into(),
-    ))
+pub async fn run_libvirt(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
+    super::abort_libvirt::run(global, args).await
 }

@@ -2,14 +2,12 @@
 
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub async fn run_kubevirt(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     super::migrate_kubevirt::run(ctx, args).await
 }
 
-pub async fn run_libvirt(_global: &GlobalArgs, _args: &MigrateArgs) -> Result<i32> {
-    Err(Error::Internal(
-        "migrate through libvirt is not implemented yet".into(),
-    ))
+pub async fn run_libvirt(global: &GlobalArgs, args: &MigrateArgs) -> Result<i32> {
+    super::migrate_libvirt::run(global, args).await
 }

@@ -2,10 +2,13 @@
 
 pub mod abort;
 pub mod abort_kubevirt;
+pub mod abort_libvirt;
 pub mod explain;
+pub mod explain_libvirt;
 pub mod generate;
 pub mod migrate;
 pub mod migrate_kubevirt;
+pub mod migrate_libvirt;
 pub mod plan_drain;
 pub mod snapshot;
 pub mod status;

@@ -1,9 +1,23 @@
 //! Driving migrations: one `JobSample` shape for both drivers (KubeVirt, libvirt), the
 //! adaptive controller (pure), and the drivers themselves.
 
+pub mod classify;
+pub mod controller;
+#[cfg(feature = "libvirt")]
+pub mod libvirt;
+pub mod plan;
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};
+
+/// The error of a build without the cargo feature `libvirt` (exit 2).
+pub fn no_libvirt() -> crate::error::Error {
+    crate::error::Error::usage(
+        "this vmctl was built without libvirt support; rebuild it with \
+         `cargo build --release --features libvirt` (needs libvirt's C library and headers, \
+         e.g. Debian's libvirt-dev). `vmctl migrate --dry-run` works without it.",
+    )
+}
 
 pub mod kubevirt;
 pub mod kubevirt_metrics;

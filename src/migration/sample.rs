@@ -4,10 +4,10 @@
 //! `JobSample`; the controller decides from samples alone and the progress renderer draws
 //! samples alone. Construct samples with `..Default::default()`: fields are only ever added.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the migration is doing at the moment of the sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Memory is copied while the guest runs on the source.
@@ -36,8 +36,8 @@ impl Mode {
 /// `memory_*` are the guest-RAM part of `data_*` (which also counts disks). A driver that
 /// only knows `data_*` copies them into `memory_*`. Optional fields are those not every
 /// driver can report.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct JobSample {
     /// Time since the migration job started, in milliseconds.
     pub elapsed_ms: u64,
@@ -152,40 +152,40 @@ pub struct PassTracker {
     /// What the previous pass started with.
     pub previous_start: Option<u64>,
     last_remaining: Option<u64>,
-    last_iteration: Option<u64>,
 }
 
 impl PassTracker {
-    /// Feeds a sample; returns true when it opens a new pass (after the first).
+    /// Feeds a sample; returns true when it opens a new pass (after the first). Samples
+    /// with nothing to copy yet (a job still setting up, or torn down) are ignored.
     pub fn observe(&mut self, s: &JobSample) -> bool {
+        let total = s.total();
+        if total == 0 {
+            return false;
+        }
         let remaining = s.remaining();
-        let new_pass = match (s.iteration, self.last_iteration, self.last_remaining) {
-            (_, _, None) => {
-                self.pass = s.iteration.unwrap_or(1).max(1);
-                self.start_remaining = remaining.max(if self.pass == 1 { s.total() } else { 0 });
-                false
-            }
-            (Some(now), Some(before), _) => now > before,
-            (Some(_), None, _) => false,
-            (None, _, Some(last)) => {
-                let jump = (s.total() / 100).max(1 << 20);
-                remaining > last.saturating_add(jump)
-            }
+        let iteration = s.iteration.filter(|i| *i > 0);
+        let Some(last) = self.last_remaining else {
+            self.pass = iteration.unwrap_or(1);
+            self.start_remaining = if self.pass == 1 {
+                total.max(remaining)
+            } else {
+                remaining
+            };
+            self.last_remaining = Some(remaining);
+            return false;
+        };
+        let new_pass = match iteration {
+            Some(it) => it > self.pass,
+            None => remaining > last.saturating_add((total / 100).max(1 << 20)),
         };
         if new_pass {
             self.previous_start = Some(self.start_remaining);
-            self.pass = match s.iteration {
-                Some(it) => it.max(self.pass + 1),
-                None => self.pass + 1,
-            };
+            self.pass = iteration.unwrap_or(self.pass + 1);
             self.start_remaining = remaining;
         } else if remaining > self.start_remaining {
             self.start_remaining = remaining;
         }
         self.last_remaining = Some(remaining);
-        if s.iteration.is_some() {
-            self.last_iteration = s.iteration;
-        }
         new_pass
     }
 }

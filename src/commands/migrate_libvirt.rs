@@ -1,0 +1,313 @@
+//! `vmctl migrate DOMAIN --connect SRC_URI --to DST_URI`: a libvirt live migration, driven
+//! and watched by vmctl (gather: the libvirt driver; decide: the controller; render: the
+//! progress view and the summary).
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::migrate_kubevirt::parse_duration;
+use crate::cli::{GlobalArgs, MigrateArgs};
+use crate::error::{Error, Result, exit};
+use crate::migration::plan::{self, Plan};
+#[cfg(feature = "libvirt")]
+use crate::migration::{Outcome, Summary};
+use crate::render::{OutputFormat, Style, structured, write_stdout};
+
+/// The `-o json|yaml` document of a dry run.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DryRun<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    domain: &'a str,
+    source: &'a str,
+    destination: &'a str,
+    plan: &'a Plan,
+}
+
+/// The `-o json|yaml` document of a migration.
+#[cfg(feature = "libvirt")]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MigrationReport<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    domain: &'a str,
+    source: &'a str,
+    destination: &'a str,
+    plan: &'a Plan,
+    memory_bytes: u64,
+    budget_seconds: u64,
+    stopped_by: Option<&'static str>,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+/// What the command line asks for, validated.
+#[cfg_attr(not(feature = "libvirt"), allow(dead_code))]
+struct Request<'a> {
+    domain: &'a str,
+    src: &'a str,
+    dst: &'a str,
+    plan: Plan,
+    timeout: Option<Duration>,
+    progress_json: bool,
+    output: OutputFormat,
+    style: Style,
+}
+
+pub async fn run(global: &GlobalArgs, args: &MigrateArgs) -> Result<i32> {
+    let req = request(global, args)?;
+    if args.dry_run {
+        return dry_run(&req);
+    }
+    drive(req).await
+}
+
+fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>> {
+    let src = args
+        .connect
+        .as_deref()
+        .ok_or_else(|| Error::usage("--connect SRC_URI is required for a libvirt migration"))?;
+    let dst = args
+        .to
+        .as_deref()
+        .ok_or_else(|| Error::usage("--to DST_URI is required with --connect"))?;
+    if args.no_wait {
+        return Err(Error::usage(
+            "--no-wait does not apply to a libvirt migration: vmctl drives it and must stay \
+             to steer it (use `virsh migrate` to fire and forget)",
+        ));
+    }
+    let progress_json = match args.progress.as_deref() {
+        None => false,
+        Some("json") => true,
+        Some(other) => {
+            return Err(Error::usage(format!(
+                "--progress {other:?}: the only progress format is `json`"
+            )));
+        }
+    };
+    let plan = plan::plan(&plan::Options {
+        allow_postcopy: args.allow_postcopy,
+        allow_auto_converge: args.allow_auto_converge,
+        allow_pause: args.allow_pause,
+        bandwidth_mib: args.bandwidth,
+        max_downtime_ms: args.max_downtime,
+        completion_timeout_per_gib: args.completion_timeout_per_gib,
+        progress_timeout_secs: args.progress_timeout,
+        parallel: args.parallel,
+    })
+    .map_err(Error::usage)?;
+    let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
+    Ok(Request {
+        domain: &args.target,
+        src,
+        dst,
+        plan,
+        timeout,
+        progress_json,
+        output: global.output,
+        style: Style::detect(global.no_color),
+    })
+}
+
+fn dry_run(req: &Request<'_>) -> Result<i32> {
+    if req.output.is_structured() {
+        let doc = DryRun {
+            api_version: "vmctl/v1alpha1",
+            kind: "LibvirtMigrationPlan",
+            domain: req.domain,
+            source: req.src,
+            destination: req.dst,
+            plan: &req.plan,
+        };
+        write_stdout(&structured(req.output, &doc)?)?;
+    } else {
+        let text = format!(
+            "dry run: would live-migrate {} (nothing was changed)\n{}",
+            req.domain,
+            req.plan.describe(req.domain, req.src, req.dst)
+        );
+        write_stdout(&text)?;
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(not(feature = "libvirt"))]
+async fn drive(_req: Request<'_>) -> Result<i32> {
+    Err(crate::migration::no_libvirt())
+}
+
+#[cfg(feature = "libvirt")]
+async fn drive(req: Request<'_>) -> Result<i32> {
+    use std::io::IsTerminal;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use crate::migration::libvirt::{self, Stop};
+    use crate::render::progress::ProgressView;
+
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let watcher = interrupt_watcher(interrupt.clone())?;
+
+    let title = req.domain.to_string();
+    let mut view = if req.progress_json {
+        ProgressView::json(&title, None)
+    } else {
+        ProgressView::new(req.style, std::io::stderr().is_terminal(), &title, None)
+    };
+    let (domain, src, dst) = (
+        req.domain.to_string(),
+        req.src.to_string(),
+        req.dst.to_string(),
+    );
+    let (plan, timeout) = (req.plan.clone(), req.timeout);
+    let flag = interrupt.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let request = libvirt::Request {
+            src_uri: &src,
+            dst_uri: &dst,
+            domain: &domain,
+            plan: &plan,
+            interrupt: &flag,
+            timeout,
+        };
+        let report = libvirt::migrate(&request, &mut view);
+        (report, view)
+    })
+    .await;
+    watcher.abort();
+    let (report, mut view) =
+        joined.map_err(|e| Error::Internal(format!("the migration task failed: {e}")))?;
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            view.close();
+            return Err(e);
+        }
+    };
+    // A Ctrl-C that came too late to matter (the migration had ended) changes nothing.
+    let _ = interrupt.load(Ordering::SeqCst);
+
+    let summary = &report.summary;
+    if req.output.is_structured() && !req.progress_json {
+        view.close();
+        let doc = MigrationReport {
+            api_version: "vmctl/v1alpha1",
+            kind: "LibvirtMigration",
+            domain: req.domain,
+            source: req.src,
+            destination: req.dst,
+            plan: &req.plan,
+            memory_bytes: report.memory_bytes,
+            budget_seconds: report.budget_secs,
+            stopped_by: report.stopped_by.map(|s| match s {
+                Stop::Controller(_) => "controller",
+                Stop::Interrupt => "interrupt",
+                Stop::Timeout => "timeout",
+            }),
+            summary,
+        };
+        write_stdout(&structured(req.output, &doc)?)?;
+    } else {
+        view.finish(summary);
+    }
+    Ok(exit_code(summary, report.stopped_by))
+}
+
+/// 0 succeeded; 130 aborted by Ctrl-C; 6 aborted by --timeout; 5 the destination could not
+/// be reached at all (nothing was sent); 1 any other failure or abort.
+#[cfg(feature = "libvirt")]
+fn exit_code(summary: &Summary, stopped_by: Option<crate::migration::libvirt::Stop>) -> i32 {
+    use crate::migration::libvirt::Stop;
+    match (summary.outcome, stopped_by) {
+        (Some(Outcome::Succeeded), _) => exit::OK,
+        (_, Some(Stop::Interrupt)) => exit::INTERRUPTED,
+        (_, Some(Stop::Timeout)) => exit::TIMEOUT,
+        _ if summary.cause.as_deref() == Some("connection-failure")
+            && summary.data_processed == 0 =>
+        {
+            exit::CLUSTER
+        }
+        _ => exit::FINDING,
+    }
+}
+
+/// Sets `flag` on every Ctrl-C (SIGINT) until aborted. Registered before the migration
+/// starts, so no SIGINT can kill vmctl with a migration in flight.
+#[cfg(feature = "libvirt")]
+fn interrupt_watcher(
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<tokio::task::JoinHandle<()>> {
+    use std::sync::atomic::Ordering;
+    use tokio::signal::unix::{SignalKind, signal};
+
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Error::Internal(format!("installing the Ctrl-C handler: {e}")))?;
+    Ok(tokio::spawn(async move {
+        while sigint.recv().await.is_some() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(line: &[&str]) -> (GlobalArgs, MigrateArgs) {
+        let cli = crate::cli::Cli::try_parse_from(line).unwrap_or_else(|e| panic!("{e}"));
+        match cli.command {
+            crate::cli::Command::Migrate(a) => (cli.global, a),
+            _ => panic!("not migrate"),
+        }
+    }
+
+    #[test]
+    fn request_validates_the_flags() {
+        let (g, a) = args(&[
+            "vmctl",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+            "--progress",
+            "yaml",
+        ]);
+        assert!(request(&g, &a).is_err_and(|e| e.exit_code() == exit::USAGE));
+        let (g, a) = args(&[
+            "vmctl",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+            "--no-wait",
+        ]);
+        assert!(request(&g, &a).is_err_and(|e| e.to_string().contains("--no-wait")));
+        let (g, a) = args(&[
+            "vmctl",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+            "--allow-postcopy",
+            "--bandwidth",
+            "32",
+            "--timeout",
+            "5m",
+        ]);
+        let r = request(&g, &a).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.timeout, Some(Duration::from_secs(300)));
+        assert_eq!(r.plan.bandwidth_mib, Some(32));
+        assert!(r.plan.flag_names.contains(&"VIR_MIGRATE_POSTCOPY"));
+    }
+}

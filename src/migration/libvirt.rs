@@ -1,0 +1,613 @@
+//! The libvirt driver (cargo feature `libvirt`): starts a peer-to-peer live migration with
+//! `virDomainMigrateToURI3` on its own thread and connection, samples the job every 400 ms,
+//! feeds the controller and applies its decisions (post-copy, max downtime, pause, abort).
+//!
+//! Safety rules it keeps: a guest vmctl paused is resumed if the migration then fails; an
+//! abort (controller, Ctrl-C, --timeout) waits until the guest runs on the source again;
+//! nothing aborts a migration in post-copy.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use virt::connect::Connect;
+use virt::domain::{Domain, JobStats, MigrateParameters};
+use virt::sys;
+
+use super::classify::{self, CompletedJob, DomainStatus, JobEnd, JobOperation};
+use super::controller::{Controller, Decision};
+use super::plan::Plan;
+use super::sample::{JobSample, Mode, Outcome, Summary};
+use crate::error::{Error, Result};
+use crate::render::progress::{ProgressView, SAMPLE_PERIOD};
+
+/// How long an abort may take to give the guest back to the source.
+const ABORT_WAIT: Duration = Duration::from_secs(60);
+
+/// Opens a libvirt connection; failures are "cluster" errors (exit 5).
+pub fn connect(uri: &str) -> Result<Connect> {
+    virt::error::clear_error_callback();
+    Connect::open(Some(uri)).map_err(|e| {
+        Error::Api {
+            verb: "connect to".into(),
+            resource: format!("libvirt at {uri}"),
+            status: None,
+            message: e.message().to_string(),
+            hints: Vec::new(),
+        }
+        .with_hint("is libvirtd (or virtqemud) running there, and is the URI right?")
+    })
+}
+
+/// Looks a domain up by name; a missing one is "not found" (exit 3).
+pub fn lookup(conn: &Connect, uri: &str, name: &str) -> Result<Domain> {
+    conn.lookup_domain_by_name(name).map_err(|e| {
+        if e.code() == virt::error::ErrorNumber::NoDomain.into() {
+            Error::not_found(format!("domain {name} on {uri}")).with_hint(format!(
+                "list the domains with `virsh -c '{uri}' list --all`"
+            ))
+        } else {
+            api_error("look up", &format!("domain {name}"), &e)
+        }
+    })
+}
+
+/// A libvirt error as a "cluster" error (exit 5).
+pub fn api_error(verb: &str, resource: &str, e: &virt::error::Error) -> Error {
+    Error::Api {
+        verb: verb.into(),
+        resource: resource.into(),
+        status: None,
+        message: e.message().to_string(),
+        hints: Vec::new(),
+    }
+}
+
+/// The few calls the `virt` crate has no safe wrapper for.
+mod ffi {
+    use virt::domain::{Domain, JobStats};
+    use virt::sys;
+
+    fn last_error() -> virt::error::Error {
+        virt::error::Error::last_error()
+    }
+
+    /// `virDomainGetState`: raw (state, reason).
+    pub fn state(dom: &Domain) -> Option<(u32, i32)> {
+        let (mut state, mut reason) = (-1, -1);
+        // SAFETY: `dom` owns a live virDomainPtr for the duration of the call; the out
+        // pointers are valid locals.
+        let rc = unsafe { sys::virDomainGetState(dom.as_ptr(), &mut state, &mut reason, 0) };
+        (rc >= 0 && state >= 0).then_some((state as u32, reason))
+    }
+
+    /// `virDomainMigrateStartPostCopy`.
+    pub fn start_postcopy(dom: &Domain) -> Result<(), virt::error::Error> {
+        // SAFETY: as above.
+        let rc = unsafe { sys::virDomainMigrateStartPostCopy(dom.as_ptr(), 0) };
+        if rc < 0 { Err(last_error()) } else { Ok(()) }
+    }
+
+    /// `virDomainAbortJob`.
+    pub fn abort_job(dom: &Domain) -> Result<(), virt::error::Error> {
+        // SAFETY: as above.
+        let rc = unsafe { sys::virDomainAbortJob(dom.as_ptr()) };
+        if rc < 0 { Err(last_error()) } else { Ok(()) }
+    }
+
+    /// `virDomainGetJobStats`, read field by field and freed with libvirt's own allocator.
+    /// (virt 0.5's `Domain::job_stats` hands libvirt's array to a Rust `Vec`: undefined
+    /// behaviour when there is no job, and a foreign free always.)
+    pub fn job_stats(dom: &Domain, flags: u32) -> Result<JobStats, virt::error::Error> {
+        use std::ffi::CStr;
+        use std::os::raw::{c_char, c_int, c_ulonglong};
+
+        let mut kind: c_int = 0;
+        let mut params: sys::virTypedParameterPtr = std::ptr::null_mut();
+        let mut n: c_int = 0;
+        // SAFETY: `dom` is live; libvirt allocates `params` (n entries) or leaves it null.
+        let rc = unsafe {
+            sys::virDomainGetJobStats(dom.as_ptr(), &mut kind, &mut params, &mut n, flags)
+        };
+        if rc < 0 {
+            return Err(last_error());
+        }
+        let mut stats = JobStats {
+            r#type: kind,
+            ..Default::default()
+        };
+        if params.is_null() || n <= 0 {
+            return Ok(stats);
+        }
+        let u64_of = |name: &CStr| -> Option<u64> {
+            let mut v: c_ulonglong = 0;
+            // SAFETY: `params` holds `n` entries until freed below; `v` is a valid out pointer.
+            let rc = unsafe { sys::virTypedParamsGetULLong(params, n, name.as_ptr(), &mut v) };
+            (rc == 1).then_some(v)
+        };
+        let i32_of = |name: &CStr| -> Option<i32> {
+            let mut v: c_int = 0;
+            // SAFETY: as above.
+            let rc = unsafe { sys::virTypedParamsGetInt(params, n, name.as_ptr(), &mut v) };
+            (rc == 1).then_some(v)
+        };
+        let string_of = |name: &CStr| -> Option<String> {
+            let mut v: *const c_char = std::ptr::null();
+            // SAFETY: as above; the string stays owned by `params` and is copied at once.
+            let rc = unsafe { sys::virTypedParamsGetString(params, n, name.as_ptr(), &mut v) };
+            (rc == 1 && !v.is_null())
+                .then(|| unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned())
+        };
+        stats.operation = i32_of(sys::VIR_DOMAIN_JOB_OPERATION);
+        stats.time_elapsed = u64_of(sys::VIR_DOMAIN_JOB_TIME_ELAPSED);
+        stats.downtime = u64_of(sys::VIR_DOMAIN_JOB_DOWNTIME);
+        stats.downtime_net = u64_of(sys::VIR_DOMAIN_JOB_DOWNTIME_NET);
+        stats.setup_time = u64_of(sys::VIR_DOMAIN_JOB_SETUP_TIME);
+        stats.data_total = u64_of(sys::VIR_DOMAIN_JOB_DATA_TOTAL);
+        stats.data_processed = u64_of(sys::VIR_DOMAIN_JOB_DATA_PROCESSED);
+        stats.data_remaining = u64_of(sys::VIR_DOMAIN_JOB_DATA_REMAINING);
+        stats.mem_total = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_TOTAL);
+        stats.mem_processed = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_PROCESSED);
+        stats.mem_remaining = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_REMAINING);
+        stats.mem_bps = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_BPS);
+        stats.mem_dirty_rate = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_DIRTY_RATE);
+        stats.mem_page_size = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_PAGE_SIZE);
+        stats.mem_iteration = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_ITERATION);
+        stats.mem_postcopy_reqs = u64_of(sys::VIR_DOMAIN_JOB_MEMORY_POSTCOPY_REQS);
+        stats.auto_converge_throttle = i32_of(sys::VIR_DOMAIN_JOB_AUTO_CONVERGE_THROTTLE);
+        stats.error_message = string_of(sys::VIR_DOMAIN_JOB_ERRMSG);
+        // SAFETY: frees what libvirt allocated, exactly once; nothing borrowed from it remains.
+        unsafe { sys::virTypedParamsFree(params, n) };
+        Ok(stats)
+    }
+
+    /// `virDomainMigrateGetMaxDowntime`.
+    pub fn max_downtime(dom: &Domain) -> Option<u64> {
+        let mut ms: std::os::raw::c_ulonglong = 0;
+        // SAFETY: as above; `ms` is a valid out pointer.
+        let rc = unsafe { sys::virDomainMigrateGetMaxDowntime(dom.as_ptr(), &mut ms, 0) };
+        (rc >= 0).then_some(ms)
+    }
+}
+
+pub use ffi::{abort_job, job_stats};
+
+/// The domain's state in the classifier's terms.
+pub fn domain_status(dom: &Domain) -> DomainStatus {
+    match ffi::state(dom) {
+        Some((sys::VIR_DOMAIN_RUNNING, _)) => DomainStatus::Running,
+        Some((sys::VIR_DOMAIN_PAUSED, r)) if r as u32 == sys::VIR_DOMAIN_PAUSED_POSTCOPY => {
+            DomainStatus::PostCopy
+        }
+        Some((sys::VIR_DOMAIN_PAUSED, r)) if r as u32 == sys::VIR_DOMAIN_PAUSED_POSTCOPY_FAILED => {
+            DomainStatus::PostcopyFailed
+        }
+        Some((sys::VIR_DOMAIN_PAUSED, _)) => DomainStatus::Paused,
+        Some((sys::VIR_DOMAIN_SHUTOFF, _)) => DomainStatus::ShutOff,
+        _ => DomainStatus::Unknown,
+    }
+}
+
+fn is_paused_by_user(dom: &Domain) -> bool {
+    matches!(ffi::state(dom), Some((sys::VIR_DOMAIN_PAUSED, r)) if r as u32 == sys::VIR_DOMAIN_PAUSED_USER)
+}
+
+/// Job statistics as a `JobSample`.
+pub fn to_sample(s: &JobStats, fallback_elapsed_ms: u64, mode: Mode) -> JobSample {
+    let page = s.mem_page_size.filter(|p| *p > 0).unwrap_or(4096);
+    JobSample {
+        elapsed_ms: s.time_elapsed.unwrap_or(fallback_elapsed_ms),
+        data_total: s.data_total.unwrap_or(0),
+        data_processed: s.data_processed.unwrap_or(0),
+        data_remaining: s.data_remaining.unwrap_or(0),
+        memory_total: s.mem_total.unwrap_or(0),
+        memory_processed: s.mem_processed.unwrap_or(0),
+        memory_remaining: s.mem_remaining.unwrap_or(0),
+        memory_bps: s.mem_bps.unwrap_or(0),
+        dirty_rate_bps: s.mem_dirty_rate.unwrap_or(0).saturating_mul(page),
+        iteration: s.mem_iteration,
+        expected_downtime_ms: s.downtime,
+        postcopy_requests: s.mem_postcopy_reqs,
+        throttle_percent: s.auto_converge_throttle.and_then(|t| u32::try_from(t).ok()),
+        mode,
+    }
+}
+
+/// Completed-job statistics as the classifier's plain data.
+pub fn to_completed(s: &JobStats) -> CompletedJob {
+    let page = s.mem_page_size.filter(|p| *p > 0).unwrap_or(4096);
+    let end = match s.r#type as u32 {
+        sys::VIR_DOMAIN_JOB_NONE => JobEnd::None,
+        sys::VIR_DOMAIN_JOB_COMPLETED => JobEnd::Completed,
+        sys::VIR_DOMAIN_JOB_FAILED => JobEnd::Failed,
+        sys::VIR_DOMAIN_JOB_CANCELLED => JobEnd::Cancelled,
+        _ => JobEnd::Running,
+    };
+    let operation = match s.operation.map(|o| o as u32) {
+        Some(sys::VIR_DOMAIN_JOB_OPERATION_MIGRATION_OUT) => JobOperation::MigrationOut,
+        Some(sys::VIR_DOMAIN_JOB_OPERATION_MIGRATION_IN) => JobOperation::MigrationIn,
+        Some(sys::VIR_DOMAIN_JOB_OPERATION_UNKNOWN) | None => JobOperation::Unknown,
+        Some(_) => JobOperation::Other,
+    };
+    CompletedJob {
+        end,
+        operation,
+        error_message: s.error_message.clone(),
+        elapsed_ms: s.time_elapsed,
+        downtime_ms: s.downtime,
+        data_total: s.data_total,
+        data_processed: s.data_processed,
+        data_remaining: s.data_remaining,
+        memory_total: s.mem_total,
+        memory_remaining: s.mem_remaining,
+        memory_bps: s.mem_bps,
+        dirty_rate_bps: s.mem_dirty_rate.map(|d| d.saturating_mul(page)),
+        iteration: s.mem_iteration,
+        postcopy_requests: s.mem_postcopy_reqs,
+        throttle_percent: s.auto_converge_throttle.and_then(|t| u32::try_from(t).ok()),
+    }
+}
+
+/// A migration to run.
+pub struct Request<'a> {
+    pub src_uri: &'a str,
+    pub dst_uri: &'a str,
+    pub domain: &'a str,
+    pub plan: &'a Plan,
+    /// Set by the Ctrl-C handler.
+    pub interrupt: &'a AtomicBool,
+    /// `--timeout`: abort (in pre-copy) after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// Who ended a migration early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The controller; with the cause id.
+    Controller(&'static str),
+    Interrupt,
+    Timeout,
+}
+
+/// How a migration ended, for the command's exit code and report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub summary: Summary,
+    pub stopped_by: Option<Stop>,
+    /// Memory of the guest (for the report).
+    pub memory_bytes: u64,
+    pub budget_secs: u64,
+}
+
+/// The result of the migrate thread: Ok, or the libvirt error (code, message).
+type MigrateResult = std::result::Result<(), (i32, String)>;
+
+/// Runs a migration to its end, drawing it on `view`.
+pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
+    let conn = connect(req.src_uri)?;
+    let dom = lookup(&conn, req.src_uri, req.domain)?;
+    match domain_status(&dom) {
+        DomainStatus::Running | DomainStatus::Paused => {}
+        other => {
+            return Err(Error::usage(format!(
+                "domain {} is not running on {} ({other:?}): only a running guest can be live-migrated",
+                req.domain, req.src_uri
+            )));
+        }
+    }
+    if let Ok(job) = job_stats(&dom, 0)
+        && job.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE
+    {
+        return Err(Error::usage(format!(
+            "domain {} already has a job running (see `virsh domjobinfo {}`)",
+            req.domain, req.domain
+        )));
+    }
+    let src_host = conn.hostname().unwrap_or_else(|_| req.src_uri.to_string());
+    let memory_bytes = dom
+        .max_memory()
+        .map(|kib| kib.saturating_mul(1024))
+        .map_err(|e| api_error("read the memory of", &format!("domain {}", req.domain), &e))?;
+    let cfg = req.plan.controller_config(memory_bytes);
+    let budget_secs = cfg.budget_secs;
+    view.set_budget(Some(budget_secs));
+    let mut controller = Controller::new(cfg);
+
+    // The max downtime is a property of the source QEMU: remember it to put it back if the
+    // migration does not happen.
+    let original_downtime = ffi::max_downtime(&dom);
+    let mut downtime_changed = false;
+    match dom.migrate_set_max_downtime(req.plan.initial_downtime_ms, 0) {
+        Ok(()) => downtime_changed = original_downtime != Some(req.plan.initial_downtime_ms),
+        Err(e) => view.event_at(
+            0,
+            &format!(
+                "could not set the max downtime to {} ms: {}",
+                req.plan.initial_downtime_ms,
+                e.message()
+            ),
+        ),
+    }
+
+    let (tx, rx) = mpsc::channel::<MigrateResult>();
+    let thread = {
+        let (src, dst, name) = (
+            req.src_uri.to_string(),
+            req.dst_uri.to_string(),
+            req.domain.to_string(),
+        );
+        let flags = req.plan.flags;
+        let params = MigrateParameters {
+            bandwidth: req.plan.bandwidth_mib,
+            parallel_connections: req
+                .plan
+                .parallel_connections
+                .and_then(|n| i32::try_from(n).ok()),
+            ..Default::default()
+        };
+        thread::Builder::new()
+            .name("libvirt-migrate".into())
+            .spawn(move || {
+                // Its own connection: the call blocks until the migration is over, and the
+                // sampling must not wait behind it.
+                let result = Connect::open(Some(&src))
+                    .and_then(|c| {
+                        let d = c.lookup_domain_by_name(&name)?;
+                        d.migrate_to_uri3(Some(&dst), params, flags)
+                    })
+                    .map_err(|e| (e.code().to_raw() as i32, e.message().to_string()));
+                let _ = tx.send(result);
+            })
+            .map_err(|e| Error::Internal(format!("starting the migration thread: {e}")))?
+    };
+
+    let started = Instant::now();
+    let mut mode = Mode::PreCopy;
+    let mut stopped_by: Option<Stop> = None;
+    let mut paused_by_us = false;
+    let mut refused_noted = false;
+    let mut last_sample: Option<JobSample> = None;
+    let result: MigrateResult = loop {
+        match rx.recv_timeout(SAMPLE_PERIOD) {
+            Ok(result) => break result,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                break Err((0, "the migration thread ended without a result".into()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+
+        // The operator: Ctrl-C, or --timeout.
+        let interrupted = req.interrupt.swap(false, Ordering::SeqCst);
+        let timed_out = stopped_by.is_none() && req.timeout.is_some_and(|t| started.elapsed() > t);
+        if interrupted || timed_out {
+            let who = if interrupted {
+                Stop::Interrupt
+            } else {
+                Stop::Timeout
+            };
+            if mode == Mode::PostCopy {
+                if !refused_noted || interrupted {
+                    view.event(
+                        "not aborting: in post-copy the guest runs on the destination with part of its memory still on the source; an abort would lose it. Following the migration to its end.",
+                    );
+                    refused_noted = true;
+                }
+            } else if stopped_by.is_none() {
+                let what = if interrupted {
+                    "Ctrl-C"
+                } else {
+                    "--timeout reached"
+                };
+                match ffi::abort_job(&dom) {
+                    Ok(()) => {
+                        stopped_by = Some(who);
+                        view.event(&format!(
+                            "{what}: aborting the migration; waiting for the guest to run on the source again"
+                        ));
+                    }
+                    Err(e) => view.event(&format!("{what}: abort failed: {}", e.message())),
+                }
+            }
+        }
+
+        let stats = match job_stats(&dom, 0) {
+            Ok(s) => s,
+            Err(_) => continue, // the job may just have ended: the thread's result says
+        };
+        if stats.r#type as u32 == sys::VIR_DOMAIN_JOB_NONE {
+            continue;
+        }
+        mode = match domain_status(&dom) {
+            DomainStatus::PostCopy | DomainStatus::PostcopyFailed => Mode::PostCopy,
+            DomainStatus::Paused if paused_by_us && mode != Mode::PostCopy => Mode::Paused,
+            _ => mode,
+        };
+        let sample = to_sample(&stats, elapsed_ms, mode);
+        if sample.total() == 0 {
+            continue; // still setting up, or already torn down: nothing to show or judge
+        }
+        view.sample(&sample);
+        last_sample = Some(sample.clone());
+        if stopped_by.is_some() {
+            continue;
+        }
+        let step = controller.observe(&sample);
+        if let Some(why) = &step.why {
+            view.event(why);
+        }
+        let applied = match step.decision {
+            Decision::Continue => Ok(()),
+            Decision::StartPostCopy => ffi::start_postcopy(&dom).map(|()| mode = Mode::PostCopy),
+            Decision::RaiseMaxDowntime { ms } => dom.migrate_set_max_downtime(ms, 0).map(|()| {
+                downtime_changed = true;
+            }),
+            Decision::Pause => dom.suspend().map(|()| {
+                paused_by_us = true;
+                mode = Mode::Paused;
+                view.set_budget(Some(controller.budget_secs()));
+            }),
+            Decision::Abort { cause } => ffi::abort_job(&dom).map(|()| {
+                stopped_by = Some(Stop::Controller(cause.cause_id()));
+            }),
+        };
+        if let Err(e) = applied {
+            view.event(&format!("could not apply the decision: {}", e.message()));
+            controller.decision_failed(step.decision);
+        }
+    };
+    let _ = thread.join();
+    let total_ms = started.elapsed().as_millis() as u64;
+
+    // Afterwards: completed-job statistics (kept by the source daemon), and the guest put
+    // back the way it was if the migration did not happen.
+    let completed = job_stats(&dom, sys::VIR_DOMAIN_JOB_STATS_COMPLETED)
+        .ok()
+        .map(|s| to_completed(&s));
+    let mut summary = Summary {
+        total_ms,
+        memory_total: memory_bytes,
+        final_mode: mode,
+        ..Default::default()
+    };
+    if let Some(c) = &completed {
+        summary.downtime_ms = c.downtime_ms;
+        summary.data_processed = c.data_processed.unwrap_or(0);
+        summary.iterations = c.iteration;
+        summary.postcopy_requests = c.postcopy_requests;
+        if let Some(ms) = c.elapsed_ms {
+            summary.total_ms = ms;
+        }
+    }
+    if summary.data_processed == 0
+        && let Some(s) = &last_sample
+    {
+        summary.data_processed = s.data_processed;
+        summary.iterations = s.iteration;
+    }
+
+    match result {
+        Ok(()) => {
+            summary.outcome = Some(Outcome::Succeeded);
+            summary.cause = Some("succeeded".into());
+            summary.message = destination_words(req, mode);
+        }
+        Err((_code, message)) => {
+            let in_postcopy = mode == Mode::PostCopy;
+            let (outcome, cause) = match stopped_by {
+                Some(Stop::Controller(cause)) => (Outcome::Failed, cause),
+                Some(Stop::Interrupt) | Some(Stop::Timeout) => {
+                    (Outcome::Aborted, "aborted-by-request")
+                }
+                None => {
+                    let cause = classify::failure_cause(&message, in_postcopy);
+                    let outcome = if cause == "aborted-by-request" {
+                        Outcome::Aborted
+                    } else {
+                        Outcome::Failed
+                    };
+                    (outcome, cause)
+                }
+            };
+            summary.outcome = Some(outcome);
+            summary.cause = Some(cause.into());
+            let mut words = vec![format!("libvirt: {message}")];
+            if paused_by_us && is_paused_by_user(&dom) {
+                match dom.resume() {
+                    Ok(()) => {
+                        view.event("resumed the guest on the source (vmctl had paused it)");
+                    }
+                    Err(e) => words.push(format!(
+                        "could not resume the guest vmctl paused: {} -- run `virsh -c '{}' resume {}`",
+                        e.message(),
+                        req.src_uri,
+                        req.domain
+                    )),
+                }
+            }
+            if downtime_changed && let Some(ms) = original_downtime {
+                let _ = dom.migrate_set_max_downtime(ms, 0);
+            }
+            if !in_postcopy {
+                words.push(wait_for_source(&dom, req, &src_host));
+            } else {
+                words.push(format!(
+                    "the guest's state is split between the hosts (source state: {:?})",
+                    domain_status(&dom)
+                ));
+            }
+            summary.message = words.join("; ");
+        }
+    }
+    summary.final_mode = mode;
+    summary.events = view.events().to_vec();
+    Ok(Report {
+        summary,
+        stopped_by,
+        memory_bytes,
+        budget_secs,
+    })
+}
+
+/// Waits until the source reports the guest running again (after an abort or a failure in
+/// pre-copy); says where it is.
+pub fn wait_for_source(dom: &Domain, req: &Request<'_>, src_host: &str) -> String {
+    let until = Instant::now() + ABORT_WAIT;
+    loop {
+        let busy = job_stats(dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE);
+        match domain_status(dom) {
+            DomainStatus::Running if !busy => {
+                return format!("the guest runs on the source ({src_host}) again");
+            }
+            state if Instant::now() > until => {
+                return format!(
+                    "the source reports the guest {state:?} after {} s -- check `virsh -c '{}' domstate {}`",
+                    ABORT_WAIT.as_secs(),
+                    req.src_uri,
+                    req.domain
+                );
+            }
+            _ => thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+fn destination_words(req: &Request<'_>, mode: Mode) -> String {
+    let how = if mode == Mode::PostCopy {
+        " (finished in post-copy)"
+    } else {
+        ""
+    };
+    let Ok(conn) = Connect::open(Some(req.dst_uri)) else {
+        return format!("the source reports the migration done{how}");
+    };
+    let host = conn.hostname().unwrap_or_else(|_| req.dst_uri.to_string());
+    match conn
+        .lookup_domain_by_name(req.domain)
+        .map(|d| domain_status(&d))
+    {
+        Ok(DomainStatus::Running) => format!("the guest runs on {host}{how}"),
+        Ok(state) => format!("the guest is on {host}, state {state:?}{how}"),
+        Err(e) => format!(
+            "the source reports the migration done{how}, but {host} says: {}",
+            e.message()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::flags;
+    use virt::sys;
+
+    #[test]
+    fn flag_values_match_libvirt() {
+        assert_eq!(flags::LIVE, sys::VIR_MIGRATE_LIVE);
+        assert_eq!(flags::PEER2PEER, sys::VIR_MIGRATE_PEER2PEER);
+        assert_eq!(flags::PERSIST_DEST, sys::VIR_MIGRATE_PERSIST_DEST);
+        assert_eq!(flags::AUTO_CONVERGE, sys::VIR_MIGRATE_AUTO_CONVERGE);
+        assert_eq!(flags::POSTCOPY, sys::VIR_MIGRATE_POSTCOPY);
+        assert_eq!(flags::PARALLEL, sys::VIR_MIGRATE_PARALLEL);
+    }
+}
