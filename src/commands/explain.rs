@@ -781,13 +781,6 @@ fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> Stri
 }
 
 pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
-    // The libvirt side (a domain's last migration job) has no driver yet; saying so beats
-    // silently explaining a KubeVirt object of the same name.
-    if let Some(uri) = &args.connect {
-        return Err(Error::usage(format!(
-            "explain --connect {uri}: explaining a libvirt domain's migration job is not available yet; without --connect, explain reads KubeVirt objects"
-        )));
-    }
     let target = parse_target(&args.target)?;
     let resolved = resolve(ctx, &target).await?;
     if let Some(note) = &resolved.note {

@@ -36,6 +36,9 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Man(args) => generate::man(args),
         Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
         Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
+        Command::Explain(args) if args.connect.is_some() => {
+            explain_libvirt::run_libvirt(&cli.global, args).await
+        }
         Command::Explain(args) => with_context(&cli, |ctx| explain::run(ctx, args)).await,
         Command::Migrate(args) if args.connect.is_some() => {
             migrate::run_libvirt(&cli.global, args).await
