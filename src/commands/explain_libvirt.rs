@@ -31,7 +31,7 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
         .connect
         .clone()
         .ok_or_else(|| Error::usage("--connect URI is required to explain a libvirt domain"))?;
-    let report = gather(args.target.clone(), uri).await?;
+    let report = diagnose(args.target.clone(), uri).await?;
     let style = Style::detect(global.no_color);
     let text = match global.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(global.output, &report)?,
@@ -74,16 +74,20 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
     out
 }
 
+/// Without libvirt support: the "rebuild with --features libvirt" error.
 #[cfg(not(feature = "libvirt"))]
-async fn gather(_domain: String, _uri: String) -> Result<LibvirtDiagnosis> {
+pub async fn diagnose(_domain: String, _uri: String) -> Result<LibvirtDiagnosis> {
     Err(crate::migration::no_libvirt())
 }
 
+/// Reads the domain's last job and classifies it (the library entry point of `run_libvirt`).
 #[cfg(feature = "libvirt")]
-async fn gather(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
+pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
     tokio::task::spawn_blocking(move || {
-        use crate::migration::classify::{JobEnd, classify};
-        use crate::migration::libvirt::{connect, domain_status, job_stats, lookup, to_completed};
+        use crate::migration::classify::{JobEnd, classify, classify_record};
+        use crate::migration::libvirt::{
+            connect, domain_status, job_stats, lookup, read_record, to_completed,
+        };
         use virt::sys;
 
         let conn = connect(&uri)?;
@@ -97,11 +101,27 @@ async fn gather(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
                 ..Default::default()
             }
         } else {
-            job_stats(&dom, sys::VIR_DOMAIN_JOB_STATS_COMPLETED)
-                .map(|s| to_completed(&s))
-                .unwrap_or_default()
+            job_stats(
+                &dom,
+                sys::VIR_DOMAIN_JOB_STATS_COMPLETED | sys::VIR_DOMAIN_JOB_STATS_KEEP_COMPLETED,
+            )
+            .map(|s| to_completed(&s))
+            .unwrap_or_default()
         };
-        let diagnosis = classify(&job, state);
+        // libvirt keeps statistics of succeeded jobs only; vmctl's record covers the rest.
+        let record = read_record(&dom);
+        let diagnosis = match (&record, job.end) {
+            (Some(r), JobEnd::None) => classify_record(r, state),
+            (Some(r), _) => {
+                let mut d = classify(&job, state);
+                d.evidence.push(format!(
+                    "vmctl's record of the last migration it drove ({}): {} ({})",
+                    r.at, r.cause, r.outcome
+                ));
+                d
+            }
+            (None, _) => classify(&job, state),
+        };
         Ok(LibvirtDiagnosis {
             api_version: "vmctl/v1alpha1",
             kind: "LibvirtJobDiagnosis",

@@ -15,7 +15,7 @@ use virt::connect::Connect;
 use virt::domain::{Domain, JobStats, MigrateParameters};
 use virt::sys;
 
-use super::classify::{self, CompletedJob, DomainStatus, JobEnd, JobOperation};
+use super::classify::{self, CompletedJob, DomainStatus, JobEnd, JobOperation, Record};
 use super::controller::{Controller, Decision};
 use super::plan::Plan;
 use super::sample::{JobSample, Mode, Outcome, Summary};
@@ -462,9 +462,12 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
 
     // Afterwards: completed-job statistics (kept by the source daemon), and the guest put
     // back the way it was if the migration did not happen.
-    let completed = job_stats(&dom, sys::VIR_DOMAIN_JOB_STATS_COMPLETED)
-        .ok()
-        .map(|s| to_completed(&s));
+    let completed = job_stats(
+        &dom,
+        sys::VIR_DOMAIN_JOB_STATS_COMPLETED | sys::VIR_DOMAIN_JOB_STATS_KEEP_COMPLETED,
+    )
+    .ok()
+    .map(|s| to_completed(&s));
     let mut summary = Summary {
         total_ms,
         memory_total: memory_bytes,
@@ -542,12 +545,78 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
     }
     summary.final_mode = mode;
     summary.events = view.events().to_vec();
+
+    // Leave a record for `explain --connect` where the guest now is: libvirt keeps
+    // statistics only of jobs that succeeded. Best effort: a migration is not failed by it.
+    let record = record_of(&summary, req.dst_uri);
+    if summary.outcome == Some(Outcome::Succeeded) {
+        if let Ok(c) = Connect::open(Some(req.dst_uri))
+            && let Ok(d) = c.lookup_domain_by_name(req.domain)
+        {
+            write_record(&d, &record);
+        }
+    } else {
+        write_record(&dom, &record);
+    }
     Ok(Report {
         summary,
         stopped_by,
         memory_bytes,
         budget_secs,
     })
+}
+
+fn record_of(summary: &Summary, destination: &str) -> Record {
+    Record {
+        at: k8s_openapi::jiff::Timestamp::now().to_string(),
+        outcome: summary
+            .outcome
+            .map_or("unknown", |o| o.as_str())
+            .to_string(),
+        cause: summary.cause.clone().unwrap_or_default(),
+        message: summary.message.clone(),
+        destination: destination.to_string(),
+        total_ms: summary.total_ms,
+        data_processed: summary.data_processed,
+        iterations: summary.iterations,
+        downtime_ms: summary.downtime_ms,
+        final_mode: summary.final_mode.as_str().to_string(),
+        decisions: summary
+            .events
+            .iter()
+            .filter(|e| !e.text.starts_with("mode: pre-copy"))
+            .map(|e| (e.at_ms, e.text.clone()))
+            .collect(),
+    }
+}
+
+/// Stores vmctl's record in the domain's metadata (live and persistent definition; only the
+/// current one for a transient domain).
+fn write_record(dom: &Domain, record: &Record) {
+    let xml = classify::record_to_xml(record);
+    let kind = sys::VIR_DOMAIN_METADATA_ELEMENT as i32;
+    let both = sys::VIR_DOMAIN_AFFECT_LIVE | sys::VIR_DOMAIN_AFFECT_CONFIG;
+    let set = |flags| {
+        dom.set_metadata(
+            kind,
+            Some(&xml),
+            Some(classify::RECORD_PREFIX),
+            Some(classify::RECORD_NAMESPACE),
+            flags,
+        )
+    };
+    let _ = set(both).or_else(|_| set(sys::VIR_DOMAIN_AFFECT_CURRENT));
+}
+
+/// vmctl's record of the last migration it drove of this domain, if any.
+pub fn read_record(dom: &Domain) -> Option<Record> {
+    dom.metadata(
+        sys::VIR_DOMAIN_METADATA_ELEMENT as i32,
+        Some(classify::RECORD_NAMESPACE),
+        sys::VIR_DOMAIN_AFFECT_CURRENT,
+    )
+    .ok()
+    .and_then(|xml| classify::record_from_xml(&xml))
 }
 
 /// Waits until the source reports the guest running again (after an abort or a failure in

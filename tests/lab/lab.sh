@@ -10,6 +10,8 @@
 #   lab.sh down      destroy guests, stop both daemons, kill leftover qemu
 #   lab.sh status    show daemons/domains
 #   lab.sh guest [wss_mib] [rate_mib] [mem_mib]   (re)create the guest on src
+#   lab.sh daemons   restart a daemon that died (or was killed by a test), after
+#                    killing the qemu it left behind
 #   lab.sh env       print URIs as shell variables (eval "$(lab.sh env)")
 #
 # Isolation of the two daemons (same network namespace, loopback only):
@@ -170,7 +172,7 @@ side_uri() { if [[ $1 == src ]]; then echo "$SRC_URI"; else echo "$DST_URI"; fi;
 start_daemon() { # side
     local side=$1 d=$LAB/$1 uri
     uri=$(side_uri "$side")
-    if [[ -f $d/daemon.pid ]] && kill -0 "$(cat "$d/daemon.pid")" 2>/dev/null; then
+    if daemon_alive "$side"; then
         log "$side libvirtd already running (pid $(cat "$d/daemon.pid"))"
         return
     fi
@@ -251,19 +253,27 @@ start_guest() { # wss rate mem
     grep -a -m1 '^beat' "$LAB/console-$DOM.log" >&2 || { log "guest produced no heartbeat"; exit 1; }
 }
 
+kill_stale_qemu() { # side
+    local f pid
+    for f in "$LAB/$1"/run/qemu/*.pid; do   # qemu left behind by a dead daemon
+        [[ -f $f && $f != */driver.pid ]] || continue
+        pid=$(cat "$f")
+        # only if that PID really is a qemu of this lab (no PID-reuse accidents)
+        if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "qemu-system.*$LAB/"; then
+            kill "$pid" && log "killed stale qemu $pid"
+        fi
+    done
+}
+
+# alive = answers on its socket (a killed daemon may linger as a zombie: kill -0 is not enough)
+daemon_alive() { virsh -q -c "$(side_uri "$1")" hostname >/dev/null 2>&1; }
+
 stop_all() {
     destroy_everywhere
-    local side d f pid m
+    local side d pid m
     for side in src dst; do
         d=$LAB/$side
-        for f in "$d"/run/qemu/*.pid; do   # qemu left behind by a dead daemon
-            [[ -f $f && $f != */driver.pid ]] || continue
-            pid=$(cat "$f")
-            # only if that PID really is a qemu of this lab (no PID-reuse accidents)
-            if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "qemu-system.*$LAB/"; then
-                kill "$pid" && log "killed stale qemu $pid"
-            fi
-        done
+        kill_stale_qemu "$side"
         if [[ -f $d/daemon.pid ]]; then
             pid=$(cat "$d/daemon.pid")
             if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q '^libvirtd '; then
@@ -298,6 +308,13 @@ case "${1:-}" in
         log "up in $((SECONDS - t0))s.  eval \"\$($SELF env)\"; virsh -c \"\$SRC_URI\" list"
         ;;
     guest) start_guest "${2:-160}" "${3:-16}" "${4:-256}" ;;
+    daemons)
+        for side in src dst; do
+            daemon_alive "$side" && continue
+            kill_stale_qemu "$side"
+            start_daemon "$side"
+        done
+        ;;
     down) stop_all ;;
     status)
         for side in src dst; do

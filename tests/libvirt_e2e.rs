@@ -1,0 +1,817 @@
+//! End-to-end tests of `vmctl migrate|abort|explain --connect` on REAL libvirt: two libvirt
+//! daemons on this machine as two hosts and a small guest that dirties memory at a chosen
+//! rate (tests/lab/lab.sh; LAB.md's recipe). No mocks.
+//!
+//! A plain test binary (`harness = false`): the cases share one lab and must run one after
+//! the other, and a skip must be *printed*, which libtest would swallow. It runs:
+//! - always: the checks that need no libvirt (dry run, the build without libvirt support);
+//! - with `--features libvirt` and `VMCTL_LIBVIRT_LAB=<lab dir>` (set by `.ci/run` once
+//!   `tests/lab/lab.sh up` brought the lab up): the lab cases;
+//! - otherwise it prints `SKIPPED: ...` and why.
+//!
+//! `cargo test --features libvirt --test libvirt_e2e [-- NAME...]` runs the cases whose name
+//! contains one of the NAMEs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_vmctl");
+const DOM: &str = "labvm";
+
+type CaseResult = Result<(), String>;
+
+fn main() -> ExitCode {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f));
+    let mut failed = Vec::new();
+    let mut passed = 0;
+    let mut run = |name: &str, case: &dyn Fn() -> CaseResult| {
+        if !wanted(name) {
+            return;
+        }
+        let t0 = Instant::now();
+        match case() {
+            Ok(()) => {
+                passed += 1;
+                println!("test {name} ... ok ({:.1} s)", t0.elapsed().as_secs_f64());
+            }
+            Err(why) => {
+                println!(
+                    "test {name} ... FAILED ({:.1} s)\n{why}\n",
+                    t0.elapsed().as_secs_f64()
+                );
+                failed.push(name.to_string());
+            }
+        }
+    };
+
+    run(
+        "dry_run_prints_flags_and_parameters",
+        &dry_run_prints_flags_and_parameters,
+    );
+    run(
+        "without_libvirt_support_says_so",
+        &without_libvirt_support_says_so,
+    );
+
+    match lab() {
+        Err(why) => println!("SKIPPED: libvirt end-to-end cases: {why}"),
+        Ok(lab) => {
+            let t0 = Instant::now();
+            run("unknown_domain_and_unreachable_hosts", &|| {
+                unknown_domain_and_unreachable_hosts(&lab)
+            });
+            run("idle_guest_migrates_and_keeps_running", &|| {
+                idle_guest_migrates_and_keeps_running(&lab)
+            });
+            run("busy_guest_does_not_converge_and_is_aborted_early", &|| {
+                busy_guest_is_aborted_early(&lab)
+            });
+            run("busy_guest_completes_with_postcopy", &|| {
+                busy_guest_completes_with_postcopy(&lab)
+            });
+            run("busy_guest_completes_with_auto_converge", &|| {
+                busy_guest_completes_with_auto_converge(&lab)
+            });
+            run("abort_returns_the_guest_to_the_source", &|| {
+                abort_returns_the_guest_to_the_source(&lab)
+            });
+            run("ctrl_c_aborts_cleanly", &|| ctrl_c_aborts_cleanly(&lab));
+            run("destination_daemon_killed_is_a_connection_failure", &|| {
+                destination_killed(&lab)
+            });
+            println!(
+                "libvirt end-to-end cases took {:.0} s",
+                t0.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    println!(
+        "\nlibvirt_e2e: {passed} passed, {} failed{}",
+        failed.len(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", failed.join(", "))
+        }
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The lab
+
+struct Lab {
+    dir: PathBuf,
+    script: PathBuf,
+    src: String,
+    dst: String,
+}
+
+/// The lab, if this run can use one; else why not.
+fn lab() -> Result<Lab, String> {
+    if !cfg!(feature = "libvirt") {
+        return Err("this test binary was built without `--features libvirt` \
+                    (run `cargo test --features libvirt --test libvirt_e2e` on a machine with the lab up)"
+            .into());
+    }
+    let Some(dir) = std::env::var_os("VMCTL_LIBVIRT_LAB") else {
+        return Err("VMCTL_LIBVIRT_LAB is not set: bring the lab up with \
+                    `LAB=/tmp/vmctl-lab tests/lab/lab.sh up` (root, Debian bookworm; see .ci/run) \
+                    and set VMCTL_LIBVIRT_LAB=/tmp/vmctl-lab"
+            .into());
+    };
+    let dir = PathBuf::from(dir);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/lab.sh");
+    let sock = |side: &str| dir.join(side).join("sock/libvirt-sock");
+    if !sock("src").exists() || !sock("dst").exists() {
+        // Set deliberately but not up: that is a failure of the setup, not a skip.
+        panic!(
+            "VMCTL_LIBVIRT_LAB={} but the lab's daemons are not up (no {}); run `tests/lab/lab.sh up`",
+            dir.display(),
+            sock("src").display()
+        );
+    }
+    let uri = |side: &str| format!("qemu+unix:///system?socket={}", sock(side).display());
+    Ok(Lab {
+        src: uri("src"),
+        dst: uri("dst"),
+        script,
+        dir,
+    })
+}
+
+impl Lab {
+    fn sh(&self, args: &[&str]) -> CaseResult {
+        let out = Command::new(&self.script)
+            .args(args)
+            .env("LAB", &self.dir)
+            .output()
+            .map_err(|e| format!("lab.sh {args:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "lab.sh {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    /// A fresh guest on the source: `wss` MiB working set dirtied at `rate` MiB/s.
+    fn guest(&self, wss: u32, rate: u32) -> CaseResult {
+        self.sh(&["daemons"])?;
+        self.sh(&["guest", &wss.to_string(), &rate.to_string(), "256"])
+    }
+
+    fn state(&self, uri: &str) -> String {
+        Command::new("virsh")
+            .args(["-q", "-c", uri, "domstate", DOM])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    }
+
+    fn console(&self) -> String {
+        std::fs::read(self.dir.join(format!("console-{DOM}.log")))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    fn last_beat(&self) -> u64 {
+        self.console()
+            .lines()
+            .rev()
+            .filter_map(|l| l.strip_prefix("beat "))
+            .find_map(|l| l.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The guest runs where it should (`src`/`dst` states), its heartbeat keeps rising and
+    /// its kernel did not crash.
+    fn check_guest(&self, src_state: &str, dst_state: &str) -> CaseResult {
+        let b1 = self.last_beat();
+        std::thread::sleep(Duration::from_millis(2500));
+        let b2 = self.last_beat();
+        let (s, d) = (self.state(&self.src), self.state(&self.dst));
+        let mut problems = Vec::new();
+        if !s.starts_with(src_state) {
+            problems.push(format!("source state {s:?}, expected {src_state:?}"));
+        }
+        if !d.starts_with(dst_state) {
+            problems.push(format!("destination state {d:?}, expected {dst_state:?}"));
+        }
+        if b2 <= b1 {
+            problems.push(format!("guest heartbeat stopped ({b1} -> {b2})"));
+        }
+        let console = self.console();
+        if ["Kernel panic", "BUG:", "Oops"]
+            .iter()
+            .any(|p| console.contains(p))
+        {
+            problems.push("guest kernel crashed (see the console log)".into());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running vmctl
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+impl Run {
+    fn json(&self) -> Result<serde_json::Value, String> {
+        serde_json::from_str(&self.stdout).map_err(|e| format!("stdout is not JSON ({e}):\n{self}"))
+    }
+
+    /// The JSON lines of `--progress json`.
+    fn lines(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn summary_line(&self) -> Result<serde_json::Value, String> {
+        self.lines()
+            .into_iter()
+            .find(|v| v["type"] == "summary")
+            .ok_or_else(|| format!("no summary line:\n{self}"))
+    }
+
+    fn expect_code(&self, code: i32) -> CaseResult {
+        if self.code == code {
+            Ok(())
+        } else {
+            Err(format!(
+                "exit code {} (expected {code}):\n{self}",
+                self.code
+            ))
+        }
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The end is what tells: keep the last 6000 bytes of each stream.
+        let tail = |s: &str| {
+            let cut = s.len().saturating_sub(6000);
+            let cut = (cut..s.len())
+                .find(|i| s.is_char_boundary(*i))
+                .unwrap_or(s.len());
+            if cut > 0 {
+                format!("[... {cut} bytes ...]{}", &s[cut..])
+            } else {
+                s.to_string()
+            }
+        };
+        write!(
+            f,
+            "--- exit {} after {:.1} s\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            self.took.as_secs_f64(),
+            tail(&self.stdout),
+            tail(&self.stderr)
+        )
+    }
+}
+
+fn vmctl_cmd(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs vmctl to its end, killing it after `limit` (a hang is a failure, not a stuck CI).
+fn vmctl(args: &[&str], limit: Duration) -> Result<Run, String> {
+    let child = vmctl_cmd(args)
+        .spawn()
+        .map_err(|e| format!("starting vmctl: {e}"))?;
+    finish(child, Instant::now(), limit)
+}
+
+/// Waits for `child`, reading its output as it comes (a full pipe would block vmctl).
+fn finish(mut child: Child, t0: Instant, limit: Duration) -> Result<Run, String> {
+    fn drain<R: std::io::Read + Send + 'static>(
+        pipe: Option<R>,
+    ) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let mut hung = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if t0.elapsed() > limit => {
+                hung = true;
+                let _ = child.kill();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(format!("waiting for vmctl: {e}")),
+        }
+    };
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        took: t0.elapsed(),
+    };
+    if hung {
+        return Err(format!(
+            "vmctl did not finish within {} s:\n{run}",
+            limit.as_secs()
+        ));
+    }
+    Ok(run)
+}
+
+/// `vmctl explain DOMAIN --connect URI` through the library (the command's dispatch lives
+/// in explain.rs): the cause id.
+fn explain_cause(uri: &str) -> Result<String, String> {
+    #[cfg(feature = "libvirt")]
+    {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let d = rt
+            .block_on(vmctl::commands::explain_libvirt::diagnose(
+                DOM.to_string(),
+                uri.to_string(),
+            ))
+            .map_err(|e| format!("explain: {e}"))?;
+        Ok(d.diagnosis.cause.to_string())
+    }
+    #[cfg(not(feature = "libvirt"))]
+    {
+        Err(format!("explain {uri}: no libvirt support"))
+    }
+}
+
+fn ensure(cond: bool, what: impl FnOnce() -> String) -> CaseResult {
+    if cond { Ok(()) } else { Err(what()) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Cases that need no libvirt
+
+fn dry_run_prints_flags_and_parameters() -> CaseResult {
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu+ssh://b/system",
+            "--allow-postcopy",
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "500",
+            "--dry-run",
+        ],
+        Duration::from_secs(20),
+    )?;
+    r.expect_code(0)?;
+    for want in [
+        "VIR_MIGRATE_LIVE | VIR_MIGRATE_PEER2PEER | VIR_MIGRATE_PERSIST_DEST | VIR_MIGRATE_POSTCOPY (0x800b)",
+        "32 MiB/s in pre-copy",
+        "300 ms at the start, raised up to 500 ms",
+        "switch to post-copy, else raise the max downtime",
+    ] {
+        ensure(r.stdout.contains(want), || {
+            format!("missing {want:?}:\n{r}")
+        })?;
+    }
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+        Duration::from_secs(20),
+    )?;
+    r.expect_code(0)?;
+    let doc = r.json()?;
+    ensure(
+        doc["kind"] == "LibvirtMigrationPlan" && doc["plan"]["flags"] == 11,
+        || format!("dry-run JSON:\n{r}"),
+    )
+}
+
+fn without_libvirt_support_says_so() -> CaseResult {
+    if cfg!(feature = "libvirt") {
+        return Ok(()); // this build has it; the lab cases cover the rest
+    }
+    for args in [
+        vec![
+            "migrate",
+            DOM,
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+        ],
+        vec!["abort", DOM, "--connect", "qemu:///a"],
+    ] {
+        let r = vmctl(&args, Duration::from_secs(20))?;
+        r.expect_code(2)?;
+        ensure(r.stderr.contains("built without libvirt support"), || {
+            format!("{args:?}:\n{r}")
+        })?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Lab cases
+
+fn unknown_domain_and_unreachable_hosts(lab: &Lab) -> CaseResult {
+    let r = vmctl(
+        &[
+            "migrate",
+            "no-such-vm",
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+        ],
+        Duration::from_secs(30),
+    )?;
+    r.expect_code(3)?;
+    let nowhere = format!(
+        "qemu+unix:///system?socket={}",
+        lab.dir.join("nowhere/libvirt-sock").display()
+    );
+    let r = vmctl(
+        &["migrate", DOM, "--connect", &nowhere, "--to", &lab.dst],
+        Duration::from_secs(30),
+    )?;
+    r.expect_code(5)?;
+    let r = vmctl(
+        &["abort", DOM, "--connect", &nowhere],
+        Duration::from_secs(30),
+    )?;
+    r.expect_code(5)?;
+    // The source is fine but cannot reach the destination: nothing sent, exit 5.
+    lab.guest(160, 16)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &nowhere,
+            "-o",
+            "json",
+        ],
+        Duration::from_secs(60),
+    )?;
+    r.expect_code(5)?;
+    ensure(r.json()?["cause"] == "connection-failure", || {
+        format!("{r}")
+    })?;
+    // Nothing to abort.
+    let r = vmctl(
+        &["abort", DOM, "--connect", &lab.src],
+        Duration::from_secs(30),
+    )?;
+    r.expect_code(1)?;
+    ensure(r.stdout.contains("nothing to abort"), || format!("{r}"))?;
+    lab.check_guest("running", "")
+}
+
+fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
+    lab.guest(160, 16)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "-o",
+            "json",
+        ],
+        Duration::from_secs(120),
+    )?;
+    r.expect_code(0)?;
+    let doc = r.json()?;
+    ensure(
+        doc["outcome"] == "succeeded" && doc["kind"] == "LibvirtMigration",
+        || format!("{r}"),
+    )?;
+    ensure(
+        doc["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("runs on lab-dst")),
+        || format!("{r}"),
+    )?;
+    ensure(r.stderr.contains("mode: pre-copy"), || format!("{r}"))?;
+    lab.check_guest("shut off", "running")?;
+    let cause = explain_cause(&lab.src)?;
+    ensure(cause == "succeeded", || {
+        format!("explain on the source: {cause}")
+    })
+}
+
+fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
+    // 64 MiB/s dirtied over a 32 MiB/s cap with 30 ms of downtime: pre-copy cannot converge.
+    lab.guest(160, 64)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "30",
+        ],
+        Duration::from_secs(200),
+    )?;
+    r.expect_code(1)?;
+    ensure(r.stdout.contains("migration failed"), || format!("{r}"))?;
+    ensure(r.stdout.contains("cause:         not-converging"), || {
+        format!("{r}")
+    })?;
+    ensure(r.stderr.contains("not converging: pass"), || format!("{r}"))?;
+    // Proven and acted on long before KubeVirt's 150 s budget.
+    ensure(r.took < Duration::from_secs(40), || {
+        format!("took too long:\n{r}")
+    })?;
+    // Off a terminal: one greppable line per second.
+    let lines = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("migration active, transferred "))
+        .count();
+    ensure(lines >= 8, || format!("only {lines} status lines:\n{r}"))?;
+    lab.check_guest("running", "")?;
+    let cause = explain_cause(&lab.src)?;
+    ensure(cause == "not-converging", || format!("explain: {cause}"))
+}
+
+fn busy_guest_completes_with_postcopy(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "30",
+            "--allow-postcopy",
+            "--progress",
+            "json",
+        ],
+        Duration::from_secs(200),
+    )?;
+    r.expect_code(0)?;
+    let summary = r.summary_line()?;
+    ensure(
+        summary["outcome"] == "succeeded" && summary["finalMode"] == "post-copy",
+        || format!("{r}"),
+    )?;
+    let switched = r.lines().iter().any(|v| {
+        v["type"] == "event"
+            && v["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("switch to post-copy"))
+    });
+    ensure(switched, || format!("no post-copy decision:\n{r}"))?;
+    // 256 MiB over 32 MiB/s is 8 s; the issue's bar is 1.3x that.
+    let total = summary["totalMs"].as_u64().unwrap_or(u64::MAX);
+    ensure(total <= 10_400, || {
+        format!("took {total} ms (> 10.4 s):\n{r}")
+    })?;
+    lab.check_guest("shut off", "running")?;
+    let cause = explain_cause(&lab.src)?;
+    ensure(cause == "succeeded", || format!("explain: {cause}"))
+}
+
+fn busy_guest_completes_with_auto_converge(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "30",
+            "--auto-converge",
+            "--progress",
+            "json",
+        ],
+        Duration::from_secs(240),
+    )?;
+    r.expect_code(0)?;
+    let summary = r.summary_line()?;
+    ensure(
+        summary["outcome"] == "succeeded" && summary["finalMode"] == "pre-copy",
+        || format!("{r}"),
+    )?;
+    let max_throttle = r
+        .lines()
+        .iter()
+        .filter_map(|v| v["throttlePercent"].as_u64())
+        .max()
+        .unwrap_or(0);
+    ensure(max_throttle >= 20, || format!("no throttle seen:\n{r}"))?;
+    lab.check_guest("shut off", "running")
+}
+
+fn abort_returns_the_guest_to_the_source(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    // A migration that keeps going (auto-converge: the controller waits for it).
+    let t0 = Instant::now();
+    let migrating = vmctl_cmd(&[
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--auto-converge",
+        "-o",
+        "json",
+    ])
+    .spawn()
+    .map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs(5));
+    let abort = vmctl(
+        &["abort", DOM, "--connect", &lab.src],
+        Duration::from_secs(90),
+    )?;
+    let migrate = finish(migrating, t0, Duration::from_secs(120))?;
+    abort.expect_code(0)?;
+    ensure(
+        abort
+            .stdout
+            .contains("the guest runs on the source (lab-src) again"),
+        || format!("{abort}"),
+    )?;
+    migrate.expect_code(1)?;
+    ensure(migrate.json()?["cause"] == "aborted-by-request", || {
+        format!("{migrate}")
+    })?;
+    lab.check_guest("running", "")?;
+    let again = vmctl(
+        &["abort", DOM, "--connect", &lab.src],
+        Duration::from_secs(30),
+    )?;
+    again.expect_code(1)?;
+    let cause = explain_cause(&lab.src)?;
+    ensure(cause == "aborted-by-request", || {
+        format!("explain: {cause}")
+    })
+}
+
+fn ctrl_c_aborts_cleanly(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let t0 = Instant::now();
+    let child = vmctl_cmd(&[
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--auto-converge",
+    ])
+    .spawn()
+    .map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs(5));
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .map_err(|e| e.to_string())?;
+    ensure(sent.success(), || "kill -INT failed".into())?;
+    let interrupted_at = t0.elapsed();
+    let r = finish(child, t0, Duration::from_secs(120))?;
+    r.expect_code(130)?;
+    ensure(r.stderr.contains("Ctrl-C: aborting the migration"), || {
+        format!("{r}")
+    })?;
+    ensure(r.stdout.contains("migration aborted"), || format!("{r}"))?;
+    ensure(
+        r.stdout.contains("runs on the source (lab-src) again"),
+        || format!("{r}"),
+    )?;
+    ensure(r.took - interrupted_at < Duration::from_secs(20), || {
+        format!("slow to stop:\n{r}")
+    })?;
+    lab.check_guest("running", "")
+}
+
+fn destination_killed(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let t0 = Instant::now();
+    let child = vmctl_cmd(&[
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--auto-converge",
+        "-o",
+        "json",
+    ])
+    .spawn()
+    .map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs(4));
+    let pid = std::fs::read_to_string(lab.dir.join("dst/daemon.pid"))
+        .map_err(|e| format!("dst daemon pid: {e}"))?;
+    let killed = Command::new("kill")
+        .args(["-KILL", pid.trim()])
+        .status()
+        .map_err(|e| e.to_string())?;
+    ensure(killed.success(), || {
+        "kill -KILL of the dst daemon failed".into()
+    })?;
+    let r = finish(child, t0, Duration::from_secs(150));
+    // Whatever happened, bring the destination back for what follows.
+    let restarted = lab.sh(&["daemons"]);
+    let r = r?;
+    restarted?;
+    r.expect_code(1)?;
+    let doc = r.json()?;
+    ensure(doc["cause"] == "connection-failure", || format!("{r}"))?;
+    ensure(
+        doc["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("runs on the source (lab-src) again")),
+        || format!("{r}"),
+    )?;
+    lab.check_guest("running", "")?;
+    let cause = explain_cause(&lab.src)?;
+    ensure(cause == "connection-failure", || {
+        format!("explain: {cause}")
+    })
+}
