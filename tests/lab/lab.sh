@@ -65,20 +65,25 @@ vdst() { virsh -q -c "$DST_URI" "$@"; }
 pkg_ver() { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p'; }
 
 write_apt_sources() {
+    # The machine's own Debian sources (whatever mirror /etc/apt names), plus the backports
+    # suite beside each "bookworm" suite.
     mkdir -p "$LAB/apt/sources" "$LAB/apt/lists/partial" "$LAB/apt/archives/partial"
-    cat > "$LAB/apt/sources/lab.sources" <<'APT'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-APT
+    rm -f "$LAB/apt/sources/"*
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f ]] || continue
+        sed -E '/^Suites:/{/(^|[[:space:]])bookworm([[:space:]]|$)/ s/$/ bookworm-backports/}' "$f" \
+            > "$LAB/apt/sources/$(basename "$f")"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [[ -f $f ]] || continue
+        awk '$1 == "deb" { print; for (i = 2; i <= NF; i++) if ($i == "bookworm") { $i = "bookworm-backports"; print; break } }' \
+            "$f" > "$LAB/apt/sources/$(basename "$f").list"
+    done
+    if ! grep -rqs bookworm-backports "$LAB/apt/sources"; then
+        log "no Debian bookworm source in /etc/apt to add bookworm-backports to"
+        return 1
+    fi
 }
 
 install_pkgs() {
