@@ -39,7 +39,7 @@ median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1
 state() { virsh -q -c "$1" domstate "$DOM" 2>/dev/null | head -1 || true; }
 # a top-level field of vmctl's -o json report (no jq needed)
 field() { grep -m1 -o "^  \"$1\": *[^,]*" <<<"$2" | sed 's/^[^:]*: *//; s/"//g' || echo "?"; }
-fresh() { "$LABSH" guest "$1" "$2" 256 >/dev/null 2>&1; }
+fresh() { "$LABSH" guest "$1" "$2" 256 >/dev/null 2>"$LAB/fresh.err" || { cat "$LAB/fresh.err" >&2; return 1; }; }
 
 results=()
 row() { results+=("$(printf '%-34s %-34s %s' "$1" "$2" "$3")"); }

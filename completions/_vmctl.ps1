@@ -115,7 +115,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         }
         'vmctl;migrate' {
             [CompletionResult]::new('--node-selector', '--node-selector', [CompletionResultType]::ParameterName, 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...')
-            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on. With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy')
             [CompletionResult]::new('--prometheus', '--prometheus', [CompletionResultType]::ParameterName, 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy')
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'libvirt: the destination connection URI')

@@ -108,7 +108,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;migrate'= {
             cand --node-selector 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...'
-            cand --timeout 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on'
+            cand --timeout 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on. With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy'
             cand --prometheus 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy'
             cand --connect 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)'
             cand --to 'libvirt: the destination connection URI'

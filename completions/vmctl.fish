@@ -96,7 +96,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l no-color -d 'Nev
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l node-selector -d 'Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l timeout -d 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l timeout -d 'Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on. With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l prometheus -d 'Read migration metrics from this Prometheus instead of virt-handler\'s pod proxy' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l connect -d 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l to -d 'libvirt: the destination connection URI' -r

@@ -291,6 +291,7 @@ pub struct MigrateArgs {
     pub no_wait: bool,
 
     /// Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on.
+    /// With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 

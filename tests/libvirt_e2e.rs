@@ -81,6 +81,12 @@ fn main() -> ExitCode {
                 abort_returns_the_guest_to_the_source(&lab)
             });
             run("ctrl_c_aborts_cleanly", &|| ctrl_c_aborts_cleanly(&lab));
+            run("timeout_aborts_and_says_so", &|| {
+                timeout_aborts_and_says_so(&lab)
+            });
+            run("abort_is_refused_in_postcopy", &|| {
+                abort_is_refused_in_postcopy(&lab)
+            });
             run("destination_daemon_killed_is_a_connection_failure", &|| {
                 destination_killed(&lab)
             });
@@ -355,27 +361,17 @@ fn finish(mut child: Child, t0: Instant, limit: Duration) -> Result<Run, String>
     Ok(run)
 }
 
-/// `vmctl explain DOMAIN --connect URI` through the library (the command's dispatch lives
-/// in explain.rs): the cause id.
+/// `vmctl explain DOMAIN --connect URI -o json`: the cause id.
 fn explain_cause(uri: &str) -> Result<String, String> {
-    #[cfg(feature = "libvirt")]
-    {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let d = rt
-            .block_on(vmctl::commands::explain_libvirt::diagnose(
-                DOM.to_string(),
-                uri.to_string(),
-            ))
-            .map_err(|e| format!("explain: {e}"))?;
-        Ok(d.diagnosis.cause.to_string())
-    }
-    #[cfg(not(feature = "libvirt"))]
-    {
-        Err(format!("explain {uri}: no libvirt support"))
-    }
+    let r = vmctl(
+        &["explain", DOM, "--connect", uri, "-o", "json"],
+        Duration::from_secs(30),
+    )?;
+    let doc = r.json()?;
+    doc["cause"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("explain without a cause:\n{r}"))
 }
 
 fn ensure(cond: bool, what: impl FnOnce() -> String) -> CaseResult {
@@ -574,7 +570,7 @@ fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
     )?;
     r.expect_code(1)?;
     ensure(r.stdout.contains("migration failed"), || format!("{r}"))?;
-    ensure(r.stdout.contains("cause:         not-converging"), || {
+    ensure(r.stdout.contains("cause:          not-converging"), || {
         format!("{r}")
     })?;
     ensure(r.stderr.contains("not converging: pass"), || format!("{r}"))?;
@@ -814,4 +810,107 @@ fn destination_killed(lab: &Lab) -> CaseResult {
     ensure(cause == "connection-failure", || {
         format!("explain: {cause}")
     })
+}
+
+fn timeout_aborts_and_says_so(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "30",
+            "--auto-converge",
+            "--timeout",
+            "5s",
+        ],
+        Duration::from_secs(90),
+    )?;
+    r.expect_code(6)?;
+    ensure(r.stderr.contains("--timeout reached: aborting"), || {
+        format!("{r}")
+    })?;
+    lab.check_guest("running", "")
+}
+
+/// A post-copy migration driven by virsh (post-copy throttled so it lasts): `vmctl abort`
+/// must refuse, and the migration must still complete.
+fn abort_is_refused_in_postcopy(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let mut virsh = Command::new("virsh")
+        .args([
+            "-q",
+            "-c",
+            &lab.src,
+            "migrate",
+            "--live",
+            "--p2p",
+            "--postcopy",
+            "--postcopy-after-precopy",
+            "--bandwidth",
+            "32",
+            "--postcopy-bandwidth",
+            "1",
+            DOM,
+            &lab.dst,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("virsh migrate: {e}"))?;
+    let t0 = Instant::now();
+    let mut in_postcopy = false;
+    while t0.elapsed() < Duration::from_secs(60) {
+        let reason = Command::new("virsh")
+            .args(["-q", "-c", &lab.src, "domstate", "--reason", DOM])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default();
+        if reason.contains("post-copy") {
+            in_postcopy = true;
+            break;
+        }
+        if matches!(virsh.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let abort = if in_postcopy {
+        Some(vmctl(
+            &["abort", DOM, "--connect", &lab.src],
+            Duration::from_secs(30),
+        ))
+    } else {
+        None
+    };
+    // Let virsh finish whatever happened.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Ok(Some(status)) = virsh.try_wait() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = virsh.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    ensure(in_postcopy, || {
+        "the virsh migration never showed post-copy".into()
+    })?;
+    let abort = abort.ok_or("no abort ran")??;
+    abort.expect_code(1)?;
+    ensure(abort.stdout.contains("refusing to abort"), || {
+        format!("{abort}")
+    })?;
+    ensure(status.is_some_and(|s| s.success()), || {
+        "the post-copy migration did not complete after the refused abort".into()
+    })?;
+    lab.check_guest("shut off", "running")
 }

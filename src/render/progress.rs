@@ -435,7 +435,7 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
         out.push_str(&format!("  {}\n", summary.message));
     }
     let mut row = |label: &str, value: String| {
-        out.push_str(&format!("  {:<15}{value}\n", format!("{label}:")));
+        out.push_str(&format!("  {:<16}{value}\n", format!("{label}:")));
     };
     if let Some(cause) = &summary.cause {
         row("cause", cause.clone());
@@ -471,7 +471,7 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
         .filter(|e| !e.text.starts_with("mode: pre-copy"))
         .collect();
     if decisions.is_empty() {
-        out.push_str("  decisions:     none (pre-copy converged on its own)\n");
+        out.push_str("  decisions:      none (pre-copy converged on its own)\n");
     } else {
         out.push_str("  decisions:\n");
         for e in decisions {
@@ -721,9 +721,9 @@ mod tests {
         assert_eq!(
             text,
             "labvm -> dst: migration succeeded in 15.6s (post-copy)\n  the guest runs on lab-dst\n  \
-             cause:         succeeded\n  total time:    15.6s\n  downtime:      5 ms\n  \
-             data moved:    412.0 MiB (guest memory 256.0 MiB)\n  passes:        4\n  \
-             post-copy reqs:310\n  decisions:\n    [12.4s] not converging -> switch to post-copy\n"
+             cause:          succeeded\n  total time:     15.6s\n  downtime:       5 ms\n  \
+             data moved:     412.0 MiB (guest memory 256.0 MiB)\n  passes:         4\n  \
+             post-copy reqs: 310\n  decisions:\n    [12.4s] not converging -> switch to post-copy\n"
         );
     }
 }

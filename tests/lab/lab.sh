@@ -42,6 +42,9 @@ fi
 SRC_URI="qemu+unix:///system?socket=$LAB/src/sock/libvirt-sock"
 DST_URI="qemu+unix:///system?socket=$LAB/dst/sock/libvirt-sock"
 DOM=${DOM:-labvm}
+# Migration ports: src listens on PORT_BASE..+23, dst on +24..+47 (another lab on the same
+# machine, with another LAB, needs another PORT_BASE).
+PORT_BASE=${PORT_BASE:-49152}
 
 # Package source: "backports" (default) = libvirt 11.3 + QEMU 10.0 from
 # bookworm-backports; "stable" = libvirt 9.0 + QEMU 7.2 from bookworm.
@@ -237,13 +240,22 @@ EOF
 }
 
 destroy_everywhere() {
-    local uri
-    for uri in "$SRC_URI" "$DST_URI"; do
-        [[ -S ${uri##*socket=} ]] || continue
-        virsh -q -c "$uri" domjobabort "$DOM" >/dev/null 2>&1 || true
-        virsh -q -c "$uri" destroy "$DOM" >/dev/null 2>&1 || true
-        virsh -q -c "$uri" undefine "$DOM" >/dev/null 2>&1 || true
+    local uri i left
+    for i in $(seq 50); do
+        left=0
+        for uri in "$SRC_URI" "$DST_URI"; do
+            [[ -S ${uri##*socket=} ]] || continue
+            virsh -q -c "$uri" domstate "$DOM" >/dev/null 2>&1 || continue
+            left=1
+            virsh -q -c "$uri" domjobabort "$DOM" >/dev/null 2>&1 || true
+            virsh -q -c "$uri" destroy "$DOM" >/dev/null 2>&1 || true
+            virsh -q -c "$uri" undefine "$DOM" >/dev/null 2>&1 || true
+        done
+        ((left)) || return 0
+        sleep 0.2   # a guest still shutting down: try again until neither side knows it
     done
+    log "could not remove $DOM: $(virsh -q -c "$SRC_URI" domstate "$DOM" 2>&1) / $(virsh -q -c "$DST_URI" domstate "$DOM" 2>&1)"
+    return 1
 }
 
 start_guest() { # wss rate mem
@@ -305,8 +317,8 @@ case "${1:-}" in
         install_pkgs
         ensure_user
         build_guest
-        write_conf src 3f6c2a5e-8d41-4b9e-a7c3-51e0d9b2f4a1 49152 49175 127.0.0.3
-        write_conf dst b7e914c2-2f6a-4d3b-9e58-c0a4173d6e92 49176 49199 127.0.0.2
+        write_conf src 3f6c2a5e-8d41-4b9e-a7c3-51e0d9b2f4a1 "$PORT_BASE" $((PORT_BASE + 23)) 127.0.0.3
+        write_conf dst b7e914c2-2f6a-4d3b-9e58-c0a4173d6e92 $((PORT_BASE + 24)) $((PORT_BASE + 47)) 127.0.0.2
         start_daemon src
         start_daemon dst
         start_guest "${WSS:-160}" "${RATE:-16}" "${MEM:-256}"
