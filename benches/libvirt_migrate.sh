@@ -12,7 +12,10 @@
 #
 # usage: benches/libvirt_migrate.sh            (root; brings the lab up if it is not)
 #   RUNS=5  VIRSH_CAP=300  LAB=/tmp/vmctl-lab  VMCTL=path/to/vmctl (default: a release
-#   build with --features libvirt)  KEEP_LAB=1 (leave the lab up afterwards)
+#   build with --features libvirt)  KEEP_LAB=1 (leave the lab up afterwards)  IDLE_ONLY=1
+#
+# vmctl uses KubeVirt's flags, which include PERSIST_DEST (the destination defines the
+# domain): (a) also times `virsh migrate --live --p2p --persistent`, the same work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LAB=${LAB:-/tmp/vmctl-lab}
@@ -42,10 +45,10 @@ field() { grep -m1 -o "^  \"$1\": *[^,]*" <<<"$2" | sed 's/^[^:]*: *//; s/"//g' 
 fresh() { "$LABSH" guest "$1" "$2" 256 >/dev/null 2>"$LAB/fresh.err" || { cat "$LAB/fresh.err" >&2; return 1; }; }
 
 results=()
-row() { results+=("$(printf '%-34s %-34s %s' "$1" "$2" "$3")"); }
+row() { results+=("$(printf '%-36s %-40s %s' "$1" "$2" "$3")"); }
 
 # ---- (a) idle guest -------------------------------------------------------------------
-virsh_t=() vmctl_t=()
+virsh_t=() persist_t=() vmctl_t=()
 for i in $(seq "$RUNS"); do
     fresh 160 0
     t0=$(now)
@@ -55,17 +58,27 @@ for i in $(seq "$RUNS"); do
 
     fresh 160 0
     t0=$(now)
+    virsh -q -c "$SRC_URI" migrate --live --p2p --persistent "$DOM" "$DST_URI" >/dev/null
+    persist_t+=("$(secs "$t0" "$(now)")")
+    [[ $(state "$DST_URI") == running ]] || { echo "virsh --persistent run $i: guest not running on dst" >&2; exit 1; }
+
+    fresh 160 0
+    t0=$(now)
     "$VMCTL" migrate "$DOM" --connect "$SRC_URI" --to "$DST_URI" >/dev/null 2>&1
     vmctl_t+=("$(secs "$t0" "$(now)")")
     [[ $(state "$DST_URI") == running ]] || { echo "vmctl run $i: guest not running on dst" >&2; exit 1; }
-    echo "idle run $i: virsh ${virsh_t[-1]} s, vmctl ${vmctl_t[-1]} s" >&2
+    echo "idle run $i: virsh ${virsh_t[-1]} s, virsh --persistent ${persist_t[-1]} s, vmctl ${vmctl_t[-1]} s" >&2
 done
+short() { printf '%.2f ' "$@"; }
 vm=$(printf '%s\n' "${virsh_t[@]}" | median)
+pm=$(printf '%s\n' "${persist_t[@]}" | median)
 cm=$(printf '%s\n' "${vmctl_t[@]}" | median)
-row "(a) idle guest, no cap" "virsh migrate --live --p2p" "median ${vm} s of $RUNS (${virsh_t[*]})"
-row "" "vmctl migrate" "median ${cm} s of $RUNS (${vmctl_t[*]}); vmctl/virsh = $(echo "scale=3; $cm / $vm" | bc)"
+row "(a) idle guest, no cap" "virsh migrate --live --p2p" "median ${vm} s of $RUNS ($(short "${virsh_t[@]}"))"
+row "" "virsh migrate --live --p2p --persistent" "median ${pm} s of $RUNS ($(short "${persist_t[@]}"))"
+row "" "vmctl migrate" "median ${cm} s of $RUNS ($(short "${vmctl_t[@]}")); vmctl/virsh = $(echo "scale=3; $cm / $vm" | bc), vmctl/virsh --persistent = $(echo "scale=3; $cm / $pm" | bc)"
 
 # ---- (b) busy guest over a bandwidth cap ------------------------------------------------
+if [[ ${IDLE_ONLY:-0} == 1 ]]; then printf '%s\n' "${results[@]}"; exit 0; fi
 target=$(echo "scale=1; 1.3 * 256 / 32" | bc)
 fresh 160 64
 virsh -q -c "$SRC_URI" migrate-setmaxdowntime "$DOM" 30 >/dev/null
