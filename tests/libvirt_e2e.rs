@@ -77,6 +77,9 @@ fn main() -> ExitCode {
             run("busy_guest_completes_with_auto_converge", &|| {
                 busy_guest_completes_with_auto_converge(&lab)
             });
+            run("busy_guest_completes_when_paused", &|| {
+                busy_guest_completes_when_paused(&lab)
+            });
             run("abort_returns_the_guest_to_the_source", &|| {
                 abort_returns_the_guest_to_the_source(&lab)
             });
@@ -912,5 +915,39 @@ fn abort_is_refused_in_postcopy(lab: &Lab) -> CaseResult {
     ensure(status.is_some_and(|s| s.success()), || {
         "the post-copy migration did not complete after the refused abort".into()
     })?;
+    lab.check_guest("shut off", "running")
+}
+
+fn busy_guest_completes_when_paused(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let r = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--bandwidth",
+            "32",
+            "--max-downtime",
+            "30",
+            "--allow-pause",
+            "-o",
+            "json",
+        ],
+        Duration::from_secs(200),
+    )?;
+    r.expect_code(0)?;
+    let doc = r.json()?;
+    let paused = doc["events"].as_array().is_some_and(|events| {
+        events.iter().any(|e| {
+            e["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("pause the guest"))
+        })
+    });
+    ensure(paused, || format!("no pause decision:\n{r}"))?;
+    // Paused by vmctl on the source, running on the destination afterwards.
     lab.check_guest("shut off", "running")
 }

@@ -287,14 +287,21 @@ type MigrateResult = std::result::Result<(), (i32, String)>;
 pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
     let conn = connect(req.src_uri)?;
     let dom = lookup(&conn, req.src_uri, req.domain)?;
-    match domain_status(&dom) {
-        DomainStatus::Running | DomainStatus::Paused => {}
+    let guest_paused = match domain_status(&dom) {
+        DomainStatus::Running => false,
+        DomainStatus::Paused => true,
         other => {
             return Err(Error::usage(format!(
                 "domain {} is not running on {} ({other:?}): only a running guest can be live-migrated",
                 req.domain, req.src_uri
             )));
         }
+    };
+    if guest_paused {
+        view.event_at(
+            0,
+            "the guest is paused: it stays paused on the destination (VIR_MIGRATE_PAUSED)",
+        );
     }
     if let Ok(job) = job_stats(&dom, 0)
         && job.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE
@@ -337,7 +344,7 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
             req.dst_uri.to_string(),
             req.domain.to_string(),
         );
-        let flags = req.plan.flags;
+        let flags = req.plan.flags_for(guest_paused);
         let params = MigrateParameters {
             bandwidth: req.plan.bandwidth_mib,
             parallel_connections: req
@@ -675,6 +682,7 @@ mod tests {
         assert_eq!(flags::LIVE, sys::VIR_MIGRATE_LIVE);
         assert_eq!(flags::PEER2PEER, sys::VIR_MIGRATE_PEER2PEER);
         assert_eq!(flags::PERSIST_DEST, sys::VIR_MIGRATE_PERSIST_DEST);
+        assert_eq!(flags::PAUSED, sys::VIR_MIGRATE_PAUSED);
         assert_eq!(flags::AUTO_CONVERGE, sys::VIR_MIGRATE_AUTO_CONVERGE);
         assert_eq!(flags::POSTCOPY, sys::VIR_MIGRATE_POSTCOPY);
         assert_eq!(flags::PARALLEL, sys::VIR_MIGRATE_PARALLEL);

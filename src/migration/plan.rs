@@ -15,6 +15,7 @@ pub mod flags {
     pub const LIVE: u32 = 1;
     pub const PEER2PEER: u32 = 2;
     pub const PERSIST_DEST: u32 = 8;
+    pub const PAUSED: u32 = 32;
     pub const AUTO_CONVERGE: u32 = 8192;
     pub const POSTCOPY: u32 = 32768;
     pub const PARALLEL: u32 = 131_072;
@@ -24,6 +25,7 @@ pub mod flags {
         (LIVE, "VIR_MIGRATE_LIVE"),
         (PEER2PEER, "VIR_MIGRATE_PEER2PEER"),
         (PERSIST_DEST, "VIR_MIGRATE_PERSIST_DEST"),
+        (PAUSED, "VIR_MIGRATE_PAUSED"),
         (AUTO_CONVERGE, "VIR_MIGRATE_AUTO_CONVERGE"),
         (POSTCOPY, "VIR_MIGRATE_POSTCOPY"),
         (PARALLEL, "VIR_MIGRATE_PARALLEL"),
@@ -131,6 +133,16 @@ impl Plan {
         }
     }
 
+    /// The flags for a guest that is paused when the migration starts: KubeVirt adds
+    /// `VIR_MIGRATE_PAUSED`, so it stays paused on the destination.
+    pub fn flags_for(&self, guest_paused: bool) -> u32 {
+        if guest_paused {
+            self.flags | flags::PAUSED
+        } else {
+            self.flags
+        }
+    }
+
     /// The plan in words, for `--dry-run`.
     pub fn describe(&self, domain: &str, src: &str, dst: &str) -> String {
         let mut out = String::new();
@@ -219,6 +231,8 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.flags, 0xb | 8192 | 32768 | 131_072);
         assert_eq!((p.initial_downtime_ms, p.max_downtime_ms), (300, 900));
+        assert_eq!(p.flags_for(true), p.flags | 32);
+        assert_eq!(flags::describe(p.flags_for(true))[3], "VIR_MIGRATE_PAUSED");
     }
 
     #[test]
