@@ -314,6 +314,26 @@ fn vmctl_cmd(args: &[&str]) -> Command {
     cmd
 }
 
+/// `vmctl migrate` of the busy guest under a 32 MiB/s cap and 30 ms max downtime, with
+/// auto-converge (so it keeps going until something ends it), plus `extra` flags.
+fn busy_migration<'a>(lab: &'a Lab, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--auto-converge",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Runs vmctl to its end, killing it after `limit` (a hang is a failure, not a stuck CI).
 fn vmctl(args: &[&str], limit: Duration) -> Result<Run, String> {
     let child = vmctl_cmd(args)
@@ -639,21 +659,7 @@ fn busy_guest_completes_with_postcopy(lab: &Lab) -> CaseResult {
 fn busy_guest_completes_with_auto_converge(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let r = vmctl(
-        &[
-            "migrate",
-            DOM,
-            "--connect",
-            &lab.src,
-            "--to",
-            &lab.dst,
-            "--bandwidth",
-            "32",
-            "--max-downtime",
-            "30",
-            "--auto-converge",
-            "--progress",
-            "json",
-        ],
+        &busy_migration(lab, &["--progress", "json"]),
         Duration::from_secs(240),
     )?;
     r.expect_code(0)?;
@@ -676,23 +682,9 @@ fn abort_returns_the_guest_to_the_source(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     // A migration that keeps going (auto-converge: the controller waits for it).
     let t0 = Instant::now();
-    let migrating = vmctl_cmd(&[
-        "migrate",
-        DOM,
-        "--connect",
-        &lab.src,
-        "--to",
-        &lab.dst,
-        "--bandwidth",
-        "32",
-        "--max-downtime",
-        "30",
-        "--auto-converge",
-        "-o",
-        "json",
-    ])
-    .spawn()
-    .map_err(|e| e.to_string())?;
+    let migrating = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
+        .spawn()
+        .map_err(|e| e.to_string())?;
     std::thread::sleep(Duration::from_secs(5));
     let abort = vmctl(
         &["abort", DOM, "--connect", &lab.src],
@@ -725,21 +717,9 @@ fn abort_returns_the_guest_to_the_source(lab: &Lab) -> CaseResult {
 fn ctrl_c_aborts_cleanly(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let t0 = Instant::now();
-    let child = vmctl_cmd(&[
-        "migrate",
-        DOM,
-        "--connect",
-        &lab.src,
-        "--to",
-        &lab.dst,
-        "--bandwidth",
-        "32",
-        "--max-downtime",
-        "30",
-        "--auto-converge",
-    ])
-    .spawn()
-    .map_err(|e| e.to_string())?;
+    let child = vmctl_cmd(&busy_migration(lab, &[]))
+        .spawn()
+        .map_err(|e| e.to_string())?;
     std::thread::sleep(Duration::from_secs(5));
     let pid = child.id().to_string();
     let sent = Command::new("kill")
@@ -767,23 +747,9 @@ fn ctrl_c_aborts_cleanly(lab: &Lab) -> CaseResult {
 fn destination_killed(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let t0 = Instant::now();
-    let child = vmctl_cmd(&[
-        "migrate",
-        DOM,
-        "--connect",
-        &lab.src,
-        "--to",
-        &lab.dst,
-        "--bandwidth",
-        "32",
-        "--max-downtime",
-        "30",
-        "--auto-converge",
-        "-o",
-        "json",
-    ])
-    .spawn()
-    .map_err(|e| e.to_string())?;
+    let child = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
+        .spawn()
+        .map_err(|e| e.to_string())?;
     std::thread::sleep(Duration::from_secs(4));
     let pid = std::fs::read_to_string(lab.dir.join("dst/daemon.pid"))
         .map_err(|e| format!("dst daemon pid: {e}"))?;
@@ -818,21 +784,7 @@ fn destination_killed(lab: &Lab) -> CaseResult {
 fn timeout_aborts_and_says_so(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let r = vmctl(
-        &[
-            "migrate",
-            DOM,
-            "--connect",
-            &lab.src,
-            "--to",
-            &lab.dst,
-            "--bandwidth",
-            "32",
-            "--max-downtime",
-            "30",
-            "--auto-converge",
-            "--timeout",
-            "5s",
-        ],
+        &busy_migration(lab, &["--timeout", "5s"]),
         Duration::from_secs(90),
     )?;
     r.expect_code(6)?;
