@@ -1,12 +1,13 @@
 //! `plan_drain`: what draining node(s) will do to every VMI on them (FACTS §2, §4, §5.2, §6).
 //! Pure: plain objects in, a plan out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
 use super::budget::completion_budget_seconds;
 use super::eviction::{StrategySource, effective_eviction_strategy};
+use super::index::{MigrationIndex, PodIndex, nodes_by_name, quotas_by_namespace, work};
 use super::migratability::{Blocker, migratability};
 use super::migration_policy::{effective_config, matching_policy};
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
@@ -294,15 +295,14 @@ fn find_target<'a>(
     source: &str,
     pod_memory: u64,
     inputs: &'a DrainInputs,
+    nodes: &HashMap<&str, &Node>,
     free_memory: &BTreeMap<String, i128>,
 ) -> Result<&'a str, String> {
-    let source_model = inputs
-        .nodes
-        .iter()
-        .find(|n| node_name(n) == source)
-        .and_then(host_model);
+    let source_model = nodes.get(source).and_then(|n| host_model(n));
     let mut unfit: BTreeMap<String, u32> = BTreeMap::new();
     let mut best: Option<(&str, i128)> = None;
+    // The scheduler's search: every node is a candidate (counted as work, one per node).
+    work::step(inputs.nodes.len());
     for n in &inputs.nodes {
         let name = node_name(n);
         if name == source {
@@ -390,6 +390,24 @@ fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String)
     }
 }
 
+/// The label selector of a PDB; None when it has none or an empty one (not yet read here
+/// as Kubernetes does, issue 10).
+fn pdb_selector(pdb: &PodDisruptionBudget) -> Option<LabelSelector> {
+    let s = pdb.spec.as_ref()?.selector.as_ref()?;
+    let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
+    for e in s.match_expressions.as_deref().unwrap_or(&[]) {
+        use crate::cluster::selector::LabelRequirement as R;
+        let values = e.values.clone().unwrap_or_default();
+        sel.requirements.push(match e.operator.as_str() {
+            "In" => R::In(e.key.clone(), values),
+            "NotIn" => R::NotIn(e.key.clone(), values),
+            "Exists" => R::Exists(e.key.clone()),
+            _ => R::NotExists(e.key.clone()),
+        });
+    }
+    (!sel.is_empty()).then_some(sel)
+}
+
 struct Candidate {
     index: usize,
     estimate: u64,
@@ -405,11 +423,19 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         .iter()
         .filter_map(|n| n.metadata.name.as_deref().map(|name| (name, n)))
         .collect();
-    let vms: BTreeMap<(String, String), &VirtualMachine> = inputs
+    let vms: HashMap<(&str, &str), &VirtualMachine> = inputs
         .vms
         .iter()
-        .map(|v| ((v.namespace().to_string(), v.name().to_string()), v))
+        .map(|v| {
+            work::step(1);
+            ((v.namespace(), v.name()), v)
+        })
         .collect();
+    // Every join below is a lookup, so a plan stays linear in what it reads.
+    let pod_index = PodIndex::new(&inputs.pods);
+    let migration_index = MigrationIndex::new(&inputs.vmims);
+    let quotas = quotas_by_namespace(&inputs.quotas);
+    let nodes = nodes_by_name(&inputs.nodes);
 
     // Free memory per node, consumed as VMs are placed.
     let mut free_memory: BTreeMap<String, i128> = inputs
@@ -456,6 +482,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     };
 
     let mut plans: Vec<VmiPlan> = Vec::new();
+    // The VMI of each plan, by position.
+    let mut plan_vmis: Vec<&VirtualMachineInstance> = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut blockers: Vec<DrainBlocker> = Vec::new();
     // Migrations in flight from the drained nodes: (source node, remaining seconds).
@@ -497,7 +525,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             .and_then(|p| inputs.policies.iter().find(|x| x.name() == p.name));
         let config = effective_config(kubevirt, policy_obj);
         let memory = vmi.guest_memory().map(Quantity::bytes);
-        let launcher = inputs.pods.iter().find(|p| {
+        let launcher = pod_index.candidates_for(vmi).into_iter().find(|p| {
             is_launcher_of(p, vmi)
                 && holds_resources(p)
                 && p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str())
@@ -529,7 +557,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH).max(1)
         };
         let transfer = memory.map(|m| SETUP_SECONDS + m.div_ceil(bandwidth));
-        let vm = vms.get(&vmi_key(vmi)).copied();
+        let vm = vms.get(&(vmi.namespace(), vmi.name())).copied();
         let run_strategy = vm.map(|v| v.run_strategy().to_string());
         let mut reasons: Vec<Reason> = mig
             .reasons
@@ -553,13 +581,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             None => "not live-migratable".into(),
         };
         let fix = first_blocker.map(|b| b.fix.clone());
-        let active_vmim = inputs
-            .vmims
-            .iter()
-            .filter(|m| {
-                m.namespace() == vmi.namespace() && m.spec.vmi_name == vmi.name() && !m.is_final()
-            })
-            .max_by_key(|m| m.metadata.creation_timestamp.as_ref().map(|t| t.0));
+        let active_vmim = migration_index.active_of(vmi.namespace(), vmi.name());
         let restart_words = match (vm, run_strategy.as_deref()) {
             (None, _) => "it is a bare VMI: it is gone for good".to_string(),
             (Some(_), Some("Always")) => "its VM (runStrategy Always) starts it again on another node".into(),
@@ -636,15 +658,14 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 in_flight_on_drained.push((node.clone(), remaining.unwrap_or(SETUP_SECONDS)));
             }
             // Before the hand-off the target pod may be refused by quota or have nowhere to go.
-            let ns_quotas: Vec<&ResourceQuota> = inputs
-                .quotas
-                .iter()
-                .filter(|q| q.metadata.namespace.as_deref() == Some(vmi.namespace()))
-                .collect();
+            let ns_quotas = quotas
+                .get(vmi.namespace())
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
             let quota = plan
                 .target
                 .is_none()
-                .then(|| quota_problem(&ns_quotas, pod_memory, pod_memory_limit))
+                .then(|| quota_problem(ns_quotas, pod_memory, pod_memory_limit))
                 .flatten();
             if let Some((quota, message)) = quota {
                 let explanation = format!(
@@ -654,7 +675,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
-                && let Err(message) = find_target(vmi, &node, pod_memory, inputs, &free_memory)
+                && let Err(message) =
+                    find_target(vmi, &node, pod_memory, inputs, &nodes, &free_memory)
             {
                 let explanation = format!(
                     "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
@@ -741,19 +763,17 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 
         if plan.action == Action::LiveMigrate {
             // Namespace quota for the second launcher pod.
-            let ns_quotas: Vec<&ResourceQuota> = inputs
-                .quotas
-                .iter()
-                .filter(|q| q.metadata.namespace.as_deref() == Some(vmi.namespace()))
-                .collect();
-            if let Some((quota, message)) = quota_problem(&ns_quotas, pod_memory, pod_memory_limit)
-            {
+            let ns_quotas = quotas
+                .get(vmi.namespace())
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            if let Some((quota, message)) = quota_problem(ns_quotas, pod_memory, pod_memory_limit) {
                 let explanation = format!(
                     "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else {
-                match find_target(vmi, &node, pod_memory, inputs, &free_memory) {
+                match find_target(vmi, &node, pod_memory, inputs, &nodes, &free_memory) {
                     Ok(target) => {
                         if let Some(free) = free_memory.get_mut(target) {
                             *free -= i128::from(pod_memory);
@@ -790,50 +810,66 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             }
         }
         plans.push(plan);
+        plan_vmis.push(vmi);
     }
 
-    // Harmful PDBs over the launcher pods on the drained nodes.
-    for pdb in &inputs.pdbs {
+    // Harmful PDBs over the launcher pods on the drained nodes. Each drained VMI's launcher
+    // pods are looked up once, and each pod is checked only against the PDBs of its
+    // namespace that can select it (indexed by one of their matchLabels).
+    let selectors: Vec<Option<LabelSelector>> = inputs.pdbs.iter().map(pdb_selector).collect();
+    let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
+    let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, pdb) in inputs.pdbs.iter().enumerate() {
+        work::step(1);
+        if selectors[i].is_none() {
+            continue;
+        }
+        let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
+        let first_label = pdb
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .and_then(|s| s.match_labels.as_ref())
+            .and_then(|m| m.iter().next());
+        match first_label {
+            Some((k, v)) => by_label.entry((ns, k, v)).or_default().push(i),
+            None => by_namespace.entry(ns).or_default().push(i),
+        }
+    }
+    let mut covered_by: Vec<Vec<String>> = vec![Vec::new(); inputs.pdbs.len()];
+    for (plan, vmi) in plans.iter().zip(&plan_vmis) {
+        let mut hits: Vec<usize> = Vec::new();
+        for pod in pod_index.candidates_for(vmi) {
+            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
+                continue;
+            }
+            let labels = pod_labels(pod);
+            let indexed = labels
+                .iter()
+                .filter_map(|(k, v)| by_label.get(&(pod_ns, k.as_str(), v.as_str())))
+                .flatten();
+            let unindexed = by_namespace.get(pod_ns).into_iter().flatten();
+            for &i in indexed.chain(unindexed) {
+                work::step(1);
+                if !hits.contains(&i)
+                    && selectors[i]
+                        .as_ref()
+                        .is_some_and(|s| s.matches_labels(labels))
+                {
+                    hits.push(i);
+                }
+            }
+        }
+        for i in hits {
+            covered_by[i].push(format!("{}/{}", plan.namespace, plan.name));
+        }
+    }
+    for (pdb, covered) in inputs.pdbs.iter().zip(covered_by) {
         let Some(spec) = pdb.spec.as_ref() else {
             continue;
         };
-        let selector = spec.selector.as_ref().map(|s| {
-            let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
-            for e in s.match_expressions.as_deref().unwrap_or(&[]) {
-                use crate::cluster::selector::LabelRequirement as R;
-                let values = e.values.clone().unwrap_or_default();
-                sel.requirements.push(match e.operator.as_str() {
-                    "In" => R::In(e.key.clone(), values),
-                    "NotIn" => R::NotIn(e.key.clone(), values),
-                    "Exists" => R::Exists(e.key.clone()),
-                    _ => R::NotExists(e.key.clone()),
-                });
-            }
-            sel
-        });
-        let Some(selector) = selector.filter(|s| !s.is_empty()) else {
-            continue;
-        };
         let pdb_ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        let covered: Vec<String> = plans
-            .iter()
-            .filter(|p| p.namespace == pdb_ns)
-            .filter(|p| {
-                inputs
-                    .vmis
-                    .iter()
-                    .filter(|v| v.namespace() == p.namespace && v.name() == p.name)
-                    .any(|v| {
-                        inputs.pods.iter().any(|pod| {
-                            is_launcher_of(pod, v)
-                                && holds_resources(pod)
-                                && pod.metadata.namespace.as_deref() == Some(pdb_ns)
-                                && selector.matches_labels(pod_labels(pod))
-                        })
-                    })
-            })
-            .map(|p| format!("{}/{}", p.namespace, p.name))
-            .collect();
         if covered.is_empty() {
             continue;
         }
@@ -842,18 +878,20 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         if allowed != Some(0) && !max_unavailable {
             continue;
         }
+        let covered_set: HashSet<&str> = covered.iter().map(String::as_str).collect();
         let stopped: Vec<String> = plans
             .iter()
-            .filter(|p| p.action.stops_the_vm())
+            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
             .map(|p| format!("{}/{}", p.namespace, p.name))
-            .filter(|id| covered.contains(id))
+            .filter(|id| covered_set.contains(id.as_str()))
             .collect();
+        let stopped_set: HashSet<&str> = stopped.iter().map(String::as_str).collect();
         let name = pdb.metadata.name.clone().unwrap_or_default();
         for p in plans
             .iter_mut()
             .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
         {
-            if stopped.contains(&format!("{}/{}", p.namespace, p.name)) {
+            if stopped_set.contains(format!("{}/{}", p.namespace, p.name).as_str()) {
                 p.explanation.push_str(&format!(
                     "; but PodDisruptionBudget {name} refuses the eviction, so the drain blocks here"
                 ));

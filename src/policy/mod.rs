@@ -3,6 +3,7 @@
 pub mod budget;
 pub mod drain;
 pub mod eviction;
+pub mod index;
 pub mod migratability;
 pub mod migration_policy;
 pub mod pods;

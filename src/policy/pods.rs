@@ -72,18 +72,19 @@ pub fn belongs_to(pod: &Pod, vmi: &VirtualMachineInstance) -> bool {
         || pod_uid(pod).is_some_and(|u| vmi.status.active_pods.contains_key(u))
 }
 
-/// The launcher pods of `vmi` with their roles. `migration` is the VMI's migration state
+/// The launcher pods of `vmi` with their roles, from `pods` (all pods, or the candidates a
+/// [`PodIndex`](super::index::PodIndex) found for it). `migration` is the VMI's migration state
 /// when it belongs to a migration in flight; `in_flight_migration_uid` is the UID of a
 /// non-final VMIM of this VMI (its target pod may exist before the hand-off).
-pub fn launcher_pods(
+pub fn launcher_pods<'p>(
     vmi: &VirtualMachineInstance,
-    pods: &[Pod],
+    pods: impl IntoIterator<Item = &'p Pod>,
     migration: Option<&MigrationState>,
     in_flight_migration_uid: Option<&str>,
 ) -> Vec<LauncherPod> {
     let mut result: Vec<LauncherPod> = Vec::new();
     let post_copy = migration.is_some_and(|m| m.mode == Some(MigrationMode::PostCopy));
-    for pod in pods.iter().filter(|p| belongs_to(p, vmi)) {
+    for pod in pods.into_iter().filter(|p| belongs_to(p, vmi)) {
         let name = pod.metadata.name.clone();
         let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
         let phase = pod_phase(pod).map(str::to_string);
