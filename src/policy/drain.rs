@@ -7,13 +7,12 @@ use serde::Serialize;
 
 use super::budget::completion_budget_seconds;
 use super::eviction::{StrategySource, effective_eviction_strategy};
-use super::index::{MigrationIndex, PodIndex, nodes_by_name, quotas_by_namespace, work};
+use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migratability::{Blocker, migratability};
 use super::migration_policy::{effective_config, matching_policy};
+use super::placement::TargetSearch;
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
-use super::scheduling::{
-    Unfit, allocatable_memory, holds_resources, host_model, node_name, pod_request, static_fit,
-};
+use super::scheduling::{allocatable_memory, holds_resources, node_name, pod_request};
 use crate::cluster::selector::LabelSelector;
 use crate::model::{
     EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
@@ -289,49 +288,6 @@ fn quota_problem(
     None
 }
 
-/// Finds the feasible node with the most free memory, or explains why there is none.
-fn find_target<'a>(
-    vmi: &VirtualMachineInstance,
-    source: &str,
-    pod_memory: u64,
-    inputs: &'a DrainInputs,
-    nodes: &HashMap<&str, &Node>,
-    free_memory: &BTreeMap<String, i128>,
-) -> Result<&'a str, String> {
-    let source_model = nodes.get(source).and_then(|n| host_model(n));
-    let mut unfit: BTreeMap<String, u32> = BTreeMap::new();
-    let mut best: Option<(&str, i128)> = None;
-    // The scheduler's search: every node is a candidate (counted as work, one per node).
-    work::step(inputs.nodes.len());
-    for n in &inputs.nodes {
-        let name = node_name(n);
-        if name == source {
-            *unfit.entry("is the source".into()).or_default() += 1;
-            continue;
-        }
-        let free = free_memory.get(name).copied().unwrap_or(0);
-        let why = static_fit(vmi, n, &inputs.drain, source_model)
-            .or_else(|| (free < i128::from(pod_memory)).then_some(Unfit::Memory));
-        match why {
-            Some(u) => *unfit.entry(u.phrase()).or_default() += 1,
-            None if best.is_none_or(|(_, f)| free > f) => best = Some((name, free)),
-            None => {}
-        }
-    }
-    match best {
-        Some((target, _)) => Ok(target),
-        None => {
-            let summary: Vec<String> = unfit.iter().map(|(why, n)| format!("{n} {why}")).collect();
-            Err(format!(
-                "no node can take a {} target pod: 0/{} nodes fit ({})",
-                crate::render::fmt::bytes(pod_memory),
-                inputs.nodes.len(),
-                summary.join(", ")
-            ))
-        }
-    }
-}
-
 /// Marks a VMI as held by a ResourceQuota; returns the blocker to list.
 fn hold_by_quota(
     plan: &mut VmiPlan,
@@ -435,7 +391,6 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let pod_index = PodIndex::new(&inputs.pods);
     let migration_index = MigrationIndex::new(&inputs.vmims);
     let quotas = quotas_by_namespace(&inputs.quotas);
-    let nodes = nodes_by_name(&inputs.nodes);
 
     // Free memory per node, consumed as VMs are placed.
     let mut free_memory: BTreeMap<String, i128> = inputs
@@ -450,6 +405,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             *free -= i128::from(pod_request(pod, "memory"));
         }
     }
+
+    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &free_memory);
 
     // In-flight migrations take slots.
     let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
@@ -675,8 +632,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
-                && let Err(message) =
-                    find_target(vmi, &node, pod_memory, inputs, &nodes, &free_memory)
+                && let Err(message) = search.find(vmi, &node, pod_memory)
             {
                 let explanation = format!(
                     "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
@@ -773,11 +729,9 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else {
-                match find_target(vmi, &node, pod_memory, inputs, &nodes, &free_memory) {
+                match search.find(vmi, &node, pod_memory) {
                     Ok(target) => {
-                        if let Some(free) = free_memory.get_mut(target) {
-                            *free -= i128::from(pod_memory);
-                        }
+                        search.consume(target, pod_memory);
                         plan.target = Some(target.to_string());
                         plan.estimate_seconds = transfer;
                         let est = transfer

@@ -7,9 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::{
-    Node, Pod, ResourceQuota, VirtualMachineInstance, VirtualMachineInstanceMigration,
-};
+use crate::model::{Pod, ResourceQuota, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
 /// Counts the work of joins: every object an index takes in, every lookup and every
@@ -194,17 +192,6 @@ pub fn quotas_by_namespace(quotas: &[ResourceQuota]) -> HashMap<&str, Vec<&Resou
             .push(q);
     }
     map
-}
-
-/// Nodes by name.
-pub fn nodes_by_name(nodes: &[Node]) -> HashMap<&str, &Node> {
-    nodes
-        .iter()
-        .map(|n| {
-            work::step(1);
-            (n.metadata.name.as_deref().unwrap_or(""), n)
-        })
-        .collect()
 }
 
 #[cfg(test)]
