@@ -226,6 +226,7 @@ fn pod_labels(p: &Pod) -> &BTreeMap<String, String> {
 }
 
 fn is_launcher_of(p: &Pod, vmi: &VirtualMachineInstance) -> bool {
+    work::step(1);
     let l = pod_labels(p);
     l.get(LAUNCHER_LABEL).map(String::as_str) == Some(LAUNCHER_VALUE)
         && vmi.uid().is_some()

@@ -65,6 +65,7 @@ fn pod_phase(pod: &Pod) -> Option<&str> {
 
 /// True when `pod` is a launcher pod of `vmi` (by the created-by label or `activePods`).
 pub fn belongs_to(pod: &Pod, vmi: &VirtualMachineInstance) -> bool {
+    super::index::work::step(1);
     let Some(vmi_uid) = vmi.uid() else {
         return false;
     };

@@ -148,6 +148,7 @@ pub fn static_fit(
     draining: &[String],
     source_model: Option<&str>,
 ) -> Option<Unfit> {
+    super::index::work::step(1);
     let name = node_name(node);
     if draining.iter().any(|d| d == name) {
         return Some(Unfit::BeingDrained);
