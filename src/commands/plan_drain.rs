@@ -9,8 +9,8 @@ use crate::cluster::{Kind, Query, list_as};
 use crate::context::Context;
 use crate::error::{Error, Result, exit};
 use crate::model::{
-    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, Quantity, ResourceQuota,
-    VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, PodFacts, Quantity,
+    ResourceQuota, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
 use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain};
@@ -46,7 +46,8 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
                 &all
             ),
             list_as::<Node>(src, Kind::Node, &all),
-            list_as::<Pod>(src, Kind::Pod, &all),
+            // Every pod of the cluster (node capacity): only the fields the plan reads.
+            list_as::<PodFacts>(src, Kind::Pod, &all),
             list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
             list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
             list_as::<Namespace>(src, Kind::Namespace, &all),
@@ -86,7 +87,7 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         vms,
         vmims,
         nodes,
-        pods,
+        pods: pods.into_iter().map(Pod::from).collect(),
         pdbs,
         quotas,
         namespaces,

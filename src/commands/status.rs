@@ -11,7 +11,9 @@ use crate::cluster::{Kind, Query, list_as};
 use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::model::vmi::{MigrationMode, MigrationState};
-use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::model::{
+    KubeVirt, Pod, PodFacts, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
 use crate::names::suggest;
 use crate::policy::budget::completion_budget_seconds;
 use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
@@ -59,13 +61,13 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
             Kind::VirtualMachineInstanceMigration,
             &scope_query
         ),
-        list_as::<Pod>(&ctx.source, Kind::Pod, &pod_query),
+        list_as::<PodFacts>(&ctx.source, Kind::Pod, &pod_query),
         list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
     )?;
     Ok(StatusInputs {
         vmis,
         vmims,
-        pods,
+        pods: pods.into_iter().map(Pod::from).collect(),
         kubevirt: kubevirts.into_iter().next(),
     })
 }

@@ -5,6 +5,7 @@
 //! from k8s-openapi.
 
 pub mod kubevirt;
+pub mod pod_facts;
 pub mod quantity;
 pub mod vm;
 pub mod vmi;
@@ -14,6 +15,7 @@ pub use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod, ResourceQuota}
 pub use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use kubevirt::{KubeVirt, MigrationConfig, MigrationPolicy};
+pub use pod_facts::PodFacts;
 pub use quantity::Quantity;
 pub use vm::VirtualMachine;
 pub use vmi::VirtualMachineInstance;
