@@ -607,6 +607,10 @@ fn vm(cfg: &Config, f: &VmiFacts) -> Value {
             "observedGeneration": 2, "runStrategy": "Always",
             "conditions": [{"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": BASE_TIME},
                 {"type": "LiveMigratable", "status": if f.migratable { "True" } else { "False" }, "lastProbeTime": null, "lastTransitionTime": null}]}});
+    if cfg.lean {
+        strip(&mut vm["spec"], &["template"]);
+        strip(&mut vm["metadata"], &["annotations", "finalizers"]);
+    }
     set_managed_fields(
         &mut vm["metadata"],
         managed_fields(
@@ -617,6 +621,15 @@ fn vm(cfg: &Config, f: &VmiFacts) -> Value {
         ),
     );
     vm
+}
+
+/// Removes fields (the lean profile).
+fn strip(object: &mut Value, fields: &[&str]) {
+    if let Some(map) = object.as_object_mut() {
+        for field in fields {
+            map.remove(*field);
+        }
+    }
 }
 
 fn migration_state(f: &VmiFacts, m: &MigrationFacts) -> Value {
@@ -728,6 +741,22 @@ fn vmi(cfg: &Config, f: &VmiFacts) -> Value {
     }
     if f.in_flight() {
         vmi["status"]["evacuationNodeName"] = json!(f.source_node);
+    }
+    if cfg.lean {
+        strip(
+            &mut vmi["status"],
+            &[
+                "guestOSInfo",
+                "interfaces",
+                "volumeStatus",
+                "phaseTransitionTimestamps",
+                "launcherContainerImageVersion",
+                "memory",
+                "currentCPUTopology",
+                "machine",
+            ],
+        );
+        strip(&mut vmi["metadata"], &["annotations", "finalizers"]);
     }
     set_managed_fields(
         &mut vmi["metadata"],
@@ -861,9 +890,39 @@ fn launcher_pod(cfg: &Config, f: &VmiFacts, target: bool) -> Value {
                 "containerID": format!("containerd://{:016x}{:016x}", rng.next(), rng.next()), "state": state}]);
     }
     if cfg.lean {
-        // Keep the shape that selectors and decisions read; drop the bulk.
-        pod["spec"]["containers"][0]["command"] = json!(["/usr/bin/virt-launcher-monitor"]);
-        pod["spec"]["containers"][0]["volumeMounts"] = json!([]);
+        // Keep what selectors and decisions read (labels, node, phase, requests); drop the bulk.
+        strip(&mut pod["metadata"], &["annotations", "generateName"]);
+        strip(
+            &mut pod["spec"],
+            &[
+                "volumes",
+                "tolerations",
+                "affinity",
+                "nodeSelector",
+                "readinessGates",
+                "securityContext",
+            ],
+        );
+        strip(&mut pod["status"], &["containerStatuses"]);
+        if let Some(containers) = pod["spec"]["containers"].as_array_mut() {
+            containers.truncate(1);
+            for c in containers {
+                strip(
+                    c,
+                    &[
+                        "command",
+                        "env",
+                        "volumeMounts",
+                        "volumeDevices",
+                        "securityContext",
+                        "image",
+                        "imagePullPolicy",
+                        "terminationMessagePath",
+                        "terminationMessagePolicy",
+                    ],
+                );
+            }
+        }
     }
     set_managed_fields(
         &mut pod["metadata"],
