@@ -249,7 +249,7 @@ pub fn vmi_facts(cfg: &Config, v: u64) -> VmiFacts {
         cpus: (size_gi / 2).clamp(1, 8),
         strategy,
         migratable,
-        workload: if v % 7 == 0 { "database" } else { "app" },
+        workload: if v.is_multiple_of(7) { "database" } else { "app" },
         os,
         ip,
         migration,
@@ -327,7 +327,7 @@ pub fn each_object(cfg: &Config, mut emit: impl FnMut(Value) -> io::Result<()>) 
     }
     for v in 0..cfg.vmis {
         let f = vmi_facts(cfg, v);
-        if v % PDB_EVERY == 0 {
+        if v.is_multiple_of(PDB_EVERY) {
             emit(pdb(&f, false))?;
         }
         if f.in_flight() {
@@ -499,7 +499,7 @@ fn namespace(cfg: &Config, i: u64) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": name, "uid": rng.uid(), "resourceVersion": rng.resource_version(),
             "creationTimestamp": "2026-01-15T08:00:00Z",
-            "labels": {"kubernetes.io/metadata.name": name, "tier": if i % 2 == 0 { "gold" } else { "silver" }}},
+            "labels": {"kubernetes.io/metadata.name": name, "tier": if i.is_multiple_of(2) { "gold" } else { "silver" }}},
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 }
 
@@ -1035,7 +1035,7 @@ fn events(cfg: &Config, f: &VmiFacts) -> Vec<Value> {
             at,
         )
     };
-    if !cfg.lean && f.index % 10 == 0 {
+    if !cfg.lean && f.index.is_multiple_of(10) {
         out.push(vmi(
             &mut rng,
             "SuccessfulCreate",
