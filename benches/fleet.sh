@@ -177,6 +177,7 @@ for n in "${sizes[@]}"; do
     esac
     if [ "$n" -gt 10000 ]; then target="< 3× file"; result=$(verdict "$rss_ratio" 3 strict); fi
     [ "$RC" -eq 124 ] && { rss_ratio="n/a (timeout)"; result=FAIL; }
+    [ "$RC" -gt 1 ] && [ "$RC" -ne 124 ] && [ "$result" != "-" ] && result=FAIL
     [ "$RC" -gt 1 ] && [ "$RC" -ne 124 ] && grep -qi "memory\|alloc" "$B/last.err" && RSS="over the ${MEM_CAP}-KB cap"
     row "offline $n: $name, peak RSS vs file" "$( [[ "$RSS" =~ ^[0-9]+$ ]] && human_kb "$RSS" || echo "$RSS")" "$(human_kb "$size_kb")" "$rss_ratio" "$target" "$result"
   done < <(commands "$n")
