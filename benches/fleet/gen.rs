@@ -249,7 +249,11 @@ pub fn vmi_facts(cfg: &Config, v: u64) -> VmiFacts {
         cpus: (size_gi / 2).clamp(1, 8),
         strategy,
         migratable,
-        workload: if v.is_multiple_of(7) { "database" } else { "app" },
+        workload: if v.is_multiple_of(7) {
+            "database"
+        } else {
+            "app"
+        },
         os,
         ip,
         migration,
