@@ -1,0 +1,240 @@
+//! Fleet scale, counted in requests rather than seconds (issue 9): each read-only command
+//! costs one paginated LIST per query (exactly `ceil(matching / 500)` pages, at least one),
+//! the same queries at 1,000 and 5,000 VMIs, and no per-VMI GETs or watches.
+//!
+//! The clusters come from the benchmark generator (benches/fleet/gen.rs, lean profile),
+//! served by the fake API server; the built `vmctl` runs against it.
+
+mod common;
+mod support;
+
+#[path = "../benches/fleet/gen.rs"]
+mod fleet;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use support::{FakeApiServer, RecordedRequest, http};
+
+const PAGE_SIZE: usize = 500;
+
+/// What one command asked of the server.
+#[derive(Debug, Default, PartialEq)]
+struct Work {
+    /// LIST requests per query (path + selectors): (pages requested, objects matching).
+    lists: BTreeMap<String, (usize, usize)>,
+    /// GETs of objects, as `kind namespace/name`.
+    gets: Vec<String>,
+    /// Anything else (watches, mutations, unknown paths).
+    other: Vec<String>,
+    total: usize,
+}
+
+impl Work {
+    fn pages(&self) -> usize {
+        self.lists.values().map(|(pages, _)| pages).sum()
+    }
+    /// The queries and GETs, without page counts: what must not depend on the fleet's size.
+    fn shape(&self) -> (Vec<String>, Vec<String>) {
+        (self.lists.keys().cloned().collect(), self.gets.clone())
+    }
+}
+
+/// The query string without `limit` and `continue`, in a stable form.
+fn selectors(r: &RecordedRequest) -> String {
+    let mut parts: Vec<&str> = r
+        .query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("limit=") && !p.starts_with("continue="))
+        .collect();
+    parts.sort_unstable();
+    parts.join("&")
+}
+
+/// How many objects the server holds for a query (one unpaginated LIST of our own).
+fn matching(server: &FakeApiServer, path: &str, query: &str) -> usize {
+    let path_and_query = if query.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{query}")
+    };
+    let response = http::get(&server.url(), &path_and_query);
+    let list: Value = response.json();
+    list["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("GET {path_and_query}: no items: {list}"))
+        .len()
+}
+
+fn work_of(server: &FakeApiServer, requests: &[RecordedRequest]) -> Work {
+    let mut work = Work {
+        total: requests.len(),
+        ..Work::default()
+    };
+    for r in requests {
+        match (r.verb, r.kind) {
+            ("list", Some(_)) => {
+                assert_eq!(
+                    r.param("limit"),
+                    Some("500"),
+                    "every LIST is paginated: {}",
+                    r.line()
+                );
+                let key = format!("{}?{}", r.path, selectors(r));
+                work.lists.entry(key).or_insert((0, 0)).0 += 1;
+            }
+            ("get", Some(kind)) => work.gets.push(format!(
+                "{} {}/{}",
+                kind.plural(),
+                r.namespace.as_deref().unwrap_or(""),
+                r.name.as_deref().unwrap_or("")
+            )),
+            _ => work.other.push(format!("{} {}", r.verb, r.line())),
+        }
+    }
+    let keys: Vec<String> = work.lists.keys().cloned().collect();
+    for key in keys {
+        let (path, query) = key.split_once('?').unwrap_or((key.as_str(), ""));
+        let n = matching(server, path, query);
+        if let Some(entry) = work.lists.get_mut(&key) {
+            entry.1 = n;
+        }
+    }
+    work
+}
+
+/// Runs vmctl against the server and returns what it asked, checking it succeeded (exit 0,
+/// or 1 for a finding such as a drain that would block).
+fn run(server: &FakeApiServer, kubeconfig: &Path, args: &[&str]) -> Work {
+    server.reset_requests();
+    let output = common::vmctl_live(kubeconfig, args);
+    let code = output.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "vmctl {args:?} exited {code:?}\nstderr: {}",
+        common::stderr(&output)
+    );
+    assert!(!output.stdout.is_empty(), "vmctl {args:?} printed nothing");
+    if args.contains(&"json") {
+        let parsed: Result<Value, _> = serde_json::from_slice(&output.stdout);
+        assert!(parsed.is_ok(), "vmctl {args:?}: stdout is not JSON");
+    }
+    let requests = server.requests();
+    work_of(server, &requests)
+}
+
+/// The page count every query must take, and nothing else.
+fn assert_pages_only(size: u64, what: &str, work: &Work) {
+    for (query, (pages, matching)) in &work.lists {
+        let expected = matching.div_ceil(PAGE_SIZE).max(1);
+        assert_eq!(
+            *pages, expected,
+            "{size} VMIs, {what}: LIST {query} took {pages} request(s) for {matching} matching objects (expected {expected} page(s) of {PAGE_SIZE})"
+        );
+    }
+    assert!(
+        work.other.is_empty(),
+        "{size} VMIs, {what}: unexpected requests (watches, mutations, discovery): {:?}",
+        work.other
+    );
+    assert!(
+        work.gets.len() <= 2,
+        "{size} VMIs, {what}: per-object GETs: {:?}",
+        work.gets
+    );
+    assert_eq!(work.total, work.pages() + work.gets.len());
+}
+
+struct Fleet {
+    size: u64,
+    server: FakeApiServer,
+    _dir: tempfile::TempDir,
+    kubeconfig: std::path::PathBuf,
+    explain: (String, String),
+}
+
+fn fleet(size: u64) -> Fleet {
+    let cfg = fleet::Config::new(size, size / 20, 42).lean();
+    // A VMI with a failed migration: explain reads its migration, pods and events.
+    let explain = fleet::notable_vmis(&cfg)
+        .into_iter()
+        .find(|(what, _, _)| *what == "failed-migration")
+        .map(|(_, ns, name)| (ns, name))
+        .expect("the generator makes a failed migration");
+    let server = FakeApiServer::start_blocking(fleet::objects(&cfg));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    Fleet {
+        size,
+        server,
+        _dir: dir,
+        kubeconfig,
+        explain,
+    }
+}
+
+fn commands(f: &Fleet) -> Vec<(&'static str, Work)> {
+    let (ns, name) = &f.explain;
+    let vm = format!("vm/{name}");
+    vec![
+        (
+            "status -A -o json",
+            run(&f.server, &f.kubeconfig, &["status", "-A", "-o", "json"]),
+        ),
+        (
+            "plan-drain node-7 -o json",
+            run(
+                &f.server,
+                &f.kubeconfig,
+                &["plan-drain", "node-7", "-o", "json"],
+            ),
+        ),
+        (
+            "explain vm/NAME",
+            run(&f.server, &f.kubeconfig, &["explain", &vm, "-n", ns]),
+        ),
+    ]
+}
+
+#[test]
+fn requests_per_command_are_pages_of_the_same_queries_at_1k_and_5k_vmis() {
+    let small = fleet(1_000);
+    let small_work = commands(&small);
+    drop(small);
+    let large = fleet(5_000);
+    let large_work = commands(&large);
+
+    for (size, works) in [(1_000, &small_work), (5_000, &large_work)] {
+        for (what, work) in works.iter() {
+            assert_pages_only(size, what, work);
+        }
+    }
+    for ((what, small), (_, large)) in small_work.iter().zip(large_work.iter()) {
+        // The same queries and GETs, whatever the fleet's size: only the pages grow.
+        assert_eq!(
+            small.shape(),
+            large.shape(),
+            "{what}: the queries differ between 1,000 and 5,000 VMIs"
+        );
+        assert_eq!(
+            large.total - small.total,
+            large.pages() - small.pages(),
+            "{what}: requests grew by more than pages"
+        );
+    }
+    // status -A lists every VMI: 1,000 VMIs are 2 pages, 5,000 are 10, so pagination is
+    // exercised, not assumed.
+    let vmi_pages = |works: &[(&str, Work)]| {
+        works[0]
+            .1
+            .lists
+            .iter()
+            .filter(|(q, _)| q.starts_with("/apis/kubevirt.io/v1/virtualmachineinstances?"))
+            .map(|(_, (pages, _))| *pages)
+            .sum::<usize>()
+    };
+    assert_eq!(vmi_pages(&small_work), 2, "{:?}", small_work[0].1.lists);
+    assert_eq!(vmi_pages(&large_work), 10, "{:?}", large_work[0].1.lists);
+    assert_eq!(large.size, 5_000);
+}
