@@ -413,8 +413,8 @@ impl View {
     }
 
     /// A watch's failure or recovery. Off a terminal one line on stderr; on one, it shows
-    /// in the next frame (the caller redraws). True if the frame changed.
-    fn watch_state<K>(&mut self, kind: Kind, change: &Change<K>) -> bool {
+    /// in the next frame (the caller redraws).
+    fn watch_state<K>(&mut self, kind: Kind, change: &Change<K>) {
         let now = Timestamp::now().strftime("%H:%M:%S");
         match change {
             Change::Reconnecting(r) => {
@@ -422,15 +422,13 @@ impl View {
                     eprintln!("[{now}] {}", printable(&r.to_string()));
                 }
                 self.reconnecting.insert(kind, r.clone());
-                true
             }
             Change::Recovered => {
                 if self.reconnecting.remove(&kind).is_some() && !self.tty {
                     eprintln!("[{now}] {kind} watch reconnected");
                 }
-                true
             }
-            _ => false,
+            _ => {}
         }
     }
 
@@ -640,5 +638,125 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         if ready.len() < 3 && dirty && view.tty {
             view.draw_waiting(&ready)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vmi(name: &str, migrating: bool) -> VirtualMachineInstance {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "status": {"nodeName": "node-1", "phase": "Running",
+                "activePods": {format!("pod-{name}"): "node-1"}}});
+        if migrating {
+            v["status"]["migrationState"] = json!({"sourceNode": "node-1", "targetNode": "node-2",
+                "startTimestamp": "2026-12-01T00:00:00Z"});
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn vmim(name: &str, vmi: &str, phase: &str) -> VirtualMachineInstanceMigration {
+        serde_json::from_value(
+            json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "spec": {"vmiName": vmi}, "status": {"phase": phase}}),
+        )
+        .unwrap()
+    }
+
+    fn pod(name: &str, uid: &str, labels: Value) -> Pod {
+        serde_json::from_value(
+            json!({"metadata": {"name": name, "namespace": "prod", "uid": uid,
+            "labels": labels}}),
+        )
+        .unwrap()
+    }
+
+    fn names(inputs: &StatusInputs) -> (Vec<&str>, Vec<&str>, Vec<String>) {
+        let mut pods: Vec<String> = inputs
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect();
+        pods.sort();
+        (
+            inputs.vmis.iter().map(|v| v.name()).collect(),
+            inputs.vmims.iter().map(|m| m.name()).collect(),
+            pods,
+        )
+    }
+
+    use serde_json::Value;
+
+    #[test]
+    fn only_vmis_in_flight_reach_the_report_with_their_pods() {
+        let mut m = Mirror::default();
+        m.apply_vmis(Change::Listed(
+            (0..100).map(|i| vmi(&format!("vm-{i}"), i == 7)).collect(),
+        ));
+        m.apply_pods(Change::Listed(vec![
+            pod(
+                "launcher-vm-3",
+                "pod-vm-3",
+                json!({"kubevirt.io/created-by": "uid-vm-3"}),
+            ),
+            // Found through status.activePods only.
+            pod("launcher-vm-7", "pod-vm-7", json!({})),
+            pod(
+                "launcher-vm-9",
+                "pod-vm-9",
+                json!({"kubevirt.io/created-by": "uid-vm-9"}),
+            ),
+        ]));
+        m.apply_vmims(Change::Listed(vec![
+            vmim("mig-a", "vm-3", "Running"),
+            vmim("old", "vm-9", "Succeeded"),
+        ]));
+        // The target pod, labelled by the migration's UID.
+        m.apply_pods(Change::Applied(pod(
+            "target-vm-3",
+            "pod-target",
+            json!({"kubevirt.io/migrationJobUID": "uid-mig-a"}),
+        )));
+        let inputs = m.in_flight(&[], None);
+        assert_eq!(
+            names(&inputs),
+            (
+                vec!["vm-3", "vm-7"],
+                vec!["mig-a"],
+                vec![
+                    "launcher-vm-3".into(),
+                    "launcher-vm-7".into(),
+                    "target-vm-3".into()
+                ]
+            )
+        );
+        let report = build_report(&inputs, Timestamp::now(), "test");
+        assert_eq!(report.migrations.len(), 1);
+
+        // The migration ends, the other VMI's state completes: nothing left in flight.
+        m.apply_vmims(Change::Applied(vmim("mig-a", "vm-3", "Succeeded")));
+        let mut done = vmi("vm-7", true);
+        if let Some(s) = done.status.migration_state.as_mut() {
+            s.completed = true;
+        }
+        m.apply_vmis(Change::Applied(done));
+        let inputs = m.in_flight(&[], None);
+        assert!(inputs.vmis.is_empty() && inputs.vmims.is_empty() && inputs.pods.is_empty());
+
+        // A deleted pod leaves every index; a re-list replaces everything.
+        m.apply_pods(Change::Deleted(pod("launcher-vm-3", "pod-vm-3", json!({}))));
+        assert!(!m.pods_by_uid.contains_key("pod-vm-3"));
+        assert!(
+            !m.pods_by_creator
+                .contains_key(&("prod".into(), "uid-vm-3".into()))
+        );
+        m.apply_vmims(Change::Listed(vec![vmim("mig-b", "vm-9", "Scheduling")]));
+        let inputs = m.in_flight(&["vm-9".into()], None);
+        assert_eq!(
+            names(&inputs),
+            (vec!["vm-9"], vec!["mig-b"], vec!["launcher-vm-9".into()])
+        );
+        assert!(m.in_flight(&["vm-3".into()], None).vmis.is_empty());
     }
 }
