@@ -162,9 +162,9 @@ fn first_frame_after_one_list_per_kind_then_watch_events_only() {
         w.out().contains("prod/mig-1 vmi=vm-0001 phase=Running")
     });
     assert!(
-        watcher
-            .err()
-            .contains(&format!("watching {VMIS} VMIs (all namespaces): 1 migrations")),
+        watcher.err().contains(&format!(
+            "watching {VMIS} VMIs (all namespaces): 1 migrations"
+        )),
         "{}",
         watcher.both()
     );
@@ -208,7 +208,10 @@ fn first_frame_after_one_list_per_kind_then_watch_events_only() {
     assert!(
         requests.len() <= 6,
         "an idle watch costs (nearly) nothing: {:?}",
-        requests.iter().map(RecordedRequest::line).collect::<Vec<_>>()
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
     );
 
     assert_eq!(watcher.interrupt(), Some(0));
@@ -239,7 +242,10 @@ fn a_410_relists_that_kind_once() {
         list_starts(&requests, Kind::VirtualMachineInstanceMigration),
         1,
         "{:?}",
-        requests.iter().map(RecordedRequest::line).collect::<Vec<_>>()
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
     );
     assert_eq!(list_starts(&requests, Kind::VirtualMachineInstance), 0);
     assert_eq!(list_starts(&requests, Kind::Pod), 0);
@@ -298,7 +304,10 @@ fn failing_watches_back_off_say_so_and_recover() {
     assert!(
         requests.iter().all(|r| !r.is_list()),
         "{:?}",
-        requests.iter().map(RecordedRequest::line).collect::<Vec<_>>()
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
     );
     server.add_object(vmim("mig-1", "vm-0001", "Succeeded"));
     watcher.wait_for("mig-1 ended", Duration::from_secs(10), |w| {

@@ -140,6 +140,13 @@ impl std::fmt::Display for Reconnecting {
     }
 }
 
+/// Drops what no caller reads and a real cluster makes large (managedFields are often
+/// half of an object), so a watch of 100,000 objects stays small.
+fn slim<K: Watchable>(mut object: K) -> K {
+    object.meta_mut().managed_fields = None;
+    object
+}
+
 type EventStream<K> = BoxStream<'static, watcher::Result<Event<K>>>;
 
 /// A watch of one kind that survives dropped connections, expired versions and outages.
@@ -259,15 +266,17 @@ impl<K: Watchable> Watch<K> {
                     self.buffer.clear();
                     self.lists += 1;
                 }
-                Some(Ok(Event::InitApply(object))) => self.buffer.push(object),
+                Some(Ok(Event::InitApply(object))) => self.buffer.push(slim(object)),
                 Some(Ok(Event::InitDone)) => {
                     self.listed_once = true;
                     let items = std::mem::take(&mut self.buffer);
                     return Ok(self.deliver(Change::Listed(items)));
                 }
-                Some(Ok(Event::Apply(object))) => return Ok(self.deliver(Change::Applied(object))),
+                Some(Ok(Event::Apply(object))) => {
+                    return Ok(self.deliver(Change::Applied(slim(object))));
+                }
                 Some(Ok(Event::Delete(object))) => {
-                    return Ok(self.deliver(Change::Deleted(object)));
+                    return Ok(self.deliver(Change::Deleted(slim(object))));
                 }
                 Some(Err(error)) => {
                     if let Some(change) = self.failed(error)? {

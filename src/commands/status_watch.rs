@@ -424,7 +424,8 @@ impl View {
                 self.reconnecting.insert(kind, r.clone());
             }
             Change::Recovered => {
-                if self.reconnecting.remove(&kind).is_some() && !self.tty {
+                let was_failing = self.reconnecting.remove(&kind).is_some();
+                if was_failing && !self.tty {
                     eprintln!("[{now}] {kind} watch reconnected");
                 }
             }
