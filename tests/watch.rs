@@ -329,3 +329,37 @@ fn ctrl_c_exits_promptly_in_the_middle_of_a_list() {
     assert!(!watcher.err().contains("watching "), "{}", watcher.both());
     assert_eq!(watcher.interrupt(), Some(0));
 }
+
+#[test]
+fn a_terminal_shows_the_table_and_a_failing_watch_in_the_frame() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    server.inject_fault(Fault::status(503).query("watch=true"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    // SIGINT after 3 s: the first frame, then a reconnecting line at least once.
+    let cmd = format!(
+        "timeout -s INT 3 {} --kubeconfig {} status --watch -A",
+        env!("CARGO_BIN_EXE_vmctl"),
+        kubeconfig.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("script(1) from bsdutils must be installed");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("\u{1b}[H"), "redrawn in place: {screen}");
+    assert!(
+        screen.contains("Migrations in flight (all namespaces)"),
+        "{screen}"
+    );
+    assert!(screen.contains("mig-1"), "{screen}");
+    assert!(
+        screen.contains("⚠ VirtualMachineInstanceMigration watch reconnecting… (attempt 1: 503"),
+        "{screen}"
+    );
+    // Backoff: a handful of attempts per watch in 3 s, not a loop.
+    let watches = server.count_requests(RecordedRequest::is_watch);
+    assert!((3..=12).contains(&watches), "{watches} watches");
+}
