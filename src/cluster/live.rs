@@ -34,6 +34,8 @@ pub struct LiveSource {
     client: kube::Client,
     default_namespace: String,
     cluster_url: String,
+    /// The client's read timeout: a watch must ask the server to end it before this.
+    read_timeout: Duration,
 }
 
 impl LiveSource {
@@ -61,7 +63,8 @@ impl LiveSource {
                 ))
             })?,
         };
-        config.read_timeout = Some(options.request_timeout.unwrap_or(Duration::from_secs(30)));
+        let read_timeout = options.request_timeout.unwrap_or(Duration::from_secs(30));
+        config.read_timeout = Some(read_timeout);
         config.connect_timeout = Some(Duration::from_secs(10));
         // vmctl retries reads itself (see `send`); kube's own retry would multiply the attempts.
         config.default_retry = false;
@@ -73,6 +76,7 @@ impl LiveSource {
             client,
             default_namespace,
             cluster_url,
+            read_timeout,
         })
     }
 
@@ -82,6 +86,13 @@ impl LiveSource {
 
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// How long a watch request may stay open: 25 s, and 5 s below the read timeout (an idle
+    /// watch would otherwise fail as a timed-out read).
+    pub fn watch_seconds(&self) -> u32 {
+        let below_timeout = self.read_timeout.as_secs().saturating_sub(5).max(1);
+        below_timeout.min(25) as u32
     }
 
     pub fn cluster_url(&self) -> &str {

@@ -33,8 +33,6 @@ use super::{Kind, Query};
 use crate::error::Result;
 use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
 
-/// How long the server keeps one watch request open (below the client's 30 s read timeout).
-pub const WATCH_SECONDS: u32 = 25;
 /// How long a watch keeps retrying without a single success before it gives up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(15 * 60);
 /// After a failure, a watch that stays open this long without a new error counts as back
@@ -182,7 +180,7 @@ impl<K: Watchable> Watch<K> {
         };
         let mut config = watcher::Config::default()
             .page_size(PAGE_SIZE)
-            .timeout(WATCH_SECONDS);
+            .timeout(live.watch_seconds());
         if !query.labels.is_empty() {
             config = config.labels(&query.labels.to_string());
         }
