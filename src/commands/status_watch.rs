@@ -93,9 +93,10 @@ fn slim_pod(pod: Pod) -> Pod {
 /// The watched objects, typed, with the indexes a redraw reads.
 #[derive(Default)]
 struct Mirror {
-    vmis: HashMap<Key, VirtualMachineInstance>,
-    vmims: HashMap<Key, VirtualMachineInstanceMigration>,
-    pods: HashMap<Key, Pod>,
+    // Boxed: a model object is kilobytes inline; the tables stay small and grow cheaply.
+    vmis: HashMap<Key, Box<VirtualMachineInstance>>,
+    vmims: HashMap<Key, Box<VirtualMachineInstanceMigration>>,
+    pods: HashMap<Key, Box<Pod>>,
     /// Names of non-final VMIMs by (namespace, spec.vmiName).
     active_vmims: HashMap<Key, BTreeSet<String>>,
     /// VMIs whose `status.migrationState` is not completed.
@@ -121,7 +122,7 @@ impl Mirror {
         } else {
             self.migrating_vmis.remove(&key);
         }
-        self.vmis.insert(key, vmi);
+        self.vmis.insert(key, Box::new(vmi));
     }
 
     fn remove_vmi(&mut self, key: &Key) {
@@ -134,7 +135,7 @@ impl Mirror {
             Change::Applied(v) => self.put_vmi(v),
             Change::Deleted(v) => self.remove_vmi(&key_of(&v.metadata)),
             Change::Listed(items) => {
-                self.vmis.clear();
+                self.vmis = HashMap::with_capacity(items.len());
                 self.migrating_vmis.clear();
                 for v in items {
                     self.put_vmi(v);
@@ -161,7 +162,7 @@ impl Mirror {
             let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
             index_insert(&mut self.active_vmims, vmi, &key.1);
         }
-        self.vmims.insert(key, vmim);
+        self.vmims.insert(key, Box::new(vmim));
     }
 
     fn apply_vmims(&mut self, change: Change<VirtualMachineInstanceMigration>) {
@@ -173,7 +174,7 @@ impl Mirror {
                 self.vmims.remove(&key);
             }
             Change::Listed(items) => {
-                self.vmims.clear();
+                self.vmims = HashMap::with_capacity(items.len());
                 self.active_vmims.clear();
                 for m in items {
                     self.put_vmim(m);
@@ -228,7 +229,7 @@ impl Mirror {
         if let Some(uid) = &pod.metadata.uid {
             self.pods_by_uid.insert(uid.clone(), key.clone());
         }
-        self.pods.insert(key, pod);
+        self.pods.insert(key, Box::new(pod));
     }
 
     fn apply_pods(&mut self, change: Change<Pod>) {
@@ -240,10 +241,10 @@ impl Mirror {
                 self.pods.remove(&key);
             }
             Change::Listed(items) => {
-                self.pods.clear();
+                self.pods = HashMap::with_capacity(items.len());
                 self.pods_by_creator.clear();
                 self.pods_by_job.clear();
-                self.pods_by_uid.clear();
+                self.pods_by_uid = HashMap::with_capacity(items.len());
                 for p in items {
                     self.put_pod(p);
                 }
@@ -281,7 +282,7 @@ impl Mirror {
                             pod_keys.insert((ns.clone(), pod.clone()));
                         }
                     }
-                    inputs.vmims.push(m.clone());
+                    inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
                 }
             }
             if let Some(uid) = vmi.uid() {
@@ -295,11 +296,11 @@ impl Mirror {
                     pod_keys.insert(k.clone());
                 }
             }
-            inputs.vmis.push(vmi.clone());
+            inputs.vmis.push(VirtualMachineInstance::clone(vmi));
         }
         inputs.pods = pod_keys
             .iter()
-            .filter_map(|k| self.pods.get(k).cloned())
+            .filter_map(|k| self.pods.get(k).map(|p| Pod::clone(p)))
             .collect();
         inputs
     }
