@@ -155,7 +155,9 @@ fn list_starts(requests: &[RecordedRequest], kind: Kind) -> usize {
 fn first_frame_after_one_list_per_kind_then_watch_events_only() {
     const VMIS: usize = 2000;
     let server = FakeApiServer::start_blocking(cluster(VMIS));
-    server.inject_fault(Fault::delayed(Duration::from_millis(20)));
+    // 300 ms a request: each list (4 pages) outlasts the view's 1 s tick, which must not
+    // cancel it (it used to restart the list from page 1 on every tick).
+    server.inject_fault(Fault::delayed(Duration::from_millis(300)));
     let watcher = Watcher::start(&server);
     watcher.wait_for_first_frame();
     watcher.wait_for("the migration in flight", Duration::from_secs(5), |w| {

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use super::status::{MigrationRow, StatusInputs, StatusReport, build_report};
 use crate::cli::StatusArgs;
 use crate::cluster::selector::{LabelRequirement, LabelSelector};
-use crate::cluster::watch::{Change, Reconnecting, Watch};
+use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
 use crate::cluster::{Kind, Query};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
@@ -75,18 +75,19 @@ fn index_remove(index: &mut HashMap<Key, BTreeSet<String>>, key: &Key, name: &st
 /// A launcher pod as far as `status::build_report` reads it: metadata, `spec.nodeName`,
 /// `status.phase` and `status.conditions`. Containers, volumes and container statuses are
 /// most of a pod's size, times 100,000 pods. (A test checks the report is unchanged.)
-fn slim_pod(pod: Pod) -> Pod {
-    Pod {
-        metadata: pod.metadata,
-        spec: pod.spec.map(|s| PodSpec {
-            node_name: s.node_name,
+fn slim_pod(pod: &mut Pod) {
+    if let Some(spec) = pod.spec.as_mut() {
+        *spec = PodSpec {
+            node_name: spec.node_name.take(),
             ..PodSpec::default()
-        }),
-        status: pod.status.map(|s| PodStatus {
-            phase: s.phase,
-            conditions: s.conditions,
+        };
+    }
+    if let Some(status) = pod.status.as_mut() {
+        *status = PodStatus {
+            phase: status.phase.take(),
+            conditions: status.conditions.take(),
             ..PodStatus::default()
-        }),
+        };
     }
 }
 
@@ -110,7 +111,7 @@ struct Mirror {
 
 impl Mirror {
     // ---- VMIs
-    fn put_vmi(&mut self, vmi: VirtualMachineInstance) {
+    fn put_vmi(&mut self, Boxed(vmi): Boxed<VirtualMachineInstance>) {
         let key = key_of(&vmi.metadata);
         if vmi
             .status
@@ -122,7 +123,7 @@ impl Mirror {
         } else {
             self.migrating_vmis.remove(&key);
         }
-        self.vmis.insert(key, Box::new(vmi));
+        self.vmis.insert(key, vmi);
     }
 
     fn remove_vmi(&mut self, key: &Key) {
@@ -130,10 +131,10 @@ impl Mirror {
         self.vmis.remove(key);
     }
 
-    fn apply_vmis(&mut self, change: Change<VirtualMachineInstance>) {
+    fn apply_vmis(&mut self, change: Change<Boxed<VirtualMachineInstance>>) {
         match change {
             Change::Applied(v) => self.put_vmi(v),
-            Change::Deleted(v) => self.remove_vmi(&key_of(&v.metadata)),
+            Change::Deleted(v) => self.remove_vmi(&key_of(&v.0.metadata)),
             Change::Listed(items) => {
                 self.vmis = HashMap::with_capacity(items.len());
                 self.migrating_vmis.clear();
@@ -155,21 +156,21 @@ impl Mirror {
         }
     }
 
-    fn put_vmim(&mut self, vmim: VirtualMachineInstanceMigration) {
+    fn put_vmim(&mut self, Boxed(vmim): Boxed<VirtualMachineInstanceMigration>) {
         let key = key_of(&vmim.metadata);
         self.unindex_vmim(&key);
         if !vmim.is_final() {
             let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
             index_insert(&mut self.active_vmims, vmi, &key.1);
         }
-        self.vmims.insert(key, Box::new(vmim));
+        self.vmims.insert(key, vmim);
     }
 
-    fn apply_vmims(&mut self, change: Change<VirtualMachineInstanceMigration>) {
+    fn apply_vmims(&mut self, change: Change<Boxed<VirtualMachineInstanceMigration>>) {
         match change {
             Change::Applied(m) => self.put_vmim(m),
             Change::Deleted(m) => {
-                let key = key_of(&m.metadata);
+                let key = key_of(&m.0.metadata);
                 self.unindex_vmim(&key);
                 self.vmims.remove(&key);
             }
@@ -208,8 +209,8 @@ impl Mirror {
         }
     }
 
-    fn put_pod(&mut self, pod: Pod) {
-        let pod = slim_pod(pod);
+    fn put_pod(&mut self, Boxed(mut pod): Boxed<Pod>) {
+        slim_pod(&mut pod);
         let key = key_of(&pod.metadata);
         self.unindex_pod(&key);
         if let Some(uid) = label(&pod.metadata, CREATED_BY_LABEL) {
@@ -229,14 +230,14 @@ impl Mirror {
         if let Some(uid) = &pod.metadata.uid {
             self.pods_by_uid.insert(uid.clone(), key.clone());
         }
-        self.pods.insert(key, Box::new(pod));
+        self.pods.insert(key, pod);
     }
 
-    fn apply_pods(&mut self, change: Change<Pod>) {
+    fn apply_pods(&mut self, change: Change<Boxed<Pod>>) {
         match change {
             Change::Applied(p) => self.put_pod(p),
             Change::Deleted(p) => {
-                let key = key_of(&p.metadata);
+                let key = key_of(&p.0.metadata);
                 self.unindex_pod(&key);
                 self.pods.remove(&key);
             }
@@ -561,9 +562,10 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         ));
     }
     let mut vmi_watch =
-        Watch::<VirtualMachineInstance>::new(live, &ctx.scope.query().with_labels(labels));
-    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &ctx.scope.query());
-    let mut pod_watch = Watch::<Pod>::new(
+        Watch::<Boxed<VirtualMachineInstance>>::new(live, &ctx.scope.query().with_labels(labels));
+    let mut vmim_watch =
+        Watch::<Boxed<VirtualMachineInstanceMigration>>::new(live, &ctx.scope.query());
+    let mut pod_watch = Watch::<Boxed<Pod>>::new(
         live,
         &ctx.scope
             .query()
@@ -667,7 +669,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
 mod tests {
     use super::*;
 
-    fn vmi(name: &str, migrating: bool) -> VirtualMachineInstance {
+    fn vmi(name: &str, migrating: bool) -> Boxed<VirtualMachineInstance> {
         let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
             "status": {"nodeName": "node-1", "phase": "Running",
                 "activePods": {format!("pod-{name}"): "node-1"}}});
@@ -678,7 +680,7 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn vmim(name: &str, vmi: &str, phase: &str) -> VirtualMachineInstanceMigration {
+    fn vmim(name: &str, vmi: &str, phase: &str) -> Boxed<VirtualMachineInstanceMigration> {
         serde_json::from_value(
             json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
             "spec": {"vmiName": vmi}, "status": {"phase": phase}}),
@@ -686,7 +688,7 @@ mod tests {
         .unwrap()
     }
 
-    fn pod(name: &str, uid: &str, labels: Value) -> Pod {
+    fn pod(name: &str, uid: &str, labels: Value) -> Boxed<Pod> {
         serde_json::from_value(
             json!({"metadata": {"name": name, "namespace": "prod", "uid": uid,
             "labels": labels}}),
@@ -750,7 +752,7 @@ mod tests {
         let now: Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
         let whole = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
         assert!(!whole["migrations"].as_array().unwrap().is_empty());
-        inputs.pods = inputs.pods.into_iter().map(slim_pod).collect();
+        inputs.pods.iter_mut().for_each(slim_pod);
         let slim = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
         assert_eq!(whole, slim);
     }
@@ -804,7 +806,7 @@ mod tests {
         // The migration ends, the other VMI's state completes: nothing left in flight.
         m.apply_vmims(Change::Applied(vmim("mig-a", "vm-3", "Succeeded")));
         let mut done = vmi("vm-7", true);
-        if let Some(s) = done.status.migration_state.as_mut() {
+        if let Some(s) = done.0.status.migration_state.as_mut() {
             s.completed = true;
         }
         m.apply_vmis(Change::Applied(done));
