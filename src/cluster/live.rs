@@ -9,10 +9,12 @@ use std::time::Duration;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::Request;
 use kube::core::params::{GetParams, ListParams};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Kind;
-use super::source::{Query, Source};
+use super::source::{Query, Source, object_label};
 use crate::error::{Error, Result};
 
 /// Page size for every list.
@@ -32,6 +34,8 @@ pub struct LiveSource {
     client: kube::Client,
     default_namespace: String,
     cluster_url: String,
+    /// The client's read timeout: a watch must ask the server to end it before this.
+    read_timeout: Duration,
 }
 
 impl LiveSource {
@@ -59,7 +63,8 @@ impl LiveSource {
                 ))
             })?,
         };
-        config.read_timeout = Some(options.request_timeout.unwrap_or(Duration::from_secs(30)));
+        let read_timeout = options.request_timeout.unwrap_or(Duration::from_secs(30));
+        config.read_timeout = Some(read_timeout);
         config.connect_timeout = Some(Duration::from_secs(10));
         // vmctl retries reads itself (see `send`); kube's own retry would multiply the attempts.
         config.default_retry = false;
@@ -71,6 +76,7 @@ impl LiveSource {
             client,
             default_namespace,
             cluster_url,
+            read_timeout,
         })
     }
 
@@ -80,6 +86,13 @@ impl LiveSource {
 
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// How long a watch request may stay open: 25 s, and 5 s below the read timeout (an idle
+    /// watch would otherwise fail as a timed-out read).
+    pub fn watch_seconds(&self) -> u32 {
+        let below_timeout = self.read_timeout.as_secs().saturating_sub(5).max(1);
+        below_timeout.min(25) as u32
     }
 
     pub fn cluster_url(&self) -> &str {
@@ -94,11 +107,35 @@ impl LiveSource {
         kind: Kind,
         request: http::Request<Vec<u8>>,
     ) -> Result<Option<Value>> {
+        match self.send_text(verb, kind, request).await? {
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| Error::Api {
+                    verb: verb.to_string(),
+                    resource: kind.plural().to_string(),
+                    status: None,
+                    message: format!(
+                        "the API server at {} answered with invalid JSON: {e}",
+                        self.cluster_url
+                    ),
+                    hints: vec![],
+                }),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Self::send`], answering the body's text (decoded by the caller, straight into its type).
+    pub(crate) async fn send_text(
+        &self,
+        verb: &str,
+        kind: Kind,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<Option<String>> {
         let mut attempt = 0;
         loop {
             let req = clone_request(&request);
-            match self.client.request::<Value>(req).await {
-                Ok(v) => return Ok(Some(v)),
+            match self.client.request_text(req).await {
+                Ok(text) => return Ok(Some(text)),
                 Err(kube::Error::Api(status)) if status.code == 404 && verb == "get" => {
                     return Ok(None);
                 }
@@ -177,7 +214,8 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
     }
 }
 
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+/// The innermost error's text ("Connection refused (os error 111)").
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut current = err;
     while let Some(next) = current.source() {
         current = next;
@@ -185,66 +223,132 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
+/// One page of a list, decoded straight into the item type: no `Value` per object.
+#[derive(Deserialize)]
+struct Page<T> {
+    #[serde(default)]
+    metadata: ListMeta,
+    /// `null` in some answers for an empty list.
+    #[serde(default = "none")]
+    items: Option<Vec<T>>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+    #[serde(default)]
+    resource_version: Option<String>,
+}
+
 impl LiveSource {
+    fn list_request(
+        kind: Kind,
+        query: &Query,
+        continue_token: Option<String>,
+    ) -> Result<http::Request<Vec<u8>>> {
+        let namespace = if kind.namespaced() {
+            query.namespace.as_deref()
+        } else {
+            None
+        };
+        let params = ListParams {
+            label_selector: (!query.labels.is_empty()).then(|| query.labels.to_string()),
+            field_selector: (!query.fields.is_empty()).then(|| query.fields.to_string()),
+            limit: Some(PAGE_SIZE),
+            continue_token,
+            ..Default::default()
+        };
+        Request::new(kind.collection_path(namespace))
+            .list(&params)
+            .map_err(|e| Error::Internal(format!("building list request: {e}")))
+    }
+
+    /// Lists all pages, decoding each page straight into `T`; also answers the list's
+    /// resourceVersion. `fill_type` adds `kind`/`apiVersion` to `Value` items (built-in
+    /// lists omit them per item, FACTS §11).
+    async fn list_pages<T: DeserializeOwned>(
+        &self,
+        kind: Kind,
+        query: &Query,
+        mut fill_type: impl FnMut(&mut T),
+    ) -> Result<(Vec<T>, String)> {
+        let mut items = Vec::new();
+        let mut version = String::new();
+        let mut continue_token: Option<String> = None;
+        loop {
+            let request = Self::list_request(kind, query, continue_token.take())?;
+            let text = self
+                .send_text("list", kind, request)
+                .await?
+                .unwrap_or_default();
+            let page: Page<T> = match serde_json::from_str(&text) {
+                Ok(page) => page,
+                Err(e) => return Err(self.page_error::<T>(kind, &text, e)),
+            };
+            for mut item in page.items.unwrap_or_default() {
+                fill_type(&mut item);
+                items.push(item);
+            }
+            if version.is_empty()
+                && let Some(rv) = page.metadata.resource_version
+            {
+                version = rv;
+            }
+            continue_token = page.metadata.continue_token.filter(|t| !t.is_empty());
+            if continue_token.is_none() {
+                return Ok((items, version));
+            }
+        }
+    }
+
+    /// A page that does not decode: name the first object that does not (as `decode` would),
+    /// else the page itself. Only on the error path does the page become `Value`s.
+    fn page_error<T: DeserializeOwned>(
+        &self,
+        kind: Kind,
+        text: &str,
+        error: serde_json::Error,
+    ) -> Error {
+        if let Ok(mut page) = serde_json::from_str::<Value>(text)
+            && let Some(Value::Array(items)) = page.get_mut("items").map(Value::take)
+        {
+            for mut item in items {
+                fill_kind(kind, &mut item);
+                if let Err(e) = T::deserialize(&item) {
+                    return Error::bad_input(object_label(kind, &item), e.to_string());
+                }
+            }
+        }
+        Error::bad_input(
+            format!("{} list from {}", kind, self.cluster_url),
+            error.to_string(),
+        )
+    }
+
     /// Lists (all pages) and returns the list's resourceVersion too, for a watch to start from.
     pub async fn list_with_version(
         &self,
         kind: Kind,
         query: &Query,
     ) -> Result<(Vec<Value>, String)> {
-        let namespace = if kind.namespaced() {
-            query.namespace.as_deref()
-        } else {
-            None
-        };
-        let path = kind.collection_path(namespace);
-        let mut items = Vec::new();
-        let mut version = String::new();
-        let mut continue_token: Option<String> = None;
-        loop {
-            let params = ListParams {
-                label_selector: (!query.labels.is_empty()).then(|| query.labels.to_string()),
-                field_selector: (!query.fields.is_empty()).then(|| query.fields.to_string()),
-                limit: Some(PAGE_SIZE),
-                continue_token: continue_token.clone(),
-                ..Default::default()
-            };
-            let request = Request::new(path.clone())
-                .list(&params)
-                .map_err(|e| Error::Internal(format!("building list request: {e}")))?;
-            let page = self
-                .send("list", kind, request)
-                .await?
-                .unwrap_or(Value::Null);
-            if let Some(Value::Array(page_items)) = page.get("items") {
-                for item in page_items {
-                    let mut item = item.clone();
-                    // Built-in lists omit kind/apiVersion per item (FACTS §11).
-                    if let Value::Object(map) = &mut item {
-                        map.entry("kind")
-                            .or_insert_with(|| Value::String(kind.name().into()));
-                        map.entry("apiVersion")
-                            .or_insert_with(|| Value::String(kind.api_version()));
-                    }
-                    items.push(item);
-                }
-            }
-            if version.is_empty()
-                && let Some(rv) = page
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-            {
-                version = rv.to_string();
-            }
-            continue_token = page
-                .pointer("/metadata/continue")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string);
-            if continue_token.is_none() {
-                return Ok((items, version));
-            }
-        }
+        self.list_pages(kind, query, |item: &mut Value| fill_kind(kind, item))
+            .await
+    }
+}
+
+/// Built-in lists omit kind/apiVersion per item (FACTS §11): put them back.
+fn fill_kind(kind: Kind, item: &mut Value) {
+    if let Value::Object(map) = item {
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.name().into()));
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(kind.api_version()));
     }
 }
 
@@ -255,17 +359,25 @@ impl Source for LiveSource {
             .map(|(items, _)| items)
     }
 
+    /// Decodes each page straight into `T` (the model types ignore `kind`/`apiVersion`).
+    async fn list_decoded<T: DeserializeOwned + Send>(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> Result<Vec<T>> {
+        self.list_pages(kind, query, |_: &mut T| {})
+            .await
+            .map(|(items, _)| items)
+    }
+
     async fn get(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<Option<Value>> {
         let namespace = if kind.namespaced() { namespace } else { None };
         let request = Request::new(kind.collection_path(namespace))
             .get(name, &GetParams::default())
             .map_err(|e| Error::Internal(format!("building get request: {e}")))?;
         let mut value = self.send("get", kind, request).await?;
-        if let Some(Value::Object(map)) = &mut value {
-            map.entry("kind")
-                .or_insert_with(|| Value::String(kind.name().into()));
-            map.entry("apiVersion")
-                .or_insert_with(|| Value::String(kind.api_version()));
+        if let Some(v) = &mut value {
+            fill_kind(kind, v);
         }
         Ok(value)
     }

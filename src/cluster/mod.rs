@@ -6,6 +6,7 @@ pub mod live;
 pub mod selector;
 pub mod snapshot;
 pub mod source;
+pub mod watch;
 
 pub use kinds::Kind;
 pub use source::{Query, Source, get_as, list_as};

@@ -233,8 +233,8 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     let by_name = |n: &str| -> Result<Query> {
         Query::namespace(Some(&namespace)).with_fields(&format!("metadata.name={n}"))
     };
-    let mut vmim_watch = Watch::new(live, Kind::VirtualMachineInstanceMigration, by_name(&name)?);
-    let mut vmi_watch = Watch::new(live, Kind::VirtualMachineInstance, by_name(&vmi_name)?);
+    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(&name)?);
+    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(&vmi_name)?);
     let mut current = vmim.clone();
     let mut vmi_now = vmi.clone();
     let mut gone = false;
@@ -293,26 +293,26 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
                 return Ok(exit::TIMEOUT);
             }
             change = vmim_watch.next() => match change? {
-                Change::Applied(v) => {
-                    if let Ok(m) = serde_json::from_value(v) { current = m; }
-                }
-                Change::Deleted(v) => {
-                    if let Ok(m) = serde_json::from_value(v) { current = m; }
+                Change::Applied(m) => current = m,
+                Change::Deleted(m) => {
+                    current = m;
                     gone = true;
                 }
                 Change::Listed(items) => match items.into_iter().next() {
-                    Some(v) => if let Ok(m) = serde_json::from_value(v) { current = m; },
+                    Some(m) => current = m,
                     None => gone = true,
                 },
+                Change::Reconnecting(_) | Change::Recovered => {}
             },
             change = vmi_watch.next() => match change? {
-                Change::Applied(v) => vmi_now = serde_json::from_value(v).ok().or(vmi_now.take()),
+                Change::Applied(v) => vmi_now = Some(v),
                 Change::Deleted(_) => vmi_now = None,
                 Change::Listed(items) => {
                     if let Some(v) = items.into_iter().next() {
-                        vmi_now = serde_json::from_value(v).ok().or(vmi_now.take());
+                        vmi_now = Some(v);
                     }
                 }
+                Change::Reconnecting(_) | Change::Recovered => {}
             },
         }
     }

@@ -851,12 +851,8 @@ async fn follow(
     let by_name = |n: &str| -> Result<Query> {
         Query::namespace(Some(namespace)).with_fields(&format!("metadata.name={n}"))
     };
-    let mut vmim_watch = Watch::new(
-        live,
-        Kind::VirtualMachineInstanceMigration,
-        by_name(vmim_name)?,
-    );
-    let mut vmi_watch = Watch::new(live, Kind::VirtualMachineInstance, by_name(name)?);
+    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(vmim_name)?);
+    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(name)?);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let ctrl_c = tokio::signal::ctrl_c();
@@ -916,21 +912,23 @@ async fn follow(
                 }
             } => return Ok(Ending::TimedOut),
             change = vmim_watch.next() => match change? {
-                Change::Applied(v) => f.vmim = serde_json::from_value(v).ok().or(f.vmim.take()),
+                Change::Applied(m) => f.vmim = Some(m),
                 Change::Deleted(_) => f.vmim_deleted = true,
                 Change::Listed(items) => match items.into_iter().next() {
-                    Some(v) => f.vmim = serde_json::from_value(v).ok().or(f.vmim.take()),
+                    Some(m) => f.vmim = Some(m),
                     None => f.vmim_deleted = true,
                 },
+                Change::Reconnecting(_) | Change::Recovered => {}
             },
             change = vmi_watch.next() => match change? {
-                Change::Applied(v) => f.vmi = serde_json::from_value(v).ok().or(f.vmi.take()),
+                Change::Applied(v) => f.vmi = Some(v),
                 Change::Deleted(_) => f.vmi = None,
                 Change::Listed(items) => {
                     if let Some(v) = items.into_iter().next() {
-                        f.vmi = serde_json::from_value(v).ok().or(f.vmi.take());
+                        f.vmi = Some(v);
                     }
                 }
+                Change::Reconnecting(_) | Change::Recovered => {}
             },
             _ = tick.tick() => {
                 let now_ms = started.elapsed().as_millis() as u64;

@@ -1,65 +1,317 @@
 //! `vmctl status --watch`: a live view of the migrations in flight, fed by watches.
 //!
-//! Three watches (VMIs, VMIMs, launcher pods in scope) keep a local copy of the cluster;
-//! every change re-derives the rows with `status::build_report` (the same rows `status`
-//! prints). A watch that drops resumes from its resourceVersion; 410 Gone re-lists. On a
-//! terminal the table is redrawn in place; off a terminal each change is one line.
+//! Three watches (VMIs, VMIMs, launcher pods in scope; `cluster::watch`) keep a local copy
+//! of the cluster, decoded once per event and keyed by (namespace, name). Indexes name the
+//! few objects that matter: VMIs with a non-final VMIM or an unfinished
+//! `status.migrationState`, their VMIMs, and their launcher pods (label
+//! `kubevirt.io/created-by`, `status.activePods`, `kubevirt.io/migrationJobUID`). Each redraw
+//! runs `status::build_report` (the same rows `status` prints) on those alone, so it costs
+//! O(migrations in flight), not O(VMIs).
+//!
+//! The first frame is drawn once the three initial lists (and the KubeVirt CR) are in. A
+//! watch that drops resumes from its resourceVersion; 410 Gone re-lists; errors back off
+//! and retry for minutes. On a terminal the table is redrawn in place (changes, and a 1 s
+//! tick for elapsed times), with a "reconnecting…" line in the frame while a watch fails.
+//! Off a terminal each change of a migration is one line on stdout; the start
+//! ("watching …", when the first frame is ready) and "reconnecting…"/"reconnected" lines go
+//! to stderr, so stdout stays one record per line for `-o json`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::json;
+use tokio::time::Instant;
 
 use super::status::{MigrationRow, StatusInputs, StatusReport, build_report};
 use crate::cli::StatusArgs;
 use crate::cluster::selector::{LabelRequirement, LabelSelector};
+use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
 use crate::cluster::{Kind, Query};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::kubevirt::{Change, Watch};
-use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
+use crate::model::{
+    KubeVirt, ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+use crate::policy::pods::{
+    CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_JOB_UID_LABEL,
+};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout};
+use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
 
-/// The objects of one kind, as the watch last reported them.
+/// A redraw on a terminal at most this often (changes in between are drawn together).
+const TTY_REDRAW_EVERY: Duration = Duration::from_millis(100);
+
+/// (namespace, name).
+type Key = (String, String);
+
+fn key_of(meta: &ObjectMeta) -> Key {
+    (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+fn label<'a>(meta: &'a ObjectMeta, name: &str) -> Option<&'a str> {
+    meta.labels.as_ref()?.get(name).map(String::as_str)
+}
+
+/// Adds or removes `name` in the set at `key`, dropping empty sets.
+fn index_insert(index: &mut HashMap<Key, BTreeSet<String>>, key: Key, name: &str) {
+    index.entry(key).or_default().insert(name.to_string());
+}
+
+fn index_remove(index: &mut HashMap<Key, BTreeSet<String>>, key: &Key, name: &str) {
+    if let Some(set) = index.get_mut(key) {
+        set.remove(name);
+        if set.is_empty() {
+            index.remove(key);
+        }
+    }
+}
+
+/// A launcher pod as far as `status::build_report` reads it: metadata, `spec.nodeName`,
+/// `status.phase` and `status.conditions`. Containers, volumes and container statuses are
+/// most of a pod's size, times 100,000 pods. (A test checks the report is unchanged.)
+fn slim_pod(pod: &mut Pod) {
+    if let Some(spec) = pod.spec.as_mut() {
+        *spec = PodSpec {
+            node_name: spec.node_name.take(),
+            ..PodSpec::default()
+        };
+    }
+    if let Some(status) = pod.status.as_mut() {
+        *status = PodStatus {
+            phase: status.phase.take(),
+            conditions: status.conditions.take(),
+            ..PodStatus::default()
+        };
+    }
+}
+
+/// The watched objects, typed, with the indexes a redraw reads.
 #[derive(Default)]
-struct Store {
-    objects: BTreeMap<(String, String), Value>,
+struct Mirror {
+    // Boxed: a model object is kilobytes inline; the tables stay small and grow cheaply.
+    vmis: HashMap<Key, Box<VirtualMachineInstance>>,
+    vmims: HashMap<Key, Box<VirtualMachineInstanceMigration>>,
+    pods: HashMap<Key, Box<Pod>>,
+    /// Names of non-final VMIMs by (namespace, spec.vmiName).
+    active_vmims: HashMap<Key, BTreeSet<String>>,
+    /// VMIs whose `status.migrationState` is not completed.
+    migrating_vmis: BTreeSet<Key>,
+    /// Pod names by (namespace, `kubevirt.io/created-by`) and (namespace, migrationJobUID).
+    pods_by_creator: HashMap<Key, BTreeSet<String>>,
+    pods_by_job: HashMap<Key, BTreeSet<String>>,
+    /// Pod UID -> (namespace, name), for `status.activePods`.
+    pods_by_uid: HashMap<String, Key>,
 }
 
-fn key(v: &Value) -> (String, String) {
-    let s = |p: &str| {
-        v.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    (s("/metadata/namespace"), s("/metadata/name"))
-}
+impl Mirror {
+    // ---- VMIs
+    fn put_vmi(&mut self, Boxed(vmi): Boxed<VirtualMachineInstance>) {
+        let key = key_of(&vmi.metadata);
+        if vmi
+            .status
+            .migration_state
+            .as_ref()
+            .is_some_and(|s| !s.completed)
+        {
+            self.migrating_vmis.insert(key.clone());
+        } else {
+            self.migrating_vmis.remove(&key);
+        }
+        self.vmis.insert(key, vmi);
+    }
 
-impl Store {
-    fn apply(&mut self, change: Change) {
+    fn remove_vmi(&mut self, key: &Key) {
+        self.migrating_vmis.remove(key);
+        self.vmis.remove(key);
+    }
+
+    fn apply_vmis(&mut self, change: Change<Boxed<VirtualMachineInstance>>) {
         match change {
-            Change::Applied(v) => {
-                self.objects.insert(key(&v), v);
-            }
-            Change::Deleted(v) => {
-                self.objects.remove(&key(&v));
-            }
+            Change::Applied(v) => self.put_vmi(v),
+            Change::Deleted(v) => self.remove_vmi(&key_of(&v.0.metadata)),
             Change::Listed(items) => {
-                self.objects = items.into_iter().map(|v| (key(&v), v)).collect();
+                self.vmis = HashMap::with_capacity(items.len());
+                self.migrating_vmis.clear();
+                for v in items {
+                    self.put_vmi(v);
+                }
             }
+            Change::Reconnecting(_) | Change::Recovered => {}
         }
     }
 
-    fn decoded<T: serde::de::DeserializeOwned>(&self) -> Vec<T> {
-        self.objects
-            .values()
-            .filter_map(|v| serde_json::from_value(v.clone()).ok())
-            .collect()
+    // ---- VMIMs
+    fn unindex_vmim(&mut self, key: &Key) {
+        if let Some(old) = self.vmims.get(key)
+            && !old.is_final()
+        {
+            let vmi = (key.0.clone(), old.spec.vmi_name.clone());
+            index_remove(&mut self.active_vmims, &vmi, &key.1);
+        }
     }
+
+    fn put_vmim(&mut self, Boxed(vmim): Boxed<VirtualMachineInstanceMigration>) {
+        let key = key_of(&vmim.metadata);
+        self.unindex_vmim(&key);
+        if !vmim.is_final() {
+            let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
+            index_insert(&mut self.active_vmims, vmi, &key.1);
+        }
+        self.vmims.insert(key, vmim);
+    }
+
+    fn apply_vmims(&mut self, change: Change<Boxed<VirtualMachineInstanceMigration>>) {
+        match change {
+            Change::Applied(m) => self.put_vmim(m),
+            Change::Deleted(m) => {
+                let key = key_of(&m.0.metadata);
+                self.unindex_vmim(&key);
+                self.vmims.remove(&key);
+            }
+            Change::Listed(items) => {
+                self.vmims = HashMap::with_capacity(items.len());
+                self.active_vmims.clear();
+                for m in items {
+                    self.put_vmim(m);
+                }
+            }
+            Change::Reconnecting(_) | Change::Recovered => {}
+        }
+    }
+
+    // ---- launcher pods
+    fn unindex_pod(&mut self, key: &Key) {
+        let Some(old) = self.pods.get(key) else {
+            return;
+        };
+        if let Some(uid) = label(&old.metadata, CREATED_BY_LABEL) {
+            index_remove(
+                &mut self.pods_by_creator,
+                &(key.0.clone(), uid.to_string()),
+                &key.1,
+            );
+        }
+        if let Some(uid) = label(&old.metadata, MIGRATION_JOB_UID_LABEL) {
+            index_remove(
+                &mut self.pods_by_job,
+                &(key.0.clone(), uid.to_string()),
+                &key.1,
+            );
+        }
+        if let Some(uid) = &old.metadata.uid {
+            self.pods_by_uid.remove(uid);
+        }
+    }
+
+    fn put_pod(&mut self, Boxed(mut pod): Boxed<Pod>) {
+        slim_pod(&mut pod);
+        let key = key_of(&pod.metadata);
+        self.unindex_pod(&key);
+        if let Some(uid) = label(&pod.metadata, CREATED_BY_LABEL) {
+            index_insert(
+                &mut self.pods_by_creator,
+                (key.0.clone(), uid.to_string()),
+                &key.1,
+            );
+        }
+        if let Some(uid) = label(&pod.metadata, MIGRATION_JOB_UID_LABEL) {
+            index_insert(
+                &mut self.pods_by_job,
+                (key.0.clone(), uid.to_string()),
+                &key.1,
+            );
+        }
+        if let Some(uid) = &pod.metadata.uid {
+            self.pods_by_uid.insert(uid.clone(), key.clone());
+        }
+        self.pods.insert(key, pod);
+    }
+
+    fn apply_pods(&mut self, change: Change<Boxed<Pod>>) {
+        match change {
+            Change::Applied(p) => self.put_pod(p),
+            Change::Deleted(p) => {
+                let key = key_of(&p.0.metadata);
+                self.unindex_pod(&key);
+                self.pods.remove(&key);
+            }
+            Change::Listed(items) => {
+                self.pods = HashMap::with_capacity(items.len());
+                self.pods_by_creator.clear();
+                self.pods_by_job.clear();
+                self.pods_by_uid = HashMap::with_capacity(items.len());
+                for p in items {
+                    self.put_pod(p);
+                }
+            }
+            Change::Reconnecting(_) | Change::Recovered => {}
+        }
+    }
+
+    /// The inputs of `build_report` for the VMIs with a migration in flight (and only those):
+    /// O(migrations in flight), whatever the size of the cluster.
+    fn in_flight(&self, names: &[String], kubevirt: Option<KubeVirt>) -> StatusInputs {
+        let keys: BTreeSet<&Key> = self
+            .active_vmims
+            .keys()
+            .chain(self.migrating_vmis.iter())
+            .filter(|(_, name)| names.is_empty() || names.iter().any(|n| n == name))
+            .collect();
+        let mut inputs = StatusInputs {
+            vmis: Vec::new(),
+            vmims: Vec::new(),
+            pods: Vec::new(),
+            kubevirt,
+        };
+        let mut pod_keys: BTreeSet<Key> = BTreeSet::new();
+        for key in keys {
+            let Some(vmi) = self.vmis.get(key) else {
+                continue;
+            };
+            let ns = &key.0;
+            for name in self.active_vmims.get(key).into_iter().flatten() {
+                if let Some(m) = self.vmims.get(&(ns.clone(), name.clone())) {
+                    if let Some(uid) = m.uid() {
+                        let job = (ns.clone(), uid.to_string());
+                        for pod in self.pods_by_job.get(&job).into_iter().flatten() {
+                            pod_keys.insert((ns.clone(), pod.clone()));
+                        }
+                    }
+                    inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
+                }
+            }
+            if let Some(uid) = vmi.uid() {
+                let creator = (ns.clone(), uid.to_string());
+                for pod in self.pods_by_creator.get(&creator).into_iter().flatten() {
+                    pod_keys.insert((ns.clone(), pod.clone()));
+                }
+            }
+            for pod_uid in vmi.status.active_pods.keys() {
+                if let Some(k) = self.pods_by_uid.get(pod_uid) {
+                    pod_keys.insert(k.clone());
+                }
+            }
+            inputs.vmis.push(VirtualMachineInstance::clone(vmi));
+        }
+        inputs.pods = pod_keys
+            .iter()
+            .filter_map(|k| self.pods.get(k).map(|p| Pod::clone(p)))
+            .collect();
+        inputs
+    }
+}
+
+/// Control bytes from the server never reach the terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn progress_cell(report: &StatusReport, m: &MigrationRow) -> String {
@@ -100,11 +352,22 @@ fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
     )
 }
 
-fn render_table(report: &StatusReport, style: Style, scope: &str, now: Timestamp) -> String {
+fn render_table(
+    report: &StatusReport,
+    style: Style,
+    scope: &str,
+    now: Timestamp,
+    notes: &[String],
+) -> String {
     let mut out = format!(
-        "Migrations in flight ({scope}) · {} · watching (Ctrl-C to stop)\n\n",
+        "Migrations in flight ({scope}) · {} · watching (Ctrl-C to stop)\n",
         now.strftime("%H:%M:%S")
     );
+    for note in notes {
+        out.push_str(note);
+        out.push('\n');
+    }
+    out.push('\n');
     if report.migrations.is_empty() {
         out.push_str("No migrations in flight.\n");
         return out;
@@ -154,6 +417,134 @@ fn render_table(report: &StatusReport, style: Style, scope: &str, now: Timestamp
     out
 }
 
+/// What the loop shows besides the report: the watches' failures, and how far along it is.
+struct View {
+    tty: bool,
+    scope: String,
+    reconnecting: BTreeMap<Kind, Reconnecting>,
+    /// Off a terminal: the last line printed per migration, to print changes only.
+    last_lines: BTreeMap<String, String>,
+}
+
+impl View {
+    fn notes(&self) -> Vec<String> {
+        self.reconnecting
+            .values()
+            .map(|r| format!("⚠ {}", printable(&r.to_string())))
+            .collect()
+    }
+
+    /// A watch's failure or recovery. Off a terminal one line on stderr; on one, it shows
+    /// in the next frame (the caller redraws).
+    fn watch_state<K>(&mut self, kind: Kind, change: &Change<K>) {
+        let now = Timestamp::now().strftime("%H:%M:%S");
+        match change {
+            Change::Reconnecting(r) => {
+                if !self.tty {
+                    eprintln!("[{now}] {}", printable(&r.to_string()));
+                }
+                self.reconnecting.insert(kind, r.clone());
+            }
+            Change::Recovered => {
+                let was_failing = self.reconnecting.remove(&kind).is_some();
+                if was_failing && !self.tty {
+                    eprintln!("[{now}] {kind} watch reconnected");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before the first frame, on a terminal: what it is waiting for.
+    fn draw_waiting(&self, ready: &BTreeSet<Kind>) -> Result<()> {
+        if !self.tty {
+            return Ok(());
+        }
+        let waiting: Vec<&str> = [
+            (Kind::VirtualMachineInstance, "VMIs"),
+            (Kind::VirtualMachineInstanceMigration, "migrations"),
+            (Kind::Pod, "launcher pods"),
+        ]
+        .iter()
+        .filter(|(k, _)| !ready.contains(k))
+        .map(|(_, what)| *what)
+        .collect();
+        let mut out = format!(
+            "\x1b[H\x1b[2JMigrations in flight ({}) · listing {}… (Ctrl-C to stop)\n",
+            self.scope,
+            waiting.join(", ")
+        );
+        for note in self.notes() {
+            out.push_str(&note);
+            out.push('\n');
+        }
+        write_stdout(&out)
+    }
+
+    fn draw(
+        &mut self,
+        ctx: &Context,
+        report: &StatusReport,
+        mirror: &Mirror,
+        now: Timestamp,
+    ) -> Result<()> {
+        if self.tty {
+            return write_stdout(&format!(
+                "\x1b[H\x1b[2J{}",
+                render_table(report, ctx.style, &self.scope, now, &self.notes())
+            ));
+        }
+        // Off a terminal: one line per change of a migration (and when it ends).
+        let mut seen = BTreeSet::new();
+        for m in &report.migrations {
+            let id = format!("{}/{}", m.namespace, m.name);
+            seen.insert(id.clone());
+            let signature = format!(
+                "{}|{:?}|{:?}|{:?}|{}",
+                m.phase, m.target_node, m.mode, m.live_pod, m.waiting_for
+            );
+            if self.last_lines.get(&id) != Some(&signature) {
+                self.last_lines.insert(id, signature);
+                let line = match ctx.output {
+                    OutputFormat::Json | OutputFormat::Yaml => json!({
+                        "time": now.to_string(), "namespace": m.namespace, "migration": m.name,
+                        "vmi": m.vmi, "phase": m.phase, "sourceNode": m.source_node,
+                        "targetNode": m.target_node, "mode": m.mode, "livePod": m.live_pod,
+                        "progress": progress_cell(report, m)})
+                    .to_string(),
+                    _ => format!("[{}] {}", now.strftime("%H:%M:%S"), row_line(report, m)),
+                };
+                write_stdout(&format!("{line}\n"))?;
+            }
+        }
+        let ended: Vec<String> = self
+            .last_lines
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect();
+        for id in ended {
+            self.last_lines.remove(&id);
+            let (ns, name) = id.split_once('/').unwrap_or(("", id.as_str()));
+            let phase = mirror
+                .vmims
+                .get(&(ns.to_string(), name.to_string()))
+                .map(|m| m.phase().as_str().to_string())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "gone (deleted)".into());
+            let line = match ctx.output {
+                OutputFormat::Json | OutputFormat::Yaml => json!({
+                    "time": now.to_string(), "namespace": ns, "migration": name,
+                    "phase": phase, "ended": true})
+                .to_string(),
+                _ => format!("[{}] {id} ended: {phase}", now.strftime("%H:%M:%S")),
+            };
+            write_stdout(&format!("{line}\n"))?;
+        }
+        Ok(())
+    }
+}
+
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     let AnySource::Live(live) = &ctx.source else {
         return Err(Error::usage(
@@ -170,117 +561,271 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
             node.clone(),
         ));
     }
-    let mut vmi_watch = Watch::new(
+    let mut vmi_watch =
+        Watch::<Boxed<VirtualMachineInstance>>::new(live, &ctx.scope.query().with_labels(labels));
+    let mut vmim_watch =
+        Watch::<Boxed<VirtualMachineInstanceMigration>>::new(live, &ctx.scope.query());
+    let mut pod_watch = Watch::<Boxed<Pod>>::new(
         live,
-        Kind::VirtualMachineInstance,
-        ctx.scope.query().with_labels(labels),
-    );
-    let mut vmim_watch = Watch::new(
-        live,
-        Kind::VirtualMachineInstanceMigration,
-        ctx.scope.query(),
-    );
-    let mut pod_watch = Watch::new(
-        live,
-        Kind::Pod,
-        ctx.scope
+        &ctx.scope
             .query()
             .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
     );
-    let kubevirt: Option<crate::model::KubeVirt> =
-        crate::cluster::list_as(&ctx.source, Kind::KubeVirt, &Query::all())
-            .await?
-            .into_iter()
-            .next();
-    let (mut vmis, mut vmims, mut pods) = (Store::default(), Store::default(), Store::default());
-    let tty = std::io::stdout().is_terminal() && !ctx.output.is_structured();
-    let scope = match ctx.scope.namespace() {
-        Some(ns) => format!("namespace {ns}"),
-        None => "all namespaces".into(),
+    // Read alongside the three lists (not before them), for the completion budgets.
+    let all = Query::all();
+    let kubevirt_list = crate::cluster::list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &all);
+    tokio::pin!(kubevirt_list);
+    let mut kubevirt: Option<Option<KubeVirt>> = None;
+
+    let mut mirror = Mirror::default();
+    let mut view = View {
+        tty: std::io::stdout().is_terminal() && !ctx.output.is_structured(),
+        scope: match ctx.scope.namespace() {
+            Some(ns) => format!("namespace {ns}"),
+            None => "all namespaces".into(),
+        },
+        reconnecting: BTreeMap::new(),
+        last_lines: BTreeMap::new(),
     };
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    // Redraws elapsed times; never interrupts a list (the watches keep their work in flight).
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut last_lines: BTreeMap<String, String> = BTreeMap::new();
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut ready: BTreeSet<Kind> = BTreeSet::new();
+    let mut first_frame = true;
+    // A frame is due (something changed); on a terminal drawn at most every TTY_REDRAW_EVERY.
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    view.draw_waiting(&ready)?;
     loop {
+        let redraw_at = match last_draw {
+            Some(t) if view.tty => t + TTY_REDRAW_EVERY,
+            _ => Instant::now(),
+        };
+        let can_draw = dirty && ready.len() == 3 && kubevirt.is_some();
         tokio::select! {
             _ = &mut ctrl_c => {
-                if tty { write_stdout("\n")?; }
+                if view.tty { write_stdout("\n")?; }
                 return Ok(exit::OK);
             }
-            c = vmi_watch.next() => { vmis.apply(c?); ready.insert(Kind::VirtualMachineInstance); }
-            c = vmim_watch.next() => { vmims.apply(c?); ready.insert(Kind::VirtualMachineInstanceMigration); }
-            c = pod_watch.next() => { pods.apply(c?); ready.insert(Kind::Pod); }
-            _ = tick.tick() => {}
-        }
-        if ready.len() < 3 {
-            continue;
-        }
-        let mut inputs = StatusInputs {
-            vmis: vmis.decoded(),
-            vmims: vmims.decoded(),
-            pods: pods.decoded(),
-            kubevirt: kubevirt.clone(),
-        };
-        if !args.names.is_empty() {
-            inputs
-                .vmis
-                .retain(|v| args.names.iter().any(|n| n == v.name()));
-        }
-        let now = Timestamp::now();
-        let report = build_report(&inputs, now, &ctx.source_description());
-        if tty {
-            write_stdout(&format!(
-                "\x1b[H\x1b[2J{}",
-                render_table(&report, ctx.style, &scope, now)
-            ))?;
-            continue;
-        }
-        // Off a terminal: one line per change of a migration (and when it ends).
-        let mut seen = BTreeSet::new();
-        for m in &report.migrations {
-            let id = format!("{}/{}", m.namespace, m.name);
-            seen.insert(id.clone());
-            let signature = format!(
-                "{}|{:?}|{:?}|{:?}|{}",
-                m.phase, m.target_node, m.mode, m.live_pod, m.waiting_for
-            );
-            if last_lines.get(&id) != Some(&signature) {
-                last_lines.insert(id, signature);
-                let line = match ctx.output {
-                    OutputFormat::Json | OutputFormat::Yaml => json!({
-                        "time": now.to_string(), "namespace": m.namespace, "migration": m.name,
-                        "vmi": m.vmi, "phase": m.phase, "sourceNode": m.source_node,
-                        "targetNode": m.target_node, "mode": m.mode, "livePod": m.live_pod,
-                        "progress": progress_cell(&report, m)})
-                    .to_string(),
-                    _ => format!("[{}] {}", now.strftime("%H:%M:%S"), row_line(&report, m)),
-                };
-                write_stdout(&format!("{line}\n"))?;
+            k = &mut kubevirt_list, if kubevirt.is_none() => {
+                kubevirt = Some(k?.into_iter().next());
+                dirty = true;
+            }
+            c = vmi_watch.next() => {
+                let c = c?;
+                let listed = matches!(c, Change::Listed(_));
+                view.watch_state(Kind::VirtualMachineInstance, &c);
+                mirror.apply_vmis(c);
+                if listed { ready.insert(Kind::VirtualMachineInstance); }
+                dirty = true;
+            }
+            c = vmim_watch.next() => {
+                let c = c?;
+                let listed = matches!(c, Change::Listed(_));
+                view.watch_state(Kind::VirtualMachineInstanceMigration, &c);
+                mirror.apply_vmims(c);
+                if listed { ready.insert(Kind::VirtualMachineInstanceMigration); }
+                dirty = true;
+            }
+            c = pod_watch.next() => {
+                let c = c?;
+                let listed = matches!(c, Change::Listed(_));
+                view.watch_state(Kind::Pod, &c);
+                mirror.apply_pods(c);
+                if listed { ready.insert(Kind::Pod); }
+                dirty = true;
+            }
+            _ = tick.tick() => { dirty = true; }
+            _ = tokio::time::sleep_until(redraw_at), if can_draw => {
+                dirty = false;
+                last_draw = Some(Instant::now());
+                let now = Timestamp::now();
+                let inputs = mirror.in_flight(&args.names, kubevirt.clone().flatten());
+                let report = build_report(&inputs, now, &ctx.source_description());
+                if first_frame {
+                    first_frame = false;
+                    if !view.tty {
+                        eprintln!(
+                            "[{}] watching {} VMIs ({}): {} migrations in flight",
+                            now.strftime("%H:%M:%S"),
+                            mirror.vmis.len(),
+                            view.scope,
+                            report.migrations.len()
+                        );
+                    }
+                }
+                view.draw(ctx, &report, &mirror, now)?;
             }
         }
-        let ended: Vec<String> = last_lines
-            .keys()
-            .filter(|k| !seen.contains(*k))
-            .cloned()
-            .collect();
-        for id in ended {
-            last_lines.remove(&id);
-            let (ns, name) = id.split_once('/').unwrap_or(("", id.as_str()));
-            let phase = vmims
-                .objects
-                .get(&(ns.to_string(), name.to_string()))
-                .and_then(|v| v.pointer("/status/phase").and_then(Value::as_str))
-                .unwrap_or("gone (deleted)");
-            let line = match ctx.output {
-                OutputFormat::Json | OutputFormat::Yaml => json!({
-                    "time": now.to_string(), "namespace": ns, "migration": name,
-                    "phase": phase, "ended": true})
-                .to_string(),
-                _ => format!("[{}] {id} ended: {phase}", now.strftime("%H:%M:%S")),
-            };
-            write_stdout(&format!("{line}\n"))?;
+        if ready.len() < 3 && dirty && view.tty {
+            view.draw_waiting(&ready)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vmi(name: &str, migrating: bool) -> Boxed<VirtualMachineInstance> {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "status": {"nodeName": "node-1", "phase": "Running",
+                "activePods": {format!("pod-{name}"): "node-1"}}});
+        if migrating {
+            v["status"]["migrationState"] = json!({"sourceNode": "node-1", "targetNode": "node-2",
+                "startTimestamp": "2026-12-01T00:00:00Z"});
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn vmim(name: &str, vmi: &str, phase: &str) -> Boxed<VirtualMachineInstanceMigration> {
+        serde_json::from_value(
+            json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "spec": {"vmiName": vmi}, "status": {"phase": phase}}),
+        )
+        .unwrap()
+    }
+
+    fn pod(name: &str, uid: &str, labels: Value) -> Boxed<Pod> {
+        serde_json::from_value(
+            json!({"metadata": {"name": name, "namespace": "prod", "uid": uid,
+            "labels": labels}}),
+        )
+        .unwrap()
+    }
+
+    fn names(inputs: &StatusInputs) -> (Vec<&str>, Vec<&str>, Vec<String>) {
+        let mut pods: Vec<String> = inputs
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect();
+        pods.sort();
+        (
+            inputs.vmis.iter().map(|v| v.name()).collect(),
+            inputs.vmims.iter().map(|m| m.name()).collect(),
+            pods,
+        )
+    }
+
+    use serde_json::Value;
+
+    /// The report on slimmed pods is the report on whole pods (if `build_report` starts
+    /// reading another pod field, `slim_pod` must keep it).
+    #[test]
+    fn slim_pods_make_the_same_report() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
+        let found = crate::cluster::files::read_path(&dir).unwrap();
+        let of = |kind: &str| -> Vec<Value> {
+            found
+                .objects
+                .iter()
+                .map(|o| o.value.clone())
+                .filter(|v| v["kind"] == kind)
+                .collect()
+        };
+        let pods: Vec<Pod> = of("Pod")
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        assert!(
+            pods.iter()
+                .any(|p| p.spec.as_ref().is_some_and(|s| !s.containers.is_empty()))
+        );
+        let mut inputs = StatusInputs {
+            vmis: of("VirtualMachineInstance")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            vmims: of("VirtualMachineInstanceMigration")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            pods,
+            kubevirt: of("KubeVirt")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .next(),
+        };
+        let now: Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
+        let whole = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
+        assert!(!whole["migrations"].as_array().unwrap().is_empty());
+        inputs.pods.iter_mut().for_each(slim_pod);
+        let slim = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
+        assert_eq!(whole, slim);
+    }
+
+    #[test]
+    fn only_vmis_in_flight_reach_the_report_with_their_pods() {
+        let mut m = Mirror::default();
+        m.apply_vmis(Change::Listed(
+            (0..100).map(|i| vmi(&format!("vm-{i}"), i == 7)).collect(),
+        ));
+        m.apply_pods(Change::Listed(vec![
+            pod(
+                "launcher-vm-3",
+                "pod-vm-3",
+                json!({"kubevirt.io/created-by": "uid-vm-3"}),
+            ),
+            // Found through status.activePods only.
+            pod("launcher-vm-7", "pod-vm-7", json!({})),
+            pod(
+                "launcher-vm-9",
+                "pod-vm-9",
+                json!({"kubevirt.io/created-by": "uid-vm-9"}),
+            ),
+        ]));
+        m.apply_vmims(Change::Listed(vec![
+            vmim("mig-a", "vm-3", "Running"),
+            vmim("old", "vm-9", "Succeeded"),
+        ]));
+        // The target pod, labelled by the migration's UID.
+        m.apply_pods(Change::Applied(pod(
+            "target-vm-3",
+            "pod-target",
+            json!({"kubevirt.io/migrationJobUID": "uid-mig-a"}),
+        )));
+        let inputs = m.in_flight(&[], None);
+        assert_eq!(
+            names(&inputs),
+            (
+                vec!["vm-3", "vm-7"],
+                vec!["mig-a"],
+                vec![
+                    "launcher-vm-3".into(),
+                    "launcher-vm-7".into(),
+                    "target-vm-3".into()
+                ]
+            )
+        );
+        let report = build_report(&inputs, Timestamp::now(), "test");
+        assert_eq!(report.migrations.len(), 1);
+
+        // The migration ends, the other VMI's state completes: nothing left in flight.
+        m.apply_vmims(Change::Applied(vmim("mig-a", "vm-3", "Succeeded")));
+        let mut done = vmi("vm-7", true);
+        if let Some(s) = done.0.status.migration_state.as_mut() {
+            s.completed = true;
+        }
+        m.apply_vmis(Change::Applied(done));
+        let inputs = m.in_flight(&[], None);
+        assert!(inputs.vmis.is_empty() && inputs.vmims.is_empty() && inputs.pods.is_empty());
+
+        // A deleted pod leaves every index; a re-list replaces everything.
+        m.apply_pods(Change::Deleted(pod("launcher-vm-3", "pod-vm-3", json!({}))));
+        assert!(!m.pods_by_uid.contains_key("pod-vm-3"));
+        assert!(
+            !m.pods_by_creator
+                .contains_key(&("prod".into(), "uid-vm-3".into()))
+        );
+        m.apply_vmims(Change::Listed(vec![vmim("mig-b", "vm-9", "Scheduling")]));
+        let inputs = m.in_flight(&["vm-9".into()], None);
+        assert_eq!(
+            names(&inputs),
+            (vec!["vm-9"], vec!["mig-b"], vec!["launcher-vm-9".into()])
+        );
+        assert!(m.in_flight(&["vm-3".into()], None).vmis.is_empty());
     }
 }

@@ -11,12 +11,10 @@
 //! refusal names the verb, the resource and the RBAC rule that would allow it.
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
-use kube::core::params::{PatchParams, PostParams, WatchParams};
-use kube::core::{Request, WatchEvent};
+use kube::core::Request;
+use kube::core::params::{PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::kubevirt_metrics::{self, MigrationMetrics};
@@ -37,9 +35,6 @@ pub const VMIM_GENERATE_NAME: &str = "vmctl-migrate-";
 /// virt-handler's metrics port (HTTPS), and its pods' label.
 pub const HANDLER_METRICS_PORT: u16 = 8443;
 pub const HANDLER_LABEL: &str = "kubevirt.io=virt-handler";
-/// A watch asks the server to end it before the client's read timeout (30 s) fires.
-const WATCH_SECONDS: u32 = 25;
-
 /// The group of virt-api's subresources (migrate, evacuate/cancel).
 const SUBRESOURCE_GROUP: &str = "subresources.kubevirt.io";
 
@@ -115,177 +110,7 @@ fn mutation_error(
     error
 }
 
-/// What a watch reports.
-#[derive(Debug, Clone)]
-pub enum Change {
-    /// Added or modified.
-    Applied(Value),
-    Deleted(Value),
-    /// The watch was (re)started from a fresh list: the complete current set.
-    Listed(Vec<Value>),
-}
-
-type EventStream = Pin<Box<dyn Stream<Item = kube::Result<WatchEvent<Value>>> + Send>>;
-
-/// A watch of one kind that survives dropped connections: it resumes from the last
-/// resourceVersion it saw, and re-lists when the server says that version is gone (410).
-pub struct Watch<'a> {
-    live: &'a LiveSource,
-    kind: Kind,
-    query: Query,
-    resource_version: Option<String>,
-    stream: Option<EventStream>,
-    /// Consecutive failures to (re)open the watch.
-    failures: u32,
-    /// How often the watch was resumed or re-listed (for tests and `-v` output).
-    pub resumes: u32,
-    pub relists: u32,
-}
-
-impl<'a> Watch<'a> {
-    pub fn new(live: &'a LiveSource, kind: Kind, query: Query) -> Self {
-        Watch {
-            live,
-            kind,
-            query,
-            resource_version: None,
-            stream: None,
-            failures: 0,
-            resumes: 0,
-            relists: 0,
-        }
-    }
-
-    fn params(&self) -> WatchParams {
-        WatchParams {
-            label_selector: (!self.query.labels.is_empty()).then(|| self.query.labels.to_string()),
-            field_selector: (!self.query.fields.is_empty()).then(|| self.query.fields.to_string()),
-            timeout: Some(WATCH_SECONDS),
-            bookmarks: true,
-            ..WatchParams::default()
-        }
-    }
-
-    async fn open(&mut self, version: &str) -> Result<()> {
-        let namespace = if self.kind.namespaced() {
-            self.query.namespace.as_deref()
-        } else {
-            None
-        };
-        let request = Request::new(self.kind.collection_path(namespace))
-            .watch(&self.params(), version)
-            .map_err(|e| Error::Internal(format!("building a watch request: {e}")))?;
-        let stream = self
-            .live
-            .client()
-            .request_events::<Value>(request)
-            .await
-            .map_err(|e| api_error("watch", self.kind, self.live.cluster_url(), e))?;
-        self.stream = Some(Box::pin(stream));
-        Ok(())
-    }
-
-    fn version_of(object: &Value) -> Option<String> {
-        object
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    }
-
-    /// The next change. The first call lists; later calls stream events.
-    pub async fn next(&mut self) -> Result<Change> {
-        loop {
-            let Some(version) = self.resource_version.clone() else {
-                let (items, version) = self.live.list_with_version(self.kind, &self.query).await?;
-                self.resource_version = Some(version);
-                self.stream = None;
-                return Ok(Change::Listed(items));
-            };
-            if self.stream.is_none() {
-                match self.open(&version).await {
-                    Ok(()) => {}
-                    Err(e) => {
-                        self.failures += 1;
-                        if self.failures > 5 {
-                            return Err(e);
-                        }
-                        tokio::time::sleep(Duration::from_millis(250 << self.failures.min(4)))
-                            .await;
-                        continue;
-                    }
-                }
-            }
-            let next = match self.stream.as_mut() {
-                Some(stream) => stream.next().await,
-                None => None,
-            };
-            match next {
-                Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
-                    self.failures = 0;
-                    if let Some(v) = Self::version_of(&o) {
-                        self.resource_version = Some(v);
-                    }
-                    return Ok(Change::Applied(with_kind(self.kind, o)));
-                }
-                Some(Ok(WatchEvent::Deleted(o))) => {
-                    self.failures = 0;
-                    if let Some(v) = Self::version_of(&o) {
-                        self.resource_version = Some(v);
-                    }
-                    return Ok(Change::Deleted(with_kind(self.kind, o)));
-                }
-                Some(Ok(WatchEvent::Bookmark(b))) => {
-                    self.failures = 0;
-                    if !b.metadata.resource_version.is_empty() {
-                        self.resource_version = Some(b.metadata.resource_version);
-                    }
-                }
-                Some(Ok(WatchEvent::Error(status))) if status.code == 410 => {
-                    self.gone();
-                }
-                Some(Err(kube::Error::Api(status))) if status.code == 410 => {
-                    self.gone();
-                }
-                Some(Ok(WatchEvent::Error(status))) => {
-                    self.failures += 1;
-                    if self.failures > 5 {
-                        return Err(api_error(
-                            "watch",
-                            self.kind,
-                            self.live.cluster_url(),
-                            kube::Error::Api(status),
-                        ));
-                    }
-                    self.stream = None;
-                    self.resumes += 1;
-                }
-                // The server ended the watch (timeout) or the connection dropped: resume.
-                Some(Err(_)) | None => {
-                    self.stream = None;
-                    self.resumes += 1;
-                }
-            }
-        }
-    }
-
-    /// 410 Gone: the resourceVersion is too old; start over from a list.
-    fn gone(&mut self) {
-        self.stream = None;
-        self.resource_version = None;
-        self.relists += 1;
-    }
-}
-
-fn with_kind(kind: Kind, mut object: Value) -> Value {
-    if let Value::Object(map) = &mut object {
-        map.entry("kind")
-            .or_insert_with(|| Value::String(kind.name().into()));
-        map.entry("apiVersion")
-            .or_insert_with(|| Value::String(kind.api_version()));
-    }
-    object
-}
+pub use crate::cluster::watch::{Change, Watch};
 
 /// Why metrics could not be read, in words for the progress line.
 #[derive(Debug, Clone, PartialEq, Eq)]

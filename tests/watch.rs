@@ -1,0 +1,367 @@
+//! `vmctl status --watch` at fleet scale against the fake API server: it lists each kind
+//! once (every page once), draws its first frame, then lives on watch events alone; a 410
+//! re-lists that kind once; failing watches back off, say so, and come back; Ctrl-C exits
+//! promptly, also in the middle of a list. Work is counted in requests, never timed (except
+//! the generous Ctrl-C bound).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::kubevirt_sim;
+use support::{FakeApiServer, Fault, RecordedRequest};
+use vmctl::cluster::Kind;
+
+/// `n` running VMIs in `prod`, each with its launcher pod, one of them (`vm-0001`)
+/// migrating.
+fn cluster(n: usize) -> Vec<Value> {
+    let mut objects = Vec::with_capacity(2 * n + 1);
+    for i in 0..n {
+        objects.extend(kubevirt_sim::vmi(
+            &format!("vm-{i:04}"),
+            None,
+            json!({}),
+            true,
+        ));
+    }
+    objects.push(vmim("mig-1", "vm-0001", "Running"));
+    objects
+}
+
+fn vmim(name: &str, vmi: &str, phase: &str) -> Value {
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": name, "namespace": "prod"},
+        "spec": {"vmiName": vmi}, "status": {"phase": phase}})
+}
+
+/// A running `vmctl status --watch -A`, its output collected line by line.
+struct Watcher {
+    child: Child,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+    _dir: tempfile::TempDir,
+}
+
+fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+impl Watcher {
+    fn start(server: &FakeApiServer) -> Watcher {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = server.write_kubeconfig(dir.path());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+            .args(["status", "--watch", "-A"])
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        Watcher {
+            child,
+            stdout,
+            stderr,
+            _dir: dir,
+        }
+    }
+
+    fn out(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+
+    fn err(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    fn both(&self) -> String {
+        format!("stdout:\n{}\nstderr:\n{}", self.out(), self.err())
+    }
+
+    fn wait_for(&self, what: &str, timeout: Duration, f: impl Fn(&Watcher) -> bool) {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if f(self) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("timed out waiting for {what}\n{}", self.both());
+    }
+
+    fn wait_for_first_frame(&self) {
+        self.wait_for("the first frame", Duration::from_secs(60), |w| {
+            w.err().contains("watching ")
+        });
+    }
+
+    /// SIGINT, then the exit within 0.5 s; returns the exit code.
+    fn interrupt(mut self) -> Option<i32> {
+        let ok = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let sent = Instant::now();
+        while sent.elapsed() < Duration::from_millis(500) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        panic!("still running 0.5 s after SIGINT\n{}", self.both());
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lists_of(requests: &[RecordedRequest], kind: Kind) -> Vec<&RecordedRequest> {
+    requests
+        .iter()
+        .filter(|r| r.is_list() && r.kind == Some(kind))
+        .collect()
+}
+
+/// A list of `kind` started over (not a next page): no `continue` token.
+fn list_starts(requests: &[RecordedRequest], kind: Kind) -> usize {
+    lists_of(requests, kind)
+        .iter()
+        .filter(|r| r.param("continue").is_none_or(str::is_empty))
+        .count()
+}
+
+#[test]
+fn first_frame_after_one_list_per_kind_then_watch_events_only() {
+    const VMIS: usize = 2000;
+    let server = FakeApiServer::start_blocking(cluster(VMIS));
+    // 300 ms a request: each list (4 pages) outlasts the view's 1 s tick, which must not
+    // cancel it (it used to restart the list from page 1 on every tick).
+    server.inject_fault(Fault::delayed(Duration::from_millis(300)));
+    let watcher = Watcher::start(&server);
+    watcher.wait_for_first_frame();
+    watcher.wait_for("the migration in flight", Duration::from_secs(5), |w| {
+        w.out().contains("prod/mig-1 vmi=vm-0001 phase=Running")
+    });
+    assert!(
+        watcher.err().contains(&format!(
+            "watching {VMIS} VMIs (all namespaces): 1 migrations"
+        )),
+        "{}",
+        watcher.both()
+    );
+
+    // One list per kind, every page once: 2000 VMIs and 2000 pods are 4 pages of 500 each.
+    let requests = server.requests();
+    let pages = |kind| lists_of(&requests, kind).len();
+    assert_eq!(list_starts(&requests, Kind::VirtualMachineInstance), 1);
+    assert_eq!(pages(Kind::VirtualMachineInstance), VMIS / 500);
+    assert_eq!(list_starts(&requests, Kind::Pod), 1);
+    assert_eq!(pages(Kind::Pod), VMIS / 500);
+    assert_eq!(pages(Kind::VirtualMachineInstanceMigration), 1);
+    assert_eq!(pages(Kind::KubeVirt), 1);
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.is_list())
+            .all(|r| r.param("limit") == Some("500")),
+        "every list is paginated by 500"
+    );
+
+    // Idle, then a migration's changes: they arrive through the watches, with no LIST at all.
+    server.reset_requests();
+    std::thread::sleep(Duration::from_millis(1200));
+    server.add_object(vmim("mig-2", "vm-0002", "Scheduling"));
+    watcher.wait_for("mig-2 Scheduling", Duration::from_secs(10), |w| {
+        w.out().contains("prod/mig-2 vmi=vm-0002 phase=Scheduling")
+    });
+    server.add_object(vmim("mig-2", "vm-0002", "Succeeded"));
+    watcher.wait_for("mig-2 ended", Duration::from_secs(10), |w| {
+        w.out().contains("prod/mig-2 ended: Succeeded")
+    });
+    std::thread::sleep(Duration::from_millis(1200));
+    let requests = server.requests();
+    let lists: Vec<String> = requests
+        .iter()
+        .filter(|r| r.is_list())
+        .map(RecordedRequest::line)
+        .collect();
+    assert!(lists.is_empty(), "LISTs while idle: {lists:?}");
+    assert!(
+        requests.len() <= 6,
+        "an idle watch costs (nearly) nothing: {:?}",
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
+    );
+
+    assert_eq!(watcher.interrupt(), Some(0));
+}
+
+#[test]
+fn a_410_relists_that_kind_once() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    let watcher = Watcher::start(&server);
+    watcher.wait_for_first_frame();
+    assert!(server.wait_for_watches(3, Duration::from_secs(10)));
+    server.reset_requests();
+    server.inject_fault(
+        Fault::status(410)
+            .query("watch=true")
+            .path("/virtualmachineinstancemigrations")
+            .in_watch_stream()
+            .times(1),
+    );
+    server.close_watches();
+    watcher.wait_for("the re-list", Duration::from_secs(10), |_| {
+        list_starts(&server.requests(), Kind::VirtualMachineInstanceMigration) >= 1
+            && server.active_watches() >= 3
+    });
+    std::thread::sleep(Duration::from_millis(1000));
+    let requests = server.requests();
+    assert_eq!(
+        list_starts(&requests, Kind::VirtualMachineInstanceMigration),
+        1,
+        "{:?}",
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(list_starts(&requests, Kind::VirtualMachineInstance), 0);
+    assert_eq!(list_starts(&requests, Kind::Pod), 0);
+    // The other two resumed from their resourceVersion.
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.is_watch() && r.kind == Some(Kind::VirtualMachineInstance))
+            .all(|r| r.param("resourceVersion").is_some_and(|v| v != "0")),
+    );
+    // And the view still follows.
+    server.add_object(vmim("mig-1", "vm-0001", "Failed"));
+    watcher.wait_for("mig-1 ended", Duration::from_secs(10), |w| {
+        w.out().contains("prod/mig-1 ended: Failed")
+    });
+    assert_eq!(watcher.interrupt(), Some(0));
+}
+
+#[test]
+fn failing_watches_back_off_say_so_and_recover() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    let watcher = Watcher::start(&server);
+    watcher.wait_for_first_frame();
+    assert!(server.wait_for_watches(3, Duration::from_secs(10)));
+    server.reset_requests();
+    server.inject_fault(Fault::status(503).query("watch=true"));
+    server.close_watches();
+    std::thread::sleep(Duration::from_secs(3));
+    let failing = server.requests();
+    server.clear_faults();
+    watcher.wait_for("a reconnecting line", Duration::from_secs(5), |w| {
+        w.err().contains("watch reconnecting… (attempt 1: 503")
+    });
+    // kube's backoff (0.8 s doubling, with jitter): a few attempts per watch in 3 s, no burst.
+    for kind in [
+        Kind::VirtualMachineInstance,
+        Kind::VirtualMachineInstanceMigration,
+        Kind::Pod,
+    ] {
+        let attempts = failing
+            .iter()
+            .filter(|r| r.is_watch() && r.kind == Some(kind))
+            .count();
+        assert!(
+            (2..=4).contains(&attempts),
+            "{attempts} watches of {kind} in 3 s of failures\n{}",
+            watcher.both()
+        );
+    }
+    assert!(failing.len() <= 12, "{} requests", failing.len());
+    watcher.wait_for("all three watches back", Duration::from_secs(20), |w| {
+        w.err().matches("watch reconnected").count() >= 3
+    });
+    // No re-list: the watches resumed from their resourceVersion.
+    let requests = server.requests();
+    assert!(
+        requests.iter().all(|r| !r.is_list()),
+        "{:?}",
+        requests
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
+    );
+    server.add_object(vmim("mig-1", "vm-0001", "Succeeded"));
+    watcher.wait_for("mig-1 ended", Duration::from_secs(10), |w| {
+        w.out().contains("prod/mig-1 ended: Succeeded")
+    });
+    assert_eq!(watcher.interrupt(), Some(0));
+}
+
+#[test]
+fn ctrl_c_exits_promptly_in_the_middle_of_a_list() {
+    let server = FakeApiServer::start_blocking(cluster(1500));
+    server.inject_fault(Fault::delayed(Duration::from_millis(400)));
+    let watcher = Watcher::start(&server);
+    // The first pages are in, the list is not done.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while lists_of(&server.requests(), Kind::Pod).len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!watcher.err().contains("watching "), "{}", watcher.both());
+    assert_eq!(watcher.interrupt(), Some(0));
+}
+
+#[test]
+fn a_terminal_shows_the_table_and_a_failing_watch_in_the_frame() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    server.inject_fault(Fault::status(503).query("watch=true"));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    // SIGINT after 3 s: the first frame, then a reconnecting line at least once.
+    let cmd = format!(
+        "timeout -s INT 3 {} --kubeconfig {} status --watch -A",
+        env!("CARGO_BIN_EXE_vmctl"),
+        kubeconfig.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("script(1) from bsdutils must be installed");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("\u{1b}[H"), "redrawn in place: {screen}");
+    assert!(
+        screen.contains("Migrations in flight (all namespaces)"),
+        "{screen}"
+    );
+    assert!(screen.contains("mig-1"), "{screen}");
+    assert!(
+        screen.contains("⚠ VirtualMachineInstanceMigration watch reconnecting… (attempt 1: 503"),
+        "{screen}"
+    );
+    // Backoff: a handful of attempts per watch in 3 s, not a loop.
+    let watches = server.count_requests(RecordedRequest::is_watch);
+    assert!((3..=12).contains(&watches), "{watches} watches");
+}
