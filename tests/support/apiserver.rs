@@ -836,6 +836,10 @@ fn into_response(reply: Reply) -> Response<ResponseBody> {
             let bytes = serde_json::to_vec(&body).unwrap_or_default();
             builder.body(Full::new(Bytes::from(bytes)).boxed())
         }
+        Reply::Raw { status, bytes } => builder
+            .status(status)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(bytes)).boxed()),
         Reply::Text { status, body } => builder
             .status(status)
             .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")

@@ -146,6 +146,11 @@ pub(crate) enum Reply {
         status: u16,
         body: String,
     },
+    /// JSON already serialised.
+    Raw {
+        status: u16,
+        bytes: Vec<u8>,
+    },
     Empty {
         status: u16,
     },
@@ -173,9 +178,10 @@ impl Reply {
 
     pub fn code(&self) -> u16 {
         match self {
-            Reply::Json { status, .. } | Reply::Text { status, .. } | Reply::Empty { status } => {
-                *status
-            }
+            Reply::Json { status, .. }
+            | Reply::Text { status, .. }
+            | Reply::Raw { status, .. }
+            | Reply::Empty { status } => *status,
             Reply::Watch(_) => 200,
         }
     }
@@ -226,7 +232,7 @@ fn resource(state: &mut State, req: &Incoming<'_>, r: &ResourceRoute) -> Reply {
                 }
             }
             Method::GET => match state.list(kind, ns, req.params) {
-                Ok(list) => Reply::json(200, list),
+                Ok(bytes) => Reply::Raw { status: 200, bytes },
                 Err(s) => Reply::status(s),
             },
             Method::POST if ns.is_some() || !kind.namespaced() => create(state, req, kind, ns),

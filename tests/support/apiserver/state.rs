@@ -229,15 +229,29 @@ pub(crate) fn filter_from(
 }
 
 /// Built-in kinds lose `kind`/`apiVersion` inside a List; custom resources keep them.
-pub(crate) fn list_item(kind: Kind, object: &Value) -> Value {
-    let mut item = object.clone();
-    if !kind.is_custom()
-        && let Value::Object(map) = &mut item
-    {
-        map.remove("kind");
-        map.remove("apiVersion");
+/// A list item serialised from the stored object: built-in kinds without `kind` and
+/// `apiVersion`, as the API server writes them.
+struct ListItem<'a> {
+    kind: Kind,
+    object: &'a Value,
+}
+
+impl serde::Serialize for ListItem<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.object {
+            Value::Object(map) if !self.kind.is_custom() => {
+                let mut out = s.serialize_map(None)?;
+                for (k, v) in map {
+                    if k != "kind" && k != "apiVersion" {
+                        out.serialize_entry(k, v)?;
+                    }
+                }
+                out.end()
+            }
+            other => other.serialize(s),
+        }
     }
-    item
 }
 
 fn event_line(event: &str, object: &Value) -> Bytes {
@@ -410,7 +424,7 @@ impl State {
         kind: Kind,
         namespace: Option<&str>,
         params: &[(String, String)],
-    ) -> Result<Value, Value> {
+    ) -> Result<Vec<u8>, Value> {
         let filter = filter_from(kind, namespace, params)?;
         let limit = match param(params, "limit").filter(|l| !l.is_empty()) {
             Some(l) => l
@@ -430,27 +444,32 @@ impl State {
             }
             None => (self.rv, None),
         };
-        let matching: Vec<&Value> = self
-            .objects
-            .iter()
-            .filter(|((k, ns, name), object)| {
-                *k == kind
-                    && after
-                        .as_ref()
-                        .is_none_or(|(ans, aname)| (ns, name) > (ans, aname))
-                    && filter.matches(object)
-            })
-            .map(|(_, object)| object)
-            .collect();
-        let page = if limit > 0 && limit < matching.len() {
-            &matching[..limit]
-        } else {
-            &matching[..]
+        // Like the API server's watch cache: walk the kind's objects in key order from the
+        // continue key, stop after one page (and the one that proves there is more), and
+        // serialise the page without copying it.
+        let from: Key = match &after {
+            Some((ns, name)) => (kind, ns.clone(), name.clone()),
+            None => (kind, String::new(), String::new()),
         };
-        let remaining = matching.len() - page.len();
-        let items: Vec<Value> = page.iter().map(|o| list_item(kind, o)).collect();
+        let mut walk = self
+            .objects
+            .range((std::ops::Bound::Excluded(from), std::ops::Bound::Unbounded))
+            .take_while(|((k, _, _), _)| *k == kind)
+            .map(|(_, object)| object);
+        let mut page: Vec<&Value> = Vec::new();
+        let mut more = false;
+        for object in walk.by_ref() {
+            if !filter.matches(object) {
+                continue;
+            }
+            if limit > 0 && page.len() == limit {
+                more = true;
+                break;
+            }
+            page.push(object);
+        }
         let mut metadata = json!({"resourceVersion": list_rv.to_string()});
-        if let (true, Some(last)) = (remaining > 0, page.last()) {
+        if let (true, Some(last)) = (more, page.last()) {
             metadata["continue"] = json!(encode_continue(
                 list_rv,
                 if kind.namespaced() {
@@ -461,15 +480,29 @@ impl State {
                 name_of(last)
             ));
             if filter.labels.is_empty() && filter.fields.is_empty() {
+                // The one found past the page, and every later one that matches.
+                let remaining = 1 + walk.filter(|o| filter.matches(o)).count();
                 metadata["remainingItemCount"] = json!(remaining);
             }
         }
-        Ok(json!({
+        let mut out = serde_json::to_vec(&json!({
             "kind": format!("{}List", kind.name()),
             "apiVersion": kind.api_version(),
             "metadata": metadata,
-            "items": items,
         }))
+        .unwrap_or_default();
+        // Replace the closing brace by the items.
+        out.pop();
+        out.extend_from_slice(b",\"items\":[");
+        for (i, object) in page.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let item = ListItem { kind, object };
+            let _ = serde_json::to_writer(&mut out, &item);
+        }
+        out.extend_from_slice(b"]}");
+        Ok(out)
     }
 
     /// Starts a WATCH: synthetic ADDED events for `resourceVersion` unset or "0", a replay of
