@@ -384,4 +384,166 @@ items:
             Some("2026-11-29T02:00:00Z")
         );
     }
+
+    /// Decodes every entry of `kind` as `T` from its bytes and from the old-style tree
+    /// (`kind`/`apiVersion` filled in), and compares the results.
+    fn same_typed<T: DeserializeOwned + serde::Serialize>(s: &SnapshotSource, kind: Kind) -> usize {
+        for e in s.entries(kind) {
+            let from_bytes: T = s.raw.decode(e).unwrap();
+            let tree = s.raw.value(e).unwrap();
+            let from_tree = T::deserialize(&tree).unwrap();
+            assert_eq!(
+                serde_json::to_value(&from_bytes).unwrap(),
+                serde_json::to_value(&from_tree).unwrap(),
+                "{kind} {}",
+                e.name()
+            );
+        }
+        s.entries(kind).len()
+    }
+
+    #[test]
+    fn text_ranges_decode_to_the_same_typed_objects_as_trees() {
+        use crate::model;
+        for dir in ["examples/cluster", "examples/incidents"] {
+            let s = SnapshotSource::open(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).as_path())
+                .unwrap();
+            let mut n = 0;
+            n += same_typed::<model::VirtualMachineInstance>(&s, Kind::VirtualMachineInstance);
+            n += same_typed::<model::VirtualMachine>(&s, Kind::VirtualMachine);
+            n += same_typed::<model::VirtualMachineInstanceMigration>(
+                &s,
+                Kind::VirtualMachineInstanceMigration,
+            );
+            n += same_typed::<model::KubeVirt>(&s, Kind::KubeVirt);
+            n += same_typed::<model::MigrationPolicy>(&s, Kind::MigrationPolicy);
+            n += same_typed::<model::Pod>(&s, Kind::Pod);
+            n += same_typed::<model::Node>(&s, Kind::Node);
+            n += same_typed::<model::Event>(&s, Kind::Event);
+            n += same_typed::<model::PodDisruptionBudget>(&s, Kind::PodDisruptionBudget);
+            n += same_typed::<model::ResourceQuota>(&s, Kind::ResourceQuota);
+            n += same_typed::<model::Namespace>(&s, Kind::Namespace);
+            assert!(n > 20, "{dir}: only {n} objects compared");
+        }
+    }
+
+    #[tokio::test]
+    async fn pod_list_items_get_kind_and_api_version_and_decode() {
+        let s = source_from(
+            "pods.json",
+            r#"{"kind":"PodList","apiVersion":"v1","items":[
+                {"metadata":{"name":"p","namespace":"x"},"spec":{"nodeName":"node-1","containers":[]}}]}"#,
+        );
+        let value = s.get(Kind::Pod, Some("x"), "p").await.unwrap().unwrap();
+        assert_eq!(
+            (&value["kind"], &value["apiVersion"]),
+            (&"Pod".into(), &"v1".into())
+        );
+        let listed = s.list(Kind::Pod, &Query::all()).await.unwrap();
+        assert_eq!(listed, vec![value]);
+        let pods: Vec<crate::model::Pod> = s.list_decoded(Kind::Pod, &Query::all()).await.unwrap();
+        assert_eq!(
+            pods[0].spec.as_ref().and_then(|s| s.node_name.as_deref()),
+            Some("node-1")
+        );
+    }
+
+    const DUPLICATES: &str = r#"{"kind":"List","items":[
+        {"kind":"Node","metadata":{"name":"n1","labels":{"v":"old"},"creationTimestamp":"2026-12-01T00:00:00Z"}},
+        {"kind":"Node","metadata":{"name":"n0"}},
+        {"kind":"Node","metadata":{"name":"n1","labels":{"v":"new"},"creationTimestamp":"2026-11-01T00:00:00Z"}}]}"#;
+
+    #[tokio::test]
+    async fn later_duplicates_win_and_losers_are_forgotten() {
+        let s = source_from("nodes.json", DUPLICATES);
+        let all = s.list(Kind::Node, &Query::all()).await.unwrap();
+        assert_eq!(names(&all), ["n0", "n1"]);
+        assert_eq!(all[1]["metadata"]["labels"]["v"], "new");
+        let q = Query::all().with_label("v=old").unwrap();
+        assert!(s.list(Kind::Node, &q).await.unwrap().is_empty());
+        // The replaced object's newer timestamp is gone with it.
+        assert_eq!(
+            s.newest_timestamp().as_deref(),
+            Some("2026-11-01T00:00:00Z")
+        );
+    }
+
+    #[tokio::test]
+    async fn get_and_origin_of_find_objects_by_key() {
+        let s = source_from("nodes.json", DUPLICATES);
+        let n1 = s.get(Kind::Node, None, "n1").await.unwrap().unwrap();
+        assert_eq!(s.origin_of(Kind::Node, &n1), "nodes.json: Node n1");
+        // Cluster-scoped: a namespace in the request is ignored, as before.
+        assert!(s.get(Kind::Node, Some("x"), "n0").await.unwrap().is_some());
+        assert!(s.get(Kind::Node, None, "n9").await.unwrap().is_none());
+        let stranger = serde_json::json!({"metadata": {"name": "n9"}});
+        assert_eq!(s.origin_of(Kind::Node, &stranger), "Node n9");
+
+        let y = source(TEXT);
+        let vmi = y
+            .get(Kind::VirtualMachineInstance, Some("prod"), "vm-a")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            y.origin_of(Kind::VirtualMachineInstance, &vmi),
+            "t.yaml: VirtualMachineInstance prod/vm-a"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_decode_error_names_the_file_document_and_object() {
+        let s = source(
+            "kind: Node\nmetadata: {name: n}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: vm-a, namespace: prod}\nspec: {domain: {memory: {guest: lots}}}\n",
+        );
+        let err = s
+            .list_decoded::<crate::model::VirtualMachineInstance>(
+                Kind::VirtualMachineInstance,
+                &Query::all(),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.yaml (document 2): VirtualMachineInstance prod/vm-a: "),
+            "{err}"
+        );
+        assert!(err.contains("invalid quantity"), "{err}");
+        assert!(!err.contains(" at line "), "{err}");
+    }
+
+    #[tokio::test]
+    async fn field_selectors_read_only_the_fields_they_name() {
+        let s = source_from(
+            "pods.json",
+            r#"{"kind":"PodList","items":[
+                {"metadata":{"name":"a","namespace":"x"},"spec":{"nodeName":"n1","priority":3},"status":{"phase":"Running"}},
+                {"metadata":{"name":"b","namespace":"x"},"spec":[1,2],"status":{"phase":"Failed"}},
+                {"metadata":{"name":"c","namespace":"y"},"spec":{"nodeName":"n1","nodeName":"n2"}}]}"#,
+        );
+        let pick = |q: &str| {
+            let q = Query::all().with_fields(q).unwrap();
+            let s = &s;
+            async move { names(&s.list(Kind::Pod, &q).await.unwrap()).join(",") }
+        };
+        assert_eq!(pick("spec.nodeName=n1").await, "a");
+        assert_eq!(
+            pick("spec.nodeName=n2").await,
+            "c",
+            "a later duplicate key wins"
+        );
+        assert_eq!(pick("spec.nodeName=").await, "b");
+        assert_eq!(pick("spec.priority=3").await, "a");
+        assert_eq!(
+            pick("status.phase!=Running,metadata.namespace=x").await,
+            "b"
+        );
+        assert_eq!(pick("metadata.name=c").await, "c");
+        let q = Query::namespace(Some("x"))
+            .with_fields("metadata.name=b")
+            .unwrap();
+        assert_eq!(names(&s.list(Kind::Pod, &q).await.unwrap()), ["b"]);
+        let q = Query::namespace(Some("z"));
+        assert!(s.list(Kind::Pod, &q).await.unwrap().is_empty());
+    }
 }
