@@ -27,6 +27,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Kind;
+use super::selector::LabelSelector;
 use crate::error::{Error, Result};
 
 /// Where an object was read from, for error messages.
@@ -99,10 +100,11 @@ pub struct FileObjects {
 /// bytes, when the file is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Header {
-    name: String,
-    namespace: Option<String>,
-    /// `metadata.labels` with string values, in file order (later duplicates replaced).
-    labels: Vec<(String, String)>,
+    name: Box<str>,
+    namespace: Option<Box<str>>,
+    /// Where `metadata.labels` is in the object's text (start, end): a label selector reads
+    /// just that slice. Kept as a range, not as strings: labels are most of a header.
+    labels: Option<(u32, u32)>,
     /// `metadata.namespace` is there but is not a string: selectors on it read the object.
     odd_namespace: bool,
     /// The newest RFC 3339 UTC timestamp (`2026-11-29T03:00:00Z`) among the object's
@@ -117,13 +119,6 @@ impl Header {
 
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
-    }
-
-    pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
     }
 
     /// Whether `metadata.namespace` holds something other than a string.
@@ -196,6 +191,41 @@ impl RawFiles {
                 .unwrap_or_default(),
             document: entry.document as usize,
         }
+    }
+
+    /// `metadata.labels` of an object: keys with their string values (`None` for a value
+    /// that is not a string; a later duplicate key replaces an earlier one, as in a `Value`).
+    pub fn labels(&self, entry: &Entry) -> Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> {
+        let mut labels = Vec::new();
+        if let Some((start, end)) = entry.header.labels {
+            let text = self
+                .text(entry)
+                .get(start as usize..end as usize)
+                .unwrap_or("null");
+            let mut de = serde_json::Deserializer::from_str(text);
+            // The text was checked when it was read.
+            if LabelsSeed(&mut labels, &mut None)
+                .deserialize(&mut de)
+                .is_err()
+            {
+                labels.clear();
+            }
+        }
+        labels
+    }
+
+    /// Whether an object's labels satisfy a selector.
+    pub fn matches_labels(&self, entry: &Entry, selector: &LabelSelector) -> bool {
+        if selector.is_empty() {
+            return true;
+        }
+        let labels = self.labels(entry);
+        selector.matches_with(|key| {
+            labels
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.as_deref())
+        })
     }
 
     /// `file: Kind namespace/name`, for decode errors.
@@ -437,7 +467,7 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
                 match (resolved, item_kind) {
                     (Some(k), _) => {
                         let (start, end) = span_of(text);
-                        entries.push(make_entry(k, header, file, 1, start, end, &origin)?);
+                        entries.push(make_entry(k, header, text, file, 1, start, end, &origin)?);
                     }
                     (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
                     (None, None) => {
@@ -464,7 +494,7 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
                     let whole = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
                     let header = parse_header(whole, &origin)?;
                     let (start, end) = span_of(whole);
-                    entries.push(make_entry(k, header, file, 1, start, end, &origin)?);
+                    entries.push(make_entry(k, header, whole, file, 1, start, end, &origin)?);
                 }
                 None => found.skipped_kinds.push(kind),
             }
@@ -482,6 +512,7 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
 fn make_entry(
     kind: Kind,
     header: RawHeader<'_>,
+    text: &str,
     file: u32,
     document: u32,
     start: usize,
@@ -507,13 +538,14 @@ fn make_entry(
         start,
         end,
         header: Header {
-            name: name.into_owned(),
-            namespace: header.namespace.map(Cow::into_owned),
-            labels: header
-                .labels
-                .into_iter()
-                .filter_map(|(k, v)| Some((k, v?)))
-                .collect(),
+            name: name.into(),
+            namespace: header.namespace.map(Into::into),
+            labels: header.labels.and_then(|l| {
+                let start = (l.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+                let end = start + l.len();
+                (end <= text.len())
+                    .then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+            }),
             odd_namespace: header.odd_namespace,
             newest: header.newest,
         },
@@ -554,6 +586,7 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
             entries.push(make_entry(
                 kind,
                 header,
+                &text,
                 file,
                 document,
                 start,
@@ -829,7 +862,8 @@ struct RawHeader<'de> {
     name: Option<Cow<'de, str>>,
     namespace: Option<Cow<'de, str>>,
     odd_namespace: bool,
-    labels: Vec<(String, Option<String>)>,
+    /// The text of `metadata.labels`, a slice of the object's text.
+    labels: Option<&'de str>,
     newest: Option<[u8; 20]>,
 }
 
@@ -874,7 +908,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
                     h.name = None;
                     h.namespace = None;
                     h.odd_namespace = false;
-                    h.labels.clear();
+                    h.labels = None;
                     map.next_value_seed(MetaSeed(h))?;
                 }
                 _ => map.next_value_seed(Scan(&mut h.newest))?,
@@ -934,8 +968,13 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
                     h.odd_namespace = present && h.namespace.is_none();
                 }
                 Some(2) => {
-                    h.labels.clear();
-                    map.next_value_seed(LabelsSeed(&mut h.labels, &mut h.newest))?;
+                    // Borrowed: a slice of the object's text, read again only by selectors.
+                    let labels: &'de RawValue = map.next_value()?;
+                    let mut de = serde_json::Deserializer::from_str(labels.get());
+                    Scan(&mut h.newest)
+                        .deserialize(&mut de)
+                        .map_err(de::Error::custom)?;
+                    h.labels = Some(labels.get());
                 }
                 _ => map.next_value_seed(Scan(&mut h.newest))?,
             }
@@ -969,19 +1008,18 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
 
 /// `metadata.labels`: string values kept, other values recorded as `None` (a later
 /// duplicate key replaces an earlier one, as in a `Value`).
-struct LabelsSeed<'a>(
-    &'a mut Vec<(String, Option<String>)>,
-    &'a mut Option<[u8; 20]>,
-);
+type Labels<'de> = Vec<(Cow<'de, str>, Option<Cow<'de, str>>)>;
 
-impl<'de> DeserializeSeed<'de> for LabelsSeed<'_> {
+struct LabelsSeed<'a, 'de>(&'a mut Labels<'de>, &'a mut Option<[u8; 20]>);
+
+impl<'de> DeserializeSeed<'de> for LabelsSeed<'_, 'de> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for LabelsSeed<'_> {
+impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -989,9 +1027,9 @@ impl<'de> Visitor<'de> for LabelsSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key_seed(StrSeed(&mut None))? {
+            let key = key.unwrap_or_default();
             let value = map.next_value_seed(StrSeed(&mut *self.1))?;
-            let value = value.map(Cow::into_owned);
             match self.0.iter_mut().find(|(k, _)| *k == key) {
                 Some(slot) => slot.1 = value,
                 None => self.0.push((key, value)),
@@ -1200,7 +1238,7 @@ mod tests {
             (pod.kind, pod.namespace(), pod.name()),
             (Kind::Pod, Some("x"), "p")
         );
-        assert_eq!(pod.header.label("a"), Some("b"));
+        assert_eq!(found.labels(pod), [("a".into(), Some("b".into()))]);
         assert_eq!(found.origin(pod).document, 3);
         // Stored as compact JSON, kind and apiVersion filled in.
         assert_eq!(
@@ -1292,9 +1330,21 @@ mod tests {
         let found = parse("p.json", text).unwrap();
         let a = &found.entries[0].header;
         assert_eq!((a.name(), a.namespace()), ("ab", Some("n\"s")));
-        assert_eq!(a.label("x"), Some("3"), "a later duplicate wins");
-        assert_eq!(a.label("y"), None, "a number is not a label value");
-        assert_eq!(a.label("z"), Some("0"));
+        let labels = found.labels(&found.entries[0]);
+        assert_eq!(
+            labels,
+            [
+                ("x".into(), Some("3".into())),
+                ("y".into(), None),
+                ("z".into(), Some("0".into()))
+            ],
+            "a later duplicate wins; a number is not a label value"
+        );
+        let pick =
+            |s: &str| found.matches_labels(&found.entries[0], &LabelSelector::parse(s).unwrap());
+        assert!(pick("x=3,z=0,!y"));
+        assert!(!pick("x=1"));
+        assert!(!pick("y"));
         let b = &found.entries[1].header;
         assert_eq!(b.namespace(), None);
         assert!(b.odd_namespace());

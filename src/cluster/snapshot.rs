@@ -124,7 +124,7 @@ impl SnapshotSource {
         let fields = FieldFilter::new(&query.fields);
         Ok(candidates
             .iter()
-            .filter(|e| query.labels.matches_with(|k| e.header.label(k)))
+            .filter(|e| self.raw.matches_labels(e, &query.labels))
             .filter(move |e| fields.matches(&self.raw, e)))
     }
 }
