@@ -272,6 +272,15 @@ impl RawFiles {
         std::mem::take(&mut self.entries)
     }
 
+    fn add_entries(&mut self, entries: Vec<Entry>) {
+        if self.entries.is_empty() {
+            // The first file's entries: no copy.
+            self.entries = entries;
+        } else {
+            self.entries.extend(entries);
+        }
+    }
+
     fn file_index(&self) -> Result<u32> {
         u32::try_from(self.files.len()).map_err(|_| Error::bad_input("--from", "too many files"))
     }
@@ -456,6 +465,7 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
             }
             // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
             let list_kind = Kind::from_kind_name(kind);
+            entries.reserve_exact(items.len());
             for (i, item) in items.into_iter().enumerate() {
                 let text = item.get();
                 let header = parse_header(text, &origin)?;
@@ -500,7 +510,7 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
             }
         }
     }
-    found.entries.extend(entries);
+    found.add_entries(entries);
     found.files.push(FileText {
         path: path.to_path_buf(),
         text,
@@ -596,7 +606,7 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
             Ok(())
         })?;
     }
-    found.entries.extend(entries);
+    found.add_entries(entries);
     json.shrink_to_fit();
     found.files.push(FileText {
         path: path.to_path_buf(),

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -20,9 +21,12 @@ use crate::error::{Error, Result};
 
 pub struct SnapshotSource {
     path: PathBuf,
-    /// The files' text; the entries live in `by_kind`.
+    /// The files' text; the entries are in `entries`.
     raw: RawFiles,
-    by_kind: HashMap<Kind, Vec<Entry>>,
+    /// Every object, sorted by (kind, namespace, name), one per key.
+    entries: Vec<Entry>,
+    /// Where each kind's objects are in `entries`.
+    by_kind: HashMap<Kind, Range<usize>>,
 }
 
 impl SnapshotSource {
@@ -31,26 +35,30 @@ impl SnapshotSource {
     }
 
     pub fn from_raw(path: &Path, mut raw: RawFiles) -> Self {
-        let mut by_kind: HashMap<Kind, Vec<Entry>> = HashMap::new();
-        for entry in raw.take_entries() {
-            by_kind.entry(entry.kind).or_default().push(entry);
+        let mut entries = raw.take_entries();
+        // Same order as an API server: namespace, then name. Later duplicates win (a
+        // directory may hold the same object twice, e.g. a list and a single dump): the
+        // sort is stable, and the later of two equal neighbours is kept.
+        fn key(e: &Entry) -> (Kind, Option<&str>, &str) {
+            (e.kind, e.namespace(), e.name())
         }
-        for list in by_kind.values_mut() {
-            // Same order as an API server: namespace, then name. Later duplicates win
-            // (a directory may hold the same object twice, e.g. a list and a single dump).
-            list.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
-            list.dedup_by(|later, earlier| {
-                let same =
-                    later.namespace() == earlier.namespace() && later.name() == earlier.name();
-                if same {
-                    std::mem::swap(later, earlier);
-                }
-                same
-            });
+        entries.sort_by(|a, b| key(a).cmp(&key(b)));
+        entries.dedup_by(|later, earlier| {
+            let same = key(later) == key(earlier);
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        entries.shrink_to_fit();
+        let mut by_kind: HashMap<Kind, Range<usize>> = HashMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            by_kind.entry(entry.kind).or_insert(i..i).end = i + 1;
         }
         SnapshotSource {
             path: path.to_path_buf(),
             raw,
+            entries,
             by_kind,
         }
     }
@@ -63,9 +71,8 @@ impl SnapshotSource {
     /// The newest timestamp anywhere in the objects: the "as of" of a must-gather dump
     /// that carries no capture time. (Each object's newest was noted when it was read.)
     pub fn newest_timestamp(&self) -> Option<String> {
-        self.by_kind
-            .values()
-            .flatten()
+        self.entries
+            .iter()
             .filter_map(|e| e.header.newest_timestamp())
             .max()
             .map(str::to_string)
@@ -73,7 +80,10 @@ impl SnapshotSource {
 
     /// The objects of a kind, sorted by (namespace, name).
     pub fn entries(&self, kind: Kind) -> &[Entry] {
-        self.by_kind.get(&kind).map(Vec::as_slice).unwrap_or(&[])
+        self.by_kind
+            .get(&kind)
+            .and_then(|r| self.entries.get(r.clone()))
+            .unwrap_or(&[])
     }
 
     /// The object `namespace/name` exactly (an API server's key).
