@@ -23,8 +23,8 @@ use serde::de::{
     self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::Kind;
 use super::selector::LabelSelector;
@@ -463,31 +463,9 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
             {
                 found.captured_at = Some(at.into_owned());
             }
-            // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
-            let list_kind = Kind::from_kind_name(kind);
-            entries.reserve_exact(items.len());
-            for (i, item) in items.into_iter().enumerate() {
-                let text = item.get();
-                let header = parse_header(text, &origin)?;
-                let item_kind = header.kind.as_deref();
-                let resolved = match item_kind {
-                    Some(k) => Kind::from_kind_name(k),
-                    None => list_kind,
-                };
-                match (resolved, item_kind) {
-                    (Some(k), _) => {
-                        let (start, end) = span_of(text);
-                        entries.push(make_entry(k, header, text, file, 1, start, end, &origin)?);
-                    }
-                    (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
-                    (None, None) => {
-                        return Err(Error::bad_input(
-                            &origin,
-                            format!("items[{i}] has no `kind` and the List does not say it"),
-                        ));
-                    }
-                }
-            }
+            let spans: Vec<(usize, usize)> = items.iter().map(|item| span_of(item.get())).collect();
+            drop(items);
+            entries = list_entries(kind, &spans, &text, file, 1, &origin, found)?;
         }
         Top::Object {
             kind, items: None, ..
@@ -516,6 +494,45 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
         text,
     });
     Ok(())
+}
+
+/// The entries of a List's items, given as byte ranges of `text`.
+fn list_entries(
+    list_kind_name: &str,
+    items: &[(usize, usize)],
+    text: &str,
+    file: u32,
+    document: u32,
+    origin: &Origin,
+    found: &mut RawFiles,
+) -> Result<Vec<Entry>> {
+    // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
+    let list_kind = Kind::from_kind_name(list_kind_name);
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, &(start, end)) in items.iter().enumerate() {
+        let item = text.get(start..end).unwrap_or("null");
+        let header = parse_header(item, origin)?;
+        let item_kind = header.kind.as_deref();
+        let resolved = match item_kind {
+            Some(k) => Kind::from_kind_name(k),
+            None => list_kind,
+        };
+        match (resolved, item_kind) {
+            (Some(k), _) => {
+                entries.push(make_entry(
+                    k, header, item, file, document, start, end, origin,
+                )?);
+            }
+            (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
+            (None, None) => {
+                return Err(Error::bad_input(
+                    origin,
+                    format!("items[{i}] has no `kind` and the List does not say it"),
+                ));
+            }
+        }
+    }
+    Ok(entries)
 }
 
 /// Checks what every object needs and keeps its header.
@@ -570,7 +587,7 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
     let mut json = String::new();
     let mut entries = Vec::new();
     for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).map_err(|e| {
+        let doc = YamlDocSeed(&mut json).deserialize(document).map_err(|e| {
             let at = match e.location() {
                 Some(loc) => format!("{}:{}:{}", path.display(), loc.line(), loc.column()),
                 None => path.display().to_string(),
@@ -586,25 +603,42 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
         };
         let document = u32::try_from(index + 1)
             .map_err(|_| Error::bad_input(&origin, "too many documents"))?;
-        add_document(value, &origin, found, &mut |kind, mut value| {
-            fill_kind(kind, &mut value);
-            let start = json.len();
-            let text = serde_json::to_string(&value)
-                .map_err(|e| Error::bad_input(&origin, e.to_string()))?;
-            json.push_str(&text);
-            let header = parse_header(&text, &origin)?;
-            entries.push(make_entry(
-                kind,
-                header,
-                &text,
-                file,
-                document,
-                start,
-                json.len(),
-                &origin,
-            )?);
-            Ok(())
-        })?;
+        match doc {
+            YamlDoc::List { top, items } => {
+                let Some(items) = items else {
+                    return Err(Error::bad_input(&origin, "`items` is not a list"));
+                };
+                let kind = top.get("kind").and_then(Value::as_str).unwrap_or("");
+                if kind == SNAPSHOT_KIND
+                    && let Some(at) = top.get("capturedAt").and_then(Value::as_str)
+                {
+                    found.captured_at = Some(at.to_string());
+                }
+                let more = list_entries(kind, &items, &json, file, document, &origin, found)?;
+                entries.extend(more);
+            }
+            YamlDoc::Value(value) => {
+                add_document(value, &origin, found, &mut |kind, mut value| {
+                    fill_kind(kind, &mut value);
+                    let start = json.len();
+                    let text = serde_json::to_string(&value)
+                        .map_err(|e| Error::bad_input(&origin, e.to_string()))?;
+                    json.push_str(&text);
+                    let header = parse_header(&text, &origin)?;
+                    entries.push(make_entry(
+                        kind,
+                        header,
+                        &text,
+                        file,
+                        document,
+                        start,
+                        json.len(),
+                        &origin,
+                    )?);
+                    Ok(())
+                })?;
+            }
+        }
     }
     found.add_entries(entries);
     json.shrink_to_fit();
@@ -613,6 +647,142 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
         text: json,
     });
     Ok(())
+}
+
+/// One YAML document. A List's items are streamed: each item is a tree only while it is
+/// written out as JSON, so a huge List document never is one tree.
+enum YamlDoc {
+    /// A document without `items`: an object (or not), whole.
+    Value(Value),
+    /// A List: its other top-level keys, and its items as ranges of the JSON text (`None`
+    /// when `items` is not a list).
+    List {
+        top: Map<String, Value>,
+        items: Option<Vec<(usize, usize)>>,
+    },
+}
+
+struct YamlDocSeed<'j>(&'j mut String);
+
+impl<'de> DeserializeSeed<'de> for YamlDocSeed<'_> {
+    type Value = YamlDoc;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for YamlDocSeed<'_> {
+    type Value = YamlDoc;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object or List")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<YamlDoc, A::Error> {
+        let mut top = Map::new();
+        let mut items = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "items" {
+                // A later duplicate replaces an earlier one, as in a `Value`.
+                items = Some(map.next_value_seed(YamlItemsSeed(&mut *self.0))?);
+            } else {
+                let value: Value = map.next_value()?;
+                top.insert(key, value);
+            }
+        }
+        Ok(match items {
+            Some(items) => YamlDoc::List { top, items },
+            None => YamlDoc::Value(Value::Object(top)),
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<YamlDoc, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(YamlDoc::Value(Value::Array(items)))
+    }
+    fn visit_str<E>(self, s: &str) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::String(s.to_string())))
+    }
+    fn visit_bool<E>(self, b: bool) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Bool(b)))
+    }
+    fn visit_i64<E>(self, n: i64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_u64<E>(self, n: u64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_f64<E>(self, n: f64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Null))
+    }
+    fn visit_none<E>(self) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A YAML List's `items`, written item by item to the JSON text: their ranges, or `None` when
+/// `items` is not a list.
+struct YamlItemsSeed<'j>(&'j mut String);
+
+impl<'de> DeserializeSeed<'de> for YamlItemsSeed<'_> {
+    type Value = Option<Vec<(usize, usize)>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
+    type Value = Option<Vec<(usize, usize)>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut ranges = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element::<Value>()? {
+            let start = self.0.len();
+            let text = serde_json::to_string(&item).map_err(de::Error::custom)?;
+            self.0.push_str(&text);
+            ranges.push((start, self.0.len()));
+        }
+        Ok(Some(ranges))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| None)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
 }
 
 /// serde errors end with " at line X column Y"; the location is already in the prefix.
@@ -1255,6 +1425,34 @@ mod tests {
             found.text(pod),
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"name":"p","namespace":"x"}}"#
         );
+    }
+
+    #[test]
+    fn a_yaml_list_is_streamed_item_by_item_and_reads_as_json_does() {
+        // `items` before `kind`, as `kubectl get -o yaml` sorts keys; items omit their kind.
+        let yaml = "apiVersion: v1\nitems:\n- metadata: {name: b, namespace: x, labels: {app: web}}\n  spec: {nodeName: n1}\n- metadata: {name: a, namespace: x}\nkind: PodList\nmetadata: {}\n";
+        let json = r#"{"apiVersion":"v1","items":[{"metadata":{"name":"b","namespace":"x","labels":{"app":"web"}},"spec":{"nodeName":"n1"}},{"metadata":{"name":"a","namespace":"x"}}],"kind":"PodList","metadata":{}}"#;
+        let from_yaml = parse("pods.yaml", yaml).unwrap();
+        let from_json = parse("pods.json", json).unwrap();
+        assert_eq!(from_yaml.entries.len(), 2);
+        for (y, j) in from_yaml.entries.iter().zip(&from_json.entries) {
+            assert_eq!(y.kind, Kind::Pod);
+            assert_eq!((y.name(), y.namespace()), (j.name(), j.namespace()));
+            assert_eq!(from_yaml.labels(y), from_json.labels(j));
+            assert_eq!(from_yaml.value(y).unwrap(), from_json.value(j).unwrap());
+        }
+        assert_eq!(
+            from_yaml.value(&from_yaml.entries[0]).unwrap()["kind"],
+            "Pod"
+        );
+        assert_eq!(
+            from_yaml.labels(&from_yaml.entries[0]),
+            [("app".into(), Some("web".into()))]
+        );
+        let err = parse("l.yaml", "kind: List\nitems: {a: 1}\n").unwrap_err();
+        assert!(err.to_string().contains("`items` is not a list"), "{err}");
+        let err = parse("l.yaml", "kind: List\nitems:\n- metadata: {name: x}\n").unwrap_err();
+        assert!(err.to_string().contains("items[0] has no `kind`"), "{err}");
     }
 
     #[test]
