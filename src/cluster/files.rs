@@ -19,10 +19,10 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use serde::Deserializer;
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
-use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -482,7 +482,14 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
                     let whole = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
                     let header = parse_header(whole, &origin)?;
                     let (start, end) = span_of(whole);
-                    entries.push(make_entry(k, header, whole, file, 1, start, end, &origin)?);
+                    entries.push(make_entry(
+                        k,
+                        header,
+                        whole,
+                        (file, 1),
+                        (start, end),
+                        &origin,
+                    )?);
                 }
                 None => found.skipped_kinds.push(kind),
             }
@@ -520,7 +527,12 @@ fn list_entries(
         match (resolved, item_kind) {
             (Some(k), _) => {
                 entries.push(make_entry(
-                    k, header, item, file, document, start, end, origin,
+                    k,
+                    header,
+                    item,
+                    (file, document),
+                    (start, end),
+                    origin,
                 )?);
             }
             (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
@@ -540,10 +552,8 @@ fn make_entry(
     kind: Kind,
     header: RawHeader<'_>,
     text: &str,
-    file: u32,
-    document: u32,
-    start: usize,
-    end: usize,
+    (file, document): (u32, u32),
+    (start, end): (usize, usize),
     origin: &Origin,
 ) -> Result<Entry> {
     if !header.is_object {
@@ -629,10 +639,8 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
                         kind,
                         header,
                         &text,
-                        file,
-                        document,
-                        start,
-                        json.len(),
+                        (file, document),
+                        (start, json.len()),
                         &origin,
                     )?);
                     Ok(())
@@ -1383,6 +1391,7 @@ pub fn looks_like_timestamp(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     fn parse(name: &str, text: &str) -> Result<RawFiles> {
         let mut found = RawFiles::default();
