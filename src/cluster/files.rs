@@ -1,13 +1,36 @@
 //! Reading objects from files: what `kubectl get -o yaml|json` writes (a `List`, a single
 //! object, multi-document YAML), vmctl snapshots, and directories of such files.
+//!
+//! Cost (issue 9, fleet scale): a file is read once into one `String`, and no file is ever
+//! held as a `serde_json::Value` tree. For JSON only the top-level shape is parsed: each item
+//! of a List is a borrowed [`RawValue`], and vmctl keeps just its byte range in the file text
+//! plus a small [`Header`] (name, namespace, labels, newest timestamp) read in one pass over
+//! its bytes. Objects are decoded on demand, from their bytes, and only when a query selects
+//! them ([`RawFiles::decode`], [`RawFiles::value`]).
+//!
+//! YAML is read document by document, and a List document item by item: each object is a
+//! `Value` only for as long as it takes to write it out as compact JSON, so everything
+//! downstream is one representation. A multi-document YAML file costs its text, its JSON text
+//! and one object's tree at a time (10k VMIs, 17.9 MB: 79 MB peak RSS). A single huge YAML
+//! `List` document costs more while it is read: serde_yaml 0.9 buffers every parser event of
+//! a document before handing out the first one (for anchors), about 25× the document's size
+//! (10k VMIs as one 19.4 MB List document: 499 MB peak RSS, was 675 MB). Prefer JSON or
+//! multi-document YAML for fleet-size snapshots.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::Value;
+use serde::Deserializer;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::Kind;
+use super::selector::LabelSelector;
 use crate::error::{Error, Result};
 
 /// Where an object was read from, for error messages.
@@ -28,7 +51,8 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// One object of a kind vmctl reads, as found in a file.
+/// One object of a kind vmctl reads, as a `Value` (what [`read_path`] returns: tools such as
+/// the fake API server want every object as a tree; vmctl itself reads [`RawFiles`]).
 #[derive(Debug, Clone)]
 pub struct RawObject {
     pub kind: Kind,
@@ -65,7 +89,7 @@ impl RawObject {
     }
 }
 
-/// Everything read from a `--from` path.
+/// Everything read from a `--from` path, as trees.
 #[derive(Debug, Default)]
 pub struct FileObjects {
     pub objects: Vec<RawObject>,
@@ -73,6 +97,217 @@ pub struct FileObjects {
     pub captured_at: Option<String>,
     /// Kinds that were present but are not read by vmctl (e.g. `Deployment`), for messages.
     pub skipped_kinds: Vec<String>,
+}
+
+/// What vmctl knows about an object without decoding it: read once, in one pass over its
+/// bytes, when the file is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Header {
+    name: Box<str>,
+    namespace: Option<Box<str>>,
+    /// Where `metadata.labels` is in the object's text (start, end): a label selector reads
+    /// just that slice. Kept as a range, not as strings: labels are most of a header.
+    labels: Option<(u32, u32)>,
+    /// `metadata.namespace` is there but is not a string: selectors on it read the object.
+    odd_namespace: bool,
+    /// The newest RFC 3339 UTC timestamp (`2026-11-29T03:00:00Z`) among the object's
+    /// string values.
+    newest: Option<[u8; 20]>,
+}
+
+impl Header {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// Whether `metadata.namespace` holds something other than a string.
+    pub fn odd_namespace(&self) -> bool {
+        self.odd_namespace
+    }
+
+    /// The newest timestamp string among the object's values.
+    pub fn newest_timestamp(&self) -> Option<&str> {
+        self.newest
+            .as_ref()
+            .and_then(|b| std::str::from_utf8(b).ok())
+    }
+}
+
+/// One object of a kind vmctl reads: where its text is, and its header.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub kind: Kind,
+    file: u32,
+    document: u32,
+    start: usize,
+    end: usize,
+    pub header: Header,
+}
+
+impl Entry {
+    pub fn name(&self) -> &str {
+        self.header.name()
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.header.namespace()
+    }
+}
+
+/// The text of one file, as JSON (a YAML file's objects are rewritten as compact JSON).
+#[derive(Debug)]
+struct FileText {
+    path: PathBuf,
+    text: String,
+}
+
+/// Everything read from a `--from` path: the files' text and one [`Entry`] per object.
+#[derive(Debug, Default)]
+pub struct RawFiles {
+    files: Vec<FileText>,
+    pub entries: Vec<Entry>,
+    /// `capturedAt` of a vmctl snapshot, when the files hold one.
+    pub captured_at: Option<String>,
+    /// Kinds that were present but are not read by vmctl (e.g. `Deployment`), for messages.
+    pub skipped_kinds: Vec<String>,
+}
+
+impl RawFiles {
+    /// The JSON text of an object.
+    pub fn text(&self, entry: &Entry) -> &str {
+        self.files
+            .get(entry.file as usize)
+            .and_then(|f| f.text.get(entry.start..entry.end))
+            .unwrap_or("null")
+    }
+
+    pub fn origin(&self, entry: &Entry) -> Origin {
+        Origin {
+            file: self
+                .files
+                .get(entry.file as usize)
+                .map(|f| f.path.clone())
+                .unwrap_or_default(),
+            document: entry.document as usize,
+        }
+    }
+
+    /// `metadata.labels` of an object: keys with their string values (`None` for a value
+    /// that is not a string; a later duplicate key replaces an earlier one, as in a `Value`).
+    pub fn labels(&self, entry: &Entry) -> Vec<(Cow<'_, str>, Option<Cow<'_, str>>)> {
+        let mut labels = Vec::new();
+        if let Some((start, end)) = entry.header.labels {
+            let text = self
+                .text(entry)
+                .get(start as usize..end as usize)
+                .unwrap_or("null");
+            let mut de = serde_json::Deserializer::from_str(text);
+            // The text was checked when it was read.
+            if LabelsSeed(&mut labels, &mut None)
+                .deserialize(&mut de)
+                .is_err()
+            {
+                labels.clear();
+            }
+        }
+        labels
+    }
+
+    /// Whether an object's labels satisfy a selector.
+    pub fn matches_labels(&self, entry: &Entry, selector: &LabelSelector) -> bool {
+        if selector.is_empty() {
+            return true;
+        }
+        let labels = self.labels(entry);
+        selector.matches_with(|key| {
+            labels
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.as_deref())
+        })
+    }
+
+    /// `file: Kind namespace/name`, for decode errors.
+    pub fn describe(&self, entry: &Entry) -> String {
+        let label = match entry.namespace() {
+            Some(ns) => format!("{} {ns}/{}", entry.kind, entry.name()),
+            None => format!("{} {}", entry.kind, entry.name()),
+        };
+        format!("{}: {label}", self.origin(entry))
+    }
+
+    /// The object as a tree, with `kind` and `apiVersion` filled in where a built-in List
+    /// left them out.
+    pub fn value(&self, entry: &Entry) -> Result<Value> {
+        let mut value: Value = serde_json::from_str(self.text(entry))
+            .map_err(|e| Error::bad_input(self.describe(entry), json_message(&e)))?;
+        fill_kind(entry.kind, &mut value);
+        Ok(value)
+    }
+
+    /// Decodes the object straight from its bytes. The model types do not read `kind` or
+    /// `apiVersion` (k8s-openapi only checks them when present), so nothing is filled in.
+    pub fn decode<T: DeserializeOwned>(&self, entry: &Entry) -> Result<T> {
+        serde_json::from_str(self.text(entry))
+            .map_err(|e| Error::bad_input(self.describe(entry), json_message(&e)))
+    }
+
+    /// Every object as a tree, in file order (the fake API server loads files this way).
+    pub fn into_objects(self) -> Result<FileObjects> {
+        let objects = self
+            .entries
+            .iter()
+            .map(|e| Ok(RawObject::new(e.kind, self.value(e)?, self.origin(e))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(FileObjects {
+            objects,
+            captured_at: self.captured_at,
+            skipped_kinds: self.skipped_kinds,
+        })
+    }
+
+    /// Splits off the entries, keeping the texts they point into.
+    pub fn take_entries(&mut self) -> Vec<Entry> {
+        std::mem::take(&mut self.entries)
+    }
+
+    fn add_entries(&mut self, entries: Vec<Entry>) {
+        if self.entries.is_empty() {
+            // The first file's entries: no copy.
+            self.entries = entries;
+        } else {
+            self.entries.extend(entries);
+        }
+    }
+
+    fn file_index(&self) -> Result<u32> {
+        u32::try_from(self.files.len()).map_err(|_| Error::bad_input("--from", "too many files"))
+    }
+}
+
+/// Fills in what built-in lists leave out, so every object reads the same downstream.
+fn fill_kind(kind: Kind, value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.name().to_string()));
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(kind.api_version()));
+    }
+}
+
+/// A serde_json error without the " at line X column Y" it appends: for an object decoded
+/// from its own bytes that location means nothing to the reader; the prefix names the object.
+fn json_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(m) => m.to_string(),
+        None => message,
+    }
 }
 
 /// The `kind` vmctl writes at the top of its own snapshot files.
@@ -101,11 +336,17 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Reads a file or, recursively, a directory of YAML/JSON files.
+/// Reads a file or, recursively, a directory of YAML/JSON files, every object as a tree.
 pub fn read_path(path: &Path) -> Result<FileObjects> {
+    read_raw(path)?.into_objects()
+}
+
+/// Reads a file or, recursively, a directory of YAML/JSON files: their text, and an entry
+/// per object.
+pub fn read_raw(path: &Path) -> Result<RawFiles> {
     let meta = fs::metadata(path)
         .map_err(|e| Error::bad_input(path.display(), format!("cannot read: {}", io_reason(&e))))?;
-    let mut found = FileObjects::default();
+    let mut found = RawFiles::default();
     if meta.is_dir() {
         let mut files = Vec::new();
         collect_files(path, &mut files)?;
@@ -118,7 +359,7 @@ pub fn read_path(path: &Path) -> Result<FileObjects> {
         for file in &files {
             read_file_into(file, &mut found)?;
         }
-        if found.objects.is_empty() {
+        if found.entries.is_empty() {
             return Err(Error::bad_input(
                 path.display(),
                 format!(
@@ -130,7 +371,7 @@ pub fn read_path(path: &Path) -> Result<FileObjects> {
         }
     } else {
         read_file_into(path, &mut found)?;
-        if found.objects.is_empty() {
+        if found.entries.is_empty() {
             return Err(Error::bad_input(
                 path.display(),
                 format!("no object of a kind vmctl reads{}", skipped_note(&found)),
@@ -140,7 +381,7 @@ pub fn read_path(path: &Path) -> Result<FileObjects> {
     Ok(found)
 }
 
-fn skipped_note(found: &FileObjects) -> String {
+fn skipped_note(found: &RawFiles) -> String {
     if found.skipped_kinds.is_empty() {
         String::new()
     } else {
@@ -159,30 +400,207 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Parses one file's text (JSON or YAML, one or many documents).
-pub fn read_file_into(path: &Path, found: &mut FileObjects) -> Result<()> {
+/// Reads one file's text (JSON or YAML, one or many documents).
+pub fn read_file_into(path: &Path, found: &mut RawFiles) -> Result<()> {
     let text = fs::read_to_string(path)
         .map_err(|e| Error::bad_input(path.display(), format!("cannot read: {}", io_reason(&e))))?;
-    parse_text_into(path, &text, found)
+    parse_text_into(path, text, found)
 }
 
-pub fn parse_text_into(path: &Path, text: &str, found: &mut FileObjects) -> Result<()> {
+/// Parses one file's text (JSON or YAML, one or many documents); keeps the text.
+pub fn parse_text_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()> {
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
     if is_json || text.trim_start().starts_with('{') {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        parse_json_into(path, text, found)
+    } else {
+        parse_yaml_into(path, &text, found)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON: the top-level shape with borrowed items, then one header pass per item.
+
+fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()> {
+    let file = found.file_index()?;
+    let origin = Origin {
+        file: path.to_path_buf(),
+        document: 1,
+    };
+    let top = {
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let top = TopSeed
+            .deserialize(&mut de)
+            .and_then(|top| de.end().map(|()| top));
+        top.map_err(|e| {
             Error::bad_input(
                 format!("{}:{}:{}", path.display(), e.line(), e.column()),
                 format!("invalid JSON: {}", strip_location(&e.to_string())),
             )
-        })?;
-        let origin = Origin {
-            file: path.to_path_buf(),
-            document: 1,
-        };
-        return add_document(value, &origin, found);
+        })?
+    };
+    let base = text.as_ptr() as usize;
+    let span_of = |s: &str| {
+        let start = (s.as_ptr() as usize).wrapping_sub(base);
+        (start, start + s.len())
+    };
+    let mut entries = Vec::new();
+    match top {
+        Top::Null => {}
+        Top::Other(what) => {
+            return Err(Error::bad_input(
+                &origin,
+                format!("expected a Kubernetes object or List, found {what}"),
+            ));
+        }
+        Top::Object {
+            kind,
+            captured_at,
+            items: Some(items),
+        } => {
+            let Items::List(items) = items else {
+                return Err(Error::bad_input(&origin, "`items` is not a list"));
+            };
+            let kind = kind.as_deref().unwrap_or("");
+            if kind == SNAPSHOT_KIND
+                && let Some(at) = captured_at
+            {
+                found.captured_at = Some(at.into_owned());
+            }
+            let spans: Vec<(usize, usize)> = items.iter().map(|item| span_of(item.get())).collect();
+            drop(items);
+            entries = list_entries(kind, &spans, &text, file, 1, &origin, found)?;
+        }
+        Top::Object {
+            kind, items: None, ..
+        } => {
+            let kind = kind.map(Cow::into_owned).unwrap_or_default();
+            if kind.is_empty() {
+                return Err(Error::bad_input(
+                    &origin,
+                    "document has neither `kind` nor `items`: not a Kubernetes object or List",
+                ));
+            }
+            match Kind::from_kind_name(&kind) {
+                Some(k) => {
+                    let whole = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+                    let header = parse_header(whole, &origin)?;
+                    let (start, end) = span_of(whole);
+                    entries.push(make_entry(
+                        k,
+                        header,
+                        whole,
+                        (file, 1),
+                        (start, end),
+                        &origin,
+                    )?);
+                }
+                None => found.skipped_kinds.push(kind),
+            }
+        }
     }
+    found.add_entries(entries);
+    found.files.push(FileText {
+        path: path.to_path_buf(),
+        text,
+    });
+    Ok(())
+}
+
+/// The entries of a List's items, given as byte ranges of `text`.
+fn list_entries(
+    list_kind_name: &str,
+    items: &[(usize, usize)],
+    text: &str,
+    file: u32,
+    document: u32,
+    origin: &Origin,
+    found: &mut RawFiles,
+) -> Result<Vec<Entry>> {
+    // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
+    let list_kind = Kind::from_kind_name(list_kind_name);
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, &(start, end)) in items.iter().enumerate() {
+        let item = text.get(start..end).unwrap_or("null");
+        let header = parse_header(item, origin)?;
+        let item_kind = header.kind.as_deref();
+        let resolved = match item_kind {
+            Some(k) => Kind::from_kind_name(k),
+            None => list_kind,
+        };
+        match (resolved, item_kind) {
+            (Some(k), _) => {
+                entries.push(make_entry(
+                    k,
+                    header,
+                    item,
+                    (file, document),
+                    (start, end),
+                    origin,
+                )?);
+            }
+            (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
+            (None, None) => {
+                return Err(Error::bad_input(
+                    origin,
+                    format!("items[{i}] has no `kind` and the List does not say it"),
+                ));
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// Checks what every object needs and keeps its header.
+fn make_entry(
+    kind: Kind,
+    header: RawHeader<'_>,
+    text: &str,
+    (file, document): (u32, u32),
+    (start, end): (usize, usize),
+    origin: &Origin,
+) -> Result<Entry> {
+    if !header.is_object {
+        return Err(Error::bad_input(
+            origin,
+            format!("a {kind} item is not an object"),
+        ));
+    }
+    let Some(name) = header.name else {
+        return Err(Error::bad_input(
+            origin,
+            format!("a {kind} has no metadata.name"),
+        ));
+    };
+    Ok(Entry {
+        kind,
+        file,
+        document,
+        start,
+        end,
+        header: Header {
+            name: name.into(),
+            namespace: header.namespace.map(Into::into),
+            labels: header.labels.and_then(|l| {
+                let start = (l.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+                let end = start + l.len();
+                (end <= text.len())
+                    .then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+            }),
+            odd_namespace: header.odd_namespace,
+            newest: header.newest,
+        },
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// YAML: one document at a time, each object written out as compact JSON.
+
+fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> {
+    let file = found.file_index()?;
+    let mut json = String::new();
+    let mut entries = Vec::new();
     for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).map_err(|e| {
+        let doc = YamlDocSeed(&mut json).deserialize(document).map_err(|e| {
             let at = match e.location() {
                 Some(loc) => format!("{}:{}:{}", path.display(), loc.line(), loc.column()),
                 None => path.display().to_string(),
@@ -196,9 +614,186 @@ pub fn parse_text_into(path: &Path, text: &str, found: &mut FileObjects) -> Resu
             file: path.to_path_buf(),
             document: index + 1,
         };
-        add_document(value, &origin, found)?;
+        let document = u32::try_from(index + 1)
+            .map_err(|_| Error::bad_input(&origin, "too many documents"))?;
+        match doc {
+            YamlDoc::List { top, items } => {
+                let Some(items) = items else {
+                    return Err(Error::bad_input(&origin, "`items` is not a list"));
+                };
+                let kind = top.get("kind").and_then(Value::as_str).unwrap_or("");
+                if kind == SNAPSHOT_KIND
+                    && let Some(at) = top.get("capturedAt").and_then(Value::as_str)
+                {
+                    found.captured_at = Some(at.to_string());
+                }
+                let more = list_entries(kind, &items, &json, file, document, &origin, found)?;
+                entries.extend(more);
+            }
+            YamlDoc::Value(value) => {
+                add_document(value, &origin, found, &mut |kind, mut value| {
+                    fill_kind(kind, &mut value);
+                    let start = json.len();
+                    let text = serde_json::to_string(&value)
+                        .map_err(|e| Error::bad_input(&origin, e.to_string()))?;
+                    json.push_str(&text);
+                    let header = parse_header(&text, &origin)?;
+                    entries.push(make_entry(
+                        kind,
+                        header,
+                        &text,
+                        (file, document),
+                        (start, json.len()),
+                        &origin,
+                    )?);
+                    Ok(())
+                })?;
+            }
+        }
     }
+    found.add_entries(entries);
+    json.shrink_to_fit();
+    found.files.push(FileText {
+        path: path.to_path_buf(),
+        text: json,
+    });
     Ok(())
+}
+
+/// One YAML document. A List's items are streamed: each item is a tree only while it is
+/// written out as JSON, so a huge List document never is one tree.
+enum YamlDoc {
+    /// A document without `items`: an object (or not), whole.
+    Value(Value),
+    /// A List: its other top-level keys, and its items as ranges of the JSON text (`None`
+    /// when `items` is not a list).
+    List {
+        top: Map<String, Value>,
+        items: Option<Vec<(usize, usize)>>,
+    },
+}
+
+struct YamlDocSeed<'j>(&'j mut String);
+
+impl<'de> DeserializeSeed<'de> for YamlDocSeed<'_> {
+    type Value = YamlDoc;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for YamlDocSeed<'_> {
+    type Value = YamlDoc;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object or List")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<YamlDoc, A::Error> {
+        let mut top = Map::new();
+        let mut items = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "items" {
+                // A later duplicate replaces an earlier one, as in a `Value`.
+                items = Some(map.next_value_seed(YamlItemsSeed(&mut *self.0))?);
+            } else {
+                let value: Value = map.next_value()?;
+                top.insert(key, value);
+            }
+        }
+        Ok(match items {
+            Some(items) => YamlDoc::List { top, items },
+            None => YamlDoc::Value(Value::Object(top)),
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<YamlDoc, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(YamlDoc::Value(Value::Array(items)))
+    }
+    fn visit_str<E>(self, s: &str) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::String(s.to_string())))
+    }
+    fn visit_bool<E>(self, b: bool) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Bool(b)))
+    }
+    fn visit_i64<E>(self, n: i64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_u64<E>(self, n: u64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_f64<E>(self, n: f64) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::from(n)))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Null))
+    }
+    fn visit_none<E>(self) -> std::result::Result<YamlDoc, E> {
+        Ok(YamlDoc::Value(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A YAML List's `items`, written item by item to the JSON text: their ranges, or `None` when
+/// `items` is not a list.
+struct YamlItemsSeed<'j>(&'j mut String);
+
+impl<'de> DeserializeSeed<'de> for YamlItemsSeed<'_> {
+    type Value = Option<Vec<(usize, usize)>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
+    type Value = Option<Vec<(usize, usize)>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut ranges = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element::<Value>()? {
+            let start = self.0.len();
+            let text = serde_json::to_string(&item).map_err(de::Error::custom)?;
+            self.0.push_str(&text);
+            ranges.push((start, self.0.len()));
+        }
+        Ok(Some(ranges))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| None)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
 }
 
 /// serde errors end with " at line X column Y"; the location is already in the prefix.
@@ -209,7 +804,14 @@ fn strip_location(message: &str) -> String {
     }
 }
 
-fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Result<()> {
+/// One YAML document: a List, a single object, or nothing. Calls `push` with each object of
+/// a kind vmctl reads.
+fn add_document(
+    value: Value,
+    origin: &Origin,
+    found: &mut RawFiles,
+    push: &mut dyn FnMut(Kind, Value) -> Result<()>,
+) -> Result<()> {
     let mut obj = match value {
         Value::Null => return Ok(()),
         Value::Object(map) => map,
@@ -246,7 +848,7 @@ fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Resul
                 None => list_kind,
             };
             match (resolved, item_kind) {
-                (Some(k), _) => push_object(k, item, origin, found)?,
+                (Some(k), _) => push(k, item)?,
                 (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
                 (None, None) => {
                     return Err(Error::bad_input(
@@ -265,43 +867,12 @@ fn add_document(value: Value, origin: &Origin, found: &mut FileObjects) -> Resul
         ));
     }
     match Kind::from_kind_name(&kind) {
-        Some(k) => push_object(k, Value::Object(obj), origin, found),
+        Some(k) => push(k, Value::Object(obj)),
         None => {
             found.skipped_kinds.push(kind);
             Ok(())
         }
     }
-}
-
-fn push_object(kind: Kind, value: Value, origin: &Origin, found: &mut FileObjects) -> Result<()> {
-    if !value.is_object() {
-        return Err(Error::bad_input(
-            origin,
-            format!("a {kind} item is not an object"),
-        ));
-    }
-    if value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .is_none()
-    {
-        return Err(Error::bad_input(
-            origin,
-            format!("a {kind} has no metadata.name"),
-        ));
-    }
-    let mut value = value;
-    // Fill in what built-in lists leave out, so every object reads the same downstream.
-    if let Value::Object(map) = &mut value {
-        map.entry("kind")
-            .or_insert_with(|| Value::String(kind.name().to_string()));
-        map.entry("apiVersion")
-            .or_insert_with(|| Value::String(kind.api_version()));
-    }
-    found
-        .objects
-        .push(RawObject::new(kind, value, origin.clone()));
-    Ok(())
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -315,13 +886,519 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Visitors: the top-level shape, and an object's header in one pass over its bytes.
+
+/// A file's top-level value, with a List's items borrowed from the text.
+enum Top<'de> {
+    Null,
+    Other(&'static str),
+    Object {
+        kind: Option<Cow<'de, str>>,
+        captured_at: Option<Cow<'de, str>>,
+        items: Option<Items<'de>>,
+    },
+}
+
+enum Items<'de> {
+    List(Vec<&'de RawValue>),
+    NotAList,
+}
+
+struct TopSeed;
+
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Top<'de>, D::Error> {
+        d.deserialize_any(TopVisitor)
+    }
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object or List")
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Null)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Other("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Other("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Other("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Other("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Top<'de>, E> {
+        Ok(Top::Other("a string"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Top<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Top::Other("a list"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Top<'de>, A::Error> {
+        let (mut kind, mut captured_at, mut items) = (None, None, None);
+        // Later duplicate keys win, as they do in a `Value`.
+        while let Some(key) = map.next_key_seed(KeyIn(&["kind", "capturedAt", "items"]))? {
+            match key {
+                Some(0) => kind = map.next_value_seed(StrSeed(&mut None))?,
+                Some(1) => captured_at = map.next_value_seed(StrSeed(&mut None))?,
+                Some(2) => items = Some(map.next_value_seed(ItemsSeed)?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Top::Object {
+            kind,
+            captured_at,
+            items,
+        })
+    }
+}
+
+struct ItemsSeed;
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed {
+    type Value = Items<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Items<'de>, D::Error> {
+        d.deserialize_any(ItemsVisitor)
+    }
+}
+
+struct ItemsVisitor;
+
+impl<'de> Visitor<'de> for ItemsVisitor {
+    type Value = Items<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Items<'de>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element::<&'de RawValue>()? {
+            items.push(item);
+        }
+        Ok(Items::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Items<'de>, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| Items::NotAList)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Items<'de>, E> {
+        Ok(Items::NotAList)
+    }
+}
+
+/// A map key, matched against a fixed list without allocating: `Some(index)` or `None`.
+struct KeyIn(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIn {
+    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Option<usize>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIn {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> std::result::Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|k| *k == key))
+    }
+}
+
+/// An object's header as read, borrowing from the text where it can.
+#[derive(Default)]
+struct RawHeader<'de> {
+    is_object: bool,
+    kind: Option<Cow<'de, str>>,
+    name: Option<Cow<'de, str>>,
+    namespace: Option<Cow<'de, str>>,
+    odd_namespace: bool,
+    /// The text of `metadata.labels`, a slice of the object's text.
+    labels: Option<&'de str>,
+    newest: Option<[u8; 20]>,
+}
+
+fn parse_header<'de>(text: &'de str, origin: &Origin) -> Result<RawHeader<'de>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    HeaderSeed
+        .deserialize(&mut de)
+        .map_err(|e| Error::bad_input(origin, format!("invalid JSON: {}", json_message(&e))))
+}
+
+struct HeaderSeed;
+
+impl<'de> DeserializeSeed<'de> for HeaderSeed {
+    type Value = RawHeader<'de>;
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<RawHeader<'de>, D::Error> {
+        let mut header = RawHeader::default();
+        d.deserialize_any(HeaderVisitor(&mut header))?;
+        Ok(header)
+    }
+}
+
+struct HeaderVisitor<'h, 'de>(&'h mut RawHeader<'de>);
+
+impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let h = self.0;
+        h.is_object = true;
+        while let Some(key) = map.next_key_seed(KeyIn(&["kind", "metadata"]))? {
+            match key {
+                Some(0) => h.kind = map.next_value_seed(StrSeed(&mut h.newest))?,
+                Some(1) => {
+                    // A later `metadata` replaces an earlier one entirely, as in a `Value`.
+                    h.name = None;
+                    h.namespace = None;
+                    h.odd_namespace = false;
+                    h.labels = None;
+                    map.next_value_seed(MetaSeed(h))?;
+                }
+                _ => map.next_value_seed(Scan(&mut h.newest))?,
+            }
+        }
+        Ok(())
+    }
+
+    // Anything but an object: not an object (the caller says so); still consumed.
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
+        Scan(&mut self.0.newest).visit_seq(seq)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+struct MetaSeed<'h, 'de>(&'h mut RawHeader<'de>);
+
+impl<'de> DeserializeSeed<'de> for MetaSeed<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("metadata")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let h = self.0;
+        while let Some(key) = map.next_key_seed(KeyIn(&["name", "namespace", "labels"]))? {
+            match key {
+                Some(0) => h.name = map.next_value_seed(StrSeed(&mut h.newest))?,
+                Some(1) => {
+                    let mut present = false;
+                    h.namespace = map.next_value_seed(PresentStr(&mut h.newest, &mut present))?;
+                    h.odd_namespace = present && h.namespace.is_none();
+                }
+                Some(2) => {
+                    // Borrowed: a slice of the object's text, read again only by selectors.
+                    let labels: &'de RawValue = map.next_value()?;
+                    let mut de = serde_json::Deserializer::from_str(labels.get());
+                    Scan(&mut h.newest)
+                        .deserialize(&mut de)
+                        .map_err(de::Error::custom)?;
+                    h.labels = Some(labels.get());
+                }
+                _ => map.next_value_seed(Scan(&mut h.newest))?,
+            }
+        }
+        Ok(())
+    }
+
+    // `metadata` that is not an object: no name, no namespace, no labels.
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
+        Scan(&mut self.0.newest).visit_seq(seq)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<(), E> {
+        Scan(&mut self.0.newest).visit_str(s)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+/// `metadata.labels`: string values kept, other values recorded as `None` (a later
+/// duplicate key replaces an earlier one, as in a `Value`).
+type Labels<'de> = Vec<(Cow<'de, str>, Option<Cow<'de, str>>)>;
+
+struct LabelsSeed<'a, 'de>(&'a mut Labels<'de>, &'a mut Option<[u8; 20]>);
+
+impl<'de> DeserializeSeed<'de> for LabelsSeed<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("labels")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while let Some(key) = map.next_key_seed(StrSeed(&mut None))? {
+            let key = key.unwrap_or_default();
+            let value = map.next_value_seed(StrSeed(&mut *self.1))?;
+            match self.0.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => self.0.push((key, value)),
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
+        Scan(&mut *self.1).visit_seq(seq)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<(), E> {
+        Scan(&mut *self.1).visit_str(s)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A value that is kept when it is a string (borrowed when it can be); anything else is
+/// consumed and gives `None`. Timestamps are noted on the way.
+struct StrSeed<'n>(&'n mut Option<[u8; 20]>);
+
+impl<'de> DeserializeSeed<'de> for StrSeed<'_> {
+    type Value = Option<Cow<'de, str>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        let mut present = false;
+        d.deserialize_any(PresentStr(self.0, &mut present))
+    }
+}
+
+/// [`StrSeed`] that also says whether there was a value at all.
+struct PresentStr<'n>(&'n mut Option<[u8; 20]>, &'n mut bool);
+
+impl<'de> DeserializeSeed<'de> for PresentStr<'_> {
+    type Value = Option<Cow<'de, str>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PresentStr<'_> {
+    type Value = Option<Cow<'de, str>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> std::result::Result<Self::Value, E> {
+        note_timestamp(s, self.0);
+        *self.1 = true;
+        Ok(Some(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> std::result::Result<Self::Value, E> {
+        note_timestamp(s, self.0);
+        *self.1 = true;
+        Ok(Some(Cow::Owned(s.to_string())))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+        *self.1 = true;
+        Scan(self.0).visit_seq(seq).map(|()| None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        *self.1 = true;
+        Scan(self.0).visit_map(map).map(|()| None)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        *self.1 = true;
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        *self.1 = true;
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        *self.1 = true;
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        *self.1 = true;
+        Ok(None)
+    }
+    // `null`: as if absent (a `Value`'s `as_str` and `get` treat it so).
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// Consumes any value, noting timestamp strings (values only, not keys) on the way.
+struct Scan<'n>(&'n mut Option<[u8; 20]>);
+
+impl<'de> DeserializeSeed<'de> for Scan<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Scan<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_str<E>(self, s: &str) -> std::result::Result<(), E> {
+        note_timestamp(s, self.0);
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        while seq.next_element_seed(Scan(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(Scan(&mut *self.0))?;
+        }
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<(), E> {
+        Ok(())
+    }
+}
+
+fn note_timestamp(s: &str, newest: &mut Option<[u8; 20]>) {
+    if looks_like_timestamp(s)
+        && let Ok(bytes) = <[u8; 20]>::try_from(s.as_bytes())
+        && newest.is_none_or(|n| bytes > n)
+    {
+        *newest = Some(bytes);
+    }
+}
+
+/// An RFC 3339 UTC timestamp string: `2026-11-29T03:00:00Z`.
+pub fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z'
+        && s.chars().filter(char::is_ascii_digit).count() == 14
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
-    fn parse(name: &str, text: &str) -> Result<FileObjects> {
-        let mut found = FileObjects::default();
-        parse_text_into(Path::new(name), text, &mut found)?;
+    fn parse(name: &str, text: &str) -> Result<RawFiles> {
+        let mut found = RawFiles::default();
+        parse_text_into(Path::new(name), text.to_string(), &mut found)?;
         Ok(found)
     }
 
@@ -332,17 +1409,62 @@ mod tests {
             r#"{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a","namespace":"x"}}]}"#,
         )
         .unwrap();
-        assert_eq!(found.objects.len(), 1);
-        assert_eq!(found.objects[0].kind, Kind::Pod);
-        assert_eq!(found.objects[0].value["apiVersion"], "v1");
+        assert_eq!(found.entries.len(), 1);
+        assert_eq!(found.entries[0].kind, Kind::Pod);
+        let value = found.value(&found.entries[0]).unwrap();
+        assert_eq!(value["apiVersion"], "v1");
+        assert_eq!(value["kind"], "Pod");
+        // The tree view (the fake API server's) fills them in too.
+        let objects = found.into_objects().unwrap();
+        assert_eq!(objects.objects[0].value["kind"], "Pod");
     }
 
     #[test]
     fn reads_multi_document_yaml_and_skips_foreign_kinds() {
-        let text = "kind: Node\napiVersion: v1\nmetadata: {name: n1}\n---\nkind: Deployment\nmetadata: {name: d}\n---\n";
+        let text = "kind: Node\napiVersion: v1\nmetadata: {name: n1}\n---\nkind: Deployment\nmetadata: {name: d}\n---\nkind: Pod\nmetadata: {name: p, namespace: x, labels: {a: b}}\n";
         let found = parse("x.yaml", text).unwrap();
-        assert_eq!(found.objects.len(), 1);
+        assert_eq!(found.entries.len(), 2);
         assert_eq!(found.skipped_kinds, vec!["Deployment".to_string()]);
+        let pod = &found.entries[1];
+        assert_eq!(
+            (pod.kind, pod.namespace(), pod.name()),
+            (Kind::Pod, Some("x"), "p")
+        );
+        assert_eq!(found.labels(pod), [("a".into(), Some("b".into()))]);
+        assert_eq!(found.origin(pod).document, 3);
+        // Stored as compact JSON, kind and apiVersion filled in.
+        assert_eq!(
+            found.text(pod),
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"name":"p","namespace":"x"}}"#
+        );
+    }
+
+    #[test]
+    fn a_yaml_list_is_streamed_item_by_item_and_reads_as_json_does() {
+        // `items` before `kind`, as `kubectl get -o yaml` sorts keys; items omit their kind.
+        let yaml = "apiVersion: v1\nitems:\n- metadata: {name: b, namespace: x, labels: {app: web}}\n  spec: {nodeName: n1}\n- metadata: {name: a, namespace: x}\nkind: PodList\nmetadata: {}\n";
+        let json = r#"{"apiVersion":"v1","items":[{"metadata":{"name":"b","namespace":"x","labels":{"app":"web"}},"spec":{"nodeName":"n1"}},{"metadata":{"name":"a","namespace":"x"}}],"kind":"PodList","metadata":{}}"#;
+        let from_yaml = parse("pods.yaml", yaml).unwrap();
+        let from_json = parse("pods.json", json).unwrap();
+        assert_eq!(from_yaml.entries.len(), 2);
+        for (y, j) in from_yaml.entries.iter().zip(&from_json.entries) {
+            assert_eq!(y.kind, Kind::Pod);
+            assert_eq!((y.name(), y.namespace()), (j.name(), j.namespace()));
+            assert_eq!(from_yaml.labels(y), from_json.labels(j));
+            assert_eq!(from_yaml.value(y).unwrap(), from_json.value(j).unwrap());
+        }
+        assert_eq!(
+            from_yaml.value(&from_yaml.entries[0]).unwrap()["kind"],
+            "Pod"
+        );
+        assert_eq!(
+            from_yaml.labels(&from_yaml.entries[0]),
+            [("app".into(), Some("web".into()))]
+        );
+        let err = parse("l.yaml", "kind: List\nitems: {a: 1}\n").unwrap_err();
+        assert!(err.to_string().contains("`items` is not a list"), "{err}");
+        let err = parse("l.yaml", "kind: List\nitems:\n- metadata: {name: x}\n").unwrap_err();
+        assert!(err.to_string().contains("items[0] has no `kind`"), "{err}");
     }
 
     #[test]
@@ -357,12 +1479,45 @@ mod tests {
     fn malformed_json_names_line_and_column() {
         let err = parse("bad.json", "{\n \"kind\": \"Node\",,\n}").unwrap_err();
         assert!(err.to_string().starts_with("bad.json:2:"), "{err}");
+        // Inside an item, too: the whole file is checked while it is read.
+        let err = parse(
+            "bad.json",
+            "{\"kind\": \"List\", \"items\": [\n{\"kind\": \"Node\", \"metadata\": {\"name\": 1,}}]}",
+        )
+        .unwrap_err();
+        assert!(err.to_string().starts_with("bad.json:2:"), "{err}");
+        assert!(err.to_string().contains("invalid JSON"), "{err}");
     }
 
     #[test]
     fn a_scalar_document_is_rejected() {
         let err = parse("s.yaml", "just text\n").unwrap_err();
         assert!(err.to_string().contains("found a string"), "{err}");
+        let err = parse("s.json", "[1, 2]").unwrap_err();
+        assert!(err.to_string().contains("found a list"), "{err}");
+        let err = parse("s.json", r#"{"kind": "List", "items": {"a": 1}}"#).unwrap_err();
+        assert!(err.to_string().contains("`items` is not a list"), "{err}");
+        assert!(parse("s.json", "null").unwrap().entries.is_empty());
+    }
+
+    #[test]
+    fn an_object_without_a_name_or_not_an_object_is_rejected() {
+        let err = parse(
+            "n.json",
+            r#"{"kind": "PodList", "items": [{"metadata": {"name": 3}}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("a Pod has no metadata.name"),
+            "{err}"
+        );
+        let err = parse("n.json", r#"{"kind": "PodList", "items": ["pod"]}"#).unwrap_err();
+        assert!(
+            err.to_string().contains("a Pod item is not an object"),
+            "{err}"
+        );
+        let err = parse("n.json", r#"{"kind": "List", "items": [{"metadata": {}}]}"#).unwrap_err();
+        assert!(err.to_string().contains("items[0] has no `kind`"), "{err}");
     }
 
     #[test]
@@ -370,6 +1525,86 @@ mod tests {
         let text = "apiVersion: vmctl/v1alpha1\nkind: Snapshot\ncapturedAt: '2026-11-29T03:00:00Z'\nitems:\n- {kind: Node, apiVersion: v1, metadata: {name: n}}\n";
         let found = parse("s.yaml", text).unwrap();
         assert_eq!(found.captured_at.as_deref(), Some("2026-11-29T03:00:00Z"));
-        assert_eq!(found.objects.len(), 1);
+        assert_eq!(found.entries.len(), 1);
+        let json = r#"{"apiVersion":"vmctl/v1alpha1","kind":"Snapshot","capturedAt":"2026-11-29T03:00:00Z","items":[{"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}}]}"#;
+        let found = parse("s.json", json).unwrap();
+        assert_eq!(found.captured_at.as_deref(), Some("2026-11-29T03:00:00Z"));
+    }
+
+    #[test]
+    fn a_single_json_object_is_its_whole_text() {
+        let text = "\n  {\"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}}\n\n";
+        let found = parse("n.json", text).unwrap();
+        assert_eq!(
+            found.text(&found.entries[0]),
+            "{\"kind\": \"Node\", \"metadata\": {\"name\": \"n1\"}}"
+        );
+        assert_eq!(found.value(&found.entries[0]).unwrap()["apiVersion"], "v1");
+    }
+
+    #[test]
+    fn header_reads_escaped_strings_and_ignores_non_string_labels() {
+        let text = r#"{"kind":"PodList","items":[{"metadata":{"name":"a\u0062","namespace":"n\"s",
+            "labels":{"x":"1","y":2,"x":"3","z":"0"}}},
+            {"metadata":{"name":"b","namespace":7}}]}"#;
+        let found = parse("p.json", text).unwrap();
+        let a = &found.entries[0].header;
+        assert_eq!((a.name(), a.namespace()), ("ab", Some("n\"s")));
+        let labels = found.labels(&found.entries[0]);
+        assert_eq!(
+            labels,
+            [
+                ("x".into(), Some("3".into())),
+                ("y".into(), None),
+                ("z".into(), Some("0".into()))
+            ],
+            "a later duplicate wins; a number is not a label value"
+        );
+        let pick =
+            |s: &str| found.matches_labels(&found.entries[0], &LabelSelector::parse(s).unwrap());
+        assert!(pick("x=3,z=0,!y"));
+        assert!(!pick("x=1"));
+        assert!(!pick("y"));
+        let b = &found.entries[1].header;
+        assert_eq!(b.namespace(), None);
+        assert!(b.odd_namespace());
+    }
+
+    #[test]
+    fn header_keeps_the_newest_timestamp_of_values_only() {
+        let text = r#"{"kind":"PodList","items":[{"metadata":{"name":"a",
+            "creationTimestamp":"2026-11-29T02:00:00Z",
+            "annotations":{"2026-12-31T00:00:00Z":"key, not a value","t":"2026-11-30T01:00:00Z"}},
+            "status":{"conditions":[{"lastTransitionTime":"2026-11-29T05:00:00\u005a"},
+                                    {"lastTransitionTime":"2026-11-29T0X:00:00Z"}]}}]}"#;
+        let found = parse("p.json", text).unwrap();
+        assert_eq!(
+            found.entries[0].header.newest_timestamp(),
+            Some("2026-11-30T01:00:00Z")
+        );
+    }
+
+    #[test]
+    fn decode_error_names_file_and_object_without_a_byte_location() {
+        #[derive(Debug, Deserialize)]
+        struct Spec {
+            #[allow(dead_code)]
+            replicas: u32,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Thing {
+            #[allow(dead_code)]
+            spec: Spec,
+        }
+        let found = parse(
+            "dir/pods.json",
+            r#"{"kind":"PodList","items":[{"metadata":{"name":"a","namespace":"x"},"spec":{"replicas":"many"}}]}"#,
+        )
+        .unwrap();
+        let err = found.decode::<Thing>(&found.entries[0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "dir/pods.json: Pod x/a: invalid type: string \"many\", expected u32"
+        );
     }
 }

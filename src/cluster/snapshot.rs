@@ -1,98 +1,108 @@
 //! The snapshot source: answers queries from files exactly as an API server would.
+//!
+//! Objects stay as text (see [`files`]): selection by namespace and labels reads each
+//! object's header, `get` and `origin_of` are binary searches in a list sorted by
+//! (namespace, name), and only the objects a query selects are decoded, from their bytes.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
 
 use super::Kind;
-use super::files::{self, RawObject};
-use serde::de::DeserializeOwned;
-
-use super::source::{Query, Source, decode_ref, object_label};
+use super::files::{self, Entry, RawFiles};
+use super::selector::FieldSelector;
+use super::source::{Query, Source, object_label};
 use crate::error::{Error, Result};
 
 pub struct SnapshotSource {
     path: PathBuf,
-    by_kind: HashMap<Kind, Vec<RawObject>>,
-    captured_at: Option<String>,
+    /// The files' text; the entries are in `entries`.
+    raw: RawFiles,
+    /// Every object, sorted by (kind, namespace, name), one per key.
+    entries: Vec<Entry>,
+    /// Where each kind's objects are in `entries`.
+    by_kind: HashMap<Kind, Range<usize>>,
 }
 
 impl SnapshotSource {
     pub fn open(path: &Path) -> Result<Self> {
-        let found = files::read_path(path)?;
-        Ok(Self::from_objects(path, found.objects, found.captured_at))
+        Ok(Self::from_raw(path, files::read_raw(path)?))
     }
 
-    pub fn from_objects(path: &Path, objects: Vec<RawObject>, captured_at: Option<String>) -> Self {
-        let mut by_kind: HashMap<Kind, Vec<RawObject>> = HashMap::new();
-        for object in objects {
-            by_kind.entry(object.kind).or_default().push(object);
+    pub fn from_raw(path: &Path, mut raw: RawFiles) -> Self {
+        let mut entries = raw.take_entries();
+        // Same order as an API server: namespace, then name. Later duplicates win (a
+        // directory may hold the same object twice, e.g. a list and a single dump): the
+        // sort is stable, and the later of two equal neighbours is kept.
+        fn key(e: &Entry) -> (Kind, Option<&str>, &str) {
+            (e.kind, e.namespace(), e.name())
         }
-        for list in by_kind.values_mut() {
-            // Same order as an API server: namespace, then name. Later duplicates win
-            // (a directory may hold the same object twice, e.g. a list and a single dump).
-            list.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
-            list.dedup_by(|later, earlier| {
-                let same =
-                    later.namespace() == earlier.namespace() && later.name() == earlier.name();
-                if same {
-                    std::mem::swap(later, earlier);
-                }
-                same
-            });
+        entries.sort_by(|a, b| key(a).cmp(&key(b)));
+        entries.dedup_by(|later, earlier| {
+            let same = key(later) == key(earlier);
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+        entries.shrink_to_fit();
+        let mut by_kind: HashMap<Kind, Range<usize>> = HashMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            by_kind.entry(entry.kind).or_insert(i..i).end = i + 1;
         }
         SnapshotSource {
             path: path.to_path_buf(),
+            raw,
+            entries,
             by_kind,
-            captured_at,
         }
     }
 
     /// `capturedAt` of a vmctl snapshot, if the files are one.
     pub fn captured_at(&self) -> Option<&str> {
-        self.captured_at.as_deref()
+        self.raw.captured_at.as_deref()
     }
 
     /// The newest timestamp anywhere in the objects: the "as of" of a must-gather dump
-    /// that carries no capture time.
+    /// that carries no capture time. (Each object's newest was noted when it was read.)
     pub fn newest_timestamp(&self) -> Option<String> {
-        let mut newest: Option<String> = None;
-        for object in self.by_kind.values().flatten() {
-            visit_timestamps(&object.value, &mut |t| {
-                if newest.as_deref().is_none_or(|n| t > n) {
-                    newest = Some(t.to_string());
-                }
-            });
-        }
-        newest
+        self.entries
+            .iter()
+            .filter_map(|e| e.header.newest_timestamp())
+            .max()
+            .map(str::to_string)
     }
 
-    pub fn objects(&self, kind: Kind) -> &[RawObject] {
-        self.by_kind.get(&kind).map(Vec::as_slice).unwrap_or(&[])
+    /// The objects of a kind, sorted by (namespace, name).
+    pub fn entries(&self, kind: Kind) -> &[Entry] {
+        self.by_kind
+            .get(&kind)
+            .and_then(|r| self.entries.get(r.clone()))
+            .unwrap_or(&[])
     }
-}
 
-/// Calls `f` with every RFC 3339 UTC timestamp string (`2026-11-29T03:00:00Z`) in a value.
-fn visit_timestamps(value: &Value, f: &mut impl FnMut(&str)) {
-    match value {
-        Value::String(s) if looks_like_timestamp(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|v| visit_timestamps(v, f)),
-        Value::Object(map) => map.values().for_each(|v| visit_timestamps(v, f)),
-        _ => {}
+    /// The object `namespace/name` exactly (an API server's key).
+    fn find(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Option<&Entry> {
+        let entries = self.entries(kind);
+        entries
+            .binary_search_by(|e| (e.namespace(), e.name()).cmp(&(namespace, name)))
+            .ok()
+            .and_then(|i| entries.get(i))
     }
-}
 
-fn looks_like_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b[19] == b'Z'
-        && s.chars().filter(char::is_ascii_digit).count() == 14
+    /// The objects of one namespace: a range of the sorted list.
+    fn in_namespace(&self, kind: Kind, namespace: &str) -> &[Entry] {
+        let entries = self.entries(kind);
+        let ns = Some(namespace);
+        let start = entries.partition_point(|e| e.namespace() < ns);
+        let len = entries[start..].partition_point(|e| e.namespace() == ns);
+        &entries[start..start + len]
+    }
 }
 
 impl SnapshotSource {
@@ -101,7 +111,7 @@ impl SnapshotSource {
         &'a self,
         kind: Kind,
         query: &'a Query,
-    ) -> Result<impl Iterator<Item = &'a RawObject>> {
+    ) -> Result<impl Iterator<Item = &'a Entry>> {
         if kind.is_custom()
             && let Some(field) = query
                 .fields
@@ -117,21 +127,155 @@ impl SnapshotSource {
                 hints: vec![],
             });
         }
-        Ok(self
-            .objects(kind)
+        let candidates = match (&query.namespace, kind.namespaced()) {
+            (Some(ns), true) => self.in_namespace(kind, ns),
+            _ => self.entries(kind),
+        };
+        let fields = FieldFilter::new(&query.fields);
+        Ok(candidates
             .iter()
-            .filter(move |o| match (&query.namespace, kind.namespaced()) {
-                (Some(ns), true) => o.namespace() == Some(ns.as_str()),
-                _ => true,
-            })
-            .filter(|o| query.labels.matches_object(&o.value))
-            .filter(|o| query.fields.matches_object(&o.value)))
+            .filter(|e| self.raw.matches_labels(e, &query.labels))
+            .filter(move |e| fields.matches(&self.raw, e)))
+    }
+}
+
+/// Evaluates a field selector without decoding whole objects: `metadata.name` and
+/// `metadata.namespace` from the header, other fields by reading just those paths.
+struct FieldFilter<'q> {
+    selector: &'q FieldSelector,
+    header_only: bool,
+    paths: PathNode,
+}
+
+impl<'q> FieldFilter<'q> {
+    fn new(selector: &'q FieldSelector) -> Self {
+        let mut paths = PathNode::default();
+        for field in selector.fields() {
+            let mut node = &mut paths;
+            for segment in field.split('.') {
+                let at = match node.children.iter().position(|(k, _)| k == segment) {
+                    Some(at) => at,
+                    None => {
+                        node.children
+                            .push((segment.to_string(), PathNode::default()));
+                        node.children.len() - 1
+                    }
+                };
+                node = &mut node.children[at].1;
+            }
+            node.leaf = true;
+        }
+        FieldFilter {
+            selector,
+            header_only: selector
+                .fields()
+                .all(|f| matches!(f, "metadata.name" | "metadata.namespace")),
+            paths,
+        }
+    }
+
+    fn matches(&self, raw: &RawFiles, entry: &Entry) -> bool {
+        if self.selector.is_empty() {
+            return true;
+        }
+        if self.header_only && !entry.header.odd_namespace() {
+            let mut meta = Map::new();
+            meta.insert("name".into(), Value::String(entry.name().to_string()));
+            if let Some(ns) = entry.namespace() {
+                meta.insert("namespace".into(), Value::String(ns.to_string()));
+            }
+            let mut object = Map::new();
+            object.insert("metadata".into(), Value::Object(meta));
+            return self.selector.matches_object(&Value::Object(object));
+        }
+        let mut de = serde_json::Deserializer::from_str(raw.text(entry));
+        match Prune(&self.paths).deserialize(&mut de) {
+            Ok(pruned) => self.selector.matches_object(&pruned),
+            // The text was checked when it was read; an object that cannot be read selects
+            // nothing (decoding it would have failed the same way).
+            Err(_) => false,
+        }
+    }
+}
+
+/// The paths a field selector reads, as a tree of keys.
+#[derive(Debug, Default)]
+struct PathNode {
+    /// A selector reads this value whole.
+    leaf: bool,
+    children: Vec<(String, PathNode)>,
+}
+
+/// Reads an object keeping only the paths of a [`PathNode`]: the same answers to
+/// `FieldSelector::matches_object` as the whole object, without building it.
+struct Prune<'p>(&'p PathNode);
+
+impl<'de> DeserializeSeed<'de> for Prune<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        if self.0.leaf {
+            Value::deserialize(d)
+        } else {
+            d.deserialize_any(self)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Prune<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match self.0.children.iter().find(|(k, _)| *k == key) {
+                Some((_, child)) => {
+                    out.insert(key, map.next_value_seed(Prune(child))?);
+                }
+                None => {
+                    // A later duplicate key replaces an earlier one, as in a `Value`.
+                    out.remove(&key);
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    // Below a key that is not a selector's last: only objects can be looked into, so
+    // anything else reads as absent (as `Value::get` answers on it).
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Value::Null)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
 impl Source for SnapshotSource {
     async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
-        Ok(self.select(kind, query)?.map(|o| o.value.clone()).collect())
+        self.select(kind, query)?
+            .map(|e| self.raw.value(e))
+            .collect()
     }
 
     async fn list_decoded<T: DeserializeOwned + Send>(
@@ -140,16 +284,26 @@ impl Source for SnapshotSource {
         query: &Query,
     ) -> Result<Vec<T>> {
         self.select(kind, query)?
-            .map(|o| decode_ref(self, kind, &o.value))
+            .map(|e| self.raw.decode(e))
             .collect()
     }
 
     async fn get(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<Option<Value>> {
-        Ok(self
-            .objects(kind)
-            .iter()
-            .find(|o| o.name() == name && (!kind.namespaced() || o.namespace() == namespace))
-            .map(|o| o.value.clone()))
+        let namespace = if kind.namespaced() { namespace } else { None };
+        let found = match self.find(kind, namespace, name) {
+            Some(e) => Some(e),
+            // A cluster-scoped object that names a namespace anyway: still found by name.
+            None if !kind.namespaced()
+                && self
+                    .entries(kind)
+                    .last()
+                    .is_some_and(|e| e.namespace().is_some()) =>
+            {
+                self.entries(kind).iter().find(|e| e.name() == name)
+            }
+            None => None,
+        };
+        found.map(|e| self.raw.value(e)).transpose()
     }
 
     fn describe(&self) -> String {
@@ -160,12 +314,8 @@ impl Source for SnapshotSource {
         let label = object_label(kind, value);
         let name = value.pointer("/metadata/name").and_then(Value::as_str);
         let ns = value.pointer("/metadata/namespace").and_then(Value::as_str);
-        match self
-            .objects(kind)
-            .iter()
-            .find(|o| Some(o.name()) == name && o.namespace() == ns)
-        {
-            Some(o) => format!("{}: {label}", o.origin),
+        match name.and_then(|name| self.find(kind, ns, name)) {
+            Some(e) => format!("{}: {label}", self.raw.origin(e)),
             None => label,
         }
     }
@@ -174,12 +324,15 @@ impl Source for SnapshotSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::files::FileObjects;
 
     fn source(text: &str) -> SnapshotSource {
-        let mut found = FileObjects::default();
-        files::parse_text_into(Path::new("t.yaml"), text, &mut found).unwrap();
-        SnapshotSource::from_objects(Path::new("t.yaml"), found.objects, None)
+        source_from("t.yaml", text)
+    }
+
+    fn source_from(name: &str, text: &str) -> SnapshotSource {
+        let mut found = RawFiles::default();
+        files::parse_text_into(Path::new(name), text.to_string(), &mut found).unwrap();
+        SnapshotSource::from_raw(Path::new(name), found)
     }
 
     const TEXT: &str = "
@@ -240,5 +393,167 @@ items:
             source(TEXT).newest_timestamp().as_deref(),
             Some("2026-11-29T02:00:00Z")
         );
+    }
+
+    /// Decodes every entry of `kind` as `T` from its bytes and from the old-style tree
+    /// (`kind`/`apiVersion` filled in), and compares the results.
+    fn same_typed<T: DeserializeOwned + serde::Serialize>(s: &SnapshotSource, kind: Kind) -> usize {
+        for e in s.entries(kind) {
+            let from_bytes: T = s.raw.decode(e).unwrap();
+            let tree = s.raw.value(e).unwrap();
+            let from_tree = T::deserialize(&tree).unwrap();
+            assert_eq!(
+                serde_json::to_value(&from_bytes).unwrap(),
+                serde_json::to_value(&from_tree).unwrap(),
+                "{kind} {}",
+                e.name()
+            );
+        }
+        s.entries(kind).len()
+    }
+
+    #[test]
+    fn text_ranges_decode_to_the_same_typed_objects_as_trees() {
+        use crate::model;
+        for dir in ["examples/cluster", "examples/incidents"] {
+            let s = SnapshotSource::open(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).as_path())
+                .unwrap();
+            let mut n = 0;
+            n += same_typed::<model::VirtualMachineInstance>(&s, Kind::VirtualMachineInstance);
+            n += same_typed::<model::VirtualMachine>(&s, Kind::VirtualMachine);
+            n += same_typed::<model::VirtualMachineInstanceMigration>(
+                &s,
+                Kind::VirtualMachineInstanceMigration,
+            );
+            n += same_typed::<model::KubeVirt>(&s, Kind::KubeVirt);
+            n += same_typed::<model::MigrationPolicy>(&s, Kind::MigrationPolicy);
+            n += same_typed::<model::Pod>(&s, Kind::Pod);
+            n += same_typed::<model::Node>(&s, Kind::Node);
+            n += same_typed::<model::Event>(&s, Kind::Event);
+            n += same_typed::<model::PodDisruptionBudget>(&s, Kind::PodDisruptionBudget);
+            n += same_typed::<model::ResourceQuota>(&s, Kind::ResourceQuota);
+            n += same_typed::<model::Namespace>(&s, Kind::Namespace);
+            assert!(n > 20, "{dir}: only {n} objects compared");
+        }
+    }
+
+    #[tokio::test]
+    async fn pod_list_items_get_kind_and_api_version_and_decode() {
+        let s = source_from(
+            "pods.json",
+            r#"{"kind":"PodList","apiVersion":"v1","items":[
+                {"metadata":{"name":"p","namespace":"x"},"spec":{"nodeName":"node-1","containers":[]}}]}"#,
+        );
+        let value = s.get(Kind::Pod, Some("x"), "p").await.unwrap().unwrap();
+        assert_eq!(
+            (&value["kind"], &value["apiVersion"]),
+            (&"Pod".into(), &"v1".into())
+        );
+        let listed = s.list(Kind::Pod, &Query::all()).await.unwrap();
+        assert_eq!(listed, vec![value]);
+        let pods: Vec<crate::model::Pod> = s.list_decoded(Kind::Pod, &Query::all()).await.unwrap();
+        assert_eq!(
+            pods[0].spec.as_ref().and_then(|s| s.node_name.as_deref()),
+            Some("node-1")
+        );
+    }
+
+    const DUPLICATES: &str = r#"{"kind":"List","items":[
+        {"kind":"Node","metadata":{"name":"n1","labels":{"v":"old"},"creationTimestamp":"2026-12-01T00:00:00Z"}},
+        {"kind":"Node","metadata":{"name":"n0"}},
+        {"kind":"Node","metadata":{"name":"n1","labels":{"v":"new"},"creationTimestamp":"2026-11-01T00:00:00Z"}}]}"#;
+
+    #[tokio::test]
+    async fn later_duplicates_win_and_losers_are_forgotten() {
+        let s = source_from("nodes.json", DUPLICATES);
+        let all = s.list(Kind::Node, &Query::all()).await.unwrap();
+        assert_eq!(names(&all), ["n0", "n1"]);
+        assert_eq!(all[1]["metadata"]["labels"]["v"], "new");
+        let q = Query::all().with_label("v=old").unwrap();
+        assert!(s.list(Kind::Node, &q).await.unwrap().is_empty());
+        // The replaced object's newer timestamp is gone with it.
+        assert_eq!(
+            s.newest_timestamp().as_deref(),
+            Some("2026-11-01T00:00:00Z")
+        );
+    }
+
+    #[tokio::test]
+    async fn get_and_origin_of_find_objects_by_key() {
+        let s = source_from("nodes.json", DUPLICATES);
+        let n1 = s.get(Kind::Node, None, "n1").await.unwrap().unwrap();
+        assert_eq!(s.origin_of(Kind::Node, &n1), "nodes.json: Node n1");
+        // Cluster-scoped: a namespace in the request is ignored, as before.
+        assert!(s.get(Kind::Node, Some("x"), "n0").await.unwrap().is_some());
+        assert!(s.get(Kind::Node, None, "n9").await.unwrap().is_none());
+        let stranger = serde_json::json!({"metadata": {"name": "n9"}});
+        assert_eq!(s.origin_of(Kind::Node, &stranger), "Node n9");
+
+        let y = source(TEXT);
+        let vmi = y
+            .get(Kind::VirtualMachineInstance, Some("prod"), "vm-a")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            y.origin_of(Kind::VirtualMachineInstance, &vmi),
+            "t.yaml: VirtualMachineInstance prod/vm-a"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_decode_error_names_the_file_document_and_object() {
+        let s = source(
+            "kind: Node\nmetadata: {name: n}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: vm-a, namespace: prod}\nspec: {domain: {memory: {guest: lots}}}\n",
+        );
+        let err = s
+            .list_decoded::<crate::model::VirtualMachineInstance>(
+                Kind::VirtualMachineInstance,
+                &Query::all(),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.yaml (document 2): VirtualMachineInstance prod/vm-a: "),
+            "{err}"
+        );
+        assert!(err.contains("invalid quantity"), "{err}");
+        assert!(!err.contains(" at line "), "{err}");
+    }
+
+    #[tokio::test]
+    async fn field_selectors_read_only_the_fields_they_name() {
+        let s = source_from(
+            "pods.json",
+            r#"{"kind":"PodList","items":[
+                {"metadata":{"name":"a","namespace":"x"},"spec":{"nodeName":"n1","priority":3},"status":{"phase":"Running"}},
+                {"metadata":{"name":"b","namespace":"x"},"spec":[1,2],"status":{"phase":"Failed"}},
+                {"metadata":{"name":"c","namespace":"y"},"spec":{"nodeName":"n1","nodeName":"n2"}}]}"#,
+        );
+        let pick = |q: &str| {
+            let q = Query::all().with_fields(q).unwrap();
+            let s = &s;
+            async move { names(&s.list(Kind::Pod, &q).await.unwrap()).join(",") }
+        };
+        assert_eq!(pick("spec.nodeName=n1").await, "a");
+        assert_eq!(
+            pick("spec.nodeName=n2").await,
+            "c",
+            "a later duplicate key wins"
+        );
+        assert_eq!(pick("spec.nodeName=").await, "b");
+        assert_eq!(pick("spec.priority=3").await, "a");
+        assert_eq!(
+            pick("status.phase!=Running,metadata.namespace=x").await,
+            "b"
+        );
+        assert_eq!(pick("metadata.name=c").await, "c");
+        let q = Query::namespace(Some("x"))
+            .with_fields("metadata.name=b")
+            .unwrap();
+        assert_eq!(names(&s.list(Kind::Pod, &q).await.unwrap()), ["b"]);
+        let q = Query::namespace(Some("z"));
+        assert!(s.list(Kind::Pod, &q).await.unwrap().is_empty());
     }
 }
