@@ -493,7 +493,7 @@ preferences: {{}}
             .objects
             .iter()
             .filter(|((k, _, _), _)| *k == kind)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| Value::clone(v))
             .collect()
     }
 
@@ -836,10 +836,10 @@ fn into_response(reply: Reply) -> Response<ResponseBody> {
             let bytes = serde_json::to_vec(&body).unwrap_or_default();
             builder.body(Full::new(Bytes::from(bytes)).boxed())
         }
-        Reply::Raw { status, bytes } => builder
-            .status(status)
+        Reply::List(page) => builder
+            .status(200)
             .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(bytes)).boxed()),
+            .body(Full::new(Bytes::from(page.to_bytes())).boxed()),
         Reply::Text { status, body } => builder
             .status(status)
             .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")

@@ -146,11 +146,8 @@ pub(crate) enum Reply {
         status: u16,
         body: String,
     },
-    /// JSON already serialised.
-    Raw {
-        status: u16,
-        bytes: Vec<u8>,
-    },
+    /// A LIST page, serialised once the state's lock is released.
+    List(super::state::ListPage),
     Empty {
         status: u16,
     },
@@ -178,11 +175,10 @@ impl Reply {
 
     pub fn code(&self) -> u16 {
         match self {
-            Reply::Json { status, .. }
-            | Reply::Text { status, .. }
-            | Reply::Raw { status, .. }
-            | Reply::Empty { status } => *status,
-            Reply::Watch(_) => 200,
+            Reply::Json { status, .. } | Reply::Text { status, .. } | Reply::Empty { status } => {
+                *status
+            }
+            Reply::Watch(_) | Reply::List(_) => 200,
         }
     }
 }
@@ -232,7 +228,7 @@ fn resource(state: &mut State, req: &Incoming<'_>, r: &ResourceRoute) -> Reply {
                 }
             }
             Method::GET => match state.list(kind, ns, req.params) {
-                Ok(bytes) => Reply::Raw { status: 200, bytes },
+                Ok(page) => Reply::List(page),
                 Err(s) => Reply::status(s),
             },
             Method::POST if ns.is_some() || !kind.namespaced() => create(state, req, kind, ns),

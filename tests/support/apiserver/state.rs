@@ -2,6 +2,7 @@
 //! event history watches replay from, the active watches, faults and the request log.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -96,7 +97,8 @@ pub(crate) struct WatchStart {
 }
 
 pub(crate) struct State {
-    pub objects: BTreeMap<Key, Value>,
+    /// Shared, so a LIST page is serialised after the state's lock is released.
+    pub objects: BTreeMap<Key, Arc<Value>>,
     /// The last resourceVersion handed out.
     pub rv: u64,
     /// Watches and continue tokens from before this resourceVersion get 410 Expired.
@@ -229,6 +231,40 @@ pub(crate) fn filter_from(
 }
 
 /// Built-in kinds lose `kind`/`apiVersion` inside a List; custom resources keep them.
+/// One LIST page: its objects are shared with the state and serialised after the lock is
+/// released, so concurrent lists are served in parallel.
+pub(crate) struct ListPage {
+    pub kind: Kind,
+    pub metadata: Value,
+    pub items: Vec<Arc<Value>>,
+}
+
+impl ListPage {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec(&json!({
+            "kind": format!("{}List", self.kind.name()),
+            "apiVersion": self.kind.api_version(),
+            "metadata": self.metadata,
+        }))
+        .unwrap_or_default();
+        // Replace the closing brace by the items.
+        out.pop();
+        out.extend_from_slice(b",\"items\":[");
+        for (i, object) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let item = ListItem {
+                kind: self.kind,
+                object,
+            };
+            let _ = serde_json::to_writer(&mut out, &item);
+        }
+        out.extend_from_slice(b"]}");
+        out
+    }
+}
+
 /// A list item serialised from the stored object: built-in kinds without `kind` and
 /// `apiVersion`, as the API server writes them.
 struct ListItem<'a> {
@@ -306,7 +342,9 @@ impl State {
             state.rv += 1;
             let rv = state.rv.to_string();
             metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv));
-            state.objects.insert(key_of(kind, &object), object);
+            state
+                .objects
+                .insert(key_of(kind, &object), Arc::new(object));
         }
         state.compacted_rv = state.rv;
         Ok(state)
@@ -362,7 +400,9 @@ impl State {
         } else {
             ""
         };
-        self.objects.get(&(kind, ns.to_string(), name.to_string()))
+        self.objects
+            .get(&(kind, ns.to_string(), name.to_string()))
+            .map(Arc::as_ref)
     }
 
     /// Stores an object under a new resourceVersion and tells the watches.
@@ -371,7 +411,10 @@ impl State {
         let rv = self.rv;
         metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
         let key = key_of(kind, &object);
-        let old = self.objects.insert(key, object.clone());
+        let old = self
+            .objects
+            .insert(key, Arc::new(object.clone()))
+            .map(Arc::unwrap_or_clone);
         let event = if old.is_some() {
             EventType::Modified
         } else {
@@ -394,9 +437,11 @@ impl State {
         } else {
             ""
         };
-        let mut object = self
-            .objects
-            .remove(&(kind, ns.to_string(), name.to_string()))?;
+        let mut object = Arc::unwrap_or_clone(self.objects.remove(&(
+            kind,
+            ns.to_string(),
+            name.to_string(),
+        ))?);
         self.rv += 1;
         let rv = self.rv;
         metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
@@ -424,7 +469,7 @@ impl State {
         kind: Kind,
         namespace: Option<&str>,
         params: &[(String, String)],
-    ) -> Result<Vec<u8>, Value> {
+    ) -> Result<ListPage, Value> {
         let filter = filter_from(kind, namespace, params)?;
         let limit = match param(params, "limit").filter(|l| !l.is_empty()) {
             Some(l) => l
@@ -456,7 +501,7 @@ impl State {
             .range((std::ops::Bound::Excluded(from), std::ops::Bound::Unbounded))
             .take_while(|((k, _, _), _)| *k == kind)
             .map(|(_, object)| object);
-        let mut page: Vec<&Value> = Vec::new();
+        let mut page: Vec<Arc<Value>> = Vec::new();
         let mut more = false;
         for object in walk.by_ref() {
             if !filter.matches(object) {
@@ -466,7 +511,7 @@ impl State {
                 more = true;
                 break;
             }
-            page.push(object);
+            page.push(Arc::clone(object));
         }
         let mut metadata = json!({"resourceVersion": list_rv.to_string()});
         if let (true, Some(last)) = (more, page.last()) {
@@ -485,24 +530,11 @@ impl State {
                 metadata["remainingItemCount"] = json!(remaining);
             }
         }
-        let mut out = serde_json::to_vec(&json!({
-            "kind": format!("{}List", kind.name()),
-            "apiVersion": kind.api_version(),
-            "metadata": metadata,
-        }))
-        .unwrap_or_default();
-        // Replace the closing brace by the items.
-        out.pop();
-        out.extend_from_slice(b",\"items\":[");
-        for (i, object) in page.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            let item = ListItem { kind, object };
-            let _ = serde_json::to_writer(&mut out, &item);
-        }
-        out.extend_from_slice(b"]}");
-        Ok(out)
+        Ok(ListPage {
+            kind,
+            metadata,
+            items: page,
+        })
     }
 
     /// Starts a WATCH: synthetic ADDED events for `resourceVersion` unset or "0", a replay of
