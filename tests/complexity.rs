@@ -190,6 +190,7 @@ fn drain_work(c: &Cluster, nodes: usize) -> (usize, u64) {
         vmims: c.vmims.clone(),
         nodes: c.nodes.clone(),
         pods: c.pods.clone(),
+        requested_memory: Default::default(),
         pdbs: c.pdbs.clone(),
         quotas: c.quotas.clone(),
         namespaces: c.namespaces.clone(),
@@ -259,4 +260,57 @@ fn plan_drain_work_is_linear_for_one_node_and_for_a_tenth_of_the_fleet() {
         work_tenth_large,
         small.pods.len(),
     );
+}
+
+#[test]
+fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
+    use std::collections::HashSet;
+    use vmctl::policy::drain::split_pods;
+    let c = cluster(2_000);
+    for drained in [1, 10] {
+        let drain: Vec<String> = (0..drained).map(|n| format!("node-{n}")).collect();
+        let vmis: Vec<VirtualMachineInstance> = c
+            .vmis
+            .iter()
+            .filter(|v| {
+                v.status
+                    .node_name
+                    .as_ref()
+                    .is_some_and(|n| drain.contains(n))
+            })
+            .cloned()
+            .collect();
+        let all = DrainInputs {
+            drain: drain.clone(),
+            vmis: vmis.clone(),
+            vms: c.vms.clone(),
+            vmims: c.vmims.clone(),
+            nodes: c.nodes.clone(),
+            pods: c.pods.clone(),
+            pdbs: c.pdbs.clone(),
+            quotas: c.quotas.clone(),
+            namespaces: c.namespaces.clone(),
+            kubevirt: Some(c.kubevirt.clone()),
+            now: Some(Time(now())),
+            ..DrainInputs::default()
+        };
+        let uids: HashSet<&str> = vmis.iter().filter_map(|v| v.uid()).collect();
+        let (pods, requested_memory) = split_pods(c.pods.clone(), &drain, &uids);
+        assert!(pods.len() * 5 < c.pods.len(), "{} pods kept", pods.len());
+        let split = DrainInputs {
+            pods,
+            requested_memory,
+            ..all.clone()
+        };
+        let (a, b) = (plan_drain(&all), plan_drain(&split));
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+            "{drained} node(s)"
+        );
+        assert!(
+            a.vmis.iter().any(|v| v.target.is_some()),
+            "targets were chosen"
+        );
+    }
 }

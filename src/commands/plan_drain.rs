@@ -1,6 +1,8 @@
 //! `vmctl plan-drain NODE...`: predict, before anything is cordoned, what draining the
 //! node(s) will do to every VM. Read-only.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use crate::cli::PlanDrainArgs;
@@ -13,7 +15,7 @@ use crate::model::{
     ResourceQuota, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
-use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain};
+use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods};
 use crate::policy::scheduling::node_name;
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
@@ -64,6 +66,14 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
             return Err(err);
         }
     }
+    // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
+    // rest only the memory they take from their node.
+    let vmi_uids: HashSet<&str> = vmis
+        .iter()
+        .filter_map(VirtualMachineInstance::uid)
+        .collect();
+    let (pods, requested_memory) =
+        split_pods(pods.into_iter().map(Pod::from), &args.nodes, &vmi_uids);
     let bandwidth = args
         .bandwidth
         .as_deref()
@@ -87,7 +97,8 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         vms,
         vmims,
         nodes,
-        pods: pods.into_iter().map(Pod::from).collect(),
+        pods,
+        requested_memory,
         pdbs,
         quotas,
         namespaces,

@@ -33,7 +33,7 @@ pub const UNSCHEDULABLE_TIMEOUT_SECONDS: u64 = 300;
 pub const DEFAULT_GRACE_SECONDS: u64 = 180;
 
 /// Everything the planner reads.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DrainInputs {
     /// The nodes drained together.
     pub drain: Vec<String>,
@@ -45,8 +45,12 @@ pub struct DrainInputs {
     /// All VMIMs of the cluster (in-flight ones take parallel slots).
     pub vmims: Vec<VirtualMachineInstanceMigration>,
     pub nodes: Vec<Node>,
-    /// All pods of the cluster (node capacity, launcher pods).
+    /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
+    /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
     pub pods: Vec<Pod>,
+    /// Memory requested on each node by the pods *not* in `pods` (see [`split_pods`]): the
+    /// capacity facts of the rest of the cluster.
+    pub requested_memory: BTreeMap<String, u64>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub quotas: Vec<ResourceQuota>,
     pub namespaces: Vec<Namespace>,
@@ -371,6 +375,41 @@ struct Candidate {
     source: String,
 }
 
+/// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
+/// created by one of `vmi_uids`) and, for all the others, only the memory they request on
+/// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
+/// ten thousand (issue 9).
+pub fn split_pods(
+    pods: impl IntoIterator<Item = Pod>,
+    drain: &[String],
+    vmi_uids: &HashSet<&str>,
+) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
+    let mut kept = Vec::new();
+    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
+    for pod in pods {
+        work::step(1);
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
+        if node.is_some_and(|n| drained.contains(n))
+            || created_by.is_some_and(|uid| vmi_uids.contains(uid))
+        {
+            kept.push(pod);
+        } else if let Some(node) = node
+            && holds_resources(&pod)
+        {
+            let memory = pod_request(&pod, "memory");
+            match requested.get_mut(node) {
+                Some(total) => *total += memory,
+                None => {
+                    requested.insert(node.to_string(), memory);
+                }
+            }
+        }
+    }
+    (kept, requested)
+}
+
 /// The plan. Pure.
 pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let kubevirt = inputs.kubevirt.as_ref();
@@ -404,6 +443,11 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             && let Some(free) = free_memory.get_mut(node)
         {
             *free -= i128::from(pod_request(pod, "memory"));
+        }
+    }
+    for (node, requested) in &inputs.requested_memory {
+        if let Some(free) = free_memory.get_mut(node) {
+            *free -= i128::from(*requested);
         }
     }
 
