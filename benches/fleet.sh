@@ -242,9 +242,11 @@ if [ "$live" -eq 1 ]; then
       case "$name" in
         "status -A") target="≤ 0.3× kubectl"; result=$(verdict "$r" 0.3) ;;
         plan-drain*)
-          target="≤ 0.1× kubectl, one LIST query per kind"
+          # VMIs are read with two narrow label queries (on the drained nodes, and
+          # migrating into them: one page each) instead of one LIST of every VMI.
+          target="≤ 0.1× kubectl, one LIST query per kind (VMIs: on + into the nodes)"
           result=$(verdict "$r" 0.1)
-          if grep -qE ':[2-9]' <<< "$per_kind"; then result=FAIL; fi ;;
+          if sed 's/virtualmachineinstances:2//' <<< "$per_kind" | grep -qE ':[2-9]'; then result=FAIL; fi ;;
       esac
       row "live $n @ ${latency} ms: $name" "$(shown "$WALL" "$RC"); $requests; LIST queries per kind: $per_kind" "$ref s" "$r" "$target" "$result"
     done < <(commands "$n")
