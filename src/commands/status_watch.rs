@@ -24,7 +24,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::status::{MigrationRow, StatusInputs, StatusReport, build_report};
+use super::status::{MigrationRow, StatusInputs, StatusReport, build_report, slim_pod};
 use crate::cli::StatusArgs;
 use crate::cluster::selector::{LabelRequirement, LabelSelector};
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
@@ -39,7 +39,6 @@ use crate::policy::pods::{
 };
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout};
-use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
 
 /// A redraw on a terminal at most this often (changes in between are drawn together).
 const TTY_REDRAW_EVERY: Duration = Duration::from_millis(100);
@@ -69,25 +68,6 @@ fn index_remove(index: &mut HashMap<Key, BTreeSet<String>>, key: &Key, name: &st
         if set.is_empty() {
             index.remove(key);
         }
-    }
-}
-
-/// A launcher pod as far as `status::build_report` reads it: metadata, `spec.nodeName`,
-/// `status.phase` and `status.conditions`. Containers, volumes and container statuses are
-/// most of a pod's size, times 100,000 pods. (A test checks the report is unchanged.)
-fn slim_pod(pod: &mut Pod) {
-    if let Some(spec) = pod.spec.as_mut() {
-        *spec = PodSpec {
-            node_name: spec.node_name.take(),
-            ..PodSpec::default()
-        };
-    }
-    if let Some(status) = pod.status.as_mut() {
-        *status = PodStatus {
-            phase: status.phase.take(),
-            conditions: status.conditions.take(),
-            ..PodStatus::default()
-        };
     }
 }
 
