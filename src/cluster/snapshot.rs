@@ -283,9 +283,14 @@ impl Source for SnapshotSource {
         kind: Kind,
         query: &Query,
     ) -> Result<Vec<T>> {
-        self.select(kind, query)?
-            .map(|e| self.raw.decode(e))
-            .collect()
+        // Select first, then decode into a vector of the right size: growing a vector of
+        // 10,000 decoded objects by doubling costs up to twice their size at the peak.
+        let selected: Vec<_> = self.select(kind, query)?.collect();
+        let mut decoded = Vec::with_capacity(selected.len());
+        for entry in selected {
+            decoded.push(self.raw.decode(entry)?);
+        }
+        Ok(decoded)
     }
 
     async fn get(&self, kind: Kind, namespace: Option<&str>, name: &str) -> Result<Option<Value>> {

@@ -22,7 +22,7 @@ use crate::policy::index::{MigrationIndex, PodIndex};
 use crate::policy::migratability::{Blocker, migratability};
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, LauncherPod, PodRole, launcher_pods};
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
+use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout, write_structured};
 
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
 
@@ -62,20 +62,14 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
             Kind::VirtualMachineInstanceMigration,
             &scope_query
         ),
-        list_as::<PodFacts>(&ctx.source, Kind::Pod, &pod_query),
+        list_as::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
         list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
     )?;
     Ok(StatusInputs {
         vmis,
         vmims,
-        pods: pods
-            .into_iter()
-            .map(|facts| {
-                let mut pod = Pod::from(facts);
-                slim_pod(&mut pod);
-                pod
-            })
-            .collect(),
+        // Same size: collected in place, no second vector of pods.
+        pods: pods.into_iter().map(|p| p.0).collect(),
         kubevirt: kubevirts.into_iter().next(),
     })
 }
@@ -96,6 +90,18 @@ pub fn slim_pod(pod: &mut Pod) {
             conditions: status.conditions.take(),
             ..PodStatus::default()
         };
+    }
+}
+
+/// A launcher pod decoded straight into its slim form (see [`slim_pod`]): no other copy of
+/// the pods exists at any time.
+struct LauncherPodFacts(Pod);
+
+impl<'de> serde::Deserialize<'de> for LauncherPodFacts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let mut pod = Pod::from(PodFacts::deserialize(d)?);
+        slim_pod(&mut pod);
+        Ok(LauncherPodFacts(pod))
     }
 }
 
@@ -836,8 +842,13 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     let mut inputs = gather(ctx, args).await?;
     filter_names(&mut inputs, &args.names)?;
     let report = build_report(&inputs, ctx.now, &ctx.source_description());
+    // The objects are no longer needed: free them before rendering (peak memory, issue 9).
+    drop(inputs);
     let text = match ctx.output {
-        OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
+        OutputFormat::Json | OutputFormat::Yaml => {
+            write_structured(ctx.output, &report)?;
+            return Ok(exit::OK);
+        }
         OutputFormat::Table | OutputFormat::Wide => render_table(
             &report,
             ctx.style,

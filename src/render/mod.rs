@@ -83,6 +83,30 @@ pub fn write_stdout(text: &str) -> Result<()> {
     }
 }
 
+/// Writes a report as JSON or YAML to stdout. JSON is written as it is serialised, without
+/// building the text first (`status -A -o json` on 100,000 VMIs is tens of megabytes). A
+/// closed pipe is not an error.
+pub fn write_structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<()> {
+    if format == OutputFormat::Yaml {
+        return write_stdout(&structured(format, report)?);
+    }
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let written = serde_json::to_writer_pretty(&mut out, report)
+        .map_err(|e| {
+            let broken = e.io_error_kind() == Some(io::ErrorKind::BrokenPipe);
+            (e.to_string(), broken)
+        })
+        .and_then(|()| {
+            out.write_all(b"\n")
+                .and_then(|()| out.flush())
+                .map_err(|e| (e.to_string(), e.kind() == io::ErrorKind::BrokenPipe))
+        });
+    match written {
+        Ok(()) | Err((_, true)) => Ok(()),
+        Err((message, false)) => Err(Error::Internal(format!("writing to stdout: {message}"))),
+    }
+}
+
 /// Serialises a report as JSON or YAML text.
 pub fn structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<String> {
     match format {
