@@ -37,7 +37,8 @@ pub struct StatusInputs {
     pub kubevirt: Option<KubeVirt>,
 }
 
-async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
+/// The VMIs `status` reads: `-l SELECTOR` and `--node NODE` (the VMI's node label).
+pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
     let mut labels = match &args.selector {
         Some(s) => LabelSelector::parse(s)?,
         None => LabelSelector::default(),
@@ -48,7 +49,11 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
             node.clone(),
         ));
     }
-    let vmi_query = ctx.scope.query().with_labels(labels);
+    Ok(labels)
+}
+
+async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
+    let vmi_query = ctx.scope.query().with_labels(vmi_selector(args)?);
     let pod_query = ctx
         .scope
         .query()

@@ -24,9 +24,10 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::status::{MigrationRow, StatusInputs, StatusReport, build_report, slim_pod};
+use super::status::{
+    MigrationRow, StatusInputs, StatusReport, build_report, slim_pod, vmi_selector,
+};
 use crate::cli::StatusArgs;
-use crate::cluster::selector::{LabelRequirement, LabelSelector};
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
 use crate::cluster::{Kind, Query};
 use crate::context::{AnySource, Context};
@@ -531,16 +532,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
             "--watch follows a live cluster: it cannot watch a snapshot (--from)",
         ));
     };
-    let mut labels = match &args.selector {
-        Some(s) => LabelSelector::parse(s)?,
-        None => LabelSelector::default(),
-    };
-    if let Some(node) = &args.node {
-        labels.requirements.push(LabelRequirement::Equals(
-            "kubevirt.io/nodeName".into(),
-            node.clone(),
-        ));
-    }
+    let labels = vmi_selector(args)?;
     let mut vmi_watch =
         Watch::<Boxed<VirtualMachineInstance>>::new(live, &ctx.scope.query().with_labels(labels));
     let mut vmim_watch =

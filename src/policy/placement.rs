@@ -14,7 +14,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::index::work;
-use super::scheduling::{Unfit, host_model, node_name, static_fit, uses_host_model};
+use super::scheduling::{
+    Unfit, host_model, node_name, required_node_affinity, static_fit, uses_host_model,
+};
 use crate::model::{Node, VirtualMachineInstance};
 
 /// One scheduling signature's view of the nodes.
@@ -60,15 +62,7 @@ impl<'a> TargetSearch<'a> {
     }
 
     fn signature(vmi: &VirtualMachineInstance, source_model: Option<&str>) -> String {
-        let required = vmi
-            .spec
-            .affinity
-            .as_ref()
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|na| {
-                na.required_during_scheduling_ignored_during_execution
-                    .as_ref()
-            });
+        let required = required_node_affinity(vmi);
         // Serialising plain data cannot fail; an empty key would only merge classes that
         // the fit check then tells apart anyway, so fall back to the VMI's own identity.
         serde_json::to_string(&(

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration};
+use k8s_openapi::api::core::v1::{
+    NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
+};
 
 use crate::model::{Node, Pod, Quantity, VirtualMachineInstance};
 
@@ -140,6 +142,17 @@ pub fn uses_host_model(vmi: &VirtualMachineInstance) -> bool {
     }
 }
 
+/// The VMI's required node affinity, if it has one.
+pub fn required_node_affinity(vmi: &VirtualMachineInstance) -> Option<&NodeSelector> {
+    vmi.spec
+        .affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+}
+
 /// Static fit (everything but memory) of `node` for a target pod of `vmi`, whose source
 /// node has host-model CPU `source_model`.
 pub fn static_fit(
@@ -189,16 +202,7 @@ pub fn static_fit(
             return Some(Unfit::NodeSelector(format!("{k}={v}")));
         }
     }
-    let required = vmi
-        .spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    if let Some(req) = required
+    if let Some(req) = required_node_affinity(vmi)
         && !req
             .node_selector_terms
             .iter()
