@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 
 use super::Kind;
 use super::selector::LabelSelector;
+use super::source::fill_kind;
 use crate::error::{Error, Result};
 
 /// Where an object was read from, for error messages.
@@ -286,16 +287,6 @@ impl RawFiles {
 
     fn file_index(&self) -> Result<u32> {
         u32::try_from(self.files.len()).map_err(|_| Error::bad_input("--from", "too many files"))
-    }
-}
-
-/// Fills in what built-in lists leave out, so every object reads the same downstream.
-fn fill_kind(kind: Kind, value: &mut Value) {
-    if let Value::Object(map) = value {
-        map.entry("kind")
-            .or_insert_with(|| Value::String(kind.name().to_string()));
-        map.entry("apiVersion")
-            .or_insert_with(|| Value::String(kind.api_version()));
     }
 }
 

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Kind;
-use super::source::{Query, Source, object_label};
+use super::source::{Query, Source, fill_kind, object_label};
 use crate::error::{Error, Result};
 
 /// Page size for every list.
@@ -339,16 +339,6 @@ impl LiveSource {
     ) -> Result<(Vec<Value>, String)> {
         self.list_pages(kind, query, |item: &mut Value| fill_kind(kind, item))
             .await
-    }
-}
-
-/// Built-in lists omit kind/apiVersion per item (FACTS §11): put them back.
-fn fill_kind(kind: Kind, item: &mut Value) {
-    if let Value::Object(map) = item {
-        map.entry("kind")
-            .or_insert_with(|| Value::String(kind.name().into()));
-        map.entry("apiVersion")
-            .or_insert_with(|| Value::String(kind.api_version()));
     }
 }
 

@@ -83,6 +83,17 @@ pub trait Source: Send + Sync {
     }
 }
 
+/// Fills in the `kind` and `apiVersion` that built-in lists leave out of each item (FACTS
+/// §11), so every object reads the same downstream, from a file or from the API.
+pub fn fill_kind(kind: Kind, value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.name().to_string()));
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(kind.api_version()));
+    }
+}
+
 /// `Kind namespace/name` of a raw object.
 pub fn object_label(kind: Kind, value: &Value) -> String {
     let name = value

@@ -33,8 +33,8 @@ struct Class {
 pub struct TargetSearch<'a> {
     nodes: &'a [Node],
     draining: &'a [String],
-    /// Node name → position (the first node of that name).
-    position: HashMap<&'a str, usize>,
+    /// Node name → its positions (a name should be unique; nothing breaks if it is not).
+    positions: HashMap<&'a str, Vec<usize>>,
     /// Free memory by node position.
     free: Vec<i128>,
     classes: HashMap<String, Class>,
@@ -43,10 +43,10 @@ pub struct TargetSearch<'a> {
 impl<'a> TargetSearch<'a> {
     /// `free` gives each node's free memory by name (nodes it does not name have none).
     pub fn new(nodes: &'a [Node], draining: &'a [String], free: &BTreeMap<String, i128>) -> Self {
-        let mut position = HashMap::new();
+        let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             work::step(1);
-            position.entry(node_name(n)).or_insert(i);
+            positions.entry(node_name(n)).or_default().push(i);
         }
         let free = nodes
             .iter()
@@ -55,7 +55,7 @@ impl<'a> TargetSearch<'a> {
         TargetSearch {
             nodes,
             draining,
-            position,
+            positions,
             free,
             classes: HashMap::new(),
         }
@@ -112,8 +112,12 @@ impl<'a> TargetSearch<'a> {
         pod_memory: u64,
     ) -> Result<&'a str, String> {
         let nodes = self.nodes;
-        let source_position = self.position.get(source).copied();
-        let source_model = source_position.and_then(|i| host_model(&nodes[i]));
+        let source_positions: &[usize] = self.positions.get(source).map_or(&[], Vec::as_slice);
+        let source_model = source_positions
+            .first()
+            .and_then(|&i| host_model(&nodes[i]));
+        // Borrowed apart from `self.class` below.
+        let source_positions = source_positions.to_vec();
         let class = self.class(vmi, source_model);
         let needed = i128::from(pod_memory);
         // The best fitting node that is not a source node (a name may repeat).
@@ -126,23 +130,24 @@ impl<'a> TargetSearch<'a> {
         {
             return Ok(node_name(&nodes[i]));
         }
-        // Nothing fits: every node is the source, statically unfit, or short of memory.
+        // Nothing fits: every node is the source, statically unfit, or short of memory. The
+        // class's counts hold the static reasons; the source nodes count as "is the source"
+        // instead, and every other fitting node is short of memory. (No scan of the nodes:
+        // when the cluster is full, every VM of a drain ends here.)
         let mut counts = class.counts.clone();
-        let mut memory = 0u32;
-        for (i, n) in nodes.iter().enumerate() {
-            if node_name(n) != source {
-                if class.reasons[i].is_none() {
-                    memory += 1;
-                }
-                continue;
-            }
+        let mut memory = class.fitting.len() as u32;
+        for &i in &source_positions {
+            work::step(1);
             *counts.entry("is the source".into()).or_default() += 1;
-            if let Some(u) = &class.reasons[i]
-                && let Some(c) = counts.get_mut(&u.phrase())
-            {
-                *c -= 1;
-                if *c == 0 {
-                    counts.remove(&u.phrase());
+            match &class.reasons[i] {
+                None => memory = memory.saturating_sub(1),
+                Some(u) => {
+                    if let Some(c) = counts.get_mut(&u.phrase()) {
+                        *c -= 1;
+                        if *c == 0 {
+                            counts.remove(&u.phrase());
+                        }
+                    }
                 }
             }
         }
@@ -160,7 +165,7 @@ impl<'a> TargetSearch<'a> {
 
     /// Takes `pod_memory` from `target`'s free memory (a target pod was placed there).
     pub fn consume(&mut self, target: &str, pod_memory: u64) {
-        let Some(&i) = self.position.get(target) else {
+        let Some(&i) = self.positions.get(target).and_then(|p| p.first()) else {
             return;
         };
         let before = self.free[i];
