@@ -110,7 +110,9 @@ impl Watcher {
         });
     }
 
-    /// SIGINT, then the exit within 0.5 s; returns the exit code.
+    /// SIGINT, then the exit; returns the exit code. Promptness is not timed here (a loaded
+    /// CI machine makes any bound flaky): the caller checks what was still in flight, and
+    /// 10 s only guards against a hang.
     fn interrupt(mut self) -> Option<i32> {
         let ok = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -118,14 +120,14 @@ impl Watcher {
             .unwrap();
         assert!(ok.success());
         let sent = Instant::now();
-        while sent.elapsed() < Duration::from_millis(500) {
+        while sent.elapsed() < Duration::from_secs(10) {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status.code();
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         let _ = self.child.kill();
-        panic!("still running 0.5 s after SIGINT\n{}", self.both());
+        panic!("still running 10 s after SIGINT\n{}", self.both());
     }
 }
 
@@ -319,17 +321,27 @@ fn failing_watches_back_off_say_so_and_recover() {
 }
 
 #[test]
-fn ctrl_c_exits_promptly_in_the_middle_of_a_list() {
+fn ctrl_c_exits_without_waiting_for_the_list_in_flight() {
     let server = FakeApiServer::start_blocking(cluster(1500));
-    server.inject_fault(Fault::delayed(Duration::from_millis(400)));
+    // Every answer takes 8 s: Ctrl-C must not wait for the one in flight.
+    server.inject_fault(Fault::delayed(Duration::from_secs(8)));
     let watcher = Watcher::start(&server);
-    // The first pages are in, the list is not done.
+    let in_flight = |server: &FakeApiServer| {
+        server.count_requests(|r| r.is_list() && r.kind == Some(Kind::Pod) && r.status == 0)
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
-    while lists_of(&server.requests(), Kind::Pod).len() < 2 && Instant::now() < deadline {
+    while in_flight(&server) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert_eq!(in_flight(&server), 1, "{}", watcher.both());
     assert!(!watcher.err().contains("watching "), "{}", watcher.both());
     assert_eq!(watcher.interrupt(), Some(0));
+    // vmctl is gone and the page it asked for is still being answered: it did not wait.
+    assert_eq!(
+        in_flight(&server),
+        1,
+        "the pod list was answered before vmctl exited"
+    );
 }
 
 #[test]
