@@ -169,10 +169,10 @@ fn status_work(c: &Cluster) -> (usize, u64) {
     (report.migrations.len(), steps)
 }
 
-/// Drains the first `nodes` nodes.
-fn drain_work(c: &Cluster, nodes: usize) -> (usize, u64) {
+/// The planner's inputs for draining the first `nodes` nodes, with every pod of the cluster.
+fn drain_inputs(c: &Cluster, nodes: usize) -> DrainInputs {
     let drain: Vec<String> = (0..nodes).map(|n| format!("node-{n}")).collect();
-    let inputs = DrainInputs {
+    DrainInputs {
         vmis: c
             .vmis
             .iter()
@@ -185,20 +185,22 @@ fn drain_work(c: &Cluster, nodes: usize) -> (usize, u64) {
             .cloned()
             .collect(),
         drain,
-        incoming: Vec::new(),
         vms: c.vms.clone(),
         vmims: c.vmims.clone(),
         nodes: c.nodes.clone(),
         pods: c.pods.clone(),
-        requested_memory: Default::default(),
         pdbs: c.pdbs.clone(),
         quotas: c.quotas.clone(),
         namespaces: c.namespaces.clone(),
         kubevirt: Some(c.kubevirt.clone()),
-        policies: Vec::new(),
-        bandwidth: None,
         now: Some(Time(now())),
-    };
+        ..DrainInputs::default()
+    }
+}
+
+/// Drains the first `nodes` nodes.
+fn drain_work(c: &Cluster, nodes: usize) -> (usize, u64) {
+    let inputs = drain_inputs(c, nodes);
     let (plan, steps) = work::count(|| plan_drain(&inputs));
     (plan.vmis.len(), steps)
 }
@@ -268,34 +270,9 @@ fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
     use vmctl::policy::drain::split_pods;
     let c = cluster(2_000);
     for drained in [1, 10] {
-        let drain: Vec<String> = (0..drained).map(|n| format!("node-{n}")).collect();
-        let vmis: Vec<VirtualMachineInstance> = c
-            .vmis
-            .iter()
-            .filter(|v| {
-                v.status
-                    .node_name
-                    .as_ref()
-                    .is_some_and(|n| drain.contains(n))
-            })
-            .cloned()
-            .collect();
-        let all = DrainInputs {
-            drain: drain.clone(),
-            vmis: vmis.clone(),
-            vms: c.vms.clone(),
-            vmims: c.vmims.clone(),
-            nodes: c.nodes.clone(),
-            pods: c.pods.clone(),
-            pdbs: c.pdbs.clone(),
-            quotas: c.quotas.clone(),
-            namespaces: c.namespaces.clone(),
-            kubevirt: Some(c.kubevirt.clone()),
-            now: Some(Time(now())),
-            ..DrainInputs::default()
-        };
-        let uids: HashSet<&str> = vmis.iter().filter_map(|v| v.uid()).collect();
-        let (pods, requested_memory) = split_pods(c.pods.clone(), &drain, &uids);
+        let all = drain_inputs(&c, drained);
+        let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
+        let (pods, requested_memory) = split_pods(c.pods.clone(), &all.drain, &uids);
         assert!(pods.len() * 5 < c.pods.len(), "{} pods kept", pods.len());
         let split = DrainInputs {
             pods,
