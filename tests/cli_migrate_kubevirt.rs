@@ -414,6 +414,109 @@ fn forbidden_create_names_the_missing_rule() {
     );
 }
 
+// ---------------------------------------------------------------- one diagnosis
+
+fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}\n{}", both(o)))
+}
+
+#[test]
+fn a_failed_migration_gets_the_diagnosis_explain_gives() {
+    let lab = lab(Script {
+        unschedulable: true,
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    let result = json_of(&out);
+    let migration = result["migration"].as_str().unwrap().to_string();
+    let diagnosis = &result["diagnosis"];
+    assert_eq!(diagnosis["cause"], "target-pod-unschedulable", "{result:#}");
+    assert_eq!(result["outcome"], diagnosis["outcome"], "{result:#}");
+    assert_eq!(result["summary"]["cause"], diagnosis["cause"], "{result:#}");
+
+    let explained = json_of(&lab.run(&["explain", &migration, "-o", "json"]));
+    for field in ["cause", "outcome", "plane", "summary"] {
+        assert_eq!(
+            diagnosis[field], explained[field],
+            "{field}: {result:#}\n{explained:#}"
+        );
+    }
+}
+
+#[test]
+fn someone_elses_abort_is_explained_as_an_abort() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    let child = spawn(&lab, &["migrate", "batch-01"]);
+    wait_until("Running", || phase_of(&lab) == "Running");
+    std::thread::sleep(Duration::from_millis(500));
+    let abort = lab.run(&["abort", "batch-01"]);
+    assert_eq!(abort.status.code(), Some(0), "{}", both(&abort));
+    let out = child.wait_with_output().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(stdout(&out).contains("migration aborted"), "{text}");
+    assert!(
+        stdout(&out).contains("cause:          aborted-by-request"),
+        "{text}"
+    );
+    assert!(stdout(&out).contains("Why (vmctl explain):"), "{text}");
+    assert!(
+        !stdout(&out).to_lowercase().contains("no-migration"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_flat_remainder_is_counted_against_the_progress_timeout() {
+    let lab = lab(Script {
+        stuck: true,
+        running_ticks: 130,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        stderr(&out).contains("no progress for 10s of the 150 s progress timeout"),
+        "{text}"
+    );
+    // The guest's memory is the VMI's (2Gi), not the metrics' running total.
+    assert!(stdout(&out).contains("(guest memory 2.0 GiB)"), "{text}");
+}
+
+#[test]
+fn the_budget_shown_while_streaming_is_the_budget_announced() {
+    let lab = lab(Script {
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let err = stderr(&out);
+    let announced = err
+        .split("streaming started: completion budget ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no budget announced\n{text}"))
+        .to_string();
+    assert!(
+        err.contains(&format!(" of {announced} budget")),
+        "every progress line measures against the announced {announced}\n{text}"
+    );
+    for line in err.lines().filter(|l| l.starts_with("migration active")) {
+        assert!(
+            !line.contains(" budget") || line.contains(&format!("of {announced} budget")),
+            "{line}\n{text}"
+        );
+    }
+}
+
 fn spawn(lab: &Lab, args: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_vmctl"))
         .args(lab.args(args))
@@ -613,6 +716,36 @@ fn evacuating(version: &str) -> Vec<serde_json::Value> {
         }
     }
     objects
+}
+
+#[test]
+fn aborting_an_evacuation_warns_that_kubevirt_recreates_it() {
+    let mut objects = evacuating("v1.8.4");
+    objects.push(serde_json::json!({
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "kubevirt-evacuation-x1", "namespace": "prod", "uid": "evac-1",
+            "creationTimestamp": "2026-12-01T10:00:00Z",
+            "labels": {"kubevirt.io/vmi-name": "db-01"},
+            "annotations": {"kubevirt.io/evacuationMigration": "node-1"}},
+        "spec": {"vmiName": "db-01", "priority": "system-critical"},
+        "status": {"phase": "Scheduling"}
+    }));
+    let lab = lab_with(objects, Script::default());
+    let out = lab.run(&["abort", "migration/kubevirt-evacuation-x1", "--dry-run"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        stderr(&out).contains("KubeVirt creates a new evacuation migration after this abort"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("vmctl abort --evacuation db-01 -n prod"),
+        "{text}"
+    );
+    let out = lab.run(&["abort", "db-01", "--dry-run", "-o", "json"]);
+    let plan = json_of(&out);
+    assert_eq!(plan["recreatedBy"], "evacuation", "{plan:#}");
+    assert!(lab.mutations().is_empty());
 }
 
 #[test]

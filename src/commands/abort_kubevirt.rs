@@ -18,7 +18,7 @@ use crate::error::{Error, Result, exit};
 use crate::migration::kubevirt::{Change, KubeVirtDriver, Watch};
 use crate::model::kubevirt::parse_version;
 use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
-use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
+use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL, WORKLOAD_UPDATE_ANNOTATION};
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::render::{Tone, fmt, structured, write_stdout};
 
@@ -71,6 +71,53 @@ fn state_of<'a>(
     let uid = vmim.uid()?;
     vmi.and_then(|v| v.status.migration_state.as_ref())
         .filter(|s| s.migration_uid.as_deref() == Some(uid))
+}
+
+/// Who creates a new migration after this one is aborted (FACTS §2.2: while a VMI stays
+/// marked for evacuation, or outdated for the workload updater, KubeVirt keeps creating
+/// migrations for it, after a backoff of 20 s doubling per failure).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Recreator {
+    /// The evacuation controller, draining this node.
+    Evacuation(String),
+    /// The workload updater (the VMI runs an outdated launcher).
+    WorkloadUpdate,
+}
+
+impl Recreator {
+    fn id(&self) -> &'static str {
+        match self {
+            Recreator::Evacuation(_) => "evacuation",
+            Recreator::WorkloadUpdate => "workload-update",
+        }
+    }
+
+    fn warning(&self, namespace: &str, migration: &str, vmi: &str) -> String {
+        match self {
+            Recreator::Evacuation(node) => format!(
+                "{namespace}/{migration} is an evacuation of {vmi} from {node}: while the VMI stays marked (status.evacuationNodeName={node}), KubeVirt creates a new evacuation migration after this abort (backoff 20 s, doubling per failure). To stop the evacuation itself: vmctl abort --evacuation {vmi} -n {namespace}"
+            ),
+            Recreator::WorkloadUpdate => format!(
+                "{namespace}/{migration} was created by KubeVirt's workload updater: while {vmi} runs an outdated launcher it creates a new one after this abort (backoff 20 s, doubling per failure). To stop it, change workloadUpdateStrategy in the KubeVirt CR"
+            ),
+        }
+    }
+}
+
+fn recreated_by(
+    vmim: &VirtualMachineInstanceMigration,
+    vmi: Option<&VirtualMachineInstance>,
+) -> Option<Recreator> {
+    // The mark on the VMI decides; the VMIM's annotation only when the VMI was not read.
+    let node = match vmi {
+        Some(v) => v.evacuation_node(),
+        None => vmim.evacuation_node(),
+    };
+    if let Some(node) = node {
+        return Some(Recreator::Evacuation(node.to_string()));
+    }
+    vmim.annotation(WORKLOAD_UPDATE_ANNOTATION)
+        .map(|_| Recreator::WorkloadUpdate)
 }
 
 pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
@@ -171,6 +218,14 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         ))?;
         return Ok(exit::FINDING);
     }
+    let recreated = recreated_by(&vmim, vmi.as_ref());
+    if let Some(r) = &recreated {
+        eprintln!(
+            "{} {}",
+            ctx.style.paint("warning:", Tone::Warn),
+            r.warning(&namespace, &name, &vmi_name)
+        );
+    }
     let phase = vmim.phase();
     let before_handoff = matches!(
         phase,
@@ -190,6 +245,8 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
             "request": format!("DELETE {path}"),
             "migration": name, "vmi": vmi_name, "phase": phase.as_str(),
             "beforeHandOff": before_handoff,
+            "recreatedBy": recreated.as_ref().map(Recreator::id),
+            "warning": recreated.as_ref().map(|r| r.warning(&namespace, &name, &vmi_name)),
         });
         let text = if ctx.output.is_structured() {
             structured(ctx.output, &plan)?
@@ -492,5 +549,45 @@ mod tests {
             Target::Migration("m".into())
         );
         assert!(parse_target("pod/x").is_err());
+    }
+
+    fn vmim(annotations: serde_json::Value) -> VirtualMachineInstanceMigration {
+        serde_json::from_value(json!({"metadata": {"name": "m", "annotations": annotations}}))
+            .unwrap()
+    }
+
+    fn vmi(evacuation: Option<&str>) -> VirtualMachineInstance {
+        serde_json::from_value(json!({"metadata": {"name": "a"},
+            "status": {"evacuationNodeName": evacuation}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn who_recreates_an_aborted_migration() {
+        let evac = vmim(json!({"kubevirt.io/evacuationMigration": "node-1"}));
+        // The VMI's mark decides.
+        assert_eq!(
+            recreated_by(&evac, Some(&vmi(Some("node-1")))),
+            Some(Recreator::Evacuation("node-1".into()))
+        );
+        assert_eq!(recreated_by(&evac, Some(&vmi(None))), None);
+        // A user's migration of a marked VMI is followed by an evacuation one too.
+        assert_eq!(
+            recreated_by(&vmim(json!({})), Some(&vmi(Some("node-2")))),
+            Some(Recreator::Evacuation("node-2".into()))
+        );
+        // Without the VMI, the annotation is all there is.
+        assert_eq!(
+            recreated_by(&evac, None),
+            Some(Recreator::Evacuation("node-1".into()))
+        );
+        let update = vmim(json!({"kubevirt.io/workloadUpdateMigration": ""}));
+        assert_eq!(
+            recreated_by(&update, Some(&vmi(None))),
+            Some(Recreator::WorkloadUpdate)
+        );
+        assert_eq!(recreated_by(&vmim(json!({})), Some(&vmi(None))), None);
+        let w = Recreator::Evacuation("node-1".into()).warning("prod", "m", "a");
+        assert!(w.contains("vmctl abort --evacuation a -n prod"), "{w}");
     }
 }

@@ -289,6 +289,46 @@ fn tolerate<T: Default>(
     }
 }
 
+/// The evidence about one migration vmctl followed (or created), read exactly as `explain`
+/// reads it, so `migrate` prints the diagnosis `explain` would give. `last_seen` is the
+/// migration as vmctl last saw it: when the object is gone by now (an abort deletes it),
+/// the diagnosis rests on that copy instead of finding "no migration".
+pub async fn evidence_for_migration(
+    ctx: &Context,
+    last_seen: &VirtualMachineInstanceMigration,
+    vmi_name: &str,
+    notes: &mut Vec<String>,
+) -> Result<Evidence> {
+    let resolved = Resolved {
+        namespace: last_seen.namespace().to_string(),
+        vmi_name: vmi_name.to_string(),
+        // Finished migrations are never Pending: no cluster load to read.
+        migration: None,
+        vmi: None,
+        migrations: None,
+        note: None,
+    };
+    let namespace = resolved.namespace.clone();
+    let name = last_seen.name().to_string();
+    let mut evidence = gather(ctx, resolved, notes).await?;
+    // The object as it is now, when it still exists; the copy vmctl last saw otherwise.
+    let fresh = evidence
+        .migrations
+        .iter()
+        .find(|m| m.name() == name && m.uid() == last_seen.uid())
+        .cloned();
+    if let Some(fresh) = fresh {
+        evidence.migration = Some(fresh);
+    } else {
+        evidence.migration = Some(last_seen.clone());
+        evidence.migrations.push(last_seen.clone());
+        notes.push(format!(
+            "the migration {namespace}/{name} no longer exists (KubeVirt deletes aborted migrations): the diagnosis uses the copy vmctl last saw"
+        ));
+    }
+    Ok(evidence)
+}
+
 async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> Result<Evidence> {
     let ns = resolved.namespace.clone();
     let vmi_name = resolved.vmi_name.clone();

@@ -15,26 +15,27 @@ use serde_json::{Value, json};
 use crate::cli::MigrateArgs;
 use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
-use crate::context::{AnySource, Context};
+use crate::context::{AnySource, ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::migration::kubevirt::{
     Change, KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
     Watch,
 };
 use crate::migration::kubevirt_metrics::MigrationMetrics;
+use crate::migration::progress_timer::ProgressTimer;
 use crate::migration::{JobSample, Mode, Outcome, Summary};
 use crate::model::vmi::{AbortStatus, MigrationMode};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
-    Event, KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota,
-    VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+    KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota, VirtualMachine,
+    VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::policy::migration_policy::{effective_config, matching_policy};
-use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_JOB_UID_LABEL};
+use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
 use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
 use crate::render::progress::ProgressView;
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
-use crate::triage::Evidence;
+use crate::triage::Outcome as TriageOutcome;
 
 /// Parses `90s`, `15m`, `1h30m`, `2h` or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration> {
@@ -261,6 +262,10 @@ struct Followed {
     announced_target_pod: bool,
     announced_policy: bool,
     started_ms: Option<u64>,
+    /// KubeVirt's progress check replayed on the samples.
+    progress: ProgressTimer,
+    /// `progressTimeout` from the configuration in force when vmctl started it.
+    progress_timeout: u64,
 }
 
 impl Followed {
@@ -635,6 +640,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let is_tty = std::io::stderr().is_terminal();
     let title = name.to_string();
     let budget = pre.budget_seconds;
+    let guest_memory = g.vmi.guest_memory().map(|q| q.bytes());
     let mut view = if ctx.output.is_structured() {
         ProgressView::quiet(ctx.style, &title, budget)
     } else {
@@ -655,6 +661,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     };
     let mut followed = Followed {
         vmim: Some(vmim),
+        progress_timeout: current.progress_timeout,
         ..Followed::default()
     };
     let deadline = timeout.map(|t| started + t);
@@ -749,7 +756,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         }
         Ending::Final => {
             finish(
-                ctx, live, &mut view, &followed, &namespace, &name, elapsed_ms, &plan,
+                ctx,
+                guest_memory,
+                &mut view,
+                &followed,
+                &namespace,
+                &name,
+                elapsed_ms,
+                &plan,
             )
             .await
         }
@@ -948,7 +962,21 @@ async fn follow(
                 if f.phase() == MigrationPhase::Running && degraded.is_none() {
                     let mode = mode_of(f.state().and_then(|s| s.mode.as_ref()));
                     match read_metrics(driver, metrics, f, namespace, name).await {
-                        Ok(m) if !m.is_empty() => view.sample(&sample_from(&m, now_ms, mode)),
+                        Ok(m) if !m.is_empty() => {
+                            let sample = sample_from(&m, now_ms, mode);
+                            view.sample(&sample);
+                            // Post-copy and a paused guest are never aborted for lack of progress.
+                            if mode == Mode::PreCopy {
+                                let timeout = f
+                                    .state()
+                                    .and_then(|s| s.migration_configuration.as_ref())
+                                    .and_then(|c| c.progress_timeout)
+                                    .unwrap_or(f.progress_timeout);
+                                if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
+                                    view.event_at(now_ms, &stall.text());
+                                }
+                            }
+                        }
                         Ok(_) => {}
                         Err(MetricsUnavailable(why)) => {
                             view.event_at(now_ms, &format!("no progress bars: {why}; following the phases only"));
@@ -966,7 +994,7 @@ async fn follow(
                         .and_then(|s| s.start_timestamp.as_ref())
                         .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)) / 1000);
                     let budget_text = match (elapsed, budget) {
-                        (Some(e), Some(b)) if b > 0 => format!(", streaming {} of budget {}", fmt::duration(e as i64), fmt::duration(b as i64)),
+                        (Some(e), Some(b)) if b > 0 => format!(", streaming {} of {} budget", fmt::duration(e as i64), fmt::duration(b as i64)),
                         (Some(e), _) => format!(", streaming {}", fmt::duration(e as i64)),
                         _ => String::new(),
                     };
@@ -1077,7 +1105,7 @@ fn report_changes(
             f.started_ms = Some(now_ms);
             if let Some(b) = budget.filter(|b| *b > 0) {
                 // The budget runs from the start of streaming; the view's clock from creation.
-                view.set_budget(Some(b + now_ms / 1000));
+                view.set_budget_from(now_ms, Some(b));
                 view.event_at(
                     now_ms,
                     &format!(
@@ -1130,7 +1158,7 @@ fn report_changes(
 #[allow(clippy::too_many_arguments)]
 async fn finish(
     ctx: &Context,
-    live: &LiveSource,
+    guest_memory: Option<u64>,
     view: &mut ProgressView,
     f: &Followed,
     namespace: &str,
@@ -1142,11 +1170,24 @@ async fn finish(
     let aborted = state
         .as_ref()
         .is_some_and(|s| s.abort_requested && s.abort_status == Some(AbortStatus::Succeeded));
-    let outcome = match f.phase() {
+    let observed = match f.phase() {
         MigrationPhase::Succeeded => Outcome::Succeeded,
         _ if aborted => Outcome::Aborted,
         _ if f.vmim_deleted => Outcome::Aborted,
         _ => Outcome::Failed,
+    };
+    // Anything but a success is explained exactly as `vmctl explain` explains it, and the
+    // verdict is the diagnosis's, so the two never disagree.
+    let diagnosis = if observed == Outcome::Succeeded {
+        None
+    } else {
+        diagnose(ctx, f.vmim.as_ref(), name).await
+    };
+    let outcome = match diagnosis.as_ref().map(|d| d.diagnosis.outcome) {
+        Some(TriageOutcome::Aborted) => Outcome::Aborted,
+        Some(TriageOutcome::Failed) => Outcome::Failed,
+        Some(TriageOutcome::Succeeded) => Outcome::Succeeded,
+        _ => observed,
     };
     let vmim_name = f
         .vmim
@@ -1172,30 +1213,29 @@ async fn finish(
         Outcome::Aborted if f.vmim_deleted && !aborted => {
             format!("the migration {vmim_name} was deleted (aborted) while vmctl followed it")
         }
-        _ => state
-            .as_ref()
-            .and_then(|s| s.failure_reason.clone())
-            .map(|r| r.trim_end().to_string())
-            .unwrap_or_else(|| "the migration failed".into()),
+        _ => match &diagnosis {
+            Some(d) => d.diagnosis.summary.clone(),
+            None => state
+                .as_ref()
+                .and_then(|s| s.failure_reason.clone())
+                .map(|r| r.trim_end().to_string())
+                .unwrap_or_else(|| "the migration failed".into()),
+        },
     };
     let last = view.last_sample().cloned();
     let summary = Summary {
         outcome: Some(outcome),
-        cause: None,
+        cause: diagnosis.as_ref().map(|d| d.diagnosis.cause.to_string()),
         message,
         total_ms: elapsed_ms,
         downtime_ms: None,
         data_processed: last.as_ref().map_or(0, |s| s.data_processed),
-        memory_total: last.as_ref().map_or(0, |s| s.memory_total),
+        // The guest's memory as the VMI declares it: the metrics' total counts every pass.
+        memory_total: guest_memory.unwrap_or(0),
         iterations: None,
         final_mode: mode_of(state.as_ref().and_then(|s| s.mode.as_ref())),
         postcopy_requests: None,
         events: view.events().to_vec(),
-    };
-    let diagnosis = if outcome == Outcome::Succeeded {
-        None
-    } else {
-        diagnose(ctx, live, namespace, name, &vmim_name).await
     };
     if ctx.output.is_structured() {
         view.close();
@@ -1236,64 +1276,35 @@ async fn finish(
     })
 }
 
-/// Gathers the evidence `explain` reads and diagnoses it; None when it cannot be read.
+/// The diagnosis `vmctl explain` gives, from the evidence read the same way (the same
+/// code, with its tolerance of what a namespaced user may not read); None when even the
+/// VMI's namespace cannot be read.
 async fn diagnose(
     ctx: &Context,
-    live: &LiveSource,
-    namespace: &str,
+    last_seen: Option<&VirtualMachineInstanceMigration>,
     name: &str,
-    vmim_name: &str,
 ) -> Option<crate::commands::explain::ExplainReport> {
-    let ns_query = Query::namespace(Some(namespace));
-    let pods_query = ns_query
-        .clone()
-        .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))
-        .ok()?;
-    let vmim_query = ns_query
-        .clone()
-        .with_label(&format!("{VMI_NAME_LABEL}={name}"))
-        .ok()?;
-    let all = Query::all();
-    let gathered = tokio::try_join!(
-        get_as::<VirtualMachineInstance>(live, Kind::VirtualMachineInstance, Some(namespace), name),
-        list_as::<VirtualMachineInstanceMigration>(
-            live,
-            Kind::VirtualMachineInstanceMigration,
-            &vmim_query
-        ),
-        list_as::<Pod>(live, Kind::Pod, &pods_query),
-        list_as::<Event>(live, Kind::Event, &ns_query),
-        list_as::<KubeVirt>(live, Kind::KubeVirt, &all),
-        list_as::<MigrationPolicy>(live, Kind::MigrationPolicy, &all),
-        get_as::<Namespace>(live, Kind::Namespace, None, namespace),
-    );
-    let (vmi, migrations, pods, events, kubevirts, policies, namespace_obj) = match gathered {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("note: cannot read the evidence for a diagnosis: {e}");
-            return None;
-        }
-    };
-    let migration = migrations.iter().find(|m| m.name() == vmim_name).cloned();
-    let evidence = Evidence {
-        now: k8s_openapi::jiff::Timestamp::now(),
-        migration,
-        vmi_namespace: namespace.to_string(),
-        vmi_name: name.to_string(),
-        vmi,
-        migrations,
-        pods,
-        events,
-        kubevirt: kubevirts.into_iter().next(),
-        policies,
-        namespace: namespace_obj,
-        load: None,
-    };
+    let last_seen = last_seen?;
+    let mut notes = Vec::new();
+    let mut evidence =
+        match crate::commands::explain::evidence_for_migration(ctx, last_seen, name, &mut notes)
+            .await
+        {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("note: cannot read the evidence for a diagnosis: {e}");
+                return None;
+            }
+        };
+    // The migration ran for a while: measure from now, not from when vmctl started.
+    if ctx.clock == ClockSource::System {
+        evidence.now = k8s_openapi::jiff::Timestamp::now();
+    }
     Some(crate::commands::explain::build_report(
         &evidence,
         false,
         &ctx.source_description(),
-        Vec::new(),
+        notes,
     ))
 }
 

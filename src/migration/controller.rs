@@ -101,7 +101,7 @@ impl Config {
 
 /// KubeVirt's budget: seconds per GiB × ceil(decimal GB), FACTS §5.2 (0 disables).
 pub fn completion_budget_secs(per_gib: u64, memory_bytes: u64) -> u64 {
-    per_gib.saturating_mul(memory_bytes.div_ceil(1_000_000_000))
+    crate::policy::budget::budget_for_bytes(per_gib, memory_bytes)
 }
 
 /// The max downtime set at the start: min(ceiling, 300 ms), as KubeVirt v1.9 does.

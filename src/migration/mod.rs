@@ -6,6 +6,7 @@ pub mod controller;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 pub mod plan;
+pub mod progress_timer;
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};

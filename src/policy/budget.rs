@@ -6,8 +6,13 @@ use crate::model::VirtualMachineInstance;
 /// unknown, 0 when the timeout is disabled. Block migrations add disk sizes vmctl cannot
 /// see from the API, so this is a lower bound for them.
 pub fn completion_budget_seconds(vmi: &VirtualMachineInstance, per_gib: u64) -> Option<u64> {
-    let gb = vmi.guest_memory()?.ceil_decimal_gb();
-    Some(per_gib.saturating_mul(gb))
+    Some(budget_for_bytes(per_gib, vmi.guest_memory()?.bytes()))
+}
+
+/// The one formula, for any data size: `per_gib × ceil(bytes / 10^9)` (decimal GB, rounded
+/// up, as `Quantity.ScaledValue(Giga)` does); 0 disables the timeout.
+pub fn budget_for_bytes(per_gib: u64, bytes: u64) -> u64 {
+    per_gib.saturating_mul(bytes.div_ceil(1_000_000_000))
 }
 
 #[cfg(test)]

@@ -56,6 +56,9 @@ pub struct ProgressView {
     style: Style,
     title: String,
     budget_secs: Option<u64>,
+    /// Where the budget's clock starts, on the samples' clock (KubeVirt's budget runs from
+    /// the start of streaming, the samples from the creation of the migration).
+    budget_from_ms: u64,
     sink: Sink,
     passes: PassTracker,
     last: Option<JobSample>,
@@ -110,6 +113,7 @@ impl ProgressView {
             style,
             title: title.to_string(),
             budget_secs: budget_secs.filter(|b| *b > 0),
+            budget_from_ms: 0,
             sink,
             passes: PassTracker::default(),
             last: None,
@@ -121,6 +125,20 @@ impl ProgressView {
     /// Changes the budget the elapsed time is measured against (e.g. doubled after a pause).
     pub fn set_budget(&mut self, budget_secs: Option<u64>) {
         self.budget_secs = budget_secs.filter(|b| *b > 0);
+    }
+
+    /// The budget runs from `from_ms` on the samples' clock: the view shows the time spent
+    /// since then against it, so the budget shown is the budget KubeVirt applies.
+    pub fn set_budget_from(&mut self, from_ms: u64, budget_secs: Option<u64>) {
+        self.budget_from_ms = from_ms;
+        self.set_budget(budget_secs);
+    }
+
+    fn budget_clock(&self) -> Option<BudgetClock> {
+        self.budget_secs.map(|secs| BudgetClock {
+            secs,
+            from_ms: self.budget_from_ms,
+        })
     }
 
     /// Draws one sample. A change of mode is announced as an event (and, off a terminal,
@@ -143,12 +161,13 @@ impl ProgressView {
             self.push_event(s.elapsed_ms, text);
         }
         let new_pass = self.passes.observe(s);
+        let budget = self.budget_clock();
         match &mut self.sink {
-            Sink::Bars(bars) => bars.draw(&self.style, s, &self.passes, new_pass, self.budget_secs),
+            Sink::Bars(bars) => bars.draw(&self.style, s, &self.passes, new_pass, budget),
             Sink::Lines { out, next_at_ms } => {
                 if s.elapsed_ms >= *next_at_ms || mode_changed {
                     *next_at_ms = (s.elapsed_ms / 1000 + 1) * 1000;
-                    let line = status_line(s, &self.passes, self.budget_secs);
+                    let line = status_line(s, &self.passes, budget);
                     let _ = writeln!(out, "{line}");
                 }
             }
@@ -262,7 +281,7 @@ impl Bars {
         s: &JobSample,
         passes: &PassTracker,
         new_pass: bool,
-        budget_secs: Option<u64>,
+        budget: Option<BudgetClock>,
     ) {
         let start = passes.start_remaining.max(1);
         if new_pass {
@@ -283,18 +302,17 @@ impl Bars {
             bytes(passes.start_remaining)
         ));
         self.rates.set_message(rates_text(style, s));
-        let elapsed = s.elapsed_secs();
-        match budget_secs {
-            Some(budget) => {
-                self.clock.set_length(budget.max(1));
-                self.clock.set_position(elapsed.min(budget));
+        match budget {
+            Some(b) => {
+                self.clock.set_length(b.secs.max(1));
+                self.clock.set_position(b.spent_secs(s).min(b.secs));
             }
             None => {
                 self.clock.set_length(1);
                 self.clock.set_position(0);
             }
         }
-        self.clock.set_message(clock_text(s, budget_secs));
+        self.clock.set_message(clock_text(s, budget));
         self.clock.tick();
     }
 
@@ -347,10 +365,36 @@ fn rates_text(style: &Style, s: &JobSample) -> String {
     parts.join(" · ")
 }
 
-fn clock_text(s: &JobSample, budget_secs: Option<u64>) -> String {
+/// A completion budget and where its clock starts on the samples' clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetClock {
+    pub secs: u64,
+    pub from_ms: u64,
+}
+
+impl BudgetClock {
+    /// Whole seconds of the budget spent at this sample.
+    fn spent_secs(&self, s: &JobSample) -> u64 {
+        s.elapsed_ms.saturating_sub(self.from_ms) / 1000
+    }
+
+    /// `6s of 7m30s budget` (streaming time when the budget starts later than the samples).
+    fn text(&self, s: &JobSample) -> String {
+        let spent = duration(self.spent_secs(s) as i64);
+        let budget = duration(self.secs as i64);
+        if self.from_ms > 0 {
+            format!("streaming {spent} of {budget} budget")
+        } else {
+            format!("{spent} of {budget} budget")
+        }
+    }
+}
+
+fn clock_text(s: &JobSample, budget: Option<BudgetClock>) -> String {
     let elapsed = duration(s.elapsed_secs() as i64);
-    let mut text = match budget_secs {
-        Some(b) => format!("{elapsed} of {} budget", duration(b as i64)),
+    let mut text = match budget {
+        Some(b) if b.from_ms > 0 => format!("elapsed {elapsed}, {}", b.text(s)),
+        Some(b) => b.text(s),
         None => format!("{elapsed} (no budget)"),
     };
     text.push_str(&format!(" · ETA {}", eta_text(s)));
@@ -384,7 +428,7 @@ fn eta_text(s: &JobSample) -> String {
 }
 
 /// The plain line printed once a second off a terminal; starts with `migration active`.
-pub fn status_line(s: &JobSample, passes: &PassTracker, budget_secs: Option<u64>) -> String {
+pub fn status_line(s: &JobSample, passes: &PassTracker, budget: Option<BudgetClock>) -> String {
     let mut parts = vec![
         format!(
             "migration active, transferred {} of {}",
@@ -408,8 +452,9 @@ pub fn status_line(s: &JobSample, passes: &PassTracker, budget_secs: Option<u64>
         parts.push(format!("postcopy requests {r}"));
     }
     let elapsed = duration(s.elapsed_secs() as i64);
-    parts.push(match budget_secs {
-        Some(b) => format!("elapsed {elapsed} of {}", duration(b as i64)),
+    parts.push(match budget {
+        Some(b) if b.from_ms > 0 => format!("elapsed {elapsed}, {}", b.text(s)),
+        Some(b) => format!("elapsed {elapsed} of {}", duration(b.secs as i64)),
         None => format!("elapsed {elapsed}"),
     });
     parts.push(format!("eta {}", eta_text(s)));
@@ -562,12 +607,38 @@ mod tests {
     }
 
     #[test]
+    fn a_budget_that_starts_with_streaming_is_shown_as_kubevirt_counts_it() {
+        // Created at 0, streaming from 14 s, sampled at 20 s: 6 s of the 450 s budget, the
+        // same 7m30s the start announced (not 7m44s on the creation clock).
+        let mut passes = PassTracker::default();
+        let s = sample(20_000, 64, 1);
+        passes.observe(&s);
+        let budget = Some(BudgetClock {
+            secs: 450,
+            from_ms: 14_000,
+        });
+        let line = status_line(&s, &passes, budget);
+        assert!(
+            line.contains("elapsed 20s, streaming 6s of 7m30s budget"),
+            "{line}"
+        );
+        assert!(clock_text(&s, budget).starts_with("elapsed 20s, streaming 6s of 7m30s budget"));
+    }
+
+    #[test]
     fn plain_line_is_greppable() {
         let mut passes = PassTracker::default();
         let s = sample(12_400, 64, 1);
         passes.observe(&s);
         assert_eq!(
-            status_line(&s, &passes, Some(150)),
+            status_line(
+                &s,
+                &passes,
+                Some(BudgetClock {
+                    secs: 150,
+                    from_ms: 0
+                })
+            ),
             "migration active, transferred 192.0 MiB of 256.0 MiB, 32.0 MiB/s, remaining 64.0 MiB, \
              dirty 16.0 MiB/s, pass 1, expected downtime 300 ms, elapsed 12s of 2m30s, eta 4s, \
              mode pre-copy"
