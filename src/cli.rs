@@ -131,7 +131,12 @@ the VMI and of its namespace (no policy can score higher; ties go to the smalles
 picks), named in the migration's annotation vmctl.io/temporary-migration-policy and deleted once
 KubeVirt has applied it (hand-off) or when vmctl stops. Progress comes from virt-handler's metrics
 through the API server's pod proxy (or --prometheus). Ctrl-C detaches: the migration goes on,
-unless it had not started, in which case what vmctl created is removed.
+unless it had not started, in which case what vmctl created is removed. The progress lines measure
+streaming time against the completion budget (KubeVirt starts it with streaming) and count a
+remainder that stops falling against progressTimeout ('no progress for 40s of the 150 s progress
+timeout'). A migration that does not succeed ends with the diagnosis vmctl explain gives for it,
+read the same way (also when someone else aborted it and the object is gone); the verdict is the
+diagnosis's.
 
 EXIT CODES: 0 succeeded (or started, with --no-wait; dry run printed); 1 failed, aborted, or refused
 by the pre-flight; 3 unknown VM; 5 cluster error (403 names the RBAC rule, see deploy/rbac.yaml);
@@ -141,7 +146,9 @@ const ABORT_OUTPUT: &str = "\
 KUBEVIRT: deletes the unfinished VirtualMachineInstanceMigration (KubeVirt's abort) and waits for
 the abort status (Aborting, then Succeeded or Failed; --timeout, default 2m). Refused in post-copy.
 --evacuation clears evacuationNodeName through evacuate/cancel (KubeVirt v1.7+) and explains the
-manual way on older versions.
+manual way on older versions. Aborting the migration of a VMI marked for evacuation (or one the
+workload updater created) warns first: KubeVirt creates a new one after a backoff (20 s, doubling)
+for as long as the mark stays; --evacuation is what stops the evacuation itself.
 
 EXIT CODES: 0 aborted or cancelled (dry run printed); 1 nothing to abort, refused in post-copy, the
 migration completed first, or the abort failed; 3 unknown migration; 5 cluster error; 6 timed out
