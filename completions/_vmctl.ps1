@@ -22,6 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
     $completions = @(switch ($command) {
         'vmctl' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -53,6 +54,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)')
             [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -75,6 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;plan-drain' {
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -95,6 +98,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;explain' {
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'Explain the last migration job of a libvirt domain on this libvirt URI instead')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -119,13 +123,14 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--prometheus', '--prometheus', [CompletionResultType]::ParameterName, 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy')
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'libvirt: the destination connection URI')
-            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'libvirt: bandwidth cap in MiB/s')
-            [CompletionResult]::new('--max-downtime', '--max-downtime', [CompletionResultType]::ParameterName, 'libvirt: maximum downtime in milliseconds')
-            [CompletionResult]::new('--completion-timeout-per-gib', '--completion-timeout-per-gib', [CompletionResultType]::ParameterName, 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150)')
-            [CompletionResult]::new('--progress-timeout', '--progress-timeout', [CompletionResultType]::ParameterName, 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)')
-            [CompletionResult]::new('--parallel', '--parallel', [CompletionResultType]::ParameterName, 'libvirt: parallel (multifd) connections')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'libvirt: bandwidth cap in MiB/s (1 to 1048576)')
+            [CompletionResult]::new('--max-downtime', '--max-downtime', [CompletionResultType]::ParameterName, 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt''s range)')
+            [CompletionResult]::new('--completion-timeout-per-gib', '--completion-timeout-per-gib', [CompletionResultType]::ParameterName, 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150; 0 disables it; at most 86400)')
+            [CompletionResult]::new('--progress-timeout', '--progress-timeout', [CompletionResultType]::ParameterName, 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)')
+            [CompletionResult]::new('--parallel', '--parallel', [CompletionResultType]::ParameterName, 'libvirt: parallel (multifd) connections (1 to 255)')
             [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'libvirt: `json` prints one JSON line per sample on stdout, for tooling')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -153,6 +158,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up waiting after this long (e.g. 60s)')
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the connection URI of the domain''s source host')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -176,6 +182,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;snapshot' {
             [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Only what concerns the VMIs on this node (plus every node, for capacity)')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -195,6 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         }
         'vmctl;completions' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
@@ -215,6 +223,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;man' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')

@@ -77,13 +77,17 @@ _vmctl() {
 
     case "${cmd}" in
         vmctl)
-            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain explain migrate abort snapshot completions man help"
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain explain migrate abort snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -127,7 +131,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__abort)
-            opts="-n -A -o -h -V --evacuation --wait --timeout --dry-run --connect --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --evacuation --wait --timeout --dry-run --connect --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -142,6 +146,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -185,13 +193,17 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__completions)
-            opts="-n -A -o -h -V --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version bash elvish fish powershell zsh"
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -235,7 +247,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__explain)
-            opts="-n -A -o -h -V --history --connect --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --history --connect --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -246,6 +258,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -429,7 +445,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__man)
-            opts="-n -A -o -h -V --dir --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --dir --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -440,6 +456,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -483,7 +503,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__migrate)
-            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -537,6 +557,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -577,7 +601,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__drain)
-            opts="-n -A -o -h -V --bandwidth --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --bandwidth --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -588,6 +612,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -631,7 +659,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__snapshot)
-            opts="-n -A -o -h -V --node --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --node --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,6 +670,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -685,7 +717,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__status)
-            opts="-l -w -n -A -o -h -V --node --selector --watch --from --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -w -n -A -o -h -V --node --selector --watch --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -704,6 +736,10 @@ _vmctl() {
                     return 0
                     ;;
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

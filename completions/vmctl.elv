@@ -19,6 +19,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
     var completions = [
         &'vmctl'= {
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -49,6 +50,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand -l 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)'
             cand --selector 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -70,6 +72,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;plan-drain'= {
             cand --bandwidth 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -89,6 +92,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;explain'= {
             cand --connect 'Explain the last migration job of a libvirt domain on this libvirt URI instead'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -112,13 +116,14 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --prometheus 'Read migration metrics from this Prometheus instead of virt-handler''s pod proxy'
             cand --connect 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)'
             cand --to 'libvirt: the destination connection URI'
-            cand --bandwidth 'libvirt: bandwidth cap in MiB/s'
-            cand --max-downtime 'libvirt: maximum downtime in milliseconds'
-            cand --completion-timeout-per-gib 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150)'
-            cand --progress-timeout 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)'
-            cand --parallel 'libvirt: parallel (multifd) connections'
+            cand --bandwidth 'libvirt: bandwidth cap in MiB/s (1 to 1048576)'
+            cand --max-downtime 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt''s range)'
+            cand --completion-timeout-per-gib 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150; 0 disables it; at most 86400)'
+            cand --progress-timeout 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)'
+            cand --parallel 'libvirt: parallel (multifd) connections (1 to 255)'
             cand --progress 'libvirt: `json` prints one JSON line per sample on stdout, for tooling'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -145,6 +150,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --timeout 'Give up waiting after this long (e.g. 60s)'
             cand --connect 'libvirt: the connection URI of the domain''s source host'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -167,6 +173,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;snapshot'= {
             cand --node 'Only what concerns the VMIs on this node (plus every node, for capacity)'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -185,6 +192,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;completions'= {
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
@@ -204,6 +212,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;man'= {
             cand --dir 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
             cand --context 'The kubeconfig context to use'
             cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'

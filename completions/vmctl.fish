@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_vmctl_global_optspecs
-    string join \n from= kubeconfig= context= n/namespace= A/all-namespaces o/output= no-color request-timeout= now= h/help V/version
+    string join \n from= max-input-size= kubeconfig= context= n/namespace= A/all-namespaces o/output= no-color request-timeout= now= h/help V/version
 end
 
 function __fish_vmctl_needs_command
@@ -25,6 +25,7 @@ function __fish_vmctl_using_subcommand
 end
 
 complete -c vmctl -n "__fish_vmctl_needs_command" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_needs_command" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -50,6 +51,7 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "help" -d 'Print this me
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l node -d 'Only VMIs running on this node' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s l -l selector -d 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -66,6 +68,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Pri
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l bandwidth -d 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -81,6 +84,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -100,13 +104,14 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l timeout -d 'Give
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l prometheus -d 'Read migration metrics from this Prometheus instead of virt-handler\'s pod proxy' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l connect -d 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l to -d 'libvirt: the destination connection URI' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l bandwidth -d 'libvirt: bandwidth cap in MiB/s' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-downtime -d 'libvirt: maximum downtime in milliseconds' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeout-per-gib -d 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt\'s default 150)' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150)' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'libvirt: parallel (multifd) connections' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l bandwidth -d 'libvirt: bandwidth cap in MiB/s (1 to 1048576)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-downtime -d 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt\'s range)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeout-per-gib -d 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt\'s default 150; 0 disables it; at most 86400)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'libvirt: parallel (multifd) connections (1 to 255)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -129,6 +134,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s V -l version -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l timeout -d 'Give up waiting after this long (e.g. 60s)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l connect -d 'libvirt: the connection URI of the domain\'s source host' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -147,6 +153,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s h -l help -d 'Prin
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l node -d 'Only what concerns the VMIs on this node (plus every node, for capacity)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -161,6 +168,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l no-color -d 'Ne
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -176,6 +184,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s h -l help -d
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l dir -d 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r

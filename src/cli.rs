@@ -35,6 +35,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PATH")]
     pub from: Option<PathBuf>,
 
+    /// With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi).
+    #[arg(long, global = true, value_name = "SIZE", default_value = "2Gi")]
+    pub max_input_size: String,
+
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
@@ -60,7 +64,8 @@ pub struct GlobalArgs {
     pub no_color: bool,
 
     /// Seconds to wait for each API request.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout: u64,
 
     /// Evaluate as if the time were this RFC 3339 instant (reproducible output).
@@ -318,24 +323,31 @@ pub struct MigrateArgs {
     #[arg(long, requires = "connect")]
     pub allow_pause: bool,
 
-    /// libvirt: bandwidth cap in MiB/s.
-    #[arg(long, value_name = "MIB_PER_S", requires = "connect")]
+    /// libvirt: bandwidth cap in MiB/s (1 to 1048576).
+    #[arg(long, value_name = "MIB_PER_S", requires = "connect",
+          value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub bandwidth: Option<u64>,
 
-    /// libvirt: maximum downtime in milliseconds.
-    #[arg(long, value_name = "MS", requires = "connect")]
+    /// libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt's range).
+    #[arg(long, value_name = "MS", requires = "connect",
+          value_parser = clap::value_parser!(u64).range(1..=2_000_000))]
     pub max_downtime: Option<u64>,
 
-    /// libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt's default 150).
-    #[arg(long, value_name = "S", requires = "connect")]
+    /// libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt's default 150;
+    /// 0 disables it; at most 86400).
+    #[arg(long, value_name = "S", requires = "connect",
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub completion_timeout_per_gib: Option<u64>,
 
-    /// libvirt: abort when remaining data has not decreased for this many seconds (default 150).
-    #[arg(long, value_name = "S", requires = "connect")]
+    /// libvirt: abort when remaining data has not decreased for this many seconds (default 150;
+    /// 0 disables it; at most 86400).
+    #[arg(long, value_name = "S", requires = "connect",
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub progress_timeout: Option<u64>,
 
-    /// libvirt: parallel (multifd) connections.
-    #[arg(long, value_name = "N", requires = "connect")]
+    /// libvirt: parallel (multifd) connections (1 to 255).
+    #[arg(long, value_name = "N", requires = "connect",
+          value_parser = clap::value_parser!(u32).range(1..=255))]
     pub parallel: Option<u32>,
 
     /// libvirt: `json` prints one JSON line per sample on stdout, for tooling.

@@ -109,6 +109,21 @@ pub struct Context {
     pub clock: ClockSource,
 }
 
+/// `--max-input-size` as bytes.
+fn read_limits(global: &GlobalArgs) -> Result<crate::cluster::files::ReadLimits> {
+    let text = global.max_input_size.trim();
+    let bytes = crate::model::Quantity::parse(text)
+        .ok()
+        .map(|q| q.bytes())
+        .filter(|b| *b > 0)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--max-input-size {text:?}: expected a size such as 2Gi, 8Gi or 500Mi"
+            ))
+        })?;
+    Ok(crate::cluster::files::ReadLimits { max_bytes: bytes })
+}
+
 pub fn parse_time(text: &str, what: &str) -> Result<Timestamp> {
     text.parse::<Timestamp>()
         .map_err(|e| Error::usage(format!("{what}: {text:?} is not an RFC 3339 time: {e}")))
@@ -124,7 +139,7 @@ impl Context {
             .transpose()?;
         let (source, default_scope, clock_from_source) = match &global.from {
             Some(path) => {
-                let snapshot = SnapshotSource::open(path)?;
+                let snapshot = SnapshotSource::open_with(path, read_limits(global)?)?;
                 let clock = match (snapshot.captured_at(), snapshot.newest_timestamp()) {
                     (Some(at), _) => Some((
                         parse_time(at, "snapshot capturedAt")?,

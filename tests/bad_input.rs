@@ -167,3 +167,143 @@ fn a_missing_kubeconfig_is_named() {
         &["/nonexistent/kubeconfig", "cannot read kubeconfig"],
     );
 }
+
+// ---------------------------------------------------------------- reading is safe (issue 11)
+
+/// A one-VMI cluster directory, enough for `status` to succeed.
+fn small_cluster(dir: &Path) {
+    write(
+        dir,
+        "vmis.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: a, namespace: ns, uid: u1}\nstatus: {phase: Running, nodeName: n1}\n",
+    );
+}
+
+#[test]
+fn a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    let fifo = dir.path().join("pipe.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // Inside a directory, and as --from itself: both refused at once.
+    let o = vmctl(&["--from", &dir.path().display().to_string(), "status"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &["pipe.yaml", "a FIFO (named pipe)", "regular files"],
+    );
+    let o = vmctl(&["--from", &fifo.display().to_string(), "status"]);
+    assert_one_line_error(&o, 4, &["a FIFO (named pipe)"]);
+}
+
+#[test]
+fn a_device_is_refused() {
+    let o = vmctl(&["--from", "/dev/zero", "status"]);
+    assert_one_line_error(&o, 4, &["/dev/zero", "a device"]);
+}
+
+#[test]
+fn symlink_loops_and_second_ways_to_a_file_are_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    std::os::unix::fs::symlink("..", dir.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("self")).unwrap();
+    std::os::unix::fs::symlink("vmis.yaml", dir.path().join("again.yaml")).unwrap();
+    let o = vmctl(&[
+        "--from",
+        &dir.path().display().to_string(),
+        "status",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = v.to_string();
+    assert_eq!(
+        text.matches("\"name\":\"a\"").count(),
+        1,
+        "one VM, read once: {text}"
+    );
+}
+
+#[test]
+fn the_input_size_is_limited_and_the_limit_can_be_raised() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    let d = dir.path().display().to_string();
+    let o = vmctl(&["--from", &d, "--max-input-size", "100", "status"]);
+    assert_one_line_error(&o, 4, &["larger than 100 B in all", "--max-input-size"]);
+    let o = vmctl(&["--from", &d, "--max-input-size", "1Mi", "status"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = vmctl(&["--from", &d, "--max-input-size", "lots", "status"]);
+    assert_one_line_error(&o, 2, &["--max-input-size \"lots\""]);
+}
+
+#[test]
+fn deep_yaml_flow_nesting_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "deep.yaml",
+        &format!(
+            "kind: VirtualMachineInstance\nspec: {}\n",
+            "[".repeat(100_000)
+        ),
+    );
+    let started = std::time::Instant::now();
+    let o = vmctl(&["--from", &f, "status"]);
+    assert_one_line_error(&o, 4, &[&format!("{f}:2"), "more than 1000 nested"]);
+    // Not a timing claim: the parser would take tens of seconds on this.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn durations_are_checked_not_wrapped() {
+    for (flag, needle) in [
+        ("213503982334602d", "longer than the 30 days"),
+        ("18446744073709551615", "longer than the 30 days"),
+        ("0s", "a timeout of 0"),
+    ] {
+        let o = vmctl(&[
+            "--from",
+            "examples/cluster",
+            "-n",
+            "dev",
+            "migrate",
+            "devbox-alice",
+            "--dry-run",
+            "--timeout",
+            flag,
+        ]);
+        assert_one_line_error(&o, 2, &[needle]);
+    }
+    let o = vmctl(&[
+        "--request-timeout",
+        "0",
+        "--from",
+        "examples/cluster",
+        "status",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_yaml_alias_bomb_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from(
+        "kind: VirtualMachineInstance\nmetadata: {name: x}\na0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n",
+    );
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(",");
+        text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    text.push_str("spec: *a9\n");
+    let f = write(dir.path(), "laughs.yaml", &text);
+    let o = vmctl(&["--from", &f, "status"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &["laughs.yaml", "invalid YAML: repetition limit exceeded"],
+    );
+}

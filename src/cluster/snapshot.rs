@@ -31,7 +31,11 @@ pub struct SnapshotSource {
 
 impl SnapshotSource {
     pub fn open(path: &Path) -> Result<Self> {
-        Ok(Self::from_raw(path, files::read_raw(path)?))
+        Self::open_with(path, files::ReadLimits::default())
+    }
+
+    pub fn open_with(path: &Path, limits: files::ReadLimits) -> Result<Self> {
+        Ok(Self::from_raw(path, files::read_raw_with(path, limits)?))
     }
 
     pub fn from_raw(path: &Path, mut raw: RawFiles) -> Self {

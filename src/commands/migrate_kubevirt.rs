@@ -37,41 +37,70 @@ use crate::render::progress::ProgressView;
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 use crate::triage::Outcome as TriageOutcome;
 
-/// Parses `90s`, `15m`, `1h30m`, `2h` or plain seconds.
+/// The longest `--timeout` vmctl takes: 30 days (no migration waits longer, and every
+/// deadline `now + timeout` stays far from overflowing).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 86_400);
+
+/// Parses `90s`, `15m`, `1h30m`, `2h`, `1d` or plain seconds: more than 0 and at most 30 days,
+/// with checked arithmetic (a huge number is an error, never a wrapped one).
 pub fn parse_duration(text: &str) -> Result<Duration> {
     let bad = || {
         Error::usage(format!(
             "{text:?} is not a duration (e.g. 90s, 15m, 1h30m, or seconds)"
         ))
     };
+    let too_long = || {
+        Error::usage(format!(
+            "{text:?} is longer than the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)"
+        ))
+    };
     let t = text.trim();
-    if t.is_empty() {
+    if t.is_empty() || t.len() > 64 {
         return Err(bad());
     }
-    if let Ok(secs) = t.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let mut total = 0u64;
-    let mut number = String::new();
-    for c in t.chars() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
+    let total = if t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>().map_err(|_| too_long())?
+    } else {
+        let mut total = 0u64;
+        let mut number = String::new();
+        for c in t.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                continue;
+            }
+            let n: u64 = match number.parse() {
+                Ok(n) => n,
+                Err(_) if number.is_empty() => return Err(bad()),
+                Err(_) => return Err(too_long()),
+            };
+            number.clear();
+            let unit = match c {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                _ => return Err(bad()),
+            };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(too_long)?;
         }
-        let n: u64 = number.parse().map_err(|_| bad())?;
-        number.clear();
-        total += match c {
-            's' => n,
-            'm' => n * 60,
-            'h' => n * 3600,
-            'd' => n * 86_400,
-            _ => return Err(bad()),
-        };
+        if !number.is_empty() {
+            return Err(bad());
+        }
+        total
+    };
+    let d = Duration::from_secs(total);
+    if d.is_zero() {
+        return Err(Error::usage(format!(
+            "{text:?}: a timeout of 0 would end at once (omit --timeout to wait until the migration ends)"
+        )));
     }
-    if !number.is_empty() {
-        return Err(bad());
+    if d > MAX_TIMEOUT {
+        return Err(too_long());
     }
-    Ok(Duration::from_secs(total))
+    Ok(d)
 }
 
 /// `k=v,k2=v2` into a map.
@@ -1352,6 +1381,23 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5x").is_err());
         assert!(parse_duration("1h5").is_err());
+        assert_eq!(parse_duration("30d").unwrap(), MAX_TIMEOUT);
+        for wraps in [
+            "213503982334602d",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999s",
+            "31d",
+        ] {
+            let e = parse_duration(wraps).unwrap_err().to_string();
+            assert!(e.contains("longer than the 30 days"), "{wraps}: {e}");
+        }
+        for zero in ["0", "0s", "0h0m"] {
+            let e = parse_duration(zero).unwrap_err().to_string();
+            assert!(e.contains("a timeout of 0"), "{zero}: {e}");
+        }
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("-5s").is_err());
     }
 
     #[test]
