@@ -307,3 +307,23 @@ fn a_yaml_alias_bomb_is_refused() {
         &["laughs.yaml", "invalid YAML: repetition limit exceeded"],
     );
 }
+
+#[test]
+fn a_tenant_string_shaped_like_a_time_is_not_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "vmis.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: a\n  namespace: ns\n  creationTimestamp: \"2026-11-29T02:00:00Z\"\n  labels: {stamp: \"2999-01-01T00:00:00Z\"}\n  annotations: {note: \"2999-01-01T00:00:00Z\"}\nstatus:\n  phase: Running\n  nodeName: n1\n  reason: \"2999-01-01T00:00:00Z\"\n",
+    );
+    let o = vmctl(&[
+        "--from",
+        &dir.path().display().to_string(),
+        "status",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["asOf"], "2026-11-29T02:00:00Z", "{v:#}");
+}

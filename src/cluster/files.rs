@@ -1247,10 +1247,10 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
         let h = self.0;
         h.is_object = true;
-        while let Some(key) = map.next_key_seed(KeyIn(&["kind", "metadata"]))? {
+        while let Some(key) = map.next_key_seed(TopKey)? {
             match key {
-                Some(0) => h.kind = map.next_value_seed(StrSeed(&mut h.newest))?,
-                Some(1) => {
+                TopField::Kind => h.kind = map.next_value_seed(StrSeed(&mut h.newest))?,
+                TopField::Metadata => {
                     // A later `metadata` replaces an earlier one entirely, as in a `Value`.
                     h.name = None;
                     h.namespace = None;
@@ -1258,7 +1258,16 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
                     h.labels = None;
                     map.next_value_seed(MetaSeed(h))?;
                 }
-                _ => map.next_value_seed(Scan(&mut h.newest))?,
+                // An Event's `lastTimestamp`, `eventTime` …
+                TopField::Other(KeyClass::Time) => {
+                    map.next_value_seed(Scan(&mut h.newest, true))?
+                }
+                TopField::Other(KeyClass::Opaque) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                TopField::Other(KeyClass::Other) => {
+                    map.next_value_seed(Scan(&mut h.newest, false))?
+                }
             }
         }
         Ok(())
@@ -1266,7 +1275,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
 
     // Anything but an object: not an object (the caller says so); still consumed.
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut self.0.newest).visit_seq(seq)
+        Scan(&mut self.0.newest, false).visit_seq(seq)
     }
     fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
         Ok(())
@@ -1306,7 +1315,13 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
         let h = self.0;
-        while let Some(key) = map.next_key_seed(KeyIn(&["name", "namespace", "labels"]))? {
+        while let Some(key) = map.next_key_seed(KeyIn(&[
+            "name",
+            "namespace",
+            "labels",
+            "creationTimestamp",
+            "deletionTimestamp",
+        ]))? {
             match key {
                 Some(0) => h.name = map.next_value_seed(StrSeed(&mut h.newest))?,
                 Some(1) => {
@@ -1317,13 +1332,11 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
                 Some(2) => {
                     // Borrowed: a slice of the object's text, read again only by selectors.
                     let labels: &'de RawValue = map.next_value()?;
-                    let mut de = serde_json::Deserializer::from_str(labels.get());
-                    Scan(&mut h.newest)
-                        .deserialize(&mut de)
-                        .map_err(de::Error::custom)?;
                     h.labels = Some(labels.get());
                 }
-                _ => map.next_value_seed(Scan(&mut h.newest))?,
+                Some(3 | 4) => map.next_value_seed(Scan(&mut h.newest, true))?,
+                // The rest of metadata, annotations included: not a clock.
+                _ => map.next_value_seed(Scan(&mut h.newest, false))?,
             }
         }
         Ok(())
@@ -1331,10 +1344,10 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
 
     // `metadata` that is not an object: no name, no namespace, no labels.
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut self.0.newest).visit_seq(seq)
+        Scan(&mut self.0.newest, false).visit_seq(seq)
     }
-    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<(), E> {
-        Scan(&mut self.0.newest).visit_str(s)
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
     }
     fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
         Ok(())
@@ -1386,10 +1399,10 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut *self.1).visit_seq(seq)
+        Scan(&mut *self.1, false).visit_seq(seq)
     }
-    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<(), E> {
-        Scan(&mut *self.1).visit_str(s)
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        Ok(())
     }
     fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
         Ok(())
@@ -1438,22 +1451,20 @@ impl<'de> Visitor<'de> for PresentStr<'_> {
     }
 
     fn visit_borrowed_str<E>(self, s: &'de str) -> std::result::Result<Self::Value, E> {
-        note_timestamp(s, self.0);
         *self.1 = true;
         Ok(Some(Cow::Borrowed(s)))
     }
     fn visit_str<E>(self, s: &str) -> std::result::Result<Self::Value, E> {
-        note_timestamp(s, self.0);
         *self.1 = true;
         Ok(Some(Cow::Owned(s.to_string())))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
         *self.1 = true;
-        Scan(self.0).visit_seq(seq).map(|()| None)
+        Scan(self.0, false).visit_seq(seq).map(|()| None)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
         *self.1 = true;
-        Scan(self.0).visit_map(map).map(|()| None)
+        Scan(self.0, false).visit_map(map).map(|()| None)
     }
     fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
         *self.1 = true;
@@ -1477,8 +1488,84 @@ impl<'de> Visitor<'de> for PresentStr<'_> {
     }
 }
 
-/// Consumes any value, noting timestamp strings (values only, not keys) on the way.
-struct Scan<'n>(&'n mut Option<[u8; 20]>);
+/// Consumes any value, noting the timestamps among it: strings under a key that names a
+/// time (`creationTimestamp`, `lastTransitionTime`, `phaseTransitionTimestamp`,
+/// `startedAt` …), never a label, an annotation or any other text a tenant controls (issue 11:
+/// an annotation shaped like `2999-01-01T00:00:00Z` must not become the snapshot's clock).
+/// The flag says whether this value sits under such a key.
+struct Scan<'n>(&'n mut Option<[u8; 20]>, bool);
+
+/// What a key says about its value, for [`Scan`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyClass {
+    /// A time field.
+    Time,
+    /// Free-form text owned by users (labels, annotations): not scanned at all.
+    Opaque,
+    Other,
+}
+
+fn classify_key(key: &str) -> KeyClass {
+    match key {
+        "labels" | "annotations" | "managedFields" => KeyClass::Opaque,
+        "startedAt" | "finishedAt" => KeyClass::Time,
+        k if k.ends_with("Timestamp") || k.ends_with("Time") => KeyClass::Time,
+        _ => KeyClass::Other,
+    }
+}
+
+/// A top-level key of an object.
+enum TopField {
+    Kind,
+    Metadata,
+    Other(KeyClass),
+}
+
+struct TopKey;
+
+impl<'de> DeserializeSeed<'de> for TopKey {
+    type Value = TopField;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<TopField, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopKey {
+    type Value = TopField;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> std::result::Result<TopField, E> {
+        Ok(match key {
+            "kind" => TopField::Kind,
+            "metadata" => TopField::Metadata,
+            k => TopField::Other(classify_key(k)),
+        })
+    }
+}
+
+struct ClassifyKey;
+
+impl<'de> DeserializeSeed<'de> for ClassifyKey {
+    type Value = KeyClass;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<KeyClass, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ClassifyKey {
+    type Value = KeyClass;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> std::result::Result<KeyClass, E> {
+        Ok(classify_key(key))
+    }
+}
 
 impl<'de> DeserializeSeed<'de> for Scan<'_> {
     type Value = ();
@@ -1495,16 +1582,24 @@ impl<'de> Visitor<'de> for Scan<'_> {
     }
 
     fn visit_str<E>(self, s: &str) -> std::result::Result<(), E> {
-        note_timestamp(s, self.0);
+        if self.1 {
+            note_timestamp(s, self.0);
+        }
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while seq.next_element_seed(Scan(&mut *self.0))?.is_some() {}
+        while seq.next_element_seed(Scan(&mut *self.0, self.1))?.is_some() {}
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(Scan(&mut *self.0))?;
+        while let Some(class) = map.next_key_seed(ClassifyKey)? {
+            match class {
+                KeyClass::Opaque => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                KeyClass::Time => map.next_value_seed(Scan(&mut *self.0, true))?,
+                KeyClass::Other => map.next_value_seed(Scan(&mut *self.0, false))?,
+            }
         }
         Ok(())
     }
@@ -1727,16 +1822,21 @@ mod tests {
     }
 
     #[test]
-    fn header_keeps_the_newest_timestamp_of_values_only() {
-        let text = r#"{"kind":"PodList","items":[{"metadata":{"name":"a",
+    fn header_keeps_the_newest_timestamp_of_time_fields_only() {
+        // Labels, annotations, names and free text are not a clock, whatever they look like.
+        let text = r#"{"kind":"PodList","items":[{"metadata":{"name":"2999-01-01T00:00:00Z",
             "creationTimestamp":"2026-11-29T02:00:00Z",
+            "labels":{"creationTimestamp":"2999-01-01T00:00:00Z"},
             "annotations":{"2026-12-31T00:00:00Z":"key, not a value","t":"2026-11-30T01:00:00Z"}},
-            "status":{"conditions":[{"lastTransitionTime":"2026-11-29T05:00:00\u005a"},
-                                    {"lastTransitionTime":"2026-11-29T0X:00:00Z"}]}}]}"#;
+            "spec":{"note":"2999-01-01T00:00:00Z"},
+            "status":{"message":"2999-01-01T00:00:00Z",
+                      "conditions":[{"lastTransitionTime":"2026-11-29T05:00:00\u005a"},
+                                    {"lastTransitionTime":"2026-11-29T0X:00:00Z"}],
+                      "containerStatuses":[{"state":{"running":{"startedAt":"2026-11-29T06:00:00Z"}}}]}}]}"#;
         let found = parse("p.json", text).unwrap();
         assert_eq!(
             found.entries[0].header.newest_timestamp(),
-            Some("2026-11-30T01:00:00Z")
+            Some("2026-11-29T06:00:00Z")
         );
     }
 
