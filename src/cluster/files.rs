@@ -253,8 +253,8 @@ impl RawFiles {
     /// Decodes the object straight from its bytes. The model types do not read `kind` or
     /// `apiVersion` (k8s-openapi only checks them when present), so nothing is filled in.
     pub fn decode<T: DeserializeOwned>(&self, entry: &Entry) -> Result<T> {
-        serde_json::from_str(self.text(entry))
-            .map_err(|e| Error::bad_input(self.describe(entry), json_message(&e)))
+        super::decode::from_str(self.text(entry))
+            .map_err(|message| Error::bad_input(self.describe(entry), message))
     }
 
     /// Every object as a tree, in file order (the fake API server loads files this way).
@@ -1860,7 +1860,7 @@ mod tests {
         let err = found.decode::<Thing>(&found.entries[0]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "dir/pods.json: Pod x/a: invalid type: string \"many\", expected u32"
+            "dir/pods.json: Pod x/a: spec.replicas: invalid type: string \"many\", expected a whole number"
         );
     }
 }

@@ -320,8 +320,8 @@ impl LiveSource {
         {
             for mut item in items {
                 fill_kind(kind, &mut item);
-                if let Err(e) = T::deserialize(&item) {
-                    return Error::bad_input(object_label(kind, &item), e.to_string());
+                if let Err(message) = super::decode::from_value::<T>(&item) {
+                    return Error::bad_input(object_label(kind, &item), message);
                 }
             }
         }

@@ -1,0 +1,172 @@
+//! Decoding an object with an error an operator can act on: the field path and a short
+//! value (`status.migrationState.startTimestamp: "yesterday" is not …`), never a Rust type
+//! name (`expected struct VmiStatus`) or a megabyte of echoed text (issue 11).
+
+use serde::de::DeserializeOwned;
+
+/// Longest quoted value kept in a message.
+const MAX_VALUE_CHARS: usize = 60;
+
+/// Decodes `text` (one JSON object) into `T`; the error names the field.
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        message(&path, &without_location(&inner))
+    })
+}
+
+/// Decodes a tree into `T`; the error names the field.
+pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        message(&path, &e.into_inner().to_string())
+    })
+}
+
+/// serde_json appends " at line X column Y": meaningless for an object decoded on its own.
+fn without_location(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(m) => m.to_string(),
+        None => message,
+    }
+}
+
+fn message(path: &str, raw: &str) -> String {
+    let field = path.rsplit('.').next().unwrap_or(path);
+    let is_time = field.ends_with("Timestamp") || field.ends_with("Time");
+    let text = if is_time && (raw.contains("overflowed") || raw.contains("required range")) {
+        "a time beyond what vmctl can represent (the last is 9999-12-30)".to_string()
+    } else if is_time && raw.starts_with("failed to") {
+        let cut: String = raw.chars().take(MAX_VALUE_CHARS * 2).collect();
+        format!("not an RFC 3339 time ({cut})")
+    } else {
+        plain_words(&shorten_quoted(raw))
+    };
+    if path.is_empty() || path == "." {
+        text
+    } else {
+        format!("{path}: {text}")
+    }
+}
+
+/// Rust's names for what was expected, in the API's words.
+fn plain_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("expected ") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + "expected ".len()..];
+        let (word, after) = match tail.split_once([' ', ',']) {
+            Some((w, _)) => (w, &tail[w.len()..]),
+            None => (tail, ""),
+        };
+        let replaced = match word {
+            "struct" | "map" => Some(("an object", skip_word(after))),
+            "enum" => Some(("one of the known values", skip_word(after))),
+            "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32" | "i64" | "usize" | "isize"
+            | "u128" | "i128" => Some(("a whole number", after)),
+            "f32" | "f64" => Some(("a number", after)),
+            _ => None,
+        };
+        match replaced {
+            Some((words, after)) => {
+                out.push_str("expected ");
+                out.push_str(words);
+                rest = after;
+            }
+            None => {
+                out.push_str("expected ");
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("a borrowed string", "a string")
+}
+
+/// Drops the type name after `struct`/`enum` (`struct VmiStatus`).
+fn skip_word(text: &str) -> &str {
+    let t = text.trim_start();
+    match t.find([' ', ',']) {
+        Some(end) => &t[end..],
+        None => "",
+    }
+}
+
+/// Quoted values longer than [`MAX_VALUE_CHARS`] are cut (`"aaaa…" (1048576 chars)`).
+fn shorten_quoted(text: &str) -> String {
+    let mut out = String::new();
+    let mut parts = text.split('"');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut inside = true;
+    for part in parts {
+        out.push('"');
+        let n = part.chars().count();
+        if inside && n > MAX_VALUE_CHARS {
+            out.extend(part.chars().take(MAX_VALUE_CHARS));
+            out.push_str(&format!("…\" ({n} chars)"));
+            // The closing quote is already written.
+            inside = !inside;
+            continue;
+        }
+        out.push_str(part);
+        inside = !inside;
+    }
+    // A message with an odd number of quotes: leave what was written.
+    out.replace("\" ({", " ({").replace("\"\"", "\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::VirtualMachineInstance;
+
+    #[test]
+    fn a_wrong_type_names_the_field_and_not_the_rust_type() {
+        let e = from_str::<VirtualMachineInstance>(r#"{"metadata":{"name":"a"},"status":5}"#)
+            .unwrap_err();
+        assert_eq!(e, "status: invalid type: integer `5`, expected an object");
+    }
+
+    #[test]
+    fn a_bad_time_names_its_field() {
+        let e = from_str::<VirtualMachineInstance>(
+            r#"{"status":{"migrationState":{"startTimestamp":"yesterday"}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("status.migrationState.startTimestamp: not an RFC 3339 time ("),
+            "{e}"
+        );
+        let e = from_str::<VirtualMachineInstance>(
+            r#"{"metadata":{"creationTimestamp":"9999-12-31T23:59:59Z"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "metadata.creationTimestamp: a time beyond what vmctl can represent (the last is 9999-12-30)"
+        );
+    }
+
+    #[test]
+    fn a_huge_value_is_not_echoed_whole() {
+        let big = "x".repeat(1_000_000);
+        let e = from_str::<VirtualMachineInstance>(&format!(
+            r#"{{"status":{{"phase":5,"nodeName":7, "x":"{big}"}}}}"#
+        ))
+        .unwrap_err();
+        assert!(e.len() < 300, "{}", e.len());
+        let e = from_value::<VirtualMachineInstance>(
+            &serde_json::json!({"spec": {"domain": {"memory": {"guest": big}}}}),
+        )
+        .unwrap_err();
+        assert!(e.len() < 300, "{e}");
+        assert!(e.starts_with("spec.domain.memory.guest: "), "{e}");
+    }
+}
