@@ -20,7 +20,8 @@ use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 use crate::triage::{
-    Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, TimelineEntry, diagnose, history,
+    Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, Source, TimelineEntry, Unread,
+    diagnose, history,
 };
 
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
@@ -268,21 +269,36 @@ async fn not_found(ctx: &Context, what: &str, name: &str) -> Error {
     err
 }
 
+/// What could not be read: a note for the operator and, as data, for the diagnosis.
+#[derive(Default)]
+struct Unreadable {
+    notes: Vec<String>,
+    unread: Vec<Unread>,
+}
+
 /// Cluster-wide objects a namespaced user may not be allowed to read: say so and go on.
 fn tolerate<T: Default>(
+    source: Source,
     what: &str,
     without: &str,
     result: Result<T>,
-    notes: &mut Vec<String>,
+    unreadable: &mut Unreadable,
 ) -> Result<T> {
     match result {
         Ok(v) => Ok(v),
         Err(Error::Api {
-            status: Some(403 | 404),
+            status: Some(status @ (403 | 404)),
             message,
             ..
         }) => {
-            notes.push(format!("could not read {what} ({message}); {without}"));
+            unreadable
+                .notes
+                .push(format!("could not read {what} ({message}); {without}"));
+            unreadable.unread.push(Unread {
+                source,
+                status: Some(status),
+                message,
+            });
             Ok(T::default())
         }
         Err(e) => Err(e),
@@ -290,6 +306,7 @@ fn tolerate<T: Default>(
 }
 
 async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> Result<Evidence> {
+    let mut unreadable = Unreadable::default();
     let ns = resolved.namespace.clone();
     let vmi_name = resolved.vmi_name.clone();
     let source = &ctx.source;
@@ -342,30 +359,34 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
     let vmi = vmi?;
     let pods = pods?;
     let events = tolerate(
+        Source::Events,
         "events",
         "the diagnosis rests on object status alone",
         events,
-        notes,
+        &mut unreadable,
     )?;
     let kubevirt = tolerate(
+        Source::KubeVirt,
         "the KubeVirt CR",
         "KubeVirt's defaults are assumed",
         kubevirts,
-        notes,
+        &mut unreadable,
     )?
     .into_iter()
     .next();
     let policies = tolerate(
+        Source::MigrationPolicies,
         "MigrationPolicies",
         "no policy is assumed to apply",
         policies,
-        notes,
+        &mut unreadable,
     )?;
     let namespace = tolerate(
+        Source::Namespace,
         "the Namespace",
         "policies selecting namespace labels are not matched",
         namespace,
-        notes,
+        &mut unreadable,
     )?;
     let mut migrations = migrations?;
     if let Some(m) = &resolved.migration
@@ -405,6 +426,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         _ => None,
     };
 
+    notes.extend(unreadable.notes);
     Ok(Evidence {
         now: ctx.now,
         migration: resolved.migration,
@@ -418,6 +440,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         policies,
         namespace,
         load,
+        unread: unreadable.unread,
     })
 }
 

@@ -1288,6 +1288,7 @@ async fn diagnose(
         policies,
         namespace: namespace_obj,
         load: None,
+        unread: Vec::new(),
     };
     Some(crate::commands::explain::build_report(
         &evidence,

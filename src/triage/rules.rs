@@ -1025,32 +1025,52 @@ fn target_pod_create_failed(v: &View) -> Option<Finding> {
         v.phase,
         MigrationPhase::Pending | MigrationPhase::Unset | MigrationPhase::Failed
     );
-    let event = v.newest_event(|e| {
-        event_reason(e) == s::REASON_FAILED_CREATE
-            && !event_message(e).contains(s::EXCEEDED_QUOTA)
-            && (event_message(e).starts_with(s::ERROR_CREATING_POD)
-                || e.involved_object.kind.as_deref() == Some("VirtualMachineInstanceMigration"))
-    })?;
+    let event = v.newest_event(super::unexplained::is_target_pod_create_failure)?;
     if !open {
         return None;
     }
+    let mut f = create_failed_finding(v, event);
+    // On the VMI, a FailedCreate without virt-controller's prefix is taken for the target
+    // pod's because nothing else names it.
+    f.inferred = event.involved_object.kind.as_deref() != Some("VirtualMachineInstanceMigration")
+        && !event_message(event).starts_with(s::ERROR_CREATING_POD);
+    Some(f)
+}
+
+/// The finding for a refused target pod, from the newest FailedCreate about it.
+pub(crate) fn create_failed_finding(v: &View, event: &crate::model::Event) -> Finding {
     let msg = event_message(event);
     let mut f = Finding {
         evidence: vec![v.event_fact(event)],
         ..Default::default()
     };
-    f.summary = format!("virt-controller cannot create the target pod: {msg}");
+    let repeated = v
+        .events
+        .iter()
+        .filter(|e| super::unexplained::is_target_pod_create_failure(e))
+        .map(|e| event_count(e))
+        .sum::<i64>();
+    f.summary = format!(
+        "virt-controller cannot create the target pod{}: {msg}",
+        if repeated > 1 {
+            format!(" ({repeated} attempts so far, retried with backoff)")
+        } else {
+            String::new()
+        }
+    );
     let ns = v.namespace();
-    if msg.contains("PodSecurity") || msg.contains("privileged") {
+    let lower = msg.to_ascii_lowercase();
+    if lower.contains("podsecurity") || lower.contains("privileged") {
         f.next_steps.push(format!(
             "virt-launcher pods need the privileged Pod Security level: kubectl label namespace {ns} pod-security.kubernetes.io/enforce=privileged --overwrite"
         ));
-    } else if msg.contains("admission webhook") {
+    } else if lower.contains("admission webhook") {
         f.next_steps.push(
             "An admission webhook refused the pod: the message names it; check its policy for virt-launcher pods"
                 .into(),
         );
-    } else if msg.contains("LimitRange") || msg.contains("maximum") || msg.contains("minimum") {
+    } else if lower.contains("limitrange") || lower.contains("maximum") || lower.contains("minimum")
+    {
         f.next_steps.push(format!(
             "A LimitRange rejects the launcher's resources: kubectl describe limitrange -n {ns}"
         ));
@@ -1058,7 +1078,7 @@ fn target_pod_create_failed(v: &View) -> Option<Finding> {
     f.next_steps.push(format!(
         "See every attempt: kubectl get events -n {ns} --field-selector reason=FailedCreate"
     ));
-    Some(f)
+    f
 }
 
 /// The scheduler's verdict without the preemption epilogue.

@@ -266,6 +266,7 @@ fn evidence(
         policies: Vec::new(),
         namespace: None,
         load: None,
+        unread: Vec::new(),
     }
 }
 
