@@ -141,8 +141,49 @@ fn benign_vmi_condition(v: &View, type_: &str, status: &str, reason: Option<&str
     }
 }
 
+/// Warnings about what comes after a finished migration: the backoff before KubeVirt's next
+/// evacuation attempt (explained when that attempt is explained).
+pub const AFTER_THE_END_REASONS: &[&str] = &[s::REASON_BACKOFF];
+
 fn benign_event(v: &View, e: &Event) -> bool {
-    event_message(e).starts_with(NOT_MIGRATABLE_WARNING_PREFIX) && !v.live_blockers().is_empty()
+    (event_message(e).starts_with(NOT_MIGRATABLE_WARNING_PREFIX) && !v.live_blockers().is_empty())
+        || (v.is_final() && AFTER_THE_END_REASONS.contains(&event_reason(e)))
+}
+
+/// True when a Warning only restates a fact the evidence already holds:
+/// - its message is a fact's value (the scheduler's FailedScheduling message is the target
+///   pod's PodScheduled=False message);
+/// - it quotes the `failureReason` in evidence (virt-handler's `Migrated` "migration uid …
+///   failed. reason:…"), or is virt-controller's `source node reported migration failed`
+///   while the evidence holds that failure;
+/// - it is virt-controller's `migrationTargetPodUnschedulable` while the evidence holds the
+///   target pod's PodScheduled condition;
+/// - it is `Migration target pod was removed during active migration.` while the evidence
+///   quotes the timeout deletion that removed it.
+fn restates_evidence(e: &Event, evidence: &[Fact]) -> bool {
+    let msg = event_message(e).trim();
+    if msg.is_empty() {
+        return false;
+    }
+    let reason = event_reason(e);
+    let failure_known = evidence.iter().any(|f| {
+        f.field.ends_with("migrationState.failureReason") || f.field.ends_with("migrationState.failed")
+    });
+    evidence.iter().any(|f| f.value.trim() == msg)
+        || evidence.iter().any(|f| {
+            f.field.ends_with("migrationState.failureReason")
+                && !f.value.trim().is_empty()
+                && msg.contains(f.value.trim())
+        })
+        || (msg == s::SOURCE_REPORTED_FAILED && failure_known)
+        || (reason == s::REASON_TARGET_UNSCHEDULABLE
+            && evidence
+                .iter()
+                .any(|f| f.object.starts_with("Pod/") && f.field.contains("conditions[type=PodScheduled]")))
+        || (msg == s::TARGET_POD_REMOVED
+            && evidence
+                .iter()
+                .any(|f| f.object.starts_with("Event/") && f.value.ends_with(s::TIMEOUT_EXCEEDED_SUFFIX)))
 }
 
 // ---------------------------------------------------------------- collection
@@ -196,6 +237,7 @@ pub fn collect(v: &View, evidence: &[Fact]) -> Vec<Unexplained> {
             .iter()
             .any(|(k, n, r)| *k == kind && *n == name && *r == reason)
             || benign_event(v, e)
+            || restates_evidence(e, evidence)
         {
             continue;
         }
@@ -293,6 +335,16 @@ pub fn collect(v: &View, evidence: &[Fact]) -> Vec<Unexplained> {
             .flatten()
         {
             if benign_pod_condition(p, &c.type_, &c.status, c.reason.as_deref()) {
+                continue;
+            }
+            // Not ready because of a container the evidence already names.
+            if matches!(
+                c.reason.as_deref(),
+                Some("ContainersNotReady" | "ContainersNotInitialized")
+            ) && evidence
+                .iter()
+                .any(|f| f.object == object && f.field.contains("ontainerStatuses"))
+            {
                 continue;
             }
             condition(
