@@ -20,8 +20,8 @@ use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 use crate::triage::{
-    Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, Source, TimelineEntry, Unread,
-    diagnose, history,
+    Confidence, Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, Source, TimelineEntry,
+    Unexplained, Unread, diagnose, history,
 };
 
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
@@ -651,6 +651,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         out.push_str(&style.paint(&route, Tone::Dim));
         out.push('\n');
     }
+    out.push_str(&confidence_line(d, style));
 
     if !d.attention.is_empty() {
         out.push_str("\nAttention:\n");
@@ -705,6 +706,8 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         out.push('\n');
     }
 
+    out.push_str(&render_unexplained(&d.unexplained, style, wide));
+
     out.push('\n');
     out.push_str(&render_timeline(&d.timeline, style, wide));
 
@@ -737,10 +740,88 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     if let Some(h) = &report.history {
         out.push_str(&render_history(h, style, &d.vmi.namespace, &d.vmi.name));
     }
-    for n in &report.notes {
-        out.push_str(&format!("\nnote: {n}\n"));
+    // The notes (what could not be read) are among the assumptions.
+    if !d.assumptions.is_empty() {
+        out.push_str("\nAssumptions (what could not be read):\n");
+        for a in &d.assumptions {
+            out.push_str(&format!("  - {}\n", fmt::printable(a)));
+        }
     }
     out
+}
+
+fn confidence_line(d: &Diagnosis, style: Style) -> String {
+    let why = match d.confidence {
+        Confidence::High => "read from status, nothing unexplained".to_string(),
+        Confidence::Medium if d.inferred => "the cause is inferred".to_string(),
+        Confidence::Medium => "the cause rests on events alone".to_string(),
+        Confidence::Low => {
+            let mut why = Vec::new();
+            if d.cause == "unknown" {
+                why.push("the cause is unknown".to_string());
+            }
+            match d.unexplained.len() {
+                0 => {}
+                1 => why.push("1 warning or condition is unexplained".to_string()),
+                n => why.push(format!("{n} warnings or conditions are unexplained")),
+            }
+            match d.assumptions.len() {
+                0 => {}
+                1 => why.push("1 assumption".to_string()),
+                n => why.push(format!("{n} assumptions")),
+            }
+            why.join(", ")
+        }
+    };
+    let tone = match d.confidence {
+        Confidence::High => Tone::Dim,
+        Confidence::Medium => Tone::Plain,
+        Confidence::Low => Tone::Warn,
+    };
+    format!(
+        "{}\n",
+        style.paint(
+            &format!("confidence {} ({why})", d.confidence.as_str()),
+            tone
+        )
+    )
+}
+
+/// Warnings and abnormal conditions the diagnosis does not account for; cluster text escaped.
+fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut t = TableBuilder::new(style, &["time", "object", "reason", "count", "message"]);
+    for u in items {
+        t.row(vec![
+            plain(
+                u.time
+                    .as_deref()
+                    .map(|t| t.trim_end_matches('Z').replace('T', " "))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            plain(fmt::printable(&u.object)),
+            (
+                fmt::printable(&if u.source == "event" {
+                    format!("Warning {}", u.reason)
+                } else {
+                    u.reason.clone()
+                }),
+                Tone::Warn,
+            ),
+            plain(
+                u.count
+                    .map(|c| format!("×{c}"))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            plain(clip(&fmt::printable(&u.message), wide)),
+        ]);
+    }
+    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "\nUnexplained (on record in the migration's window, not accounted for by the diagnosis):\n{body}"
+    )
 }
 
 fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> String {

@@ -167,7 +167,8 @@ fn restates_evidence(e: &Event, evidence: &[Fact]) -> bool {
     }
     let reason = event_reason(e);
     let failure_known = evidence.iter().any(|f| {
-        f.field.ends_with("migrationState.failureReason") || f.field.ends_with("migrationState.failed")
+        f.field.ends_with("migrationState.failureReason")
+            || f.field.ends_with("migrationState.failed")
     });
     evidence.iter().any(|f| f.value.trim() == msg)
         || evidence.iter().any(|f| {
@@ -177,13 +178,13 @@ fn restates_evidence(e: &Event, evidence: &[Fact]) -> bool {
         })
         || (msg == s::SOURCE_REPORTED_FAILED && failure_known)
         || (reason == s::REASON_TARGET_UNSCHEDULABLE
-            && evidence
-                .iter()
-                .any(|f| f.object.starts_with("Pod/") && f.field.contains("conditions[type=PodScheduled]")))
+            && evidence.iter().any(|f| {
+                f.object.starts_with("Pod/") && f.field.contains("conditions[type=PodScheduled]")
+            }))
         || (msg == s::TARGET_POD_REMOVED
-            && evidence
-                .iter()
-                .any(|f| f.object.starts_with("Event/") && f.value.ends_with(s::TIMEOUT_EXCEEDED_SUFFIX)))
+            && evidence.iter().any(|f| {
+                f.object.starts_with("Event/") && f.value.ends_with(s::TIMEOUT_EXCEEDED_SUFFIX)
+            }))
 }
 
 // ---------------------------------------------------------------- collection
