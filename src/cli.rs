@@ -204,6 +204,17 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     timeline[]                {time, object, what, detail, count, lastTime, source, offsetSeconds,
                               sincePreviousSeconds}, in time order
     nextSteps[]               concrete commands or settings
+    confidence                high (read from status, nothing unexplained) | medium (inferred, or
+                              events alone) | low (unknown cause, something unexplained or assumed)
+    unexplained[]             {object, source (event | status.conditions[type=X]), reason, message,
+                              count, time}: Warning events and abnormal conditions on the VMIM, the
+                              VMI and both launcher pods in the migration's window that the evidence
+                              does not account for. An in-progress verdict never stands next to an
+                              unexplained Warning newer than the last phase change: the cause is then
+                              target-pod-create-failed (any FailedCreate of the target pod) or unknown,
+                              with the plane the phase points at (before Running: control-plane)
+    assumptions[]             what could not be read and what was assumed instead (a 403, a kind
+                              that is not installed, events that have expired)
     history[]                 with --history: every migration of the VMI, oldest first, with the
                               backoff between them
     notes[]                   what was assumed (objects that could not be read)

@@ -51,6 +51,22 @@ struct Report {
     history: Option<Vec<History>>,
     #[serde(default)]
     notes: Vec<String>,
+    confidence: String,
+    unexplained: Vec<UnexplainedItem>,
+    assumptions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UnexplainedItem {
+    object: String,
+    source: String,
+    reason: String,
+    message: String,
+    #[serde(default)]
+    count: Option<i64>,
+    #[serde(default)]
+    time: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -402,6 +418,24 @@ fn every_incident_gets_its_cause() {
         assert_eq!(r.rule.plane, r.plane);
         assert!(!r.rule.reads.is_empty() && !r.rule.advice.is_empty());
         assert!(!r.summary.is_empty() && !r.evidence.is_empty(), "{target}");
+        // Never confidently wrong: no "in progress" next to an unexplained warning.
+        assert!(
+            r.cause != "in-progress" || r.unexplained.iter().all(|u| u.source != "event"),
+            "{target}: {:?}",
+            r.unexplained
+        );
+        assert!(
+            ["high", "medium", "low"].contains(&r.confidence.as_str()),
+            "{target}"
+        );
+        assert_eq!(
+            r.confidence == "low",
+            r.cause == "unknown" || !r.unexplained.is_empty() || !r.assumptions.is_empty(),
+            "{target}: {} {:?} {:?}",
+            r.confidence,
+            r.unexplained,
+            r.assumptions
+        );
         assert!(
             !r.timeline.is_empty() || target.starts_with("vm/"),
             "{target}"
@@ -528,6 +562,9 @@ fn json_is_the_documented_shape() {
     );
     assert!(r.history.is_none() && r.notes.is_empty());
     assert!(r.migration.is_some());
+    // Read from status (the pod's PodScheduled condition), every warning accounted for.
+    assert_eq!(r.confidence, "high");
+    assert!(r.unexplained.is_empty() && r.assumptions.is_empty());
 }
 
 #[test]
@@ -1063,4 +1100,14 @@ fn forbidden_events_and_policies_are_noted_not_fatal() {
             .iter()
             .any(|n| n.starts_with("could not read events"))
     );
+    // The same two reads, as assumptions, and what they cost in confidence.
+    assert_eq!(r.assumptions.len(), 2, "{:?}", r.assumptions);
+    assert!(
+        r.assumptions
+            .iter()
+            .any(|a| a.starts_with("Could not read events (forbidden (403)")),
+        "{:?}",
+        r.assumptions
+    );
+    assert_eq!(r.confidence, "low");
 }
