@@ -7,6 +7,7 @@
 
 mod history;
 mod objects;
+mod reported;
 pub mod rules;
 pub mod strings;
 mod timeline;
