@@ -247,3 +247,19 @@ fn backend_storage_handoff(v: &View) -> Option<Finding> {
     );
     Some(f)
 }
+
+/// True when the pod has containers and every one of them has terminated (kubectl shows it as
+/// Completed) whatever its phase says.
+pub fn all_containers_exited(p: &crate::model::Pod) -> bool {
+    let Some(statuses) = p
+        .status
+        .as_ref()
+        .and_then(|st| st.container_statuses.as_ref())
+    else {
+        return false;
+    };
+    !statuses.is_empty()
+        && statuses
+            .iter()
+            .all(|c| c.state.as_ref().is_some_and(|st| st.terminated.is_some()))
+}

@@ -1576,24 +1576,6 @@ fn extra_live_pods<'a>(v: &View<'a>) -> Vec<&'a crate::model::Pod> {
         .collect()
 }
 
-/// Pods listed in the VMI's `status.activePods` that still exist (finished or not): what
-/// virt-controller counts before it creates a target pod (kubevirt#12773).
-fn listed_active_pods<'a>(v: &View<'a>) -> Vec<&'a crate::model::Pod> {
-    let Some(vmi) = v.vmi else {
-        return Vec::new();
-    };
-    v.ev.pods
-        .iter()
-        .filter(|p| {
-            p.metadata
-                .uid
-                .as_deref()
-                .is_some_and(|u| vmi.status.active_pods.contains_key(u))
-        })
-        .filter(|p| Some(pod_name(p)) != v.target_pod_name.as_deref())
-        .collect()
-}
-
 fn another_migration_in_progress(v: &View) -> Option<Finding> {
     let event = v.vmim_events().find(|e| {
         let m = event_message(e);
@@ -1609,10 +1591,8 @@ fn another_migration_in_progress(v: &View) -> Option<Finding> {
             }
     });
     let extra = extra_live_pods(v);
-    let listed = listed_active_pods(v);
     let too_many_pods = waiting && extra.len() > 1;
-    let stale_active_pods = waiting && !too_many_pods && listed.len() > 1;
-    if event.is_none() && !(waiting && other.is_some()) && !too_many_pods && !stale_active_pods {
+    if event.is_none() && !(waiting && other.is_some()) && !too_many_pods {
         return None;
     }
     let mut f = Finding::default();
@@ -1658,51 +1638,47 @@ fn another_migration_in_progress(v: &View) -> Option<Finding> {
                 pod_phase(p).unwrap_or("?").to_string(),
             ));
         }
+        // kubectl shows such a pod as Completed, but its phase is not final yet, and
+        // virt-controller counts pods by phase (kubevirt#12773).
+        let exited: Vec<&str> = extra
+            .iter()
+            .filter(|p| super::reported::all_containers_exited(p))
+            .map(|p| pod_name(p))
+            .collect();
+        for name in &exited {
+            f.evidence.push(v.pod_fact(
+                name,
+                "status.containerStatuses[*].state",
+                "terminated (all containers)",
+            ));
+        }
         f.summary = format!(
-            "The VMI still has {} launcher pods that have not terminated ({}): a previous migration has not finished cleaning up, and KubeVirt waits before creating another target pod.",
+            "The VMI still has {} launcher pods that have not terminated ({}): a previous migration has not finished cleaning up, and KubeVirt waits before creating another target pod (virt-controller logs \"Waiting to schedule target pod for migration because there are already multiple pods running for vmi {}/{}\"; there is no event).{}",
             names.len(),
-            names.join(", ")
+            names.join(", "),
+            v.namespace(),
+            v.vmi_name(),
+            if exited.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " {} shows as Completed (all its containers exited) but its phase is still {}, so it still counts.",
+                    exited.join(", "),
+                    extra
+                        .iter()
+                        .find(|p| Some(pod_name(p)) == exited.first().copied())
+                        .and_then(|p| pod_phase(p))
+                        .unwrap_or("not final")
+                )
+            }
         );
         f.next_steps.push(format!(
             "See them: kubectl get pods -n {ns} -l kubevirt.io/created-by={} -o wide",
             v.vmi.and_then(|x| x.uid()).unwrap_or("<vmi uid>")
         ));
-    } else if stale_active_pods {
-        let active: Vec<String> = v
-            .vmi
-            .map(|x| {
-                x.status
-                    .active_pods
-                    .iter()
-                    .map(|(uid, node)| format!("{uid}: {node}"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        f.evidence
-            .push(v.vmi_fact("status.activePods", active.join(", ")));
-        let mut described = Vec::new();
-        for p in &listed {
-            let phase = pod_phase(p).unwrap_or("?");
-            f.evidence
-                .push(v.pod_fact(pod_name(p), "status.phase", phase.to_string()));
-            described.push(format!("{} ({phase})", pod_name(p)));
-        }
-        f.summary = format!(
-            "The VMI's status.activePods still lists {} pods that exist ({}): virt-controller counts them and will not create a target pod while more than one is active (its log says \"Waiting to schedule target pod for migration because there are already multiple pods running for vmi {}/{}\"). A finished launcher pod that stays listed keeps the migration Pending with no event.",
-            listed.len(),
-            described.join(", "),
-            v.namespace(),
-            v.vmi_name()
-        );
-        f.next_steps.push(format!(
-            "See the list: kubectl get vmi -n {ns} {} -o jsonpath='{{.status.activePods}}'",
-            v.vmi_name()
-        ));
-        for p in listed.iter().filter(|p| pod_is_finished(p)) {
+        for name in &exited {
             f.next_steps.push(format!(
-                "The finished pod {} no longer runs the guest; deleting it clears it from the count: kubectl delete pod -n {ns} {}",
-                pod_name(p),
-                pod_name(p)
+                "{name} no longer runs anything; find why the kubelet has not finished it (kubectl describe pod -n {ns} {name}), or delete it: kubectl delete pod -n {ns} {name}"
             ));
         }
     } else {
