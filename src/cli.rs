@@ -190,9 +190,11 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               blocked-by-utility-volumes, blocked-by-backup, not-live-migratable,
                               queued-parallel-limit, another-migration-in-progress, target-pod-lost,
                               vmi-stopped-during-migration, migration-backoff, not-converging,
-                              no-progress, postcopy-failed, connection-failure, target-domain-not-seen,
-                              destination-volume-too-small, libvirt-error, aborted-by-request,
-                              succeeded, in-progress, no-migration, unknown
+                              no-progress, postcopy-failed, postcopy-unsupported, connection-failure,
+                              target-domain-not-seen, target-on-source-node,
+                              backend-storage-handoff-stuck, destination-volume-too-small,
+                              libvirt-error, aborted-by-request, succeeded, in-progress,
+                              no-migration, unknown
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)

@@ -1111,3 +1111,19 @@ fn forbidden_events_and_policies_are_noted_not_fatal() {
     );
     assert_eq!(r.confidence, "low");
 }
+
+// ---------------------------------------------------------------- the catalogue in --help
+
+#[test]
+fn the_help_and_the_man_page_list_every_cause() {
+    let help = stdout(&vmctl(["explain", "--help"]));
+    let man =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("man/vmctl-explain.1"))
+            .unwrap()
+            .replace("\\-", "-");
+    for rule in vmctl::triage::CATALOGUE {
+        assert!(help.contains(rule.id), "explain --help lacks {}", rule.id);
+        assert!(man.contains(rule.id), "vmctl-explain.1 lacks {}", rule.id);
+    }
+    assert!(help.contains("postcopy-unsupported"));
+}
