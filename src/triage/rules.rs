@@ -1063,15 +1063,16 @@ pub(crate) fn create_failed_finding(v: &View, event: &crate::model::Event) -> Fi
     );
     let ns = v.namespace();
     let lower = msg.to_ascii_lowercase();
-    if lower.contains("podsecurity") || lower.contains("privileged") {
-        f.next_steps.push(format!(
-            "virt-launcher pods need the privileged Pod Security level: kubectl label namespace {ns} pod-security.kubernetes.io/enforce=privileged --overwrite"
-        ));
-    } else if lower.contains("admission webhook") {
+    // A webhook's message may well talk about privileges: the webhook is what refused.
+    if lower.contains("admission webhook") {
         f.next_steps.push(
             "An admission webhook refused the pod: the message names it; check its policy for virt-launcher pods"
                 .into(),
         );
+    } else if lower.contains("podsecurity") || lower.contains("privileged") {
+        f.next_steps.push(format!(
+            "virt-launcher pods need the privileged Pod Security level: kubectl label namespace {ns} pod-security.kubernetes.io/enforce=privileged --overwrite"
+        ));
     } else if lower.contains("limitrange") || lower.contains("maximum") || lower.contains("minimum")
     {
         f.next_steps.push(format!(
