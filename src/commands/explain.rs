@@ -569,9 +569,12 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
         t.row(vec![
             plain(time_cell(e, one_day)),
             (step, Tone::Dim),
-            plain(e.object.clone()),
-            (what, tone),
-            plain(clip(e.detail.as_deref().unwrap_or(""), wide)),
+            plain(fmt::printable(&e.object)),
+            (fmt::printable(&what), tone),
+            plain(clip(
+                &fmt::printable(e.detail.as_deref().unwrap_or("")),
+                wide,
+            )),
         ]);
     }
     let header = if one_day {
@@ -645,7 +648,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     );
     out.push_str(&style.paint(&head, outcome_tone(d.outcome)));
     out.push('\n');
-    out.push_str(&d.summary);
+    out.push_str(&fmt::printable(&d.summary));
     out.push('\n');
     if let Some(route) = route_line(d) {
         out.push_str(&style.paint(&route, Tone::Dim));
@@ -661,7 +664,11 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
             } else {
                 Tone::Warn
             };
-            out.push_str(&format!("  {} {a}\n", style.paint("!", tone)));
+            out.push_str(&format!(
+                "  {} {}\n",
+                style.paint("!", tone),
+                fmt::printable(a)
+            ));
         }
     }
 
@@ -697,11 +704,15 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         let value = if f.value.trim() != f.value || f.value.is_empty() {
             format!("{:?}", f.value)
         } else {
-            f.value.clone()
+            fmt::printable(&f.value)
         };
-        out.push_str(&format!("  {} {} = {value}", f.object, f.field));
+        out.push_str(&format!(
+            "  {} {} = {value}",
+            fmt::printable(&f.object),
+            f.field
+        ));
         if let Some(n) = &f.note {
-            out.push_str(&style.paint(&format!("  ({n})"), Tone::Dim));
+            out.push_str(&style.paint(&format!("  ({})", fmt::printable(n)), Tone::Dim));
         }
         out.push('\n');
     }
@@ -714,7 +725,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     if !d.next_steps.is_empty() {
         out.push_str("\nNext steps:\n");
         for (i, s) in d.next_steps.iter().enumerate() {
-            out.push_str(&format!("  {}. {s}\n", i + 1));
+            out.push_str(&format!("  {}. {}\n", i + 1, fmt::printable(s)));
         }
     }
 
@@ -879,7 +890,7 @@ fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> Stri
         out.push_str(&format!("  {l}\n"));
     }
     for e in h {
-        out.push_str(&format!("  {}: {}\n", e.name, e.summary));
+        out.push_str(&format!("  {}: {}\n", e.name, fmt::printable(&e.summary)));
     }
     out
 }
