@@ -193,8 +193,8 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               no-progress, postcopy-failed, postcopy-unsupported, connection-failure,
                               target-domain-not-seen, target-on-source-node,
                               backend-storage-handoff-stuck, destination-volume-too-small,
-                              libvirt-error, aborted-by-request, succeeded, in-progress,
-                              no-migration, unknown
+                              libvirt-error, aborted-by-request, pdb-blocks-eviction, succeeded,
+                              in-progress, no-migration, unknown
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)

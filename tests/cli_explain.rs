@@ -1216,6 +1216,16 @@ const REPORTED_CASES: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
         "blocked",
         "medium",
     ),
+    // kubevirt#18063: no migration at all; the drain is refused by the PDB.
+    (
+        "pdb-max-unavailable",
+        "vm/web-pool-0",
+        "2026-11-30T06:45:00Z",
+        "pdb-blocks-eviction",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
     // "Preemption is not helpful" during an upgrade drain.
     (
         "upgrade-cpu-model",

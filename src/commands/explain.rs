@@ -12,8 +12,8 @@ use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
-    Event, KubeVirt, MigrationPolicy, Namespace, Pod, VirtualMachine, VirtualMachineInstance,
-    VirtualMachineInstanceMigration,
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, VirtualMachine,
+    VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
@@ -347,7 +347,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         Query::namespace(Some(&ns)).with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
     let event_query = Query::namespace(Some(&ns));
     let cluster = Query::all();
-    let (vmi, migrations, pods, events, kubevirts, policies, namespace) = tokio::join!(
+    let (vmi, migrations, pods, events, kubevirts, policies, namespace, pdbs) = tokio::join!(
         vmi_fut,
         migrations_fut,
         list_as::<Pod>(source, Kind::Pod, &pod_query),
@@ -355,6 +355,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         list_as::<KubeVirt>(source, Kind::KubeVirt, &cluster),
         list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
         get_as::<Namespace>(source, Kind::Namespace, None, &ns),
+        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &event_query),
     );
     let vmi = vmi?;
     let pods = pods?;
@@ -386,6 +387,13 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         "the Namespace",
         "policies selecting namespace labels are not matched",
         namespace,
+        &mut unreadable,
+    )?;
+    let pdbs = tolerate(
+        Source::PodDisruptionBudgets,
+        "PodDisruptionBudgets",
+        "a budget that refuses the launcher pod's eviction is not seen",
+        pdbs,
         &mut unreadable,
     )?;
     let mut migrations = migrations?;
@@ -441,6 +449,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         namespace,
         load,
         unread: unreadable.unread,
+        pdbs,
     })
 }
 

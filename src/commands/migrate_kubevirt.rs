@@ -1289,6 +1289,7 @@ async fn diagnose(
         namespace: namespace_obj,
         load: None,
         unread: Vec::new(),
+        pdbs: Vec::new(),
     };
     Some(crate::commands::explain::build_report(
         &evidence,

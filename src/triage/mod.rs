@@ -21,7 +21,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::{
-    Event, KubeVirt, MigrationPolicy, Namespace, Pod, VirtualMachineInstance,
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
 };
 use crate::policy::migratability::Blocker;
@@ -57,6 +57,9 @@ pub struct Evidence {
     pub load: Option<MigrationLoad>,
     /// What could not be read (a 403, a kind that is not installed): the diagnosis assumes.
     pub unread: Vec<Unread>,
+    /// PodDisruptionBudgets of the namespace: one over the VMI's launcher pod can refuse its
+    /// eviction.
+    pub pdbs: Vec<PodDisruptionBudget>,
 }
 
 /// What competes with a Pending migration for the parallel-migration slots (FACTS §3.2).

@@ -350,6 +350,7 @@ pub static CATALOGUE: &[Rule] = &[
         blocks: false,
         check: in_progress,
     },
+    super::reported::PDB_BLOCKS_EVICTION,
     Rule {
         id: "no-migration",
         plane: Plane::None,

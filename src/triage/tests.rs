@@ -270,6 +270,7 @@ fn evidence(
         namespace: None,
         load: None,
         unread: Vec::new(),
+        pdbs: Vec::new(),
     }
 }
 

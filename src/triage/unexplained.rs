@@ -48,6 +48,7 @@ pub enum Source {
     KubeVirt,
     MigrationPolicies,
     Namespace,
+    PodDisruptionBudgets,
 }
 
 /// One read that failed: which source, the HTTP status (403 forbidden, 404 no such kind).
@@ -517,6 +518,10 @@ pub fn assumptions(v: &View) -> Vec<String> {
             Source::Namespace => (
                 "the Namespace",
                 "policies selecting namespace labels are not matched",
+            ),
+            Source::PodDisruptionBudgets => (
+                "PodDisruptionBudgets",
+                "a budget that refuses the launcher pod's eviction is not seen",
             ),
         };
         out.push(format!("Could not read {what} ({why}): {assumed}."));

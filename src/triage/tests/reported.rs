@@ -729,3 +729,63 @@ fn cpu_model_mismatch_during_an_upgrade_drain() {
     assert!(d.summary.contains("(Cascadelake-Server)"), "{}", d.summary);
     assert_eq!(d.confidence, Confidence::Medium);
 }
+
+#[test]
+fn a_max_unavailable_pdb_over_vmi_pods_blocks_the_drain() {
+    // kubevirt#18063: the disruption controller needs /scale on the pods' owner (the VMI).
+    use k8s_openapi::api::policy::v1::{PodDisruptionBudgetSpec, PodDisruptionBudgetStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    let mut v = vmi();
+    v.spec.eviction_strategy = Some(crate::model::EvictionStrategy::None);
+    let mut p = source_pod();
+    if let Some(labels) = p.metadata.labels.as_mut() {
+        labels.insert("kubevirt.io/vmpool".into(), "db-pool".into());
+    }
+    let pdb = |max_unavailable: Option<i32>, allowed: i32| crate::model::PodDisruptionBudget {
+        metadata: meta("db-pool-pdb", "pdb-uid"),
+        spec: Some(PodDisruptionBudgetSpec {
+            max_unavailable: max_unavailable.map(IntOrString::Int),
+            selector: Some(K8sSelector {
+                match_labels: Some(BTreeMap::from([(
+                    "kubevirt.io/vmpool".to_string(),
+                    "db-pool".to_string(),
+                )])),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        status: Some(PodDisruptionBudgetStatus {
+            disruptions_allowed: Some(allowed),
+            expected_pods: Some(0),
+            ..Default::default()
+        }),
+    };
+    let mut e = evidence(None, Some(v.clone()), vec![p.clone()], Vec::new());
+    e.pdbs = vec![pdb(Some(1), 0)];
+    let d = diagnose(&e);
+    assert_eq!(
+        (d.cause, d.plane, d.outcome),
+        ("pdb-blocks-eviction", Plane::ControlPlane, Outcome::Blocked)
+    );
+    assert!(d.summary.contains("maxUnavailable"), "{}", d.summary);
+    assert!(has_fact(
+        &d,
+        "PodDisruptionBudget/prod/db-pool-pdb",
+        "spec.maxUnavailable"
+    ));
+    assert!(d.next_steps.iter().any(|s| s.contains("minAvailable")));
+
+    // With LiveMigrate KubeVirt intercepts the eviction and migrates: the PDB does not matter.
+    let mut migrating = v.clone();
+    migrating.spec.eviction_strategy = Some(crate::model::EvictionStrategy::LiveMigrate);
+    let mut e = evidence(None, Some(migrating), vec![p.clone()], Vec::new());
+    e.pdbs = vec![pdb(Some(1), 0)];
+    assert_eq!(diagnose(&e).cause, "no-migration");
+
+    // A PDB with minAvailable that allows a disruption is no obstacle.
+    let mut e = evidence(None, Some(v), vec![p], Vec::new());
+    e.pdbs = vec![pdb(None, 1)];
+    assert_eq!(diagnose(&e).cause, "no-migration");
+}
