@@ -289,9 +289,9 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     let mut plane = rule.plane;
     let mut facts = merge_facts(view.base_facts(), &finding.evidence);
     let mut unexplained = unexplained::collect(&view, &facts);
-    // Never confidently wrong: "in progress, nothing blocks it" cannot stand next to a
-    // Warning newer than the last phase change that nothing explains.
-    if rule.id == "in-progress"
+    // Never confidently wrong: "in progress, nothing blocks it" (or "queued") cannot stand
+    // next to a Warning newer than the last phase change that nothing explains.
+    if rules::outcome(&view, rule, &finding) == Outcome::InProgress
         && let Some((r, f, p)) = unexplained::instead_of_in_progress(&view, &unexplained)
     {
         (rule, finding, plane) = (r, f, p);

@@ -789,3 +789,42 @@ fn a_max_unavailable_pdb_over_vmi_pods_blocks_the_drain() {
     e.pdbs = vec![pdb(None, 1)];
     assert_eq!(diagnose(&e).cause, "no-migration");
 }
+
+#[test]
+fn queued_cannot_stand_next_to_a_newer_unexplained_warning_either() {
+    let me = vmim(
+        "m1",
+        UID,
+        MigrationPhase::Pending,
+        &[("Pending", "02:58:00")],
+    );
+    let running = |name: &str, vmi_name: &str| {
+        let mut m = vmim(name, name, MigrationPhase::Running, &STREAMED_FAILED[..6]);
+        m.spec.vmi_name = vmi_name.into();
+        m
+    };
+    let mut e = evidence(
+        Some(me.clone()),
+        Some(vmi()),
+        vec![source_pod()],
+        vec![pod_event(
+            SRC_POD,
+            "Unhealthy",
+            "Readiness probe failed: virt-probe: connection refused",
+            "02:59:00",
+        )],
+    );
+    e.load = Some(MigrationLoad {
+        migrations: vec![me, running("r1", "a"), running("r2", "b")],
+        vmis_on_node: vec!["prod/a".into(), "prod/b".into(), "prod/db-01".into()],
+    });
+    // Queued by the numbers, but a warning nothing explains is newer than the last phase change.
+    let d = diagnose(&e);
+    assert_eq!(
+        (d.cause, d.plane, d.outcome),
+        ("unknown", Plane::ControlPlane, Outcome::Blocked)
+    );
+    // Without the warning it is queued, as before.
+    e.events.clear();
+    assert_eq!(diagnose(&e).cause, "queued-parallel-limit");
+}
