@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{ContainerStateTerminated, ObjectReference};
 
 use super::*;
 use crate::triage::objects::pod_name;
-use crate::triage::unexplained::{benign_pod_condition, plane_of_phase};
+use crate::triage::unexplained::{AFTER_THE_END_REASONS, benign_pod_condition, plane_of_phase};
 
 fn pending() -> VirtualMachineInstanceMigration {
     vmim(
@@ -827,4 +827,30 @@ fn queued_cannot_stand_next_to_a_newer_unexplained_warning_either() {
     // Without the warning it is queued, as before.
     e.events.clear();
     assert_eq!(diagnose(&e).cause, "queued-parallel-limit");
+}
+
+#[test]
+fn the_backoff_after_a_finished_migration_belongs_to_the_next_attempt() {
+    let reason = "Live migration stuck for 150 seconds and has been aborted";
+    let mut e = failed_with(streamed("02:03:00", true, Some(reason)));
+    e.now = at("02:10:00");
+    // KubeVirt's backoff before its next evacuation attempt lands in this one's window.
+    e.events.push(vmi_event(
+        "MigrationBackoff",
+        "backoff migrating vmi prod/db-01",
+        "02:07:43",
+    ));
+    let d = diagnose(&e);
+    assert!(d.unexplained.is_empty(), "{:?}", d.unexplained);
+    assert!(AFTER_THE_END_REASONS.contains(&"MigrationBackoff"));
+    // The same warning while this migration is still open is not benign.
+    let mut e = evidence(Some(pending()), Some(vmi()), vec![source_pod()], Vec::new());
+    e.now = at("02:10:00");
+    e.events.push(vmi_event(
+        "SyncFailed",
+        "server error. command SyncVMI failed: LibvirtError",
+        "02:05:00",
+    ));
+    let d = diagnose(&e);
+    assert_eq!(d.unexplained.len(), 1);
 }
