@@ -1334,3 +1334,31 @@ fn rendering_of_the_reported_failures() {
         )
     );
 }
+
+#[test]
+fn a_missing_kind_is_an_assumption_in_the_table_and_lowers_confidence() {
+    use support::{Fault, Method};
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    // MigrationPolicies not installed (an old KubeVirt without the CRD): 404 on the list.
+    server.inject_fault(Fault::status(404).on(Method::GET, "/migrationpolicies"));
+    let out = live(
+        &server,
+        INCIDENTS_NOW,
+        &["explain", "-n", "stall", "mig-stall-v18", "--no-color"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\nAssumptions (what could not be read):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Could not read MigrationPolicies (not found (404)"),
+        "{text}"
+    );
+    assert!(text.contains("confidence low (1 assumption)"), "{text}");
+    assert!(
+        text.contains("NO-PROGRESS") || text.contains("no-progress"),
+        "{text}"
+    );
+}
