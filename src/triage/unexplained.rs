@@ -111,8 +111,12 @@ pub const NOT_MIGRATABLE_WARNING_PREFIX: &str = "EvictionStrategy is set but vmi
 
 /// True when a pod condition is part of a launcher pod's ordinary life.
 pub fn benign_pod_condition(pod: &Pod, type_: &str, status: &str, reason: Option<&str>) -> bool {
-    if status != "False" {
-        return type_ != "DisruptionTarget";
+    match status {
+        // A pod marked for disruption (eviction, preemption, node shutdown) is not ordinary.
+        "True" => return type_ != "DisruptionTarget",
+        // The kubelet stopped reporting (the node is NotReady or gone).
+        "False" => {}
+        _ => return false,
     }
     let Some(reason) = reason else {
         return true;
@@ -138,7 +142,9 @@ fn benign_vmi_condition(v: &View, type_: &str, status: &str, reason: Option<&str
         // A VMI that no longer runs is not Ready: its phase, in the evidence, says so.
         ("Ready", "False") => !v.vmi_running(),
         (_, "False") => reason.is_none_or(|r| r.trim().is_empty()),
-        _ => true,
+        (_, "True") => true,
+        // Unknown: nobody reports the condition any more.
+        _ => false,
     }
 }
 

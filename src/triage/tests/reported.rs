@@ -221,6 +221,14 @@ fn benign_conditions_are_listed_and_tested() {
         "True",
         Some("EvictionByEvictionAPI")
     ));
+    // The kubelet no longer reports (node NotReady): abnormal.
+    assert!(!benign_pod_condition(
+        &p,
+        "Ready",
+        "Unknown",
+        Some("NodeLost")
+    ));
+    assert!(benign_pod_condition(&p, "Ready", "True", None));
     assert!(BENIGN_POD_CONDITIONS.contains(&("Ready", "PodCompleted")));
     assert!(BENIGN_VMI_CONDITIONS.contains(&"LiveMigratable"));
     assert!(BENIGN_VMI_CONDITIONS.contains(&"AgentConnected"));
