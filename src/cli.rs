@@ -198,13 +198,16 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     outcome                   succeeded | in-progress | blocked | failed | aborted | no-migration
     plane                     control-plane | data-plane | none | unknown
     cause                     the rule id: target-pod-unschedulable, target-pod-not-ready,
-                              target-pod-create-failed, resource-quota-exceeded, no-node-for-cpu-model,
-                              blocked-by-utility-volumes, blocked-by-backup, not-live-migratable,
-                              queued-parallel-limit, another-migration-in-progress, target-pod-lost,
+                              target-pod-create-failed, resource-quota-exceeded,
+                              no-node-for-cpu-model, blocked-by-utility-volumes,
+                              blocked-by-backup, not-live-migratable, queued-parallel-limit,
+                              another-migration-in-progress, target-pod-lost,
                               vmi-stopped-during-migration, migration-backoff, not-converging,
-                              no-progress, postcopy-failed, connection-failure, target-domain-not-seen,
-                              destination-volume-too-small, libvirt-error, aborted-by-request,
-                              succeeded, in-progress, no-migration, unknown
+                              no-progress, postcopy-failed, postcopy-unsupported,
+                              connection-failure, target-domain-not-seen, target-on-source-node,
+                              backend-storage-handoff-stuck, destination-volume-too-small,
+                              libvirt-error, aborted-by-request, pdb-blocks-eviction, succeeded,
+                              in-progress, no-migration, unknown
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)
@@ -216,6 +219,19 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     timeline[]                {time, object, what, detail, count, lastTime, source, offsetSeconds,
                               sincePreviousSeconds}, in time order
     nextSteps[]               concrete commands or settings
+    confidence                high (read from status, nothing unexplained) | medium
+                              (inferred, or events alone) | low (unknown cause, something
+                              unexplained or assumed)
+    unexplained[]             {object, source (event | status.conditions[type=X]), reason,
+                              message, count, time}: Warning events and abnormal conditions on
+                              the VMIM, the VMI and both launcher pods in the migration's window
+                              that the evidence does not account for. No in-progress verdict
+                              stands next to an unexplained Warning newer than the last phase
+                              change: the cause is then target-pod-create-failed (any FailedCreate
+                              of the target pod) or unknown, with the plane the phase points at
+                              (before Running: control-plane)
+    assumptions[]             what could not be read and what was assumed instead (a 403, a kind
+                              that is not installed, events that have expired)
     history[]                 with --history: every migration of the VMI, oldest first, with the
                               backoff between them
     notes[]                   what was assumed (objects that could not be read)

@@ -51,6 +51,22 @@ struct Report {
     history: Option<Vec<History>>,
     #[serde(default)]
     notes: Vec<String>,
+    confidence: String,
+    unexplained: Vec<UnexplainedItem>,
+    assumptions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UnexplainedItem {
+    object: String,
+    source: String,
+    reason: String,
+    message: String,
+    #[serde(default)]
+    count: Option<i64>,
+    #[serde(default)]
+    time: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -402,6 +418,24 @@ fn every_incident_gets_its_cause() {
         assert_eq!(r.rule.plane, r.plane);
         assert!(!r.rule.reads.is_empty() && !r.rule.advice.is_empty());
         assert!(!r.summary.is_empty() && !r.evidence.is_empty(), "{target}");
+        // Never confidently wrong: no "in progress" next to an unexplained warning.
+        assert!(
+            r.cause != "in-progress" || r.unexplained.iter().all(|u| u.source != "event"),
+            "{target}: {:?}",
+            r.unexplained
+        );
+        assert!(
+            ["high", "medium", "low"].contains(&r.confidence.as_str()),
+            "{target}"
+        );
+        assert_eq!(
+            r.confidence == "low",
+            r.cause == "unknown" || !r.unexplained.is_empty() || !r.assumptions.is_empty(),
+            "{target}: {} {:?} {:?}",
+            r.confidence,
+            r.unexplained,
+            r.assumptions
+        );
         assert!(
             !r.timeline.is_empty() || target.starts_with("vm/"),
             "{target}"
@@ -528,6 +562,9 @@ fn json_is_the_documented_shape() {
     );
     assert!(r.history.is_none() && r.notes.is_empty());
     assert!(r.migration.is_some());
+    // Read from status (the pod's PodScheduled condition), every warning accounted for.
+    assert_eq!(r.confidence, "high");
+    assert!(r.unexplained.is_empty() && r.assumptions.is_empty());
 }
 
 #[test]
@@ -1062,5 +1099,266 @@ fn forbidden_events_and_policies_are_noted_not_fatal() {
         r.notes
             .iter()
             .any(|n| n.starts_with("could not read events"))
+    );
+    // The same two reads, as assumptions, and what they cost in confidence.
+    assert_eq!(r.assumptions.len(), 2, "{:?}", r.assumptions);
+    assert!(
+        r.assumptions
+            .iter()
+            .any(|a| a.starts_with("Could not read events (forbidden (403)")),
+        "{:?}",
+        r.assumptions
+    );
+    assert_eq!(r.confidence, "low");
+}
+
+// ---------------------------------------------------------------- the catalogue in --help
+
+#[test]
+fn the_help_and_the_man_page_list_every_cause() {
+    let help = stdout(&vmctl(["explain", "--help"]));
+    let man =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("man/vmctl-explain.1"))
+            .unwrap()
+            .replace("\\-", "-");
+    for rule in vmctl::triage::CATALOGUE {
+        assert!(help.contains(rule.id), "explain --help lacks {}", rule.id);
+        assert!(man.contains(rule.id), "vmctl-explain.1 lacks {}", rule.id);
+    }
+    assert!(help.contains("postcopy-unsupported"));
+}
+
+// ---------------------------------------------------------------- issue 10: reported failures
+
+fn reported(case: &str) -> String {
+    fixture(&format!("reported/{case}"))
+}
+
+fn explain_at(from: &str, now: &str, target: &str) -> (Report, i32) {
+    let out = vmctl([
+        "--from", from, "--now", now, "explain", target, "-o", "json",
+    ]);
+    let code = out.status.code().unwrap_or(-1);
+    let report: Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{target}: {e}\n{}\n{}", stdout(&out), stderr(&out)));
+    (report, code)
+}
+
+/// (fixture, migration, as-of, cause, plane, outcome, confidence)
+const REPORTED_CASES: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
+    // The issue's own case: seven FailedCreate warnings, the VMIM Pending without a condition.
+    (
+        "create-forbidden-limitrange",
+        "kubevirt-migrate-vm-lr7xq",
+        "2026-11-30T08:03:00Z",
+        "target-pod-create-failed",
+        "control-plane",
+        "blocked",
+        "medium",
+    ),
+    // A Warning nothing explains, newer than the last phase change: not "in progress".
+    (
+        "unexplained-warning",
+        "kubevirt-migrate-vm-q2w8e",
+        "2026-11-30T09:06:00Z",
+        "unknown",
+        "control-plane",
+        "blocked",
+        "low",
+    ),
+    // kubevirt#17780
+    (
+        "postcopy-unsupported",
+        "kubevirt-migrate-vm-pc4kz",
+        "2026-11-30T10:05:00Z",
+        "postcopy-unsupported",
+        "data-plane",
+        "failed",
+        "high",
+    ),
+    // kubevirt#18946
+    (
+        "target-on-source-node",
+        "kubevirt-migrate-vm-s0n1c",
+        "2026-11-30T11:10:00Z",
+        "target-on-source-node",
+        "control-plane",
+        "failed",
+        "high",
+    ),
+    // kubevirt#17203
+    (
+        "backend-storage-handoff",
+        "kubevirt-migrate-vm-tpm9x",
+        "2026-11-30T12:40:00Z",
+        "backend-storage-handoff-stuck",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
+    // kubevirt#12773
+    (
+        "multiple-pods",
+        "migration-jobq7r2j",
+        "2026-11-30T13:20:00Z",
+        "another-migration-in-progress",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
+    // kubevirt#14957
+    (
+        "evacuation-quota",
+        "kubevirt-evacuation-r8t5w",
+        "2026-11-30T14:20:00Z",
+        "resource-quota-exceeded",
+        "control-plane",
+        "blocked",
+        "medium",
+    ),
+    // kubevirt#18063: no migration at all; the drain is refused by the PDB.
+    (
+        "pdb-max-unavailable",
+        "vm/web-pool-0",
+        "2026-11-30T06:45:00Z",
+        "pdb-blocks-eviction",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
+    // "Preemption is not helpful" during an upgrade drain.
+    (
+        "upgrade-cpu-model",
+        "kubevirt-evacuation-u9p3d",
+        "2026-11-30T15:03:00Z",
+        "no-node-for-cpu-model",
+        "control-plane",
+        "blocked",
+        "medium",
+    ),
+];
+
+#[test]
+fn every_reported_failure_gets_its_cause() {
+    for &(case, target, now, cause, plane, outcome, confidence) in REPORTED_CASES {
+        let (r, code) = explain_at(&reported(case), now, target);
+        assert_eq!(
+            (
+                r.cause.as_str(),
+                r.plane.as_str(),
+                r.outcome.as_str(),
+                r.confidence.as_str()
+            ),
+            (cause, plane, outcome, confidence),
+            "{case}: {}\nunexplained: {:?}\nassumptions: {:?}",
+            r.summary,
+            r.unexplained,
+            r.assumptions
+        );
+        assert_eq!(code, 1, "{case}: every one of them is a finding");
+        assert!(!r.next_steps.is_empty() && !r.evidence.is_empty(), "{case}");
+        assert!(r.assumptions.is_empty(), "{case}: {:?}", r.assumptions);
+        // Nothing unexplained goes unsaid, and no in-progress next to a warning.
+        assert_ne!(r.cause, "in-progress", "{case}");
+        if cause != "unknown" {
+            assert!(r.unexplained.is_empty(), "{case}: {:?}", r.unexplained);
+        }
+    }
+}
+
+#[test]
+fn an_unexplained_warning_is_listed_as_written_in_json() {
+    let (r, _) = explain_at(
+        &reported("unexplained-warning"),
+        "2026-11-30T09:06:00Z",
+        "kubevirt-migrate-vm-q2w8e",
+    );
+    assert_eq!(r.unexplained.len(), 1, "{:?}", r.unexplained);
+    let u = &r.unexplained[0];
+    assert_eq!(
+        u.object,
+        "VirtualMachineInstanceMigration/erp/kubevirt-migrate-vm-q2w8e"
+    );
+    assert_eq!(
+        (u.source.as_str(), u.reason.as_str()),
+        ("event", "MaintenanceWindowClosed")
+    );
+    assert_eq!(u.count, Some(6));
+    assert_eq!(u.time.as_deref(), Some("2026-11-30T09:05:03Z"));
+    // JSON carries the text as written; only the terminal rendering escapes it.
+    assert!(u.message.contains("\u{1b}[31m"), "{}", u.message);
+    assert!(!r.summary.contains("Nothing blocks it"), "{}", r.summary);
+    assert!(r.inferred);
+}
+
+#[test]
+fn rendering_of_the_reported_failures() {
+    let render = |case: &str, now: &str, target: &str| {
+        stdout(&vmctl([
+            "--from",
+            &reported(case),
+            "--now",
+            now,
+            "explain",
+            target,
+        ]))
+        .replace(
+            &reported(case),
+            &format!("tests/fixtures/explain/reported/{case}"),
+        )
+    };
+    let unexplained = render(
+        "unexplained-warning",
+        "2026-11-30T09:06:00Z",
+        "kubevirt-migrate-vm-q2w8e",
+    );
+    assert!(
+        !unexplained.contains('\u{1b}'),
+        "a terminal escape reached the output"
+    );
+    insta::assert_snapshot!("reported_unexplained_warning", unexplained);
+    insta::assert_snapshot!(
+        "reported_create_forbidden",
+        render(
+            "create-forbidden-limitrange",
+            "2026-11-30T08:03:00Z",
+            "kubevirt-migrate-vm-lr7xq"
+        )
+    );
+    insta::assert_snapshot!(
+        "reported_postcopy_unsupported",
+        render(
+            "postcopy-unsupported",
+            "2026-11-30T10:05:00Z",
+            "kubevirt-migrate-vm-pc4kz"
+        )
+    );
+}
+
+#[test]
+fn a_missing_kind_is_an_assumption_in_the_table_and_lowers_confidence() {
+    use support::{Fault, Method};
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    // MigrationPolicies not installed (an old KubeVirt without the CRD): 404 on the list.
+    server.inject_fault(Fault::status(404).on(Method::GET, "/migrationpolicies"));
+    let out = live(
+        &server,
+        INCIDENTS_NOW,
+        &["explain", "-n", "stall", "mig-stall-v18", "--no-color"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\nAssumptions (what could not be read):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Could not read MigrationPolicies (not found (404)"),
+        "{text}"
+    );
+    assert!(text.contains("confidence low (1 assumption)"), "{text}");
+    assert!(
+        text.contains("NO-PROGRESS") || text.contains("no-progress"),
+        "{text}"
     );
 }

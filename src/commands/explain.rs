@@ -12,15 +12,16 @@ use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
-    Event, KubeVirt, MigrationPolicy, Namespace, Pod, VirtualMachine, VirtualMachineInstance,
-    VirtualMachineInstanceMigration,
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, VirtualMachine,
+    VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 use crate::triage::{
-    Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, TimelineEntry, diagnose, history,
+    Confidence, Diagnosis, Evidence, HistoryEntry, MigrationLoad, Outcome, Source, TimelineEntry,
+    Unexplained, Unread, diagnose, history,
 };
 
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
@@ -268,21 +269,36 @@ async fn not_found(ctx: &Context, what: &str, name: &str) -> Error {
     err
 }
 
+/// What could not be read: a note for the operator and, as data, for the diagnosis.
+#[derive(Default)]
+struct Unreadable {
+    notes: Vec<String>,
+    unread: Vec<Unread>,
+}
+
 /// Cluster-wide objects a namespaced user may not be allowed to read: say so and go on.
 fn tolerate<T: Default>(
+    source: Source,
     what: &str,
     without: &str,
     result: Result<T>,
-    notes: &mut Vec<String>,
+    unreadable: &mut Unreadable,
 ) -> Result<T> {
     match result {
         Ok(v) => Ok(v),
         Err(Error::Api {
-            status: Some(403 | 404),
+            status: Some(status @ (403 | 404)),
             message,
             ..
         }) => {
-            notes.push(format!("could not read {what} ({message}); {without}"));
+            unreadable
+                .notes
+                .push(format!("could not read {what} ({message}); {without}"));
+            unreadable.unread.push(Unread {
+                source,
+                status: Some(status),
+                message,
+            });
             Ok(T::default())
         }
         Err(e) => Err(e),
@@ -330,6 +346,7 @@ pub async fn evidence_for_migration(
 }
 
 async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> Result<Evidence> {
+    let mut unreadable = Unreadable::default();
     let ns = resolved.namespace.clone();
     let vmi_name = resolved.vmi_name.clone();
     let source = &ctx.source;
@@ -370,7 +387,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         Query::namespace(Some(&ns)).with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
     let event_query = Query::namespace(Some(&ns));
     let cluster = Query::all();
-    let (vmi, migrations, pods, events, kubevirts, policies, namespace) = tokio::join!(
+    let (vmi, migrations, pods, events, kubevirts, policies, namespace, pdbs) = tokio::join!(
         vmi_fut,
         migrations_fut,
         list_as::<Pod>(source, Kind::Pod, &pod_query),
@@ -378,34 +395,46 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         list_as::<KubeVirt>(source, Kind::KubeVirt, &cluster),
         list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
         get_as::<Namespace>(source, Kind::Namespace, None, &ns),
+        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &event_query),
     );
     let vmi = vmi?;
     let pods = pods?;
     let events = tolerate(
+        Source::Events,
         "events",
         "the diagnosis rests on object status alone",
         events,
-        notes,
+        &mut unreadable,
     )?;
     let kubevirt = tolerate(
+        Source::KubeVirt,
         "the KubeVirt CR",
         "KubeVirt's defaults are assumed",
         kubevirts,
-        notes,
+        &mut unreadable,
     )?
     .into_iter()
     .next();
     let policies = tolerate(
+        Source::MigrationPolicies,
         "MigrationPolicies",
         "no policy is assumed to apply",
         policies,
-        notes,
+        &mut unreadable,
     )?;
     let namespace = tolerate(
+        Source::Namespace,
         "the Namespace",
         "policies selecting namespace labels are not matched",
         namespace,
-        notes,
+        &mut unreadable,
+    )?;
+    let pdbs = tolerate(
+        Source::PodDisruptionBudgets,
+        "PodDisruptionBudgets",
+        "a budget that refuses the launcher pod's eviction is not seen",
+        pdbs,
+        &mut unreadable,
     )?;
     let mut migrations = migrations?;
     if let Some(m) = &resolved.migration
@@ -445,6 +474,7 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         _ => None,
     };
 
+    notes.extend(unreadable.notes);
     Ok(Evidence {
         now: ctx.now,
         migration: resolved.migration,
@@ -458,6 +488,8 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         policies,
         namespace,
         load,
+        unread: unreadable.unread,
+        pdbs,
     })
 }
 
@@ -586,9 +618,12 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
         t.row(vec![
             plain(time_cell(e, one_day)),
             (step, Tone::Dim),
-            plain(e.object.clone()),
-            (what, tone),
-            plain(clip(e.detail.as_deref().unwrap_or(""), wide)),
+            plain(fmt::printable(&e.object)),
+            (fmt::printable(&what), tone),
+            plain(clip(
+                &fmt::printable(e.detail.as_deref().unwrap_or("")),
+                wide,
+            )),
         ]);
     }
     let header = if one_day {
@@ -662,12 +697,13 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     );
     out.push_str(&style.paint(&head, outcome_tone(d.outcome)));
     out.push('\n');
-    out.push_str(&d.summary);
+    out.push_str(&fmt::printable(&d.summary));
     out.push('\n');
     if let Some(route) = route_line(d) {
         out.push_str(&style.paint(&route, Tone::Dim));
         out.push('\n');
     }
+    out.push_str(&confidence_line(d, style));
 
     if !d.attention.is_empty() {
         out.push_str("\nAttention:\n");
@@ -677,7 +713,11 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
             } else {
                 Tone::Warn
             };
-            out.push_str(&format!("  {} {a}\n", style.paint("!", tone)));
+            out.push_str(&format!(
+                "  {} {}\n",
+                style.paint("!", tone),
+                fmt::printable(a)
+            ));
         }
     }
 
@@ -713,14 +753,20 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         let value = if f.value.trim() != f.value || f.value.is_empty() {
             format!("{:?}", f.value)
         } else {
-            f.value.clone()
+            fmt::printable(&f.value)
         };
-        out.push_str(&format!("  {} {} = {value}", f.object, f.field));
+        out.push_str(&format!(
+            "  {} {} = {value}",
+            fmt::printable(&f.object),
+            f.field
+        ));
         if let Some(n) = &f.note {
-            out.push_str(&style.paint(&format!("  ({n})"), Tone::Dim));
+            out.push_str(&style.paint(&format!("  ({})", fmt::printable(n)), Tone::Dim));
         }
         out.push('\n');
     }
+
+    out.push_str(&render_unexplained(&d.unexplained, style, wide));
 
     out.push('\n');
     out.push_str(&render_timeline(&d.timeline, style, wide));
@@ -728,7 +774,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     if !d.next_steps.is_empty() {
         out.push_str("\nNext steps:\n");
         for (i, s) in d.next_steps.iter().enumerate() {
-            out.push_str(&format!("  {}. {s}\n", i + 1));
+            out.push_str(&format!("  {}. {}\n", i + 1, fmt::printable(s)));
         }
     }
 
@@ -754,10 +800,88 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     if let Some(h) = &report.history {
         out.push_str(&render_history(h, style, &d.vmi.namespace, &d.vmi.name));
     }
-    for n in &report.notes {
-        out.push_str(&format!("\nnote: {n}\n"));
+    // The notes (what could not be read) are among the assumptions.
+    if !d.assumptions.is_empty() {
+        out.push_str("\nAssumptions (what could not be read):\n");
+        for a in &d.assumptions {
+            out.push_str(&format!("  - {}\n", fmt::printable(a)));
+        }
     }
     out
+}
+
+fn confidence_line(d: &Diagnosis, style: Style) -> String {
+    let why = match d.confidence {
+        Confidence::High => "read from status, nothing unexplained".to_string(),
+        Confidence::Medium if d.inferred => "the cause is inferred".to_string(),
+        Confidence::Medium => "the cause rests on events alone".to_string(),
+        Confidence::Low => {
+            let mut why = Vec::new();
+            if d.cause == "unknown" {
+                why.push("the cause is unknown".to_string());
+            }
+            match d.unexplained.len() {
+                0 => {}
+                1 => why.push("1 warning or condition is unexplained".to_string()),
+                n => why.push(format!("{n} warnings or conditions are unexplained")),
+            }
+            match d.assumptions.len() {
+                0 => {}
+                1 => why.push("1 assumption".to_string()),
+                n => why.push(format!("{n} assumptions")),
+            }
+            why.join(", ")
+        }
+    };
+    let tone = match d.confidence {
+        Confidence::High => Tone::Dim,
+        Confidence::Medium => Tone::Plain,
+        Confidence::Low => Tone::Warn,
+    };
+    format!(
+        "{}\n",
+        style.paint(
+            &format!("confidence {} ({why})", d.confidence.as_str()),
+            tone
+        )
+    )
+}
+
+/// Warnings and abnormal conditions the diagnosis does not account for; cluster text escaped.
+fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut t = TableBuilder::new(style, &["time", "object", "reason", "count", "message"]);
+    for u in items {
+        t.row(vec![
+            plain(
+                u.time
+                    .as_deref()
+                    .map(|t| t.trim_end_matches('Z').replace('T', " "))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            plain(fmt::printable(&u.object)),
+            (
+                fmt::printable(&if u.source == "event" {
+                    format!("Warning {}", u.reason)
+                } else {
+                    u.reason.clone()
+                }),
+                Tone::Warn,
+            ),
+            plain(
+                u.count
+                    .map(|c| format!("×{c}"))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            plain(clip(&fmt::printable(&u.message), wide)),
+        ]);
+    }
+    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "\nUnexplained (on record in the migration's window, not accounted for by the diagnosis):\n{body}"
+    )
 }
 
 fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> String {
@@ -815,7 +939,7 @@ fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> Stri
         out.push_str(&format!("  {l}\n"));
     }
     for e in h {
-        out.push_str(&format!("  {}: {}\n", e.name, e.summary));
+        out.push_str(&format!("  {}: {}\n", e.name, fmt::printable(&e.summary)));
     }
     out
 }

@@ -52,9 +52,33 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// Text from a cluster or a file, safe for a terminal: control characters (ESC, CR, BEL,
+/// newlines…) are shown escaped (`\u{1b}`, `\n`) instead of acting on the screen.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(printable("plain text"), "plain text");
+        assert_eq!(
+            printable("evil\u{1b}[2Jwipe\r\nline\u{7}"),
+            "evil\\u{1b}[2Jwipe\\r\\nline\\u{7}"
+        );
+        assert_eq!(printable("ünïcode ok"), "ünïcode ok");
+    }
 
     #[test]
     fn ages() {

@@ -7,9 +7,11 @@
 
 mod history;
 mod objects;
+mod reported;
 pub mod rules;
 pub mod strings;
 mod timeline;
+mod unexplained;
 mod view;
 
 #[cfg(test)]
@@ -19,13 +21,16 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::{
-    Event, KubeVirt, MigrationPolicy, Namespace, Pod, VirtualMachineInstance,
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
 };
 use crate::policy::migratability::Blocker;
 
 pub use history::{HistoryEntry, history};
 pub use rules::{CATALOGUE, Rule};
+pub use unexplained::{
+    BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
+};
 
 /// Everything `explain` read about one migration (or one VMI), as plain objects.
 #[derive(Debug, Clone)]
@@ -50,6 +55,11 @@ pub struct Evidence {
     pub namespace: Option<Namespace>,
     /// The cluster's migration load, read only when the migration is still Pending.
     pub load: Option<MigrationLoad>,
+    /// What could not be read (a 403, a kind that is not installed): the diagnosis assumes.
+    pub unread: Vec<Unread>,
+    /// PodDisruptionBudgets of the namespace: one over the VMI's launcher pod can refuse its
+    /// eviction.
+    pub pdbs: Vec<PodDisruptionBudget>,
 }
 
 /// What competes with a Pending migration for the parallel-migration slots (FACTS §3.2).
@@ -262,22 +272,41 @@ pub struct Diagnosis {
     pub evidence: Vec<Fact>,
     pub timeline: Vec<TimelineEntry>,
     pub next_steps: Vec<String>,
+    /// high: read from status, nothing unexplained; medium: inferred or events alone; low:
+    /// unknown, something unexplained or assumed.
+    pub confidence: Confidence,
+    /// Warning events and abnormal conditions in the migration's window that the evidence
+    /// does not account for.
+    pub unexplained: Vec<Unexplained>,
+    /// What could not be read and what was assumed instead (expired events, a 403, a missing kind).
+    pub assumptions: Vec<String>,
 }
 
 /// Explains the evidence's migration (or, without one, the VMI's migratability).
 pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     let view = view::View::new(evidence);
-    let (rule, finding) = rules::decide(&view);
-    let outcome = rules::outcome(&view, rule, &finding);
-    let mut facts = view.base_facts();
-    for f in finding.evidence {
-        if !facts
-            .iter()
-            .any(|g| g.object == f.object && g.field == f.field && g.value == f.value)
-        {
-            facts.push(f);
-        }
+    let (mut rule, mut finding) = rules::decide(&view);
+    let mut plane = rule.plane;
+    let mut facts = merge_facts(view.base_facts(), &finding.evidence);
+    let mut unexplained = unexplained::collect(&view, &facts);
+    // Never confidently wrong: "in progress, nothing blocks it" (or "queued") cannot stand
+    // next to a Warning newer than the last phase change that nothing explains.
+    if rules::outcome(&view, rule, &finding) == Outcome::InProgress
+        && let Some((r, f, p)) = unexplained::instead_of_in_progress(&view, &unexplained)
+    {
+        (rule, finding, plane) = (r, f, p);
+        facts = merge_facts(view.base_facts(), &finding.evidence);
+        unexplained = unexplained::collect(&view, &facts);
     }
+    let outcome = rules::outcome(&view, rule, &finding);
+    let assumptions = unexplained::assumptions(&view);
+    let confidence = unexplained::confidence(
+        rule,
+        finding.inferred,
+        &finding.evidence,
+        &unexplained,
+        &assumptions,
+    );
     let mut next_steps = finding.next_steps;
     for step in view.common_next_steps(rule) {
         if !next_steps.contains(&step) {
@@ -286,7 +315,7 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     }
     Diagnosis {
         outcome,
-        plane: rule.plane,
+        plane,
         cause: rule.id,
         summary: finding.summary,
         inferred: finding.inferred,
@@ -303,5 +332,21 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
         evidence: facts,
         timeline: timeline::build(&view),
         next_steps,
+        confidence,
+        unexplained,
+        assumptions,
     }
+}
+
+/// The base facts, then the rule's, without repeats.
+fn merge_facts(mut facts: Vec<Fact>, more: &[Fact]) -> Vec<Fact> {
+    for f in more {
+        if !facts
+            .iter()
+            .any(|g| g.object == f.object && g.field == f.field && g.value == f.value)
+        {
+            facts.push(f.clone());
+        }
+    }
+    facts
 }

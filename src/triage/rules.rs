@@ -110,6 +110,7 @@ pub static CATALOGUE: &[Rule] = &[
         blocks: false,
         check: succeeded,
     },
+    super::reported::BACKEND_STORAGE_HANDOFF,
     Rule {
         id: "postcopy-failed",
         plane: Plane::DataPlane,
@@ -136,6 +137,7 @@ pub static CATALOGUE: &[Rule] = &[
         blocks: false,
         check: aborted_by_request,
     },
+    super::reported::POSTCOPY_UNSUPPORTED,
     Rule {
         id: "blocked-by-utility-volumes",
         plane: Plane::ControlPlane,
@@ -219,6 +221,7 @@ pub static CATALOGUE: &[Rule] = &[
         blocks: true,
         check: target_pod_not_ready,
     },
+    super::reported::TARGET_ON_SOURCE_NODE,
     Rule {
         id: "target-pod-lost",
         plane: Plane::ControlPlane,
@@ -347,6 +350,7 @@ pub static CATALOGUE: &[Rule] = &[
         blocks: false,
         check: in_progress,
     },
+    super::reported::PDB_BLOCKS_EVICTION,
     Rule {
         id: "no-migration",
         plane: Plane::None,
@@ -1025,32 +1029,53 @@ fn target_pod_create_failed(v: &View) -> Option<Finding> {
         v.phase,
         MigrationPhase::Pending | MigrationPhase::Unset | MigrationPhase::Failed
     );
-    let event = v.newest_event(|e| {
-        event_reason(e) == s::REASON_FAILED_CREATE
-            && !event_message(e).contains(s::EXCEEDED_QUOTA)
-            && (event_message(e).starts_with(s::ERROR_CREATING_POD)
-                || e.involved_object.kind.as_deref() == Some("VirtualMachineInstanceMigration"))
-    })?;
+    let event = v.newest_event(super::unexplained::is_target_pod_create_failure)?;
     if !open {
         return None;
     }
+    let mut f = create_failed_finding(v, event);
+    // On the VMI, a FailedCreate without virt-controller's prefix is taken for the target
+    // pod's because nothing else names it.
+    f.inferred = event.involved_object.kind.as_deref() != Some("VirtualMachineInstanceMigration")
+        && !event_message(event).starts_with(s::ERROR_CREATING_POD);
+    Some(f)
+}
+
+/// The finding for a refused target pod, from the newest FailedCreate about it.
+pub(crate) fn create_failed_finding(v: &View, event: &crate::model::Event) -> Finding {
     let msg = event_message(event);
     let mut f = Finding {
         evidence: vec![v.event_fact(event)],
         ..Default::default()
     };
-    f.summary = format!("virt-controller cannot create the target pod: {msg}");
+    let repeated = v
+        .events
+        .iter()
+        .filter(|e| super::unexplained::is_target_pod_create_failure(e))
+        .map(|e| event_count(e))
+        .sum::<i64>();
+    f.summary = format!(
+        "virt-controller cannot create the target pod{}: {msg}",
+        if repeated > 1 {
+            format!(" ({repeated} attempts so far, retried with backoff)")
+        } else {
+            String::new()
+        }
+    );
     let ns = v.namespace();
-    if msg.contains("PodSecurity") || msg.contains("privileged") {
-        f.next_steps.push(format!(
-            "virt-launcher pods need the privileged Pod Security level: kubectl label namespace {ns} pod-security.kubernetes.io/enforce=privileged --overwrite"
-        ));
-    } else if msg.contains("admission webhook") {
+    let lower = msg.to_ascii_lowercase();
+    // A webhook's message may well talk about privileges: the webhook is what refused.
+    if lower.contains("admission webhook") {
         f.next_steps.push(
             "An admission webhook refused the pod: the message names it; check its policy for virt-launcher pods"
                 .into(),
         );
-    } else if msg.contains("LimitRange") || msg.contains("maximum") || msg.contains("minimum") {
+    } else if lower.contains("podsecurity") || lower.contains("privileged") {
+        f.next_steps.push(format!(
+            "virt-launcher pods need the privileged Pod Security level: kubectl label namespace {ns} pod-security.kubernetes.io/enforce=privileged --overwrite"
+        ));
+    } else if lower.contains("limitrange") || lower.contains("maximum") || lower.contains("minimum")
+    {
         f.next_steps.push(format!(
             "A LimitRange rejects the launcher's resources: kubectl describe limitrange -n {ns}"
         ));
@@ -1058,7 +1083,7 @@ fn target_pod_create_failed(v: &View) -> Option<Finding> {
     f.next_steps.push(format!(
         "See every attempt: kubectl get events -n {ns} --field-selector reason=FailedCreate"
     ));
-    Some(f)
+    f
 }
 
 /// The scheduler's verdict without the preemption epilogue.
@@ -1615,15 +1640,49 @@ fn another_migration_in_progress(v: &View) -> Option<Finding> {
                 pod_phase(p).unwrap_or("?").to_string(),
             ));
         }
+        // kubectl shows such a pod as Completed, but its phase is not final yet, and
+        // virt-controller counts pods by phase (kubevirt#12773).
+        let exited: Vec<&str> = extra
+            .iter()
+            .filter(|p| super::reported::all_containers_exited(p))
+            .map(|p| pod_name(p))
+            .collect();
+        for name in &exited {
+            f.evidence.push(v.pod_fact(
+                name,
+                "status.containerStatuses[*].state",
+                "terminated (all containers)",
+            ));
+        }
         f.summary = format!(
-            "The VMI still has {} launcher pods that have not terminated ({}): a previous migration has not finished cleaning up, and KubeVirt waits before creating another target pod.",
+            "The VMI still has {} launcher pods that have not terminated ({}): a previous migration has not finished cleaning up, and KubeVirt waits before creating another target pod (virt-controller logs \"Waiting to schedule target pod for migration because there are already multiple pods running for vmi {}/{}\"; there is no event).{}",
             names.len(),
-            names.join(", ")
+            names.join(", "),
+            v.namespace(),
+            v.vmi_name(),
+            if exited.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " {} shows as Completed (all its containers exited) but its phase is still {}, so it still counts.",
+                    exited.join(", "),
+                    extra
+                        .iter()
+                        .find(|p| Some(pod_name(p)) == exited.first().copied())
+                        .and_then(|p| pod_phase(p))
+                        .unwrap_or("not final")
+                )
+            }
         );
         f.next_steps.push(format!(
             "See them: kubectl get pods -n {ns} -l kubevirt.io/created-by={} -o wide",
             v.vmi.and_then(|x| x.uid()).unwrap_or("<vmi uid>")
         ));
+        for name in &exited {
+            f.next_steps.push(format!(
+                "{name} no longer runs anything; find why the kubelet has not finished it (kubectl describe pod -n {ns} {name}), or delete it: kubectl delete pod -n {ns} {name}"
+            ));
+        }
     } else {
         f.summary = format!(
             "Another migration held the VMI, so this one failed at once: {}",

@@ -20,6 +20,9 @@ use crate::model::vmi::{
 use crate::model::vmim::{EVACUATION_ANNOTATION, MigrationPhase, VmimSpec, VmimStatus};
 use crate::model::{Condition, ObjectMeta, PhaseTransition, Quantity, Time};
 
+/// Issue 10 (parts 2 and 4): unexplained warnings, confidence, reported failures.
+mod reported;
+
 const NS: &str = "prod";
 const VMI: &str = "db-01";
 const VMI_UID: &str = "vmi-uid";
@@ -266,6 +269,8 @@ fn evidence(
         policies: Vec::new(),
         namespace: None,
         load: None,
+        unread: Vec::new(),
+        pdbs: Vec::new(),
     }
 }
 
