@@ -57,10 +57,15 @@ impl LiveSource {
             None if options.context.is_some() => kube::Config::from_kubeconfig(&kube_options)
                 .await
                 .map_err(|e| Error::usage(format!("kubeconfig: {e}")))?,
-            None => kube::Config::infer().await.map_err(|e| {
-                Error::usage(format!(
-                    "no cluster configured: {e}; pass --kubeconfig, set KUBECONFIG, or read a snapshot with --from PATH"
-                ))
+            // No cluster at all is a cluster error (exit 5), like an unreachable one.
+            None => kube::Config::infer().await.map_err(|e| Error::Api {
+                verb: "connect to".into(),
+                resource: "a cluster".into(),
+                status: None,
+                message: format!("no cluster configured ({e})"),
+                hints: vec![
+                    "pass --kubeconfig, set KUBECONFIG, or read a snapshot with --from PATH".into(),
+                ],
             })?,
         };
         let read_timeout = options.request_timeout.unwrap_or(Duration::from_secs(30));
@@ -154,7 +159,14 @@ impl LiveSource {
                         tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
                         continue;
                     }
-                    return Err(api_error(verb, kind, &self.cluster_url, e));
+                    let timed_out = is_timeout(&e);
+                    let error = api_error(verb, kind, &self.cluster_url, e);
+                    return Err(after_attempts(
+                        error,
+                        attempt + 1,
+                        timed_out,
+                        self.read_timeout,
+                    ));
                 }
             }
         }
@@ -200,6 +212,11 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
                 403 => error = error.with_hint(format!(
                     "your user may not {verb} {resource}; deploy/rbac.yaml has the read-only ClusterRole vmctl needs"
                 )),
+                404 if kind.group().ends_with("kubevirt.io") => {
+                    error = error.with_hint(format!(
+                        "this cluster does not serve {resource}: KubeVirt is not installed there, or --context points at another cluster"
+                    ))
+                }
                 _ => {}
             }
             error
@@ -211,6 +228,74 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
             message: format!("cannot reach the API server at {cluster_url}: {}", root_cause(&other)),
             hints: vec!["check the cluster is up and your kubeconfig points at it, or read a snapshot with --from PATH".into()],
         },
+    }
+}
+
+/// No answer within the read timeout (hyper's or tower's timeout error somewhere in the chain).
+fn is_timeout(err: &kube::Error) -> bool {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = current {
+        let text = e.to_string().to_ascii_lowercase();
+        if text.contains("timed out") || text.contains("deadline has elapsed") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// Says how many attempts a read took, names --request-timeout when that is what ran out,
+/// and adds the hint each failure calls for (issue 11).
+pub(crate) fn after_attempts(
+    error: Error,
+    attempts: u32,
+    timed_out: bool,
+    read_timeout: Duration,
+) -> Error {
+    let Error::Api {
+        verb,
+        resource,
+        status,
+        message,
+        mut hints,
+    } = error
+    else {
+        return error;
+    };
+    let tries = if attempts > 1 {
+        format!(" ({attempts} attempts)")
+    } else {
+        String::new()
+    };
+    let message = if timed_out {
+        hints.retain(|h| !h.starts_with("check the cluster is up"));
+        hints.push(format!(
+            "raise --request-timeout (now {}s) if the API server is slow, or check that the cluster is up",
+            read_timeout.as_secs()
+        ));
+        format!(
+            "no answer from the API server within --request-timeout {}s{tries}",
+            read_timeout.as_secs()
+        )
+    } else {
+        format!("{message}{tries}")
+    };
+    match status {
+        Some(429 | 503) => hints.push(
+            "the API server is overloaded or throttling this client: retry in a minute".into(),
+        ),
+        Some(500 | 502 | 504) => hints.push(
+            "the API server (or a proxy in front of it) keeps failing: retry later, or read a snapshot with --from PATH"
+                .into(),
+        ),
+        _ => {}
+    }
+    Error::Api {
+        verb,
+        resource,
+        status,
+        message,
+        hints,
     }
 }
 

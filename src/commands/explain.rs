@@ -286,8 +286,10 @@ fn tolerate<T: Default>(
 ) -> Result<T> {
     match result {
         Ok(v) => Ok(v),
+        // Forbidden, not served, or still failing after the retries (429, 5xx): an optional
+        // read says what is assumed without it and the diagnosis goes on.
         Err(Error::Api {
-            status: Some(status @ (403 | 404)),
+            status: Some(status @ (403 | 404 | 429 | 500..=599)),
             message,
             ..
         }) => {

@@ -276,10 +276,15 @@ impl<'a> KubeVirtDriver<'a> {
             match self.client().request_text(request).await {
                 Ok(_) => return Ok(true),
                 Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
-                // A delete can be repeated safely.
+                // A delete can be repeated safely, also after no answer at all (a 404 then
+                // means the first one went through).
                 Err(kube::Error::Api(s))
                     if matches!(s.code, 429 | 500 | 502 | 503 | 504) && attempt < 3 =>
                 {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                }
+                Err(kube::Error::HyperError(_) | kube::Error::Service(_)) if attempt < 3 => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
                 }
