@@ -94,6 +94,7 @@ fn vmim(
                 source_pod: Some(SRC_POD.into()),
                 ..Default::default()
             }),
+            ..Default::default()
         },
     }
 }
@@ -244,6 +245,7 @@ fn kubevirt(version: &str) -> KubeVirt {
             observed_kube_virt_version: Some(version.into()),
             phase: Some("Deployed".into()),
         },
+        ..Default::default()
     }
 }
 
