@@ -6,6 +6,7 @@
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
 mod history;
+mod kubevirt19;
 mod objects;
 pub mod rules;
 pub mod strings;
@@ -212,6 +213,15 @@ pub struct MigrationInfo {
     pub state_from: Option<String>,
     /// Where the effective migration configuration (budget, post-copy…) was read.
     pub configuration_from: String,
+    /// `spec.priority` (v1.7+): system-critical, user-triggered, system-maintenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    /// A decentralized (cross-cluster) migration: its role, peer and sides (v1.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<kubevirt19::DecentralizedInfo>,
+    /// The stall detector (v1.9+, gate MigrationStallDetection), when it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_detector: Option<kubevirt19::StallDetectorInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -747,6 +747,9 @@ impl<'a> View<'a> {
                     "computed now from the KubeVirt CR (no MigrationPolicy matches)".into()
                 }
             },
+            priority: m.and_then(|m| m.spec.priority.clone()),
+            decentralized: super::kubevirt19::decentralized_info(self),
+            stall_detector: super::kubevirt19::stall_detector(self),
         })
     }
 
@@ -948,6 +951,9 @@ impl<'a> View<'a> {
                 "The migration object (uid {}) is gone: KubeVirt deletes aborted migrations and keeps only the newest five finished ones per VMI. This is diagnosed from the VMI's status.migrationState alone.",
                 st.migration_uid.as_deref().unwrap_or("unknown")
             ));
+        }
+        if let Some(line) = super::kubevirt19::stall_attention(self) {
+            out.push(line);
         }
         if let Some(c) = self
             .vmi_condition("Paused")

@@ -1,0 +1,764 @@
+//! What KubeVirt v1.9 and v1.10 add to a migration's story (FACTS §3.1, §5.4, §6.2, §12):
+//! the migration priority queue, decentralized (cross-cluster) migrations, the stall
+//! detector, and the target pod's pending timeouts. Pure helpers the rules call.
+
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use super::objects::*;
+use super::strings as s;
+use super::view::View;
+use crate::model::kubevirt::{
+    EffectiveStallDetector, GATE_MIGRATION_PRIORITY_QUEUE, GATE_MIGRATION_STALL_DETECTION,
+    StallDetectorOptions, parse_version,
+};
+use crate::model::vmi::{COND_DECENTRALIZED_FAILURE, MigrationMode, SideState};
+use crate::model::vmim::{COND_DECENTRALIZED_BLOCKED, DecentralizedRole, MigrationPhase};
+use crate::model::{Condition, VirtualMachineInstanceMigration};
+
+// ---------------------------------------------------------------- priority queue
+
+/// True when virt-controller orders pending migrations by `spec.priority`: gate
+/// MigrationPriorityQueue (alpha v1.7, beta v1.8, GA v1.9). Unknown versions are taken as
+/// current.
+pub(crate) fn priority_queue_active(v: &View) -> bool {
+    let Some(kv) = v.ev.kubevirt.as_ref() else {
+        return true;
+    };
+    match kv.version().and_then(parse_version) {
+        Some(ver) if ver < (1, 9) => kv.feature_gate(GATE_MIGRATION_PRIORITY_QUEUE),
+        _ => true,
+    }
+}
+
+/// `system-critical (100)`, `none (0)`.
+pub(crate) fn priority_words(m: &VirtualMachineInstanceMigration) -> String {
+    match m.priority() {
+        Some(p) => format!("{p} ({})", p.queue_weight()),
+        None => "no priority (0)".into(),
+    }
+}
+
+/// Why a pending migration is ahead of the explained one in the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    HigherPriority,
+    SamePriorityOlder,
+}
+
+fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
+    m.metadata.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// The pending migrations of `candidates` that virt-controller's queue serves before `me`:
+/// a higher queue weight, or the same weight and created earlier. Without the priority
+/// queue (≤v1.8 without the gate) every migration has the same weight.
+pub(crate) fn ahead_of<'a>(
+    me: &VirtualMachineInstanceMigration,
+    candidates: impl Iterator<Item = &'a VirtualMachineInstanceMigration>,
+    by_priority: bool,
+) -> Vec<(&'a VirtualMachineInstanceMigration, Ahead)> {
+    let weight = |m: &VirtualMachineInstanceMigration| {
+        if by_priority {
+            m.priority().map(|p| p.queue_weight()).unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    let mine = weight(me);
+    let my_key = (
+        created(me),
+        me.namespace().to_string(),
+        me.name().to_string(),
+    );
+    let mut out: Vec<_> = candidates
+        .filter(|m| m.uid() != me.uid() || m.name() != me.name())
+        .filter(|m| {
+            matches!(m.phase(), MigrationPhase::Pending | MigrationPhase::Unset)
+                && m.metadata.deletion_timestamp.is_none()
+        })
+        .filter_map(|m| {
+            let w = weight(m);
+            let key = (created(m), m.namespace().to_string(), m.name().to_string());
+            if w > mine {
+                Some((m, Ahead::HigherPriority))
+            } else if w == mine && key.0.is_some() && key < my_key {
+                Some((m, Ahead::SamePriorityOlder))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort_by_key(|(m, _)| {
+        (
+            std::cmp::Reverse(weight(m)),
+            created(m),
+            m.name().to_string(),
+        )
+    });
+    out
+}
+
+/// One sentence on the queue: how many are ahead and why.
+pub(crate) fn queue_sentence(
+    me: &VirtualMachineInstanceMigration,
+    ahead: &[(&VirtualMachineInstanceMigration, Ahead)],
+    by_priority: bool,
+) -> String {
+    let order = if by_priority {
+        "KubeVirt's priority queue serves the highest spec.priority first (system-critical 100, user-triggered 50, system-maintenance 20, none 0), and among equals the oldest"
+    } else {
+        "without the MigrationPriorityQueue feature gate (KubeVirt before v1.9) the queue ignores spec.priority and serves the oldest first"
+    };
+    if ahead.is_empty() {
+        return format!(
+            " It is first in line ({}): {order}, so it takes the next free slot.",
+            priority_words(me)
+        );
+    }
+    let higher = ahead
+        .iter()
+        .filter(|(_, a)| *a == Ahead::HigherPriority)
+        .count();
+    let older = ahead.len() - higher;
+    let mut parts = Vec::new();
+    if higher > 0 {
+        parts.push(format!("{higher} with a higher priority"));
+    }
+    if older > 0 {
+        parts.push(format!("{older} with the same priority created earlier"));
+    }
+    format!(
+        " {} pending migration(s) are ahead of this {} one ({}): {order}.",
+        ahead.len(),
+        priority_words(me),
+        parts.join(" and ")
+    )
+}
+
+/// `ns/name (system-critical, evacuates node-1)` for a list of migrations ahead.
+pub(crate) fn ahead_list(ahead: &[(&VirtualMachineInstanceMigration, Ahead)]) -> String {
+    const SHOWN: usize = 6;
+    let mut items: Vec<String> = ahead
+        .iter()
+        .take(SHOWN)
+        .map(|(m, why)| {
+            let p = m
+                .priority()
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "no priority".into());
+            let why = match why {
+                Ahead::HigherPriority => "higher priority",
+                Ahead::SamePriorityOlder => "same priority, older",
+            };
+            let evac = m
+                .evacuation_node()
+                .map(|n| format!(", evacuates {n}"))
+                .unwrap_or_default();
+            format!("{}/{} ({p}{evac}: {why})", m.namespace(), m.name())
+        })
+        .collect();
+    if ahead.len() > SHOWN {
+        items.push(format!("… {} more", ahead.len() - SHOWN));
+    }
+    items.join(", ")
+}
+
+// ---------------------------------------------------------------- decentralized
+
+/// One side of a decentralized migration as reported in `sourceState`/`targetState`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SideInfo {
+    pub node: Option<String>,
+    pub pod: Option<String>,
+    pub sync_address: Option<String>,
+}
+
+/// A decentralized (cross-cluster) migration, as `explain` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecentralizedInfo {
+    /// `sender` (spec.sendTo) or `receiver` (spec.receive).
+    pub role: DecentralizedRole,
+    /// `spec.sendTo.migrationID` / `spec.receive.migrationID`: the peer VMIM carries the same.
+    pub migration_id: Option<String>,
+    /// `spec.sendTo.connectURL`: the peer cluster's synchronization address (sender only).
+    pub connect_url: Option<String>,
+    /// `status.synchronizationAddresses`: where this cluster's synchronization controller listens.
+    pub synchronization_addresses: Vec<String>,
+    /// `migrationState.sourceState` / `targetState`.
+    pub source: Option<SideInfo>,
+    pub target: Option<SideInfo>,
+    /// Which side runs the guest now: `source` or `target`.
+    pub live_side: String,
+    /// True when the live side is in this cluster.
+    pub live_here: bool,
+}
+
+fn side(s: Option<&SideState>) -> Option<SideInfo> {
+    let s = s?;
+    Some(SideInfo {
+        node: s.node.clone(),
+        pod: s.pod.clone(),
+        sync_address: s.sync_address.clone(),
+    })
+}
+
+/// The side that runs the guest: the source until the migration completes successfully
+/// (or switches to post-copy), the target after.
+fn target_is_live(v: &View) -> bool {
+    v.phase == MigrationPhase::Succeeded
+        || v.state.is_some_and(|st| {
+            st.mode == Some(MigrationMode::PostCopy) || (st.completed && !st.failed)
+        })
+}
+
+pub(crate) fn decentralized_info(v: &View) -> Option<DecentralizedInfo> {
+    let m = v.vmim?;
+    let role = m.decentralized_role()?;
+    let st = v
+        .state
+        .or_else(|| v.vmi.and_then(|x| x.status.migration_state.as_ref()));
+    let target_live = target_is_live(v);
+    let live_here = match role {
+        DecentralizedRole::Sender => !target_live,
+        DecentralizedRole::Receiver => target_live,
+    };
+    Some(DecentralizedInfo {
+        role,
+        migration_id: m.decentralized_id().map(str::to_string),
+        connect_url: m.spec.send_to.as_ref().and_then(|s| s.connect_url.clone()),
+        synchronization_addresses: m.status.synchronization_addresses.clone(),
+        source: side(st.and_then(|st| st.source_state.as_ref())),
+        target: side(st.and_then(|st| st.target_state.as_ref())),
+        live_side: if target_live { "target" } else { "source" }.into(),
+        live_here,
+    })
+}
+
+fn side_words(s: &Option<SideInfo>) -> Option<String> {
+    let s = s.as_ref()?;
+    match (&s.node, &s.pod) {
+        (Some(n), Some(p)) => Some(format!("{p} on {n}")),
+        (Some(n), None) => Some(n.clone()),
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) => None,
+    }
+}
+
+/// The in-progress sentence of a decentralized migration in WaitingForSync / Synchronizing.
+pub(crate) fn sync_summary(v: &View) -> String {
+    let Some(d) = decentralized_info(v) else {
+        return format!(
+            "{}: a decentralized migration waiting for its peer (neither spec.sendTo nor spec.receive is set, so vmctl cannot tell which side this is).",
+            v.phase
+        );
+    };
+    let id = d
+        .migration_id
+        .as_deref()
+        .map(|i| format!(" (migrationID {i})"))
+        .unwrap_or_default();
+    let addresses = if d.synchronization_addresses.is_empty() {
+        "no synchronization address reported yet".to_string()
+    } else {
+        format!(
+            "this cluster's synchronization address(es): {}",
+            d.synchronization_addresses.join(", ")
+        )
+    };
+    let src = side_words(&d.source);
+    let tgt = side_words(&d.target);
+    match d.role {
+        DecentralizedRole::Sender => {
+            let peer = d
+                .connect_url
+                .as_deref()
+                .map(|u| format!(" to the peer at {u}"))
+                .unwrap_or_default();
+            let live = src
+                .map(|s| format!(" The guest still runs here, in {s}."))
+                .unwrap_or_else(|| " The guest still runs here, on the source side.".into());
+            let there = tgt
+                .map(|t| format!(" The receiving side reported {t}."))
+                .unwrap_or_default();
+            format!(
+                "{}: the sending side of a decentralized (cross-cluster) migration{id}{peer}; it waits for the receiving cluster's migration with the same migrationID, then streams from here ({addresses}).{live}{there}",
+                v.phase
+            )
+        }
+        DecentralizedRole::Receiver => {
+            let live = src
+                .map(|s| format!(" The guest runs in the other cluster, in {s}."))
+                .unwrap_or_else(|| {
+                    " The guest runs in the other cluster; nothing runs here yet.".into()
+                });
+            let here = tgt
+                .map(|t| format!(" Its target here is {t}."))
+                .unwrap_or_default();
+            format!(
+                "{}: the receiving side of a decentralized (cross-cluster) migration{id}; it waits for the sending cluster to connect ({addresses}).{live}{here}",
+                v.phase
+            )
+        }
+    }
+}
+
+/// The condition that blocks a decentralized migration: the VMIM's
+/// `decentralizedMigrationBlocked`, else the VMI's `DecentralizedLiveMigrationFailure`.
+pub(crate) fn decentralized_block<'a>(v: &View<'a>) -> Option<(&'static str, &'a Condition)> {
+    if let Some(c) = v.vmim_condition(COND_DECENTRALIZED_BLOCKED) {
+        return Some(("VirtualMachineInstanceMigration", c));
+    }
+    let decentralized = v.vmim.is_some_and(|m| m.decentralized_role().is_some());
+    if !decentralized || v.is_final() {
+        return None;
+    }
+    v.vmi_condition(COND_DECENTRALIZED_FAILURE)
+        .filter(|c| c.is_true())
+        .map(|c| ("VirtualMachineInstance", c))
+}
+
+// ---------------------------------------------------------------- stall detector
+
+/// The stall detector as it applies to this migration: on (gate or recorded settings) and
+/// its settings, with where they came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StallDetectorInfo {
+    /// Why vmctl takes it as on: the feature gate, or settings in the migration's configuration.
+    pub enabled_by: String,
+    pub settings: EffectiveStallDetector,
+    /// Where the settings were read (`defaults` when none were written).
+    pub settings_from: String,
+    /// The action that ended (or is ending) the migration, when one can be told:
+    /// `post-copy`, `stop-and-copy` or `abort`.
+    pub action: Option<String>,
+    /// Why vmctl names that action.
+    pub action_because: Option<String>,
+}
+
+// The factors are finite (non-finite values read as the default), so equality is total.
+impl Eq for StallDetectorInfo {}
+
+pub(crate) fn stall_detector(v: &View) -> Option<StallDetectorInfo> {
+    let kv = v.ev.kubevirt.as_ref();
+    if kv
+        .and_then(|k| k.version())
+        .and_then(parse_version)
+        .is_some_and(|ver| ver < (1, 9))
+    {
+        return None;
+    }
+    let recorded = v
+        .state
+        .and_then(|st| st.migration_configuration.as_ref())
+        .and_then(|c| StallDetectorOptions::from_experimental(c.experimental.as_ref()));
+    let policy = v
+        .policy
+        .as_deref()
+        .and_then(|name| v.ev.policies.iter().find(|p| p.name() == name))
+        .and_then(|p| {
+            StallDetectorOptions::from_experimental(p.spec.experimental.as_ref())
+                .map(|o| (p.name().to_string(), o))
+        });
+    let cluster = kv
+        .and_then(|k| k.spec.configuration.migrations.as_ref())
+        .and_then(|c| StallDetectorOptions::from_experimental(c.experimental.as_ref()));
+    let gate = kv.is_some_and(|k| k.feature_gate(GATE_MIGRATION_STALL_DETECTION));
+    let (options, from) = match (recorded, policy, cluster) {
+        (Some(o), _, _) => (
+            o,
+            "status.migrationState.migrationConfiguration.experimental.stallDetector".to_string(),
+        ),
+        (None, Some((name, o)), _) => (
+            o,
+            format!("MigrationPolicy/{name} spec.experimental.stallDetector"),
+        ),
+        (None, None, Some(o)) => (
+            o,
+            "KubeVirt spec.configuration.migrations.experimental.stallDetector".to_string(),
+        ),
+        (None, None, None) if gate => (
+            StallDetectorOptions::default(),
+            "defaults (no stallDetector settings written)".to_string(),
+        ),
+        (None, None, None) => return None,
+    };
+    let enabled_by = if gate {
+        format!(
+            "feature gate {GATE_MIGRATION_STALL_DETECTION} (KubeVirt spec.configuration.developerConfiguration.featureGates)"
+        )
+    } else {
+        format!("stallDetector settings in {from}")
+    };
+    let settings = options.effective();
+    let (action, because) = match stall_action(v, &settings) {
+        Some((a, b)) => (Some(a.to_string()), Some(b)),
+        None => (None, None),
+    };
+    Some(StallDetectorInfo {
+        enabled_by,
+        settings,
+        settings_from: from,
+        action,
+        action_because: because,
+    })
+}
+
+/// A monitor abort ends within a few seconds of its deadline (400 ms polls, finalisation).
+const SLACK_SECONDS: i64 = 5;
+
+/// Which of the stall detector's actions ended (or is carrying) the migration, read from
+/// migrationState.mode, the Paused condition, failureReason and the abort request.
+fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, String)> {
+    let st = v.state?;
+    st.start_timestamp.as_ref()?;
+    let elapsed = v.elapsed();
+    let budget = v.budget.filter(|b| *b > 0).map(|b| b as i64);
+    let at = |e: Option<i64>| {
+        e.map(|e| format!(" after {}", crate::render::fmt::duration(e)))
+            .unwrap_or_default()
+    };
+    let before_budget = matches!((elapsed, budget), (Some(e), Some(b)) if e + SLACK_SECONDS < b);
+    let paused_by_monitor = v
+        .vmi_condition("Paused")
+        .is_some_and(|c| c.is_true() && c.reason.as_deref() == Some("PausedByMigrationMonitor"));
+    if st.mode == Some(MigrationMode::PostCopy) {
+        let why = if before_budget {
+            format!(
+                "migrationState.mode is PostCopy, reached{} — before the completion budget, so a stall (no progress for stallProgressTimeout {} s) triggered the switch",
+                at(elapsed),
+                sd.stall_progress_timeout
+            )
+        } else {
+            "migrationState.mode is PostCopy, reached at or after the completion budget (the completion-timeout path)".to_string()
+        };
+        return Some(("post-copy", why));
+    }
+    let generic_abort = v.failure_reason().is_some_and(|r| {
+        s::classify_failure(r) == s::FailureText::GenericAbort && !st.abort_requested
+    });
+    if st.mode == Some(MigrationMode::Paused) || paused_by_monitor {
+        if generic_abort {
+            return Some((
+                "abort",
+                format!(
+                    "a stop-and-copy had started (migrationState.mode Paused) but the switchover did not finish within switchoverTimeout ({} s), so the stall detector aborted it{}",
+                    sd.switchover_timeout,
+                    at(elapsed)
+                ),
+            ));
+        }
+        return Some((
+            "stop-and-copy",
+            "migrationState.mode is Paused: the guest was stopped for the final copy".to_string(),
+        ));
+    }
+    if generic_abort {
+        let why = match (elapsed, budget) {
+            (Some(e), Some(b)) if e + SLACK_SECONDS >= b => format!(
+                "failureReason \"{}\" with no abort requested,{} — at the completion budget ({}): it could not finish within completionTimeoutFactor ({}) × the budget, or workload disruption was not allowed, so the completion-timeout path aborted it",
+                s::ABORTED_V19,
+                at(elapsed),
+                crate::render::fmt::duration(b),
+                sd.completion_timeout_factor
+            ),
+            _ => format!(
+                "failureReason \"{}\" with no abort requested,{} — before the completion budget: the copy stalled (remaining memory within {} % of its minimum for stallProgressTimeout {} s), post-copy and a hard stop-and-copy were not allowed (allowWorkloadDisruption off), and the estimated downtime exceeded precopyPossibleFactor ({}) × maxDowntimeMs ({} ms), so it aborted instead of a soft stop-and-copy",
+                s::ABORTED_V19,
+                at(elapsed),
+                sd.stall_margin,
+                sd.stall_progress_timeout,
+                sd.precopy_possible_factor,
+                v.config.max_downtime_ms
+            ),
+        };
+        return Some(("abort", why));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- target pod timeouts
+
+/// The target pod's deadline (FACTS §6.2): virt-controller deletes a Pending target pod
+/// `migrationUnschedulablePodTimeoutSeconds` (300) after its creation when it is
+/// unschedulable, `migrationPendingPodTimeoutSeconds` (900) otherwise; both per-VMIM
+/// annotations. Measured from the pod's creationTimestamp.
+pub(crate) struct PendingDeadline {
+    pub timeout: i64,
+    /// The annotation that overrode the default, if any.
+    pub overridden_by: Option<&'static str>,
+    pub deadline: Option<Timestamp>,
+}
+
+fn annotation_seconds(v: &View, key: &'static str) -> Option<i64> {
+    v.vmim?.annotation(key)?.trim().parse().ok()
+}
+
+pub(crate) fn pending_deadline(v: &View, unschedulable: bool) -> PendingDeadline {
+    let catch_all = annotation_seconds(v, s::PENDING_TIMEOUT_ANNOTATION);
+    let unsched = annotation_seconds(v, s::UNSCHEDULABLE_TIMEOUT_ANNOTATION);
+    let catch_all_t = catch_all.unwrap_or(s::PENDING_TIMEOUT_SECONDS);
+    let (timeout, overridden_by) = if unschedulable {
+        let u = unsched.unwrap_or(s::UNSCHEDULABLE_TIMEOUT_SECONDS);
+        // Both checks run on an unschedulable pod: the shorter one fires.
+        if catch_all_t < u {
+            (
+                catch_all_t,
+                catch_all.map(|_| s::PENDING_TIMEOUT_ANNOTATION),
+            )
+        } else {
+            (u, unsched.map(|_| s::UNSCHEDULABLE_TIMEOUT_ANNOTATION))
+        }
+    } else {
+        (
+            catch_all_t,
+            catch_all.map(|_| s::PENDING_TIMEOUT_ANNOTATION),
+        )
+    };
+    let deadline = v
+        .target_pod
+        .and_then(|p| p.metadata.creation_timestamp.as_ref())
+        .and_then(|t| Timestamp::from_second(t.0.as_second() + timeout).ok());
+    PendingDeadline {
+        timeout,
+        overridden_by,
+        deadline,
+    }
+}
+
+/// ` (annotation kubevirt.io/… on the VMIM)` when the timeout is not KubeVirt's default.
+pub(crate) fn override_words(d: &PendingDeadline) -> String {
+    d.overridden_by
+        .map(|a| format!(" (set by the annotation {a} on the migration)"))
+        .unwrap_or_default()
+}
+
+/// The target pod is Pending (still counted by the timeout check).
+pub(crate) fn target_pod_pending(v: &View) -> bool {
+    v.target_pod
+        .is_some_and(|p| pod_phase(p) == Some("Pending") && p.metadata.deletion_timestamp.is_none())
+}
+
+// ---------------------------------------------------------------- rules and texts
+
+use super::Fact;
+use super::Plane;
+use super::rules::{Finding, Rule};
+
+/// A decentralized migration blocked by the synchronization controller.
+pub(crate) const DECENTRALIZED_BLOCKED: Rule = Rule {
+    id: "decentralized-migration-blocked",
+    plane: Plane::ControlPlane,
+    reads: &[
+        "VirtualMachineInstanceMigration status.conditions[type=decentralizedMigrationBlocked]",
+        "VirtualMachineInstance status.conditions[type=DecentralizedLiveMigrationFailure]",
+        "VirtualMachineInstanceMigration spec.sendTo / spec.receive, status.synchronizationAddresses",
+    ],
+    advice: "A decentralized (cross-cluster) migration needs both clusters: a VMIM with the same migrationID on the peer, synchronization controllers that reach each other, and the DecentralizedLiveMigration feature gate on both. Fix what the condition's message names.",
+    blocks: true,
+    check: decentralized_blocked,
+};
+
+fn decentralized_blocked(v: &View) -> Option<Finding> {
+    let (kind, c) = decentralized_block(v)?;
+    let mut f = Finding::default();
+    let field = if kind == "VirtualMachineInstance" {
+        format!("status.conditions[type={COND_DECENTRALIZED_FAILURE}]")
+    } else {
+        format!("status.conditions[type={COND_DECENTRALIZED_BLOCKED}]")
+    };
+    let reason = c.reason.as_deref().unwrap_or("(no reason)");
+    let message = c.message.as_deref().unwrap_or("(no message)");
+    let value = format!("True, reason {reason}: {message}");
+    f.evidence.push(if kind == "VirtualMachineInstance" {
+        v.vmi_fact(&field, value)
+    } else {
+        v.vmim_fact(&field, value)
+    });
+    f.evidence.extend(sync_facts(v));
+    let role = decentralized_info(v)
+        .map(|d| {
+            let id = d
+                .migration_id
+                .map(|i| format!(", migrationID {i}"))
+                .unwrap_or_default();
+            let peer = d
+                .connect_url
+                .map(|u| format!(", peer {u}"))
+                .unwrap_or_default();
+            format!(" ({} side{id}{peer})", d.role.as_str())
+        })
+        .unwrap_or_default();
+    let failed = if v.phase == MigrationPhase::Failed {
+        " and the migration failed"
+    } else {
+        ""
+    };
+    f.summary = format!(
+        "The decentralized (cross-cluster) migration{role} is blocked by the synchronization controller{failed}: {reason}: {message}"
+    );
+    f.next_steps.extend(sync_steps(v));
+    Some(f)
+}
+
+/// Facts of a decentralized migration: its spec and the synchronization addresses.
+pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {
+    let Some(m) = v.vmim else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(st) = &m.spec.send_to {
+        out.push(v.vmim_fact(
+            "spec.sendTo",
+            format!(
+                "migrationID {}, connectURL {}",
+                st.migration_id.as_deref().unwrap_or("?"),
+                st.connect_url.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
+    if let Some(r) = &m.spec.receive {
+        out.push(v.vmim_fact(
+            "spec.receive",
+            format!("migrationID {}", r.migration_id.as_deref().unwrap_or("?")),
+        ));
+    }
+    if !m.status.synchronization_addresses.is_empty() {
+        out.push(v.vmim_fact(
+            "status.synchronizationAddresses",
+            m.status.synchronization_addresses.join(", "),
+        ));
+    }
+    let st = v
+        .state
+        .or_else(|| v.vmi.and_then(|x| x.status.migration_state.as_ref()));
+    for (name, s) in [
+        ("sourceState", st.and_then(|st| st.source_state.as_ref())),
+        ("targetState", st.and_then(|st| st.target_state.as_ref())),
+    ] {
+        if let Some(s) = s {
+            let words = [
+                s.node.as_ref().map(|n| format!("node {n}")),
+                s.pod.as_ref().map(|p| format!("pod {p}")),
+                s.sync_address.as_ref().map(|a| format!("syncAddress {a}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+            if !words.is_empty() {
+                out.push(Fact {
+                    object: v.vmi_object(),
+                    field: format!("status.migrationState.{name}"),
+                    value: words,
+                    note: None,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What to check on both sides of a decentralized migration.
+pub(crate) fn sync_steps(v: &View) -> Vec<String> {
+    let Some(m) = v.vmim else {
+        return Vec::new();
+    };
+    let id = m.decentralized_id().unwrap_or("<migrationID>");
+    let mut out = vec![format!(
+        "On the peer cluster, find the other side (same migrationID {id}): kubectl get vmim -A -o wide | grep -e {id} -e WaitingForSync -e Synchronizing"
+    )];
+    if let Some(url) = m
+        .spec
+        .send_to
+        .as_ref()
+        .and_then(|s| s.connect_url.as_deref())
+    {
+        out.push(format!(
+            "Check that this cluster reaches the peer's synchronization controller at {url}"
+        ));
+    }
+    if !m.status.synchronization_addresses.is_empty() {
+        out.push(format!(
+            "Check that the peer reaches this cluster's synchronization address(es): {}",
+            m.status.synchronization_addresses.join(", ")
+        ));
+    }
+    out.push(
+        "Both clusters need the DecentralizedLiveMigration feature gate: kubectl get kubevirt -A -o jsonpath='{.items[*].spec.configuration.developerConfiguration.featureGates}'"
+            .to_string(),
+    );
+    out
+}
+
+/// The stall detector's own words for a monitor abort: (summary, evidence), when it was on
+/// and its action was an abort.
+pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDetectorInfo)> {
+    let sd = stall_detector(v)?;
+    if sd.action.as_deref() != Some("abort") {
+        return None;
+    }
+    let elapsed = v
+        .elapsed()
+        .map(crate::render::fmt::duration)
+        .unwrap_or_else(|| "?".into());
+    let because = sd.action_because.clone().unwrap_or_default();
+    let summary = format!(
+        "The stall detector (KubeVirt v1.9+, on by {}) aborted it after {elapsed}: {because}. (Inferred from status: the stall detector logs its reasons only at verbosity 3–4.)",
+        sd.enabled_by
+    );
+    let mut facts = Vec::new();
+    let (object, field) = if sd.settings_from.starts_with("status.") {
+        (
+            v.state_owner.clone().unwrap_or_else(|| v.vmim_object()),
+            sd.settings_from.clone(),
+        )
+    } else if let Some(rest) = sd.settings_from.strip_prefix("MigrationPolicy/") {
+        let (name, field) = rest
+            .split_once(' ')
+            .unwrap_or((rest, "spec.experimental.stallDetector"));
+        (format!("MigrationPolicy/{name}"), field.to_string())
+    } else {
+        let (ns, name) = v.kubevirt_ref();
+        (
+            format!("KubeVirt/{ns}/{name}"),
+            "spec.configuration.developerConfiguration.featureGates".to_string(),
+        )
+    };
+    facts.push(Fact {
+        object,
+        field,
+        value: format!(
+            "stallProgressTimeout {} s, switchoverTimeout {} s, stallMargin {} %, completionTimeoutFactor {}, precopyPossibleFactor {}",
+            sd.settings.stall_progress_timeout,
+            sd.settings.switchover_timeout,
+            sd.settings.stall_margin,
+            sd.settings.completion_timeout_factor,
+            sd.settings.precopy_possible_factor
+        ),
+        note: Some(format!("stall detector on by {}; settings from {}", sd.enabled_by, sd.settings_from)),
+    });
+    if let Some(mode) = v.mode() {
+        facts.push(v.state_fact("mode", mode.as_str()));
+    }
+    Some((summary, facts, sd))
+}
+
+/// A line for the attention list: the stall detector's action, when one can be told.
+pub(crate) fn stall_attention(v: &View) -> Option<String> {
+    let sd = stall_detector(v)?;
+    let action = sd.action.as_deref()?;
+    let what = match action {
+        "post-copy" => "switched the migration to post-copy",
+        "stop-and-copy" => "stopped the guest for a final stop-and-copy",
+        _ => "aborted the migration",
+    };
+    Some(format!(
+        "The stall detector (on by {}) {what}: {}.",
+        sd.enabled_by,
+        sd.action_because.as_deref().unwrap_or("")
+    ))
+}
