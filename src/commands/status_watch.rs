@@ -25,7 +25,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::status::{
-    MigrationRow, StatusInputs, StatusReport, build_report, slim_pod, vmi_selector,
+    MigrationRow, StatusInputs, StatusReport, build_report, phase_words, route, slim_pod,
+    vmi_selector,
 };
 use crate::cli::StatusArgs;
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
@@ -321,15 +322,18 @@ fn progress_cell(report: &StatusReport, m: &MigrationRow) -> String {
 
 fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
     format!(
-        "{}/{} vmi={} phase={} {}→{} mode={} progress: {}",
+        "{}/{} vmi={} phase={} {} mode={} progress: {}",
         m.namespace,
         m.name,
         m.vmi,
         m.phase,
-        m.source_node.as_deref().unwrap_or("?"),
-        m.target_node.as_deref().unwrap_or("?"),
+        route(
+            m.source_node.as_deref(),
+            m.target_node.as_deref(),
+            m.decentralized.as_ref()
+        ),
         m.mode.as_deref().unwrap_or("-"),
-        progress_cell(report, m)
+        printable(&progress_cell(report, m))
     )
 }
 
@@ -376,12 +380,15 @@ fn render_table(
             plain(m.namespace.clone()),
             plain(m.name.clone()),
             plain(m.vmi.clone()),
-            (m.phase.clone(), Tone::Warn),
-            plain(format!(
-                "{} → {}",
-                m.source_node.as_deref().unwrap_or("?"),
-                m.target_node.as_deref().unwrap_or("?")
-            )),
+            (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
+            plain(
+                route(
+                    m.source_node.as_deref(),
+                    m.target_node.as_deref(),
+                    m.decentralized.as_ref(),
+                )
+                .replacen('→', " → ", 1),
+            ),
             (
                 match m.mode.as_deref() {
                     Some("PostCopy") => "PostCopy (no return)".to_string(),
@@ -391,7 +398,7 @@ fn render_table(
                 mode_tone,
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
-            plain(progress_cell(report, m)),
+            plain(printable(&progress_cell(report, m))),
         ]);
     }
     out.push_str(&t.render());
