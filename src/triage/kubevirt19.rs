@@ -387,9 +387,7 @@ pub(crate) fn stall_detector(v: &View) -> Option<StallDetectorInfo> {
         (None, None, None) => return None,
     };
     let enabled_by = if gate {
-        format!(
-            "feature gate {GATE_MIGRATION_STALL_DETECTION} (KubeVirt spec.configuration.developerConfiguration.featureGates)"
-        )
+        format!("the {GATE_MIGRATION_STALL_DETECTION} feature gate")
     } else {
         format!("stallDetector settings in {from}")
     };
@@ -428,8 +426,12 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
     if st.mode == Some(MigrationMode::PostCopy) {
         let why = if before_budget {
             format!(
-                "migrationState.mode is PostCopy, reached{} — before the completion budget, so a stall (no progress for stallProgressTimeout {} s) triggered the switch",
-                at(elapsed),
+                "migrationState.mode is PostCopy and the migration {} {} in, before its {} completion budget, so a stall (no progress for stallProgressTimeout {} s) triggered the switch, not the budget",
+                if v.end.is_some() { "ended" } else { "is" },
+                elapsed
+                    .map(crate::render::fmt::duration)
+                    .unwrap_or_default(),
+                budget.map(crate::render::fmt::duration).unwrap_or_default(),
                 sd.stall_progress_timeout
             )
         } else {
@@ -457,18 +459,25 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
         ));
     }
     if generic_abort {
+        let tail = format!(
+            " (failureReason \"{}\", no abort requested)",
+            s::ABORTED_V19
+        );
+        let of_budget = budget
+            .map(|b| format!(" of {}", crate::render::fmt::duration(b)))
+            .unwrap_or_default();
         let why = match (elapsed, budget) {
             (Some(e), Some(b)) if e + SLACK_SECONDS >= b => format!(
-                "failureReason \"{}\" with no abort requested,{} — at the completion budget ({}): it could not finish within completionTimeoutFactor ({}) × the budget, or workload disruption was not allowed, so the completion-timeout path aborted it",
-                s::ABORTED_V19,
-                at(elapsed),
+                "it reached its {} completion budget, and either it could not finish within completionTimeoutFactor ({}) × the budget or workload disruption was not allowed, so the completion-timeout path aborted it{tail}",
                 crate::render::fmt::duration(b),
                 sd.completion_timeout_factor
             ),
+            _ if v.config.allow_workload_disruption => format!(
+                "it ended before its completion budget{of_budget}: the copy stalled, the stall detector started a post-copy or stop-and-copy switchover, and the switchover did not complete within switchoverTimeout ({} s){tail}",
+                sd.switchover_timeout
+            ),
             _ => format!(
-                "failureReason \"{}\" with no abort requested,{} — before the completion budget: the copy stalled (remaining memory within {} % of its minimum for stallProgressTimeout {} s), post-copy and a hard stop-and-copy were not allowed (allowWorkloadDisruption off), and the estimated downtime exceeded precopyPossibleFactor ({}) × maxDowntimeMs ({} ms), so it aborted instead of a soft stop-and-copy",
-                s::ABORTED_V19,
-                at(elapsed),
+                "it ended before its completion budget{of_budget}, so the stall check fired: the remaining memory stayed within {} % of its minimum for stallProgressTimeout ({} s); with allowWorkloadDisruption off neither post-copy nor a hard stop-and-copy was allowed, and the estimated downtime exceeded precopyPossibleFactor ({}) × maxDowntimeMs ({} ms), so it aborted rather than try a soft stop-and-copy{tail}",
                 sd.stall_margin,
                 sd.stall_progress_timeout,
                 sd.precopy_possible_factor,
@@ -711,21 +720,35 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
         sd.enabled_by
     );
     let mut facts = Vec::new();
+    let (ns, name) = v.kubevirt_ref();
+    if v.ev
+        .kubevirt
+        .as_ref()
+        .is_some_and(|k| k.feature_gate(GATE_MIGRATION_STALL_DETECTION))
+    {
+        facts.push(Fact {
+            object: format!("KubeVirt/{ns}/{name}"),
+            field: "spec.configuration.developerConfiguration.featureGates".into(),
+            value: GATE_MIGRATION_STALL_DETECTION.into(),
+            note: Some(
+                "listed: the stall detector replaces the legacy progressTimeout check".into(),
+            ),
+        });
+    }
     let (object, field) = if sd.settings_from.starts_with("status.") {
         (
             v.state_owner.clone().unwrap_or_else(|| v.vmim_object()),
             sd.settings_from.clone(),
         )
     } else if let Some(rest) = sd.settings_from.strip_prefix("MigrationPolicy/") {
-        let (name, field) = rest
+        let (policy, field) = rest
             .split_once(' ')
             .unwrap_or((rest, "spec.experimental.stallDetector"));
-        (format!("MigrationPolicy/{name}"), field.to_string())
+        (format!("MigrationPolicy/{policy}"), field.to_string())
     } else {
-        let (ns, name) = v.kubevirt_ref();
         (
             format!("KubeVirt/{ns}/{name}"),
-            "spec.configuration.developerConfiguration.featureGates".to_string(),
+            "spec.configuration.migrations.experimental.stallDetector".to_string(),
         )
     };
     facts.push(Fact {
@@ -739,8 +762,17 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
             sd.settings.completion_timeout_factor,
             sd.settings.precopy_possible_factor
         ),
-        note: Some(format!("stall detector on by {}; settings from {}", sd.enabled_by, sd.settings_from)),
+        note: Some(if sd.settings_from.starts_with("defaults") {
+            "not written: KubeVirt's defaults".to_string()
+        } else {
+            "defaults applied to what is not set".to_string()
+        }),
     });
+    facts.push(v.config_fact("maxDowntimeMs", v.config.max_downtime_ms.to_string()));
+    facts.push(v.config_fact(
+        "allowWorkloadDisruption",
+        v.config.allow_workload_disruption.to_string(),
+    ));
     if let Some(mode) = v.mode() {
         facts.push(v.state_fact("mode", mode.as_str()));
     }
@@ -754,7 +786,8 @@ pub(crate) fn stall_attention(v: &View) -> Option<String> {
     let what = match action {
         "post-copy" => "switched the migration to post-copy",
         "stop-and-copy" => "stopped the guest for a final stop-and-copy",
-        _ => "aborted the migration",
+        // An abort is the diagnosis itself: not-converging / no-progress say it.
+        _ => return None,
     };
     Some(format!(
         "The stall detector (on by {}) {what}: {}.",

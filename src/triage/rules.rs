@@ -1269,6 +1269,7 @@ fn target_pod_unschedulable(v: &View) -> Option<Finding> {
         .map(|m| format!(": {}", scheduler_summary(m)))
         .unwrap_or_default();
     let pending = kv19::pending_deadline(v, true);
+    let mut created_fact = None;
     let timeout = pending.timeout;
     let why_timeout = kv19::override_words(&pending);
     f.summary = if v.phase == MigrationPhase::Failed {
@@ -1285,13 +1286,24 @@ fn target_pod_unschedulable(v: &View) -> Option<Finding> {
             .map(|d| {
                 let when = if d <= v.now.as_second() && kv19::target_pod_pending(v) {
                     format!(
-                        "was due at {} ({}): virt-controller has not acted on it yet — is it running, and does it see this migration?",
+                        "it was due at {} ({}), and virt-controller has not acted on it yet (check that virt-controller runs and sees this migration)",
                         ts_string(d),
                         until(v, d)
                     )
                 } else {
                     format!("at {} ({})", ts_string(d), until(v, d))
                 };
+                if let (Some(p), Some(created)) = (
+                    v.target_pod,
+                    v.target_pod
+                        .and_then(|p| p.metadata.creation_timestamp.as_ref()),
+                ) {
+                    created_fact = Some(v.pod_fact(
+                        pod_name(p),
+                        "metadata.creationTimestamp",
+                        created.0.to_string(),
+                    ));
+                }
                 format!(
                     " KubeVirt deletes an unschedulable target pod {} after its creation{why_timeout}, and the migration then fails: {when}.",
                     dur(timeout)
@@ -1300,6 +1312,10 @@ fn target_pod_unschedulable(v: &View) -> Option<Finding> {
             .unwrap_or_default();
         format!("The target pod {pod} cannot be scheduled{verdict}.{deadline}")
     };
+    if let Some(mut fact) = created_fact {
+        fact.note = Some("the pending-pod timeouts count from here".into());
+        f.evidence.push(fact);
+    }
     if let (Some(a), Some(m)) = (pending.overridden_by, v.vmim) {
         f.evidence.push(v.vmim_fact(
             &format!("metadata.annotations[{a}]"),
@@ -1398,7 +1414,7 @@ fn target_pod_not_ready(v: &View) -> Option<Finding> {
                 let d = d.as_second();
                 let when = if d <= v.now.as_second() {
                     format!(
-                        "was due at {} ({}): virt-controller has not acted on it yet",
+                        "it was due at {} ({}), and virt-controller has not acted on it yet",
                         ts_string(d),
                         until(v, d)
                     )
