@@ -136,32 +136,47 @@ pub(crate) fn queue_sentence(
     )
 }
 
-/// `ns/name (system-critical, evacuates node-1)` for a list of migrations ahead.
-pub(crate) fn ahead_list(ahead: &[(&VirtualMachineInstanceMigration, Ahead)]) -> String {
+/// One fact per migration ahead in the queue (the first few).
+pub(crate) fn ahead_facts(ahead: &[(&VirtualMachineInstanceMigration, Ahead)]) -> Vec<super::Fact> {
     const SHOWN: usize = 6;
-    let mut items: Vec<String> = ahead
+    let mut out: Vec<super::Fact> = ahead
         .iter()
         .take(SHOWN)
-        .map(|(m, why)| {
-            let p = m
-                .priority()
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "no priority".into());
-            let why = match why {
-                Ahead::HigherPriority => "higher priority",
-                Ahead::SamePriorityOlder => "same priority, older",
-            };
-            let evac = m
-                .evacuation_node()
-                .map(|n| format!(", evacuates {n}"))
-                .unwrap_or_default();
-            format!("{}/{} ({p}{evac}: {why})", m.namespace(), m.name())
+        .map(|(m, why)| super::Fact {
+            object: format!(
+                "VirtualMachineInstanceMigration/{}/{}",
+                m.namespace(),
+                m.name()
+            ),
+            field: "spec.priority".into(),
+            value: m.spec.priority.clone().unwrap_or_else(|| "(unset)".into()),
+            note: Some(format!(
+                "Pending, ahead in the queue: {}{}",
+                match why {
+                    Ahead::HigherPriority => "higher priority".to_string(),
+                    Ahead::SamePriorityOlder => format!(
+                        "same priority, created earlier ({})",
+                        created(m).map(|t| t.to_string()).unwrap_or_default()
+                    ),
+                },
+                m.evacuation_node()
+                    .map(|n| format!("; evacuates {n}"))
+                    .unwrap_or_default()
+            )),
         })
         .collect();
     if ahead.len() > SHOWN {
-        items.push(format!("… {} more", ahead.len() - SHOWN));
+        out.push(super::Fact {
+            object: "VirtualMachineInstanceMigration".into(),
+            field: "status.phase".into(),
+            value: "Pending".into(),
+            note: Some(format!(
+                "… and {} more ahead in the queue",
+                ahead.len() - SHOWN
+            )),
+        });
     }
-    items.join(", ")
+    out
 }
 
 // ---------------------------------------------------------------- decentralized

@@ -1861,21 +1861,7 @@ fn queued_parallel_limit(v: &View) -> Option<Finding> {
             }
         ));
         f.evidence.push(fact);
-        if !ahead.is_empty() {
-            f.evidence.push(Fact {
-                object: format!(
-                    "VirtualMachineInstanceMigration (phase Pending{})",
-                    if node_bound {
-                        ", VMI on the same node"
-                    } else {
-                        ""
-                    }
-                ),
-                field: "spec.priority, metadata.creationTimestamp".into(),
-                value: kv19::ahead_list(&ahead),
-                note: Some(format!("{} ahead in the queue", ahead.len())),
-            });
-        }
+        f.evidence.extend(kv19::ahead_facts(&ahead));
         f.summary
             .push_str(&kv19::queue_sentence(me, &ahead, by_priority));
     }
