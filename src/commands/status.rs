@@ -504,7 +504,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 "StorageLiveMigratable" => (
                     "storage-not-migratable",
                     format!(
-                        "its volumes cannot be migrated; live migration itself is unaffected (StorageLiveMigratable=False, {words})"
+                        "its volumes cannot be moved to other storage (volume migration); live migration still works (StorageLiveMigratable=False, {words})"
                     ),
                 ),
                 _ => (
@@ -734,7 +734,13 @@ fn migration_row(
         target_node: in_flight
             .and_then(|f| f.target_node.clone())
             .or_else(|| target_pod.and_then(|p| p.spec.as_ref()?.node_name.clone())),
-        source_pod: in_flight.and_then(|f| f.source_pod.clone()),
+        source_pod: in_flight.and_then(|f| f.source_pod.clone()).or_else(|| {
+            // Before the hand-off the source is the pod the guest runs in — except on a
+            // decentralized receiver, whose pod is the target.
+            (m.decentralized_role() != Some(DecentralizedRole::Receiver))
+                .then(|| live_pod.clone())
+                .flatten()
+        }),
         target_pod: in_flight
             .and_then(|f| f.target_pod.clone())
             .or_else(|| target_pod.and_then(|p| p.metadata.name.clone())),
