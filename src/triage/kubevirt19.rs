@@ -810,3 +810,368 @@ pub(crate) fn stall_attention(v: &View) -> Option<String> {
         sd.action_because.as_deref().unwrap_or("")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{Evidence, MigrationLoad, diagnose};
+    use super::*;
+    use crate::model::{KubeVirt, Pod, VirtualMachineInstance};
+
+    const NOW: &str = "2026-12-01T12:00:00Z";
+
+    fn vmim(v: serde_json::Value) -> VirtualMachineInstanceMigration {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn pending(
+        name: &str,
+        created: &str,
+        priority: Option<&str>,
+    ) -> VirtualMachineInstanceMigration {
+        let mut spec = json!({"vmiName": name});
+        if let Some(p) = priority {
+            spec["priority"] = json!(p);
+        }
+        vmim(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("u-{name}"),
+                         "creationTimestamp": created},
+            "spec": spec,
+            "status": {"phase": "Pending"}
+        }))
+    }
+
+    fn kubevirt(version: &str, gates: &[&str]) -> KubeVirt {
+        serde_json::from_value(json!({
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {"developerConfiguration": {"featureGates": gates}}},
+            "status": {"observedKubeVirtVersion": version}
+        }))
+        .unwrap()
+    }
+
+    fn evidence(
+        m: VirtualMachineInstanceMigration,
+        vmi: serde_json::Value,
+        pods: Vec<Pod>,
+        kv: Option<KubeVirt>,
+    ) -> Evidence {
+        let vmi: VirtualMachineInstance = serde_json::from_value(vmi).unwrap();
+        Evidence {
+            now: NOW.parse().unwrap(),
+            migration: Some(m.clone()),
+            vmi_namespace: "ns".into(),
+            vmi_name: vmi.name().to_string(),
+            vmi: Some(vmi),
+            migrations: vec![m],
+            pods,
+            events: Vec::new(),
+            kubevirt: kv,
+            policies: Vec::new(),
+            namespace: None,
+            load: None,
+        }
+    }
+
+    fn running_vmi(name: &str, state: serde_json::Value) -> serde_json::Value {
+        json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("vmi-{name}"),
+                         "labels": {"kubevirt.io/nodeName": "node-1"}},
+            "spec": {"domain": {"memory": {"guest": "4Gi"}}},
+            "status": {"phase": "Running", "nodeName": "node-1",
+                       "conditions": [{"type": "LiveMigratable", "status": "True"}],
+                       "migrationState": state}
+        })
+    }
+
+    #[test]
+    fn the_queue_serves_higher_priority_then_older() {
+        let me = pending("me", "2026-12-01T11:50:00Z", Some("user-triggered"));
+        let others = [
+            pending("crit-late", "2026-12-01T11:55:00Z", Some("system-critical")),
+            pending("user-early", "2026-12-01T11:40:00Z", Some("user-triggered")),
+            pending("user-late", "2026-12-01T11:51:00Z", Some("user-triggered")),
+            pending(
+                "maint-early",
+                "2026-12-01T11:00:00Z",
+                Some("system-maintenance"),
+            ),
+            pending("none-early", "2026-12-01T11:00:00Z", None),
+            me.clone(),
+        ];
+        let ahead = ahead_of(&me, others.iter(), true);
+        let names: Vec<(&str, Ahead)> = ahead.iter().map(|(m, a)| (m.name(), *a)).collect();
+        assert_eq!(
+            names,
+            [
+                ("crit-late", Ahead::HigherPriority),
+                ("user-early", Ahead::SamePriorityOlder)
+            ]
+        );
+        // Without the priority queue (≤v1.8, no gate) only age counts.
+        let fifo = ahead_of(&me, others.iter(), false);
+        let names: Vec<&str> = fifo.iter().map(|(m, _)| m.name()).collect();
+        assert_eq!(names, ["maint-early", "none-early", "user-early"]);
+        let words = queue_sentence(&me, &ahead, true);
+        assert!(
+            words.contains("2 pending migration(s) are ahead of this user-triggered (50) one"),
+            "{words}"
+        );
+        assert!(queue_sentence(&me, &[], true).contains("first in line"));
+    }
+
+    #[test]
+    fn the_priority_queue_is_off_before_v19_without_its_gate() {
+        let m = pending("me", "2026-12-01T11:50:00Z", Some("user-triggered"));
+        let vmi = running_vmi("me", json!({}));
+        for (kv, on) in [
+            (Some(kubevirt("v1.8.4", &[])), false),
+            (Some(kubevirt("v1.8.4", &["MigrationPriorityQueue"])), true),
+            (Some(kubevirt("v1.9.0", &[])), true),
+            (None, true),
+        ] {
+            let e = evidence(m.clone(), vmi.clone(), Vec::new(), kv);
+            let view = View::new(&e);
+            assert_eq!(priority_queue_active(&view), on);
+        }
+    }
+
+    #[test]
+    fn pending_timeouts_honour_both_annotations_and_count_from_creation() {
+        let m = vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m",
+                         "creationTimestamp": "2026-12-01T11:50:00Z",
+                         "annotations": {"kubevirt.io/migrationUnschedulablePodTimeoutSeconds": "120",
+                                         "kubevirt.io/migrationPendingPodTimeoutSeconds": "60"}},
+            "spec": {"vmiName": "a"},
+            "status": {"phase": "Scheduling"}
+        }));
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "tgt", "namespace": "ns", "creationTimestamp": "2026-12-01T11:58:00Z",
+                         "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/migrationJobUID": "u-m",
+                                    "kubevirt.io/created-by": "vmi-a"}},
+            "status": {"phase": "Pending"}
+        }))
+        .unwrap();
+        let e = evidence(m, running_vmi("a", json!({})), vec![pod], None);
+        let view = View::new(&e);
+        // Unschedulable: the shorter of the two fires (both checks run).
+        let d = pending_deadline(&view, true);
+        assert_eq!(d.timeout, 60);
+        assert_eq!(d.overridden_by, Some(s::PENDING_TIMEOUT_ANNOTATION));
+        assert_eq!(d.deadline.unwrap().to_string(), "2026-12-01T11:59:00Z");
+        assert!(target_pod_pending(&view));
+        // Garbage in an annotation reads as the default.
+        let m = vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m",
+                         "annotations": {"kubevirt.io/migrationUnschedulablePodTimeoutSeconds": "soon"}},
+            "spec": {"vmiName": "a"}, "status": {"phase": "Scheduling"}
+        }));
+        let e = evidence(m, running_vmi("a", json!({})), Vec::new(), None);
+        let view = View::new(&e);
+        let d = pending_deadline(&view, true);
+        assert_eq!((d.timeout, d.overridden_by, d.deadline), (300, None, None));
+        assert_eq!(pending_deadline(&view, false).timeout, 900);
+    }
+
+    fn streamed(
+        uid: &str,
+        mode: &str,
+        seconds: i64,
+        reason: Option<&str>,
+        config: serde_json::Value,
+    ) -> serde_json::Value {
+        let start: Timestamp = "2026-12-01T11:40:00Z".parse().unwrap();
+        let end = Timestamp::from_second(start.as_second() + seconds).unwrap();
+        let mut st = json!({
+            "migrationUid": uid, "sourceNode": "node-1", "targetNode": "node-2",
+            "startTimestamp": start.to_string(), "endTimestamp": end.to_string(),
+            "completed": true, "failed": reason.is_some(), "mode": mode,
+            "migrationConfiguration": config
+        });
+        if let Some(r) = reason {
+            st["failureReason"] = json!(r);
+            st["abortStatus"] = json!("Succeeded");
+        }
+        st
+    }
+
+    fn final_vmim(phase: &str) -> VirtualMachineInstanceMigration {
+        vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m",
+                         "creationTimestamp": "2026-12-01T11:39:50Z"},
+            "spec": {"vmiName": "a"},
+            "status": {"phase": phase}
+        }))
+    }
+
+    #[test]
+    fn the_stall_detector_is_on_by_gate_or_recorded_settings_and_never_before_v19() {
+        let cfg = json!({"completionTimeoutPerGiB": 150});
+        let vmi = running_vmi(
+            "a",
+            streamed(
+                "u-m",
+                "PreCopy",
+                95,
+                Some("Live migration has been aborted"),
+                cfg.clone(),
+            ),
+        );
+        // Gate on, v1.10: a stall abort before the 750 s budget.
+        let e = evidence(
+            final_vmim("Failed"),
+            vmi.clone(),
+            Vec::new(),
+            Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
+        );
+        let d = diagnose(&e);
+        assert_eq!((d.cause, d.inferred), ("no-progress", true));
+        assert!(
+            d.summary.contains("stallProgressTimeout (40 s)"),
+            "{}",
+            d.summary
+        );
+        let sd = d
+            .migration
+            .as_ref()
+            .unwrap()
+            .stall_detector
+            .as_ref()
+            .unwrap();
+        assert_eq!(sd.action.as_deref(), Some("abort"));
+        // Gate off: the legacy monitor's progressTimeout explains it.
+        let e = evidence(
+            final_vmim("Failed"),
+            vmi.clone(),
+            Vec::new(),
+            Some(kubevirt("v1.10.0", &[])),
+        );
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "no-progress");
+        assert!(
+            d.summary.contains("progressTimeout (150 s)"),
+            "{}",
+            d.summary
+        );
+        assert!(d.migration.as_ref().unwrap().stall_detector.is_none());
+        // A v1.8 cluster has no stall detector, whatever its CR lists.
+        let e = evidence(
+            final_vmim("Failed"),
+            vmi,
+            Vec::new(),
+            Some(kubevirt("v1.8.4", &["MigrationStallDetection"])),
+        );
+        assert!(diagnose(&e).migration.unwrap().stall_detector.is_none());
+        // Recorded settings turn it on without the gate, and their values are used.
+        let cfg = json!({"completionTimeoutPerGiB": 150, "allowPostCopy": true,
+                         "experimental": {"stallDetector": {"stallProgressTimeout": 25}}});
+        let vmi = running_vmi("a", streamed("u-m", "PostCopy", 120, None, cfg));
+        let e = evidence(final_vmim("Succeeded"), vmi, Vec::new(), None);
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "succeeded");
+        let sd = d
+            .migration
+            .as_ref()
+            .unwrap()
+            .stall_detector
+            .clone()
+            .unwrap();
+        assert_eq!(sd.action.as_deref(), Some("post-copy"));
+        assert_eq!(sd.settings.stall_progress_timeout, 25);
+        assert!(
+            d.attention
+                .iter()
+                .any(|a| a.contains("switched the migration to post-copy"))
+        );
+    }
+
+    #[test]
+    fn a_stop_and_copy_then_abort_is_a_switchover_timeout() {
+        let cfg = json!({"completionTimeoutPerGiB": 150, "allowWorkloadDisruption": true});
+        let vmi = running_vmi(
+            "a",
+            streamed(
+                "u-m",
+                "Paused",
+                200,
+                Some("Live migration has been aborted"),
+                cfg,
+            ),
+        );
+        let e = evidence(
+            final_vmim("Failed"),
+            vmi,
+            Vec::new(),
+            Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
+        );
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "not-converging");
+        assert!(
+            d.summary.contains("switchoverTimeout (60 s)"),
+            "{}",
+            d.summary
+        );
+    }
+
+    #[test]
+    fn the_budget_path_abort_is_told_apart_from_a_stall() {
+        // 4Gi guest: 5 GB × 150 s = 750 s; aborted at 752 s.
+        let cfg = json!({"completionTimeoutPerGiB": 150});
+        let vmi = running_vmi(
+            "a",
+            streamed(
+                "u-m",
+                "PreCopy",
+                752,
+                Some("Live migration has been aborted"),
+                cfg,
+            ),
+        );
+        let e = evidence(
+            final_vmim("Failed"),
+            vmi,
+            Vec::new(),
+            Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
+        );
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "not-converging");
+        assert!(
+            d.summary.contains("completion-timeout path"),
+            "{}",
+            d.summary
+        );
+    }
+
+    #[test]
+    fn a_stale_decentralized_failure_on_the_vmi_does_not_block_an_ordinary_migration() {
+        let m = vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m", "creationTimestamp": "2026-12-01T11:59:00Z"},
+            "spec": {"vmiName": "a"},
+            "status": {"phase": "Pending"}
+        }));
+        let mut vmi = running_vmi("a", json!({}));
+        vmi["status"]["conditions"] = json!([
+            {"type": "LiveMigratable", "status": "True"},
+            {"type": "DecentralizedLiveMigrationFailure", "status": "True", "reason": "X", "message": "old"}
+        ]);
+        let mut e = evidence(m, vmi.clone(), Vec::new(), None);
+        e.load = Some(MigrationLoad::default());
+        assert_ne!(diagnose(&e).cause, "decentralized-migration-blocked");
+        // On a decentralized sender it blocks.
+        let m = vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m", "creationTimestamp": "2026-12-01T11:59:00Z"},
+            "spec": {"vmiName": "a", "sendTo": {"migrationID": "x", "connectURL": "peer:9185"}},
+            "status": {"phase": "Synchronizing"}
+        }));
+        let e = evidence(m, vmi, Vec::new(), None);
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "decentralized-migration-blocked");
+        assert!(
+            d.summary.contains("X: old") && d.summary.contains("peer peer:9185"),
+            "{}",
+            d.summary
+        );
+    }
+}
