@@ -1256,6 +1256,20 @@ fn kv19_a_decentralized_failure_is_blocked_with_its_reason() {
                 .starts_with("True, reason DecentralizedNotLiveMigratable")
     }));
     assert_eq!(r.rule.id, "decentralized-migration-blocked");
+    // The same block whose message carries an escape sequence (status-kv19): it never
+    // reaches the terminal.
+    let out = stdout(&vmctl([
+        "--from",
+        "tests/fixtures/status-kv19",
+        "--now",
+        KV19_NOW,
+        "explain",
+        "erp-01-send",
+        "-n",
+        "prod",
+    ]));
+    assert!(out.contains("peer VMI memory differs"), "{out}");
+    assert!(!out.contains('\u{1b}'), "{out}");
 }
 
 #[test]
