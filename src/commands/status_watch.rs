@@ -737,6 +737,50 @@ mod tests {
     }
 
     #[test]
+    fn a_decentralized_receiver_is_drawn_with_its_role_and_the_peer_source() {
+        let mut m = Mirror::default();
+        let v: Boxed<VirtualMachineInstance> = serde_json::from_value(json!({
+            "metadata": {"name": "web-09", "namespace": "prod", "uid": "uid-web-09"},
+            "status": {"nodeName": "node-7", "phase": "WaitingForSync",
+                "migrationState": {"migrationUid": "uid-recv",
+                    "sourceState": {"node": "dc1-node-2", "pod": "virt-launcher-web-09-src",
+                                    "migrationUID": "peer"},
+                    "targetState": {"node": "node-7", "pod": "virt-launcher-web-09-rx",
+                                    "migrationUID": "uid-recv"}}}
+        }))
+        .unwrap();
+        let recv: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+            "metadata": {"name": "recv", "namespace": "prod", "uid": "uid-recv"},
+            "spec": {"vmiName": "web-09", "receive": {"migrationID": "mig-9"}},
+            "status": {"phase": "WaitingForSync", "synchronizationAddresses": ["10.30.0.9:9185"]}
+        }))
+        .unwrap();
+        let send: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+            "metadata": {"name": "send", "namespace": "prod", "uid": "uid-send"},
+            "spec": {"vmiName": "db-01", "sendTo": {"migrationID": "mig-1", "connectURL": "peer.example:9185"}},
+            "status": {"phase": "Synchronizing"}
+        }))
+        .unwrap();
+        m.apply_vmis(Change::Listed(vec![v, vmi("db-01", false)]));
+        m.apply_vmims(Change::Listed(vec![recv, send]));
+        let inputs = m.in_flight(&[], None);
+        let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let report = build_report(&inputs, now, "test");
+        assert_eq!(report.migrations.len(), 2);
+        let text = render_table(&report, Style { color: false }, "prod", now, &[]);
+        assert!(text.contains("WaitingForSync (receiver)"), "{text}");
+        assert!(text.contains("dc1-node-2 → node-7"), "{text}");
+        assert!(text.contains("Synchronizing (sender)"), "{text}");
+        assert!(text.contains("node-1 → peer peer.example:9185"), "{text}");
+        let recv_row = report.migrations.iter().find(|r| r.name == "recv").unwrap();
+        assert!(
+            row_line(&report, recv_row).contains("phase=WaitingForSync dc1-node-2→node-7"),
+            "{}",
+            row_line(&report, recv_row)
+        );
+    }
+
+    #[test]
     fn only_vmis_in_flight_reach_the_report_with_their_pods() {
         let mut m = Mirror::default();
         m.apply_vmis(Change::Listed(
