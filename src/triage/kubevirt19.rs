@@ -808,10 +808,50 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
     Some((summary, facts, sd))
 }
 
+/// While a pre-copy streams with the stall detector on: what it will do on a stall and at
+/// the completion budget, from the effective configuration (FACTS §5.4).
+fn stall_prediction(v: &View, sd: &StallDetectorInfo) -> Option<String> {
+    let streaming = !v.is_final()
+        && v.start.is_some()
+        && v.end.is_none()
+        && matches!(v.mode(), None | Some(MigrationMode::PreCopy));
+    if !streaming {
+        return None;
+    }
+    let c = &v.config;
+    let on_stall = if c.allow_workload_disruption && c.allow_post_copy {
+        "switch to post-copy (no VFIO devices) or else a hard stop-and-copy".to_string()
+    } else if c.allow_workload_disruption {
+        "a hard stop-and-copy (max downtime 2,000,000 ms: the guest pauses until the rest is copied)".to_string()
+    } else {
+        format!(
+            "a soft stop-and-copy if the estimated downtime is within {} × maxDowntimeMs ({} ms), else abort it",
+            sd.settings.precopy_possible_factor, c.max_downtime_ms
+        )
+    };
+    let budget = v
+        .budget
+        .filter(|b| *b > 0)
+        .map(|b| {
+            format!(
+                " At its {} completion budget it switches over if the projection fits in {} × the budget and workload disruption is allowed, otherwise it aborts.",
+                crate::render::fmt::duration(b as i64),
+                sd.settings.completion_timeout_factor
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "The stall detector is on ({}): if the remaining memory stops shrinking for stallProgressTimeout ({} s), it will end this pre-copy with {on_stall}; a switchover must complete within switchoverTimeout ({} s).{budget} (The legacy progressTimeout does not apply.)",
+        sd.enabled_by, sd.settings.stall_progress_timeout, sd.settings.switchover_timeout
+    ))
+}
+
 /// A line for the attention list: the stall detector's action, when one can be told.
 pub(crate) fn stall_attention(v: &View) -> Option<String> {
     let sd = stall_detector(v)?;
-    let action = sd.action.as_deref()?;
+    let Some(action) = sd.action.as_deref() else {
+        return stall_prediction(v, &sd);
+    };
     let what = match action {
         "post-copy" => "switched the migration to post-copy",
         "stop-and-copy" => "stopped the guest for a final stop-and-copy",
@@ -1098,6 +1138,55 @@ mod tests {
             d.attention
                 .iter()
                 .any(|a| a.contains("switched the migration to post-copy"))
+        );
+    }
+
+    #[test]
+    fn a_streaming_pre_copy_is_told_what_the_stall_detector_will_do() {
+        let m = vmim(json!({
+            "metadata": {"name": "m", "namespace": "ns", "uid": "u-m",
+                         "creationTimestamp": "2026-12-01T11:58:00Z"},
+            "spec": {"vmiName": "a"},
+            "status": {"phase": "Running"}
+        }));
+        let state = json!({"migrationUid": "u-m", "sourceNode": "node-1", "targetNode": "node-2",
+                           "startTimestamp": "2026-12-01T11:58:10Z", "mode": "PreCopy",
+                           "migrationNetworkType": "Migration", "targetMemoryOverhead": "300Mi",
+                           "migrationConfiguration": {"completionTimeoutPerGiB": 150, "maxDowntimeMs": 500}});
+        let e = evidence(
+            m.clone(),
+            running_vmi("a", state.clone()),
+            Vec::new(),
+            Some(kubevirt("v1.9.0", &["MigrationStallDetection"])),
+        );
+        let d = diagnose(&e);
+        assert_eq!(d.cause, "in-progress");
+        let line = d
+            .attention
+            .iter()
+            .find(|a| a.starts_with("The stall detector is on"))
+            .unwrap();
+        assert!(line.contains("soft stop-and-copy if the estimated downtime is within 1.5 × maxDowntimeMs (500 ms), else abort it"), "{line}");
+        assert!(line.contains("12m30s completion budget"), "{line}");
+        let info = d.migration.unwrap();
+        assert_eq!(info.network_type.as_deref(), Some("Migration"));
+        assert_eq!(info.target_memory_overhead.as_deref(), Some("300Mi"));
+        // Workload disruption and post-copy allowed: post-copy on a stall.
+        let mut state = state;
+        state["migrationConfiguration"]["allowPostCopy"] = json!(true);
+        let e = evidence(
+            m,
+            running_vmi("a", state),
+            Vec::new(),
+            Some(kubevirt("v1.9.0", &["MigrationStallDetection"])),
+        );
+        let d = diagnose(&e);
+        assert!(
+            d.attention
+                .iter()
+                .any(|a| a.contains("switch to post-copy")),
+            "{:?}",
+            d.attention
         );
     }
 

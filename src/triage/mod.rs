@@ -213,6 +213,12 @@ pub struct MigrationInfo {
     pub state_from: Option<String>,
     /// Where the effective migration configuration (budget, post-copy…) was read.
     pub configuration_from: String,
+    /// `migrationState.migrationNetworkType`: `Pod` or `Migration` (dedicated network, v1.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_type: Option<String>,
+    /// `migrationState.targetMemoryOverhead` (v1.9+), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_memory_overhead: Option<String>,
     /// `spec.priority` (v1.7+): system-critical, user-triggered, system-maintenance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,

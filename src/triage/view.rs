@@ -766,6 +766,10 @@ impl<'a> View<'a> {
                     "computed now from the KubeVirt CR (no MigrationPolicy matches)".into()
                 }
             },
+            network_type: st.and_then(|st| st.migration_network_type.clone()),
+            target_memory_overhead: st
+                .and_then(|st| st.target_memory_overhead.as_ref())
+                .map(|q| q.as_str().to_string()),
             priority: m.and_then(|m| m.spec.priority.clone()),
             decentralized,
             stall_detector: super::kubevirt19::stall_detector(self),
