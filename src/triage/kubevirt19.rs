@@ -865,6 +865,75 @@ pub(crate) fn stall_attention(v: &View) -> Option<String> {
     ))
 }
 
+// ---------------------------------------------------------------- timeline deadlines
+
+/// The deadlines KubeVirt applies to this migration, as timeline steps: the target pod's
+/// pending timeout (while it is Pending) and the end of a migration backoff. Future ones
+/// are marked as expected.
+pub(crate) fn timeline_deadlines(v: &View) -> Vec<super::TimelineEntry> {
+    let mut out = Vec::new();
+    let mut push = |at: Timestamp, object: String, what: String, source: &str| {
+        let what = if at.as_second() > v.now.as_second() {
+            format!("{what} (expected)")
+        } else {
+            what
+        };
+        out.push(super::TimelineEntry {
+            time: String::new(),
+            at,
+            object,
+            what,
+            detail: None,
+            count: None,
+            last_time: None,
+            source: source.to_string(),
+            offset_seconds: 0,
+            since_previous_seconds: None,
+        });
+    };
+    if !v.is_final() && v.start.is_none() && target_pod_pending(v) {
+        let unschedulable = v
+            .target_pod
+            .and_then(|p| pod_condition(p, "PodScheduled"))
+            .is_some_and(|c| c.status == "False" && c.reason == Some("Unschedulable"));
+        let d = pending_deadline(v, unschedulable);
+        if let (Some(at), Some(p)) = (d.deadline, v.target_pod) {
+            push(
+                at,
+                format!("pod/{}", pod_name(p)),
+                format!(
+                    "{} target pod timeout: {} after creation, KubeVirt deletes it",
+                    if unschedulable {
+                        "unschedulable"
+                    } else {
+                        "pending"
+                    },
+                    crate::render::fmt::duration(d.timeout)
+                ),
+                "computed: target pod creationTimestamp + timeout (FACTS §6.2)",
+            );
+        }
+    }
+    if matches!(v.phase, MigrationPhase::Pending | MigrationPhase::Unset)
+        && let Some(m) = v.vmim
+        && let Some(b) = super::history::backoff(&v.ev.migrations, m)
+        && b.until.as_second() > b.previous_failed.as_second()
+        && v.created
+            .is_none_or(|c| b.until.as_second() >= c.as_second())
+    {
+        push(
+            b.until,
+            format!("vmim/{}", m.name()),
+            format!(
+                "backoff of {} ends: the next attempt can start",
+                crate::render::fmt::duration(b.seconds)
+            ),
+            "computed: Failed transition of the previous migration + backoff (FACTS §2.2)",
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -1277,73 +1346,4 @@ mod tests {
             d.summary
         );
     }
-}
-
-// ---------------------------------------------------------------- timeline deadlines
-
-/// The deadlines KubeVirt applies to this migration, as timeline steps: the target pod's
-/// pending timeout (while it is Pending) and the end of a migration backoff. Future ones
-/// are marked as expected.
-pub(crate) fn timeline_deadlines(v: &View) -> Vec<super::TimelineEntry> {
-    let mut out = Vec::new();
-    let mut push = |at: Timestamp, object: String, what: String, source: &str| {
-        let what = if at.as_second() > v.now.as_second() {
-            format!("{what} (expected)")
-        } else {
-            what
-        };
-        out.push(super::TimelineEntry {
-            time: String::new(),
-            at,
-            object,
-            what,
-            detail: None,
-            count: None,
-            last_time: None,
-            source: source.to_string(),
-            offset_seconds: 0,
-            since_previous_seconds: None,
-        });
-    };
-    if !v.is_final() && v.start.is_none() && target_pod_pending(v) {
-        let unschedulable = v
-            .target_pod
-            .and_then(|p| pod_condition(p, "PodScheduled"))
-            .is_some_and(|c| c.status == "False" && c.reason == Some("Unschedulable"));
-        let d = pending_deadline(v, unschedulable);
-        if let (Some(at), Some(p)) = (d.deadline, v.target_pod) {
-            push(
-                at,
-                format!("pod/{}", pod_name(p)),
-                format!(
-                    "{} target pod timeout: {} after creation, KubeVirt deletes it",
-                    if unschedulable {
-                        "unschedulable"
-                    } else {
-                        "pending"
-                    },
-                    crate::render::fmt::duration(d.timeout)
-                ),
-                "computed: target pod creationTimestamp + timeout (FACTS §6.2)",
-            );
-        }
-    }
-    if matches!(v.phase, MigrationPhase::Pending | MigrationPhase::Unset)
-        && let Some(m) = v.vmim
-        && let Some(b) = super::history::backoff(&v.ev.migrations, m)
-        && b.until.as_second() > b.previous_failed.as_second()
-        && v.created
-            .is_none_or(|c| b.until.as_second() >= c.as_second())
-    {
-        push(
-            b.until,
-            format!("vmim/{}", m.name()),
-            format!(
-                "backoff of {} ends: the next attempt can start",
-                crate::render::fmt::duration(b.seconds)
-            ),
-            "computed: Failed transition of the previous migration + backoff (FACTS §2.2)",
-        );
-    }
-    out
 }
