@@ -29,7 +29,7 @@ pub struct Rule {
 
 /// What a rule found.
 #[derive(Default)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub summary: String,
     pub evidence: Vec<Fact>,
     pub next_steps: Vec<String>,
