@@ -112,13 +112,22 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               pods[] {uid, name, node, phase, role (source|target|active|finished|other),
                               live}, migration (in flight) {name, uid, phase, sourceNode, targetNode,
                               sourcePod, targetPod, mode, startTimestamp, elapsedSeconds, budgetSeconds,
-                              pointOfNoReturn} or null, lastMigration {name, uid, result
-                              (succeeded|failed|aborted), endTimestamp, agoSeconds, sourceNode,
-                              targetNode, failureReason} or null
+                              pointOfNoReturn, priority?, decentralized?} or null, lastMigration
+                              {name, uid, result (succeeded|failed|aborted), endTimestamp,
+                              agoSeconds, sourceNode, targetNode, failureReason} or null,
+                              migrationConditions[]? {type, status, reason, message}
+                              (MigrationRequired, DecentralizedLiveMigrationFailure,
+                              StorageLiveMigratable=False)
     migrations[]              VMIMs not final: namespace, name, vmi, phase, ageSeconds, sourceNode,
                               targetNode, sourcePod, targetPod, livePod, mode, evacuationNode,
-                              conditions[], waitingFor
-    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable), message}
+                              conditions[], waitingFor, priority?, decentralized?
+    decentralized             cross-cluster migration (KubeVirt v1.6+): {role (sender|receiver),
+                              migrationId, connectUrl, synchronizationAddresses[], liveSide
+                              (source|target), liveHere}; its sourceNode/targetNode come from
+                              migrationState.sourceState/targetState
+    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
+                              migration-required|decentralized-failure|storage-not-migratable), message}
+    (fields marked ? are omitted when empty)
 
 EXIT CODES: 0 success; see vmctl(1).";
 
