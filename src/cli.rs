@@ -201,12 +201,18 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               vmi-stopped-during-migration, migration-backoff, not-converging,
                               no-progress, postcopy-failed, connection-failure, target-domain-not-seen,
                               destination-volume-too-small, libvirt-error, aborted-by-request,
+                              decentralized-migration-blocked,
                               succeeded, in-progress, no-migration, unknown
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)
     rule                      {id, plane, reads[], advice}
     migration, vmi            the objects diagnosed (vmi.evacuationNodeName when marked)
+    migration (v1.6+ fields)  priority?, networkType?, targetMemoryOverhead?, decentralized? {role,
+                              migrationId, connectUrl, synchronizationAddresses[], source?, target?
+                              {node, pod, syncAddress}, liveSide, liveHere}, stallDetector? {enabledBy,
+                              settings, settingsFrom, action (post-copy|stop-and-copy|abort)?,
+                              actionBecause?}; fields marked ? are omitted when empty
     pods[]                    both launcher pods, their role and which one is live
     attention[]               evacuation, post-copy point of no return, not migratable, ...
     evidence[]                {object, field, value, note}: each fact and the field it came from
