@@ -236,12 +236,27 @@ fn target_is_live(v: &View) -> bool {
         })
 }
 
+/// The migrationState whose sides describe this migration: its own, else the VMI's when a
+/// side names this migration (`sourceState`/`targetState.migrationUID`); never another
+/// migration's.
+fn sides_state<'a>(v: &View<'a>) -> Option<&'a crate::model::vmi::MigrationState> {
+    let uid = v.vmim.and_then(|m| m.uid())?;
+    v.state.or_else(|| {
+        v.vmi
+            .and_then(|x| x.status.migration_state.as_ref())
+            .filter(|st| {
+                [st.source_state.as_ref(), st.target_state.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|side| side.migration_uid.as_deref() == Some(uid))
+            })
+    })
+}
+
 pub(crate) fn decentralized_info(v: &View) -> Option<DecentralizedInfo> {
     let m = v.vmim?;
     let role = m.decentralized_role()?;
-    let st = v
-        .state
-        .or_else(|| v.vmi.and_then(|x| x.status.migration_state.as_ref()));
+    let st = sides_state(v);
     let target_live = target_is_live(v);
     let live_here = match role {
         DecentralizedRole::Sender => !target_live,
@@ -667,9 +682,7 @@ pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {
             m.status.synchronization_addresses.join(", "),
         ));
     }
-    let st = v
-        .state
-        .or_else(|| v.vmi.and_then(|x| x.status.migration_state.as_ref()));
+    let st = sides_state(v);
     for (name, s) in [
         ("sourceState", st.and_then(|st| st.source_state.as_ref())),
         ("targetState", st.and_then(|st| st.target_state.as_ref())),
@@ -1257,6 +1270,30 @@ mod tests {
             "{:?}",
             d.attention
         );
+    }
+
+    #[test]
+    fn another_migrations_sides_are_not_shown_as_this_ones() {
+        let m = vmim(json!({
+            "metadata": {"name": "send", "namespace": "ns", "uid": "u-new", "creationTimestamp": "2026-12-01T11:59:00Z"},
+            "spec": {"vmiName": "a", "sendTo": {"migrationID": "x", "connectURL": "peer:9185"}},
+            "status": {"phase": "Synchronizing"}
+        }));
+        let stale = json!({"migrationUid": "u-old", "completed": true,
+            "sourceState": {"node": "old-src", "migrationUID": "u-old"},
+            "targetState": {"node": "old-dst", "migrationUID": "u-old-peer"}});
+        let e = evidence(m, running_vmi("a", stale), Vec::new(), None);
+        let d = diagnose(&e);
+        let info = d.migration.unwrap();
+        let dec = info.decentralized.unwrap();
+        assert!(dec.source.is_none() && dec.target.is_none(), "{dec:?}");
+        assert_eq!(
+            info.source_node.as_deref(),
+            Some("node-1"),
+            "the sender's own node"
+        );
+        assert_eq!(info.target_node, None);
+        assert!(!d.summary.contains("old-"), "{}", d.summary);
     }
 
     #[test]
