@@ -1296,6 +1296,54 @@ mod tests {
         assert!(!d.summary.contains("old-"), "{}", d.summary);
     }
 
+    fn evac(
+        name: &str,
+        phase: &str,
+        created: &str,
+        failed: Option<&str>,
+    ) -> VirtualMachineInstanceMigration {
+        let mut transitions =
+            vec![json!({"phase": "Pending", "phaseTransitionTimestamp": created})];
+        if let Some(f) = failed {
+            transitions.push(json!({"phase": "Failed", "phaseTransitionTimestamp": f}));
+        }
+        vmim(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("u-{name}"),
+                         "creationTimestamp": created,
+                         "annotations": {"kubevirt.io/evacuationMigration": "node-1"}},
+            "spec": {"vmiName": "a", "priority": "system-critical"},
+            "status": {"phase": phase, "phaseTransitionTimestamps": transitions}
+        }))
+    }
+
+    #[test]
+    fn a_backoff_that_ended_is_not_the_reason_any_more() {
+        let first = evac(
+            "e1",
+            "Failed",
+            "2026-12-01T11:50:00Z",
+            Some("2026-12-01T11:51:00Z"),
+        );
+        let now_pending = evac("e2", "Pending", "2026-12-01T11:51:05Z", None);
+        let backoff_event: crate::model::Event = serde_json::from_value(json!({
+            "metadata": {"name": "ev", "namespace": "ns"},
+            "involvedObject": {"kind": "VirtualMachineInstance", "name": "a", "namespace": "ns", "uid": "vmi-a"},
+            "reason": "MigrationBackoff", "message": "backoff migrating vmi ns/a", "type": "Warning",
+            "firstTimestamp": "2026-12-01T11:51:06Z", "lastTimestamp": "2026-12-01T11:51:19Z", "count": 3
+        }))
+        .unwrap();
+        let mut e = evidence(now_pending, running_vmi("a", json!({})), Vec::new(), None);
+        e.migrations.push(first);
+        e.events = vec![backoff_event.clone()];
+        // 20 s after 11:51:00 ended at 11:51:20; at 12:00 the backoff is not the reason.
+        assert_ne!(diagnose(&e).cause, "migration-backoff");
+        // A MigrationBackoff event after the computed end is believed.
+        let mut late = backoff_event;
+        late.last_timestamp = Some(crate::model::Time("2026-12-01T11:59:50Z".parse().unwrap()));
+        e.events = vec![late];
+        assert_eq!(diagnose(&e).cause, "migration-backoff");
+    }
+
     #[test]
     fn a_stop_and_copy_then_abort_is_a_switchover_timeout() {
         let cfg = json!({"completionTimeoutPerGiB": 150, "allowWorkloadDisruption": true});

@@ -1688,10 +1688,21 @@ fn migration_backoff(v: &View) -> Option<Finding> {
         .vmi_events()
         .filter(|e| event_reason(e) == s::REASON_BACKOFF)
         .max_by_key(|e| event_last(e));
-    let computed = v
+    let backoff = v
         .vmim
-        .and_then(|m| super::history::backoff(&v.ev.migrations, m))
+        .and_then(|m| super::history::backoff(&v.ev.migrations, m));
+    let computed = backoff
+        .clone()
         .filter(|b| b.until.as_second() > v.now.as_second());
+    // A backoff that ended (as computed) is no reason now, unless a MigrationBackoff event
+    // came after its end: then vmctl's reckoning misses something and the event is believed.
+    if let (Some(b), None) = (&backoff, &computed)
+        && !event
+            .and_then(event_last)
+            .is_some_and(|t| t.as_second() > b.until.as_second())
+    {
+        return None;
+    }
     if computed.is_none() && event.is_none() {
         return None;
     }
