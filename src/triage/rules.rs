@@ -1697,9 +1697,9 @@ fn migration_backoff(v: &View) -> Option<Finding> {
     // A backoff that ended (as computed) is no reason now, unless a MigrationBackoff event
     // came after its end: then vmctl's reckoning misses something and the event is believed.
     if let (Some(b), None) = (&backoff, &computed)
-        && !event
+        && event
             .and_then(event_last)
-            .is_some_and(|t| t.as_second() > b.until.as_second())
+            .is_none_or(|t| t.as_second() <= b.until.as_second())
     {
         return None;
     }
