@@ -117,13 +117,22 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               pods[] {uid, name, node, phase, role (source|target|active|finished|other),
                               live}, migration (in flight) {name, uid, phase, sourceNode, targetNode,
                               sourcePod, targetPod, mode, startTimestamp, elapsedSeconds, budgetSeconds,
-                              pointOfNoReturn} or null, lastMigration {name, uid, result
-                              (succeeded|failed|aborted), endTimestamp, agoSeconds, sourceNode,
-                              targetNode, failureReason} or null
+                              pointOfNoReturn, priority?, decentralized?} or null, lastMigration
+                              {name, uid, result (succeeded|failed|aborted), endTimestamp,
+                              agoSeconds, sourceNode, targetNode, failureReason} or null,
+                              migrationConditions[]? {type, status, reason, message}
+                              (MigrationRequired, DecentralizedLiveMigrationFailure,
+                              StorageLiveMigratable=False)
     migrations[]              VMIMs not final: namespace, name, vmi, phase, ageSeconds, sourceNode,
                               targetNode, sourcePod, targetPod, livePod, mode, evacuationNode,
-                              conditions[], waitingFor
-    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable), message}
+                              conditions[], waitingFor, priority?, decentralized?
+    decentralized             cross-cluster migration (KubeVirt v1.6+): {role (sender|receiver),
+                              migrationId, connectUrl, synchronizationAddresses[], liveSide
+                              (source|target), liveHere}; its sourceNode/targetNode come from
+                              migrationState.sourceState/targetState
+    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
+                              migration-required|decentralized-failure|storage-not-migratable), message}
+    (fields marked ? are omitted when empty)
 
 EXIT CODES: 0 success; see vmctl(1).";
 
@@ -206,13 +215,19 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               no-progress, postcopy-failed, postcopy-unsupported,
                               connection-failure, target-domain-not-seen, target-on-source-node,
                               backend-storage-handoff-stuck, destination-volume-too-small,
-                              libvirt-error, aborted-by-request, pdb-blocks-eviction, succeeded,
-                              in-progress, no-migration, unknown
+                              libvirt-error, aborted-by-request, pdb-blocks-eviction,
+                              decentralized-migration-blocked, succeeded, in-progress,
+                              no-migration, unknown
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)
     rule                      {id, plane, reads[], advice}
     migration, vmi            the objects diagnosed (vmi.evacuationNodeName when marked)
+    migration (v1.6+ fields)  priority?, networkType?, targetMemoryOverhead?, decentralized? {role,
+                              migrationId, connectUrl, synchronizationAddresses[], source?, target?
+                              {node, pod, syncAddress}, liveSide, liveHere}, stallDetector? {enabledBy,
+                              settings, settingsFrom, action (post-copy|stop-and-copy|abort)?,
+                              actionBecause?}; fields marked ? are omitted when empty
     pods[]                    both launcher pods, their role and which one is live
     attention[]               evacuation, post-copy point of no return, not migratable, ...
     evidence[]                {object, field, value, note}: each fact and the field it came from

@@ -1362,3 +1362,369 @@ fn a_missing_kind_is_an_assumption_in_the_table_and_lowers_confidence() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------- KubeVirt v1.9 / v1.10
+
+const KV19_NOW: &str = "2026-12-01T12:00:00Z";
+
+/// Relative to the crate (vmctl runs there): the path shows in the table's header.
+fn kv19(case: &str) -> String {
+    format!("tests/fixtures/explain-kv19/{case}")
+}
+
+fn kv19_json(case: &str, target: &str) -> (Report, i32) {
+    let out = vmctl([
+        "--from",
+        &kv19(case),
+        "--now",
+        KV19_NOW,
+        "explain",
+        target,
+        "-o",
+        "json",
+    ]);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "{case}: exit {code}\n{}",
+        stderr(&out)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{case}: {e}\n{}", stdout(&out)));
+    (report, code)
+}
+
+fn kv19_table(case: &str, target: &str) -> String {
+    stdout(&vmctl([
+        "--from",
+        &kv19(case),
+        "--now",
+        KV19_NOW,
+        "explain",
+        target,
+    ]))
+}
+
+#[test]
+fn kv19_fixtures_get_their_causes() {
+    // (case, target, cause, outcome, inferred, exit code)
+    let cases: &[(&str, &str, &str, &str, bool, i32)] = &[
+        (
+            "sync-sender",
+            "db-01-send",
+            "in-progress",
+            "in-progress",
+            false,
+            0,
+        ),
+        (
+            "sync-receiver",
+            "db-01-recv",
+            "in-progress",
+            "in-progress",
+            false,
+            0,
+        ),
+        (
+            "decentralized-failure",
+            "erp-01-send",
+            "decentralized-migration-blocked",
+            "blocked",
+            false,
+            1,
+        ),
+        (
+            "queued-priority",
+            "report-01-hotplug",
+            "queued-parallel-limit",
+            "in-progress",
+            false,
+            0,
+        ),
+        (
+            "stall-abort",
+            "kubevirt-migrate-vm-st4ll",
+            "no-progress",
+            "failed",
+            true,
+            1,
+        ),
+        (
+            "stall-postcopy",
+            "kubevirt-migrate-vm-pc0py",
+            "succeeded",
+            "succeeded",
+            false,
+            0,
+        ),
+        (
+            "unschedulable-past-5m",
+            "kubevirt-migrate-vm-p3nd1",
+            "target-pod-unschedulable",
+            "blocked",
+            false,
+            1,
+        ),
+        (
+            "backoff-third",
+            "kubevirt-evacuation-k4",
+            "migration-backoff",
+            "blocked",
+            false,
+            1,
+        ),
+    ];
+    for (case, target, cause, outcome, inferred, code) in cases {
+        let (r, got) = kv19_json(case, target);
+        assert_eq!(
+            (r.cause.as_str(), r.outcome.as_str(), r.inferred, got),
+            (*cause, *outcome, *inferred, *code),
+            "{case}: {}",
+            r.summary
+        );
+        assert_eq!(r.kubevirt_version.as_deref(), Some("v1.10.0"), "{case}");
+    }
+}
+
+#[test]
+fn kv19_a_decentralized_sender_shows_its_peer_and_live_side() {
+    let (r, _) = kv19_json("sync-sender", "db-01-send");
+    let m = r.migration.as_ref().unwrap();
+    assert_eq!(m["phase"], "Synchronizing");
+    assert_eq!(m["priority"], "user-triggered");
+    let d = &m["decentralized"];
+    assert_eq!(d["role"], "sender");
+    assert_eq!(d["migrationId"], "mig-db-01-dc2");
+    assert_eq!(d["connectUrl"], "sync.dc2.example.net:9185");
+    assert_eq!(d["synchronizationAddresses"][0], "10.20.0.7:9185");
+    assert_eq!(d["liveSide"], "source");
+    assert_eq!(d["liveHere"], true);
+    // The nodes come from sourceState / targetState, the target is in the peer cluster.
+    assert_eq!(m["sourceNode"], "node-1");
+    assert_eq!(m["targetNode"], "dc2-node-4");
+    assert!(r.summary.contains("sending side"), "{}", r.summary);
+    assert!(
+        r.summary.contains("sync.dc2.example.net:9185"),
+        "{}",
+        r.summary
+    );
+    assert!(r.summary.contains("still runs here"), "{}", r.summary);
+    let live: Vec<_> = r.pods.iter().filter(|p| p.live).collect();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].role, "source");
+    assert!(
+        r.next_steps
+            .iter()
+            .any(|s| s.contains("same migrationID mig-db-01-dc2"))
+    );
+    insta::assert_snapshot!("kv19_sync_sender", kv19_table("sync-sender", "db-01-send"));
+}
+
+#[test]
+fn kv19_a_decentralized_receiver_is_not_live_here() {
+    let (r, _) = kv19_json("sync-receiver", "db-01-recv");
+    let m = r.migration.as_ref().unwrap();
+    assert_eq!(m["phase"], "WaitingForSync");
+    assert_eq!(m["decentralized"]["role"], "receiver");
+    assert_eq!(m["decentralized"]["liveHere"], false);
+    // Not the local VMI's node as the source: the sending cluster's node.
+    assert_eq!(m["sourceNode"], "dc1-node-2");
+    assert_eq!(m["targetNode"], "node-7");
+    assert!(m.get("priority").is_none(), "no priority: omitted");
+    assert!(r.summary.contains("receiving side"), "{}", r.summary);
+    assert!(r.summary.contains("10.30.0.9:9185"), "{}", r.summary);
+    assert!(r.pods.iter().all(|p| !p.live), "{:?}", r.pods);
+    assert!(r.pods.iter().any(|p| p.role == "target"));
+    assert!(!r.pods.iter().any(|p| p.role == "source"));
+}
+
+#[test]
+fn kv19_a_decentralized_failure_is_blocked_with_its_reason() {
+    let (r, _) = kv19_json("decentralized-failure", "erp-01-send");
+    assert_eq!(r.plane, "control-plane");
+    assert!(
+        r.summary.contains("DecentralizedNotLiveMigratable"),
+        "{}",
+        r.summary
+    );
+    assert!(r.summary.contains("different memory size"), "{}", r.summary);
+    assert!(r.evidence.iter().any(|f| {
+        f.field == "status.conditions[type=decentralizedMigrationBlocked]"
+            && f.value
+                .starts_with("True, reason DecentralizedNotLiveMigratable")
+    }));
+    assert_eq!(r.rule.id, "decentralized-migration-blocked");
+    // The same block whose message carries an escape sequence (status-kv19): it never
+    // reaches the terminal.
+    let out = stdout(&vmctl([
+        "--from",
+        "tests/fixtures/status-kv19",
+        "--now",
+        KV19_NOW,
+        "explain",
+        "erp-01-send",
+        "-n",
+        "prod",
+    ]));
+    assert!(out.contains("peer VMI memory differs"), "{out}");
+    assert!(!out.contains('\u{1b}'), "{out}");
+}
+
+#[test]
+fn kv19_queue_reasoning_follows_the_priority_queue() {
+    let (r, _) = kv19_json("queued-priority", "report-01-hotplug");
+    assert!(
+        r.summary
+            .contains("3 pending migration(s) are ahead of this user-triggered (50) one"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary
+            .contains("2 with a higher priority and 1 with the same priority created earlier"),
+        "{}",
+        r.summary
+    );
+    // One fact per migration ahead: highest priority first, then the oldest; the
+    // system-maintenance one is behind.
+    let ahead: Vec<(&str, &str)> = r
+        .evidence
+        .iter()
+        .filter(|f| f.field == "spec.priority" && !f.object.ends_with("report-01-hotplug"))
+        .map(|f| (f.object.as_str(), f.value.as_str()))
+        .collect();
+    assert_eq!(
+        ahead,
+        [
+            (
+                "VirtualMachineInstanceMigration/prod/kubevirt-evacuation-app-01",
+                "system-critical"
+            ),
+            (
+                "VirtualMachineInstanceMigration/prod/kubevirt-evacuation-app-02",
+                "system-critical"
+            ),
+            (
+                "VirtualMachineInstanceMigration/prod/kubevirt-workload-update-batch-01",
+                "user-triggered"
+            ),
+        ]
+    );
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstanceMigration/prod/report-01-hotplug",
+        "spec.priority",
+        "user-triggered"
+    ));
+    insta::assert_snapshot!(
+        "kv19_queued_priority",
+        kv19_table("queued-priority", "report-01-hotplug")
+    );
+}
+
+#[test]
+fn kv19_the_stall_detector_names_its_abort_and_timings() {
+    let (r, _) = kv19_json("stall-abort", "kubevirt-migrate-vm-st4ll");
+    assert!(r.summary.starts_with("The stall detector"), "{}", r.summary);
+    assert!(
+        r.summary.contains("stallProgressTimeout (40 s)"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("maxDowntimeMs (900 ms)"),
+        "{}",
+        r.summary
+    );
+    assert!(!r.summary.contains("progressTimeout (150"), "{}", r.summary);
+    // The legacy progressTimeout is not offered as the fix.
+    assert!(
+        !r.next_steps
+            .iter()
+            .any(|s| s.contains("\"progressTimeout\"")),
+        "{:?}",
+        r.next_steps
+    );
+    let sd = &r.migration.as_ref().unwrap()["stallDetector"];
+    assert_eq!(sd["action"], "abort");
+    assert_eq!(sd["settings"]["stallProgressTimeout"], 40);
+    assert_eq!(sd["settings"]["switchoverTimeout"], 60);
+    assert!(has_fact(
+        &r,
+        "KubeVirt/kubevirt/kubevirt",
+        "spec.configuration.developerConfiguration.featureGates",
+        "MigrationStallDetection"
+    ));
+    insta::assert_snapshot!(
+        "kv19_stall_abort",
+        kv19_table("stall-abort", "kubevirt-migrate-vm-st4ll")
+    );
+}
+
+#[test]
+fn kv19_the_stall_detector_post_copy_switch_is_said() {
+    let (r, _) = kv19_json("stall-postcopy", "kubevirt-migrate-vm-pc0py");
+    let sd = &r.migration.as_ref().unwrap()["stallDetector"];
+    assert_eq!(sd["action"], "post-copy");
+    assert_eq!(
+        sd["settings"]["stallProgressTimeout"], 30,
+        "from the recorded configuration"
+    );
+    assert!(
+        r.attention
+            .iter()
+            .any(|a| a.contains("switched the migration to post-copy")
+                && a.contains("stallProgressTimeout 30 s")),
+        "{:?}",
+        r.attention
+    );
+}
+
+#[test]
+fn kv19_an_unschedulable_target_pod_times_out_5_minutes_after_its_creation() {
+    let (r, _) = kv19_json("unschedulable-past-5m", "kubevirt-migrate-vm-p3nd1");
+    // Created 11:53:31, unschedulable since 11:55:10: the deadline counts from the creation.
+    assert!(
+        r.summary.contains("5m00s after its creation")
+            && r.summary
+                .contains("due at 2026-12-01T11:58:31Z (1m29s ago)"),
+        "{}",
+        r.summary
+    );
+    assert!(has_fact(
+        &r,
+        "Pod/prod/virt-launcher-gpu-01-t5555",
+        "metadata.creationTimestamp",
+        "2026-12-01T11:53:31Z"
+    ));
+}
+
+#[test]
+fn kv19_the_third_consecutive_failure_backs_off_80_seconds() {
+    let (r, _) = kv19_json("backoff-third", "kubevirt-evacuation-k4");
+    assert!(r.summary.contains("3 consecutive failed"), "{}", r.summary);
+    assert!(r.summary.contains("waits 1m20s"), "{}", r.summary);
+    assert!(
+        r.summary
+            .contains("next attempt can start at 2026-12-01T12:00:40Z (in 40s)"),
+        "{}",
+        r.summary
+    );
+    let out = vmctl([
+        "--from",
+        &kv19("backoff-third"),
+        "--now",
+        KV19_NOW,
+        "explain",
+        "vm/kafka-07",
+        "--history",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let h = r.history.unwrap();
+    assert_eq!(
+        h.iter().map(|e| e.backoff_seconds).collect::<Vec<_>>(),
+        [None, Some(20), Some(40), Some(80)]
+    );
+}

@@ -298,3 +298,121 @@ fn the_context_namespace_is_the_default_scope_live() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["vmis"].as_array().unwrap().len(), 3);
 }
+
+// ---------------------------------------------------------------- KubeVirt v1.9 / v1.10
+
+const KV19: &str = "tests/fixtures/status-kv19";
+const KV19_NOW: &str = "2026-12-01T12:00:00Z";
+
+#[test]
+fn kv19_status_shows_decentralized_sides_priority_and_conditions() {
+    let out = ok(vmctl([
+        "--from", KV19, "--now", KV19_NOW, "status", "-A", "-o", "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let vmis = v["vmis"].as_array().unwrap();
+    let find = |ns: &str, name: &str| {
+        vmis.iter()
+            .find(|r| r["namespace"] == ns && r["name"] == name)
+            .unwrap()
+            .clone()
+    };
+
+    // The sender: the guest runs here, the target is the peer cluster's node.
+    let sender = find("prod", "db-01");
+    let m = &sender["migration"];
+    assert_eq!(m["phase"], "Synchronizing");
+    assert_eq!(m["priority"], "user-triggered");
+    assert_eq!(m["sourceNode"], "node-1");
+    assert_eq!(m["targetNode"], "dc2-node-4");
+    assert_eq!(m["targetPod"], "virt-launcher-db-01-zz9kq");
+    assert_eq!(m["decentralized"]["role"], "sender");
+    assert_eq!(
+        m["decentralized"]["connectUrl"],
+        "sync.dc2.example.net:9185"
+    );
+    assert_eq!(m["decentralized"]["liveHere"], true);
+
+    // The receiver: the local VMI is the target; the source is the other cluster's.
+    let receiver = find("inbound", "web-09");
+    let m = &receiver["migration"];
+    assert_eq!(m["phase"], "WaitingForSync");
+    assert_eq!(m["sourceNode"], "dc1-node-2", "not the local node");
+    assert_eq!(m["targetNode"], "node-7");
+    assert_eq!(m["decentralized"]["role"], "receiver");
+    assert_eq!(m["decentralized"]["liveHere"], false);
+    assert_eq!(
+        m["decentralized"]["synchronizationAddresses"][0],
+        "10.30.0.9:9185"
+    );
+    assert!(m.get("priority").is_none(), "unset priority is omitted");
+
+    // Conditions: MigrationRequired, DecentralizedLiveMigrationFailure, StorageLiveMigratable.
+    let api = find("prod", "api-03");
+    assert_eq!(api["migrationConditions"][0]["type"], "MigrationRequired");
+    assert_eq!(
+        api["migrationConditions"][0]["reason"],
+        "AutoMigrationPending"
+    );
+    let erp = find("prod", "erp-01");
+    assert_eq!(
+        erp["migrationConditions"][0]["type"],
+        "DecentralizedLiveMigrationFailure"
+    );
+    let files = find("prod", "files-01");
+    assert_eq!(
+        files["migrationConditions"][0]["type"],
+        "StorageLiveMigratable"
+    );
+    assert_eq!(files["liveMigratable"], true);
+    // Nothing to show: the field is omitted (the JSON of older clusters is unchanged).
+    assert!(sender.get("migrationConditions").is_none());
+
+    let kinds: Vec<(&str, &str)> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["vmi"].as_str().unwrap(), w["kind"].as_str().unwrap()))
+        .collect();
+    assert!(
+        kinds.contains(&("prod/api-03", "migration-required")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("prod/erp-01", "decentralized-failure")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("prod/files-01", "storage-not-migratable")),
+        "{kinds:?}"
+    );
+
+    let migrations = v["migrations"].as_array().unwrap();
+    let row = migrations
+        .iter()
+        .find(|m| m["name"] == "kubevirt-workload-update-h0t")
+        .unwrap();
+    assert_eq!(row["priority"], "user-triggered");
+    let recv = migrations
+        .iter()
+        .find(|m| m["name"] == "web-09-recv")
+        .unwrap();
+    assert_eq!(recv["sourceNode"], "dc1-node-2");
+    assert!(
+        recv["waitingFor"]
+            .as_str()
+            .unwrap()
+            .contains("sending cluster to connect to 10.30.0.9:9185")
+    );
+}
+
+#[test]
+fn kv19_status_wide_table() {
+    let out = ok(vmctl([
+        "--from", KV19, "--now", KV19_NOW, "status", "-A", "-o", "wide",
+    ]));
+    // The escape sequence in a condition message never reaches the terminal.
+    assert!(!out.contains('\u{1b}'), "{out}");
+    assert!(out.contains("peer VMI memory differs"), "{out}");
+    insta::assert_snapshot!("kv19_status_wide", out);
+}

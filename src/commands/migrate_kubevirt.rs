@@ -258,7 +258,7 @@ fn vmim_object(
         spec: crate::model::vmim::VmimSpec {
             vmi_name: vmi.to_string(),
             added_node_selector: added.clone(),
-            priority: None,
+            ..Default::default()
         },
         status: Default::default(),
     }

@@ -12,6 +12,7 @@ use crate::cluster::{Kind, Query, list_as};
 use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::model::vmi::{MigrationMode, MigrationState};
+use crate::model::vmim::DecentralizedRole;
 use crate::model::{
     KubeVirt, Pod, PodFacts, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
@@ -156,6 +157,39 @@ pub struct VmiRow {
     pub migration: Option<InFlight>,
     /// The most recent finished migration, from the VMI's migrationState.
     pub last_migration: Option<LastMigration>,
+    /// v1.6+ migration conditions besides LiveMigratable and EvictionRequested (which
+    /// `reasons` and `evacuation` carry): MigrationRequired, DecentralizedLiveMigrationFailure,
+    /// StorageLiveMigratable=False.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub migration_conditions: Vec<VmiCondition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+}
+
+/// A decentralized (cross-cluster) migration as `status` shows it (v1.6+).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decentralized {
+    /// `sender` (spec.sendTo) or `receiver` (spec.receive).
+    pub role: String,
+    /// The migrationID shared with the peer cluster's VMIM.
+    pub migration_id: Option<String>,
+    /// `spec.sendTo.connectURL`: the peer's synchronization address (sender only).
+    pub connect_url: Option<String>,
+    /// `status.synchronizationAddresses` of this side.
+    pub synchronization_addresses: Vec<String>,
+    /// Which side runs the guest now: `source` or `target`.
+    pub live_side: String,
+    /// True when the live side is in this cluster.
+    pub live_here: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,6 +219,11 @@ pub struct InFlight {
     pub budget_seconds: Option<u64>,
     /// Post-copy: an abort or a network failure now loses the guest.
     pub point_of_no_return: bool,
+    /// `spec.priority` of the VMIM (v1.7+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<Decentralized>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -221,6 +260,12 @@ pub struct MigrationRow {
     pub conditions: Vec<String>,
     /// What the migration is waiting for, in words.
     pub waiting_for: String,
+    /// `spec.priority` (v1.7+): the queue serves system-critical, then user-triggered, then
+    /// system-maintenance, then unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<Decentralized>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -243,6 +288,62 @@ fn secs_between(from: &Time, now: Timestamp) -> i64 {
 
 fn state_belongs_to(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
     state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
+}
+
+/// The decentralized side of a VMIM, with the side that runs the guest.
+fn decentralized_of(
+    m: &VirtualMachineInstanceMigration,
+    state: Option<&MigrationState>,
+) -> Option<Decentralized> {
+    let role = m.decentralized_role()?;
+    let target_live = m.phase() == crate::model::vmim::MigrationPhase::Succeeded
+        || state.is_some_and(|st| {
+            st.mode == Some(MigrationMode::PostCopy) || (st.completed && !st.failed)
+        });
+    let live_here = match role {
+        DecentralizedRole::Sender => !target_live,
+        DecentralizedRole::Receiver => target_live,
+    };
+    Some(Decentralized {
+        role: role.as_str().to_string(),
+        migration_id: m.decentralized_id().map(str::to_string),
+        connect_url: m.spec.send_to.as_ref().and_then(|s| s.connect_url.clone()),
+        synchronization_addresses: m.status.synchronization_addresses.clone(),
+        live_side: if target_live { "target" } else { "source" }.into(),
+        live_here,
+    })
+}
+
+/// The VMI's v1.6+ migration conditions worth showing (FACTS §1.2).
+fn migration_conditions(vmi: &VirtualMachineInstance, evacuation_shown: bool) -> Vec<VmiCondition> {
+    use crate::model::vmi::{
+        COND_DECENTRALIZED_FAILURE, COND_EVICTION_REQUESTED, COND_MIGRATION_REQUIRED,
+        COND_STORAGE_LIVE_MIGRATABLE,
+    };
+    vmi.status
+        .conditions
+        .iter()
+        .filter(|c| match c.type_.as_str() {
+            COND_MIGRATION_REQUIRED | COND_DECENTRALIZED_FAILURE => c.is_true(),
+            COND_STORAGE_LIVE_MIGRATABLE => c.is_false(),
+            // Shown with the evacuation when evacuationNodeName is set.
+            COND_EVICTION_REQUESTED => c.is_true() && !evacuation_shown,
+            _ => false,
+        })
+        .map(|c| VmiCondition {
+            type_: c.type_.clone(),
+            status: c.status.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        })
+        .collect()
+}
+
+/// Control bytes in cluster text never reach the terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Builds the report. Pure: the inputs and the clock in, the report out.
@@ -280,18 +381,47 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 .unwrap_or(cluster_per_gib);
             let start = s.and_then(|s| s.start_timestamp.as_ref());
             let post_copy = s.is_some_and(|s| s.mode == Some(MigrationMode::PostCopy));
+            // A decentralized migration's sides are in sourceState/targetState: the local
+            // sourceNode/targetNode name only this cluster's half.
+            let decentralized = active.and_then(|m| decentralized_of(m, state));
+            // Only a state that names this migration on one of its sides.
+            let dstate = decentralized.as_ref().and(state).filter(|st| {
+                s.is_some()
+                    || [st.source_state.as_ref(), st.target_state.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .any(|x| {
+                            x.migration_uid.is_some()
+                                && x.migration_uid.as_deref() == active.and_then(|m| m.uid())
+                        })
+            });
+            let src_side = dstate.and_then(|st| st.source_state.as_ref());
+            let tgt_side = dstate.and_then(|st| st.target_state.as_ref());
             Some(InFlight {
                 name: active.map(|m| m.name().to_string()),
                 uid: active.and_then(|m| m.uid().map(str::to_string)),
                 phase: active
                     .map(|m| m.phase().as_str().to_string())
                     .unwrap_or_else(|| "Running".into()),
-                source_node: s
-                    .and_then(|s| s.source_node.clone())
-                    .or_else(|| vmi.status.node_name.clone()),
-                target_node: s.and_then(|s| s.target_node.clone()),
-                source_pod: s.and_then(|s| s.source_pod.clone()).or(pending_source_pod),
-                target_pod: s.and_then(|s| s.target_pod.clone()),
+                source_node: src_side
+                    .and_then(|x| x.node.clone())
+                    .or_else(|| s.and_then(|s| s.source_node.clone()))
+                    .or_else(|| {
+                        // A receiver's VMI is the target: its node is not the source.
+                        (decentralized.as_ref().map(|d| d.role.as_str()) != Some("receiver"))
+                            .then(|| vmi.status.node_name.clone())
+                            .flatten()
+                    }),
+                target_node: tgt_side
+                    .and_then(|x| x.node.clone())
+                    .or_else(|| s.and_then(|s| s.target_node.clone())),
+                source_pod: src_side
+                    .and_then(|x| x.pod.clone())
+                    .or_else(|| s.and_then(|s| s.source_pod.clone()))
+                    .or(pending_source_pod),
+                target_pod: tgt_side
+                    .and_then(|x| x.pod.clone())
+                    .or_else(|| s.and_then(|s| s.target_pod.clone())),
                 mode: s
                     .and_then(|s| s.mode.as_ref())
                     .map(|m| m.as_str().to_string()),
@@ -301,6 +431,8 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                     .map(|t| secs_between(t, now)),
                 budget_seconds: completion_budget_seconds(vmi, per_gib),
                 point_of_no_return: post_copy,
+                priority: active.and_then(|m| m.spec.priority.clone()),
+                decentralized,
             })
         } else {
             None
@@ -343,6 +475,51 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 .is_some_and(|c| c.is_true()),
         });
 
+        let migration_conditions = migration_conditions(vmi, evacuation.is_some());
+        for c in &migration_conditions {
+            // StorageLiveMigratable=False repeats LiveMigratable's reasons when the VMI cannot
+            // live-migrate at all: only news when live migration itself works.
+            if c.type_ == "StorageLiveMigratable" && mig.live_migratable != Some(true) {
+                continue;
+            }
+            let words = match (&c.reason, &c.message) {
+                (Some(r), Some(m)) => format!("{r}: {m}"),
+                (Some(r), None) => r.clone(),
+                (None, Some(m)) => m.clone(),
+                (None, None) => "no reason given".into(),
+            };
+            let (kind, message) = match c.type_.as_str() {
+                "MigrationRequired" => (
+                    "migration-required",
+                    format!(
+                        "KubeVirt requires a migration to apply a change (MigrationRequired, {words})"
+                    ),
+                ),
+                "DecentralizedLiveMigrationFailure" => (
+                    "decentralized-failure",
+                    format!(
+                        "the cross-cluster migration is blocked (DecentralizedLiveMigrationFailure, {words})"
+                    ),
+                ),
+                "StorageLiveMigratable" => (
+                    "storage-not-migratable",
+                    format!(
+                        "its volumes cannot be moved to other storage (volume migration); live migration still works (StorageLiveMigratable=False, {words})"
+                    ),
+                ),
+                _ => (
+                    "eviction-requested",
+                    format!(
+                        "eviction requested without an evacuation node (EvictionRequested, {words})"
+                    ),
+                ),
+            };
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: kind.into(),
+                message,
+            });
+        }
         if let Some(e) = &evacuation {
             warnings.push(Warning {
                 vmi: id.clone(),
@@ -422,6 +599,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
             pods,
             migration,
             last_migration,
+            migration_conditions,
         });
     }
 
@@ -513,7 +691,26 @@ fn migration_row(
             Some("Paused") => "the paused guest's memory to finish copying".into(),
             _ => "memory transfer to converge".into(),
         },
-        P::WaitingForSync | P::Synchronizing => "the peer cluster (decentralized migration)".into(),
+        P::WaitingForSync | P::Synchronizing => match m.decentralized_role() {
+            Some(DecentralizedRole::Sender) => format!(
+                "the receiving cluster{} (decentralized sender; the guest runs here)",
+                m.spec
+                    .send_to
+                    .as_ref()
+                    .and_then(|s| s.connect_url.as_deref())
+                    .map(|u| format!(" at {u}"))
+                    .unwrap_or_default()
+            ),
+            Some(DecentralizedRole::Receiver) => format!(
+                "the sending cluster to connect{} (decentralized receiver; the guest runs in the other cluster)",
+                if m.status.synchronization_addresses.is_empty() {
+                    String::new()
+                } else {
+                    format!(" to {}", m.status.synchronization_addresses.join(", "))
+                }
+            ),
+            None => "the peer cluster (decentralized migration)".into(),
+        },
         P::Succeeded | P::Failed => "nothing (finished)".into(),
         P::Other(ref p) => format!("phase {p}"),
     };
@@ -528,13 +725,22 @@ fn migration_row(
             .creation_timestamp
             .as_ref()
             .map(|t| secs_between(t, now)),
-        source_node: in_flight
-            .and_then(|f| f.source_node.clone())
-            .or_else(|| vmi.and_then(|v| v.node.clone())),
+        source_node: in_flight.and_then(|f| f.source_node.clone()).or_else(|| {
+            // A decentralized receiver's VMI is the target side, not the source.
+            (m.decentralized_role() != Some(DecentralizedRole::Receiver))
+                .then(|| vmi.and_then(|v| v.node.clone()))
+                .flatten()
+        }),
         target_node: in_flight
             .and_then(|f| f.target_node.clone())
             .or_else(|| target_pod.and_then(|p| p.spec.as_ref()?.node_name.clone())),
-        source_pod: in_flight.and_then(|f| f.source_pod.clone()),
+        source_pod: in_flight.and_then(|f| f.source_pod.clone()).or_else(|| {
+            // Before the hand-off the source is the pod the guest runs in — except on a
+            // decentralized receiver, whose pod is the target.
+            (m.decentralized_role() != Some(DecentralizedRole::Receiver))
+                .then(|| live_pod.clone())
+                .flatten()
+        }),
         target_pod: in_flight
             .and_then(|f| f.target_pod.clone())
             .or_else(|| target_pod.and_then(|p| p.metadata.name.clone())),
@@ -543,6 +749,10 @@ fn migration_row(
         evacuation_node: m.evacuation_node().map(str::to_string),
         conditions,
         waiting_for,
+        priority: m.spec.priority.clone(),
+        decentralized: in_flight
+            .and_then(|f| f.decentralized.clone())
+            .or_else(|| decentralized_of(m, None)),
     }
 }
 
@@ -587,16 +797,46 @@ fn clock_note(ctx: &Context) -> &'static str {
     }
 }
 
+/// `source→target`; for a decentralized migration the side in the other cluster is named
+/// as the peer when its node is not reported.
+pub(crate) fn route(
+    source: Option<&str>,
+    target: Option<&str>,
+    decentralized: Option<&Decentralized>,
+) -> String {
+    let text = match (decentralized, source, target) {
+        (Some(d), s, None) if d.role == "sender" => format!(
+            "{}→peer {}",
+            s.unwrap_or("?"),
+            d.connect_url.as_deref().unwrap_or("cluster")
+        ),
+        (Some(d), None, t) if d.role == "receiver" => {
+            format!("peer cluster→{}", t.unwrap_or("?"))
+        }
+        (_, s, t) => format!("{}→{}", s.unwrap_or("?"), t.unwrap_or("?")),
+    };
+    printable(&text)
+}
+
+/// `Synchronizing` → `Synchronizing (sender)` for a decentralized migration.
+pub(crate) fn phase_words(phase: &str, decentralized: Option<&Decentralized>) -> String {
+    match decentralized {
+        Some(d) => format!("{phase} ({})", d.role),
+        None => phase.to_string(),
+    }
+}
+
 fn migration_cell(row: &VmiRow) -> (String, Tone) {
     if let Some(m) = &row.migration {
-        let nodes = format!(
-            "{}→{}",
-            m.source_node.as_deref().unwrap_or("?"),
-            m.target_node.as_deref().unwrap_or("?")
+        let nodes = route(
+            m.source_node.as_deref(),
+            m.target_node.as_deref(),
+            m.decentralized.as_ref(),
         );
-        let mut text = format!("{} {}", m.phase, nodes);
+        let phase = phase_words(&m.phase, m.decentralized.as_ref());
+        let mut text = format!("{phase} {nodes}");
         if let Some(mode) = &m.mode {
-            text = format!("{} {mode} {nodes}", m.phase);
+            text = format!("{phase} {mode} {nodes}");
         }
         if let Some(e) = m.elapsed_seconds {
             match m
@@ -758,7 +998,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             "waiting for",
         ];
         if wide {
-            headers.extend(["source pod", "target pod", "evacuates"]);
+            headers.extend(["source pod", "target pod", "evacuates", "priority"]);
         }
         let mut t = TableBuilder::new(style, &headers);
         for m in &report.migrations {
@@ -771,15 +1011,15 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 plain(m.namespace.clone()),
                 plain(m.name.clone()),
                 plain(m.vmi.clone()),
-                (m.phase.clone(), Tone::Warn),
+                (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
                 plain(m.age_seconds.map(fmt::age).unwrap_or_else(|| "-".into())),
-                plain(format!(
-                    "{}→{}",
-                    m.source_node.as_deref().unwrap_or("?"),
-                    m.target_node.as_deref().unwrap_or("?")
+                plain(route(
+                    m.source_node.as_deref(),
+                    m.target_node.as_deref(),
+                    m.decentralized.as_ref(),
                 )),
                 (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(m.waiting_for.clone()),
+                plain(printable(&m.waiting_for)),
             ];
             if wide {
                 let live = |pod: &Option<String>| match pod {
@@ -791,6 +1031,12 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 row.push(plain(live(&m.target_pod)));
                 row.push(plain(
                     m.evacuation_node.clone().unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    m.priority
+                        .as_deref()
+                        .map(printable)
+                        .unwrap_or_else(|| "-".into()),
                 ));
             }
             t.row(row);
@@ -812,12 +1058,42 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     }
                 }
             };
+            let (source, target) = match &m.decentralized {
+                // The other cluster's pod is not in this one: name it as the peer's.
+                Some(d) => {
+                    let here_or_peer =
+                        |pod: &Option<String>, node: &Option<String>, here: bool| match (pod, here)
+                        {
+                            (None, false) => "in the peer cluster".to_string(),
+                            (Some(_), false) => {
+                                format!("{} (peer cluster)", describe(pod, node))
+                            }
+                            _ => describe(pod, node),
+                        };
+                    let sender = d.role == "sender";
+                    (
+                        here_or_peer(&m.source_pod, &m.source_node, sender),
+                        here_or_peer(&m.target_pod, &m.target_node, !sender),
+                    )
+                }
+                None => (
+                    describe(&m.source_pod, &m.source_node),
+                    describe(&m.target_pod, &m.target_node),
+                ),
+            };
             out.push_str(&format!(
-                "  {}/{}: source {} → target {}\n",
+                "  {}/{}: source {} → target {}{}\n",
                 m.namespace,
                 m.vmi,
-                describe(&m.source_pod, &m.source_node),
-                describe(&m.target_pod, &m.target_node),
+                printable(&source),
+                printable(&target),
+                match &m.decentralized {
+                    Some(d) if !d.synchronization_addresses.is_empty() => format!(
+                        " · sync {}",
+                        printable(&d.synchronization_addresses.join(", "))
+                    ),
+                    _ => String::new(),
+                }
             ));
         }
     }
@@ -826,14 +1102,14 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str("\nAttention:\n");
         for w in &report.warnings {
             let tone = match w.kind.as_str() {
-                "post-copy" | "blocks-drain" | "failed" => Tone::Bad,
+                "post-copy" | "blocks-drain" | "failed" | "decentralized-failure" => Tone::Bad,
                 _ => Tone::Warn,
             };
             out.push_str(&format!(
                 "  {} {}: {}\n",
                 style.paint("!", tone),
                 w.vmi,
-                w.message
+                printable(&w.message)
             ));
         }
     }

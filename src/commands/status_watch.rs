@@ -25,7 +25,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::status::{
-    MigrationRow, StatusInputs, StatusReport, build_report, slim_pod, vmi_selector,
+    MigrationRow, StatusInputs, StatusReport, build_report, phase_words, route, slim_pod,
+    vmi_selector,
 };
 use crate::cli::StatusArgs;
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
@@ -321,15 +322,18 @@ fn progress_cell(report: &StatusReport, m: &MigrationRow) -> String {
 
 fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
     format!(
-        "{}/{} vmi={} phase={} {}→{} mode={} progress: {}",
+        "{}/{} vmi={} phase={} {} mode={} progress: {}",
         m.namespace,
         m.name,
         m.vmi,
         m.phase,
-        m.source_node.as_deref().unwrap_or("?"),
-        m.target_node.as_deref().unwrap_or("?"),
+        route(
+            m.source_node.as_deref(),
+            m.target_node.as_deref(),
+            m.decentralized.as_ref()
+        ),
         m.mode.as_deref().unwrap_or("-"),
-        progress_cell(report, m)
+        printable(&progress_cell(report, m))
     )
 }
 
@@ -376,12 +380,15 @@ fn render_table(
             plain(m.namespace.clone()),
             plain(m.name.clone()),
             plain(m.vmi.clone()),
-            (m.phase.clone(), Tone::Warn),
-            plain(format!(
-                "{} → {}",
-                m.source_node.as_deref().unwrap_or("?"),
-                m.target_node.as_deref().unwrap_or("?")
-            )),
+            (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
+            plain(
+                route(
+                    m.source_node.as_deref(),
+                    m.target_node.as_deref(),
+                    m.decentralized.as_ref(),
+                )
+                .replacen('→', " → ", 1),
+            ),
             (
                 match m.mode.as_deref() {
                     Some("PostCopy") => "PostCopy (no return)".to_string(),
@@ -391,7 +398,7 @@ fn render_table(
                 mode_tone,
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
-            plain(progress_cell(report, m)),
+            plain(printable(&progress_cell(report, m))),
         ]);
     }
     out.push_str(&t.render());
@@ -727,6 +734,50 @@ mod tests {
         inputs.pods.iter_mut().for_each(slim_pod);
         let slim = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
         assert_eq!(whole, slim);
+    }
+
+    #[test]
+    fn a_decentralized_receiver_is_drawn_with_its_role_and_the_peer_source() {
+        let mut m = Mirror::default();
+        let v: Boxed<VirtualMachineInstance> = serde_json::from_value(json!({
+            "metadata": {"name": "web-09", "namespace": "prod", "uid": "uid-web-09"},
+            "status": {"nodeName": "node-7", "phase": "WaitingForSync",
+                "migrationState": {"migrationUid": "uid-recv",
+                    "sourceState": {"node": "dc1-node-2", "pod": "virt-launcher-web-09-src",
+                                    "migrationUID": "peer"},
+                    "targetState": {"node": "node-7", "pod": "virt-launcher-web-09-rx",
+                                    "migrationUID": "uid-recv"}}}
+        }))
+        .unwrap();
+        let recv: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+            "metadata": {"name": "recv", "namespace": "prod", "uid": "uid-recv"},
+            "spec": {"vmiName": "web-09", "receive": {"migrationID": "mig-9"}},
+            "status": {"phase": "WaitingForSync", "synchronizationAddresses": ["10.30.0.9:9185"]}
+        }))
+        .unwrap();
+        let send: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+            "metadata": {"name": "send", "namespace": "prod", "uid": "uid-send"},
+            "spec": {"vmiName": "db-01", "sendTo": {"migrationID": "mig-1", "connectURL": "peer.example:9185"}},
+            "status": {"phase": "Synchronizing"}
+        }))
+        .unwrap();
+        m.apply_vmis(Change::Listed(vec![v, vmi("db-01", false)]));
+        m.apply_vmims(Change::Listed(vec![recv, send]));
+        let inputs = m.in_flight(&[], None);
+        let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
+        let report = build_report(&inputs, now, "test");
+        assert_eq!(report.migrations.len(), 2);
+        let text = render_table(&report, Style { color: false }, "prod", now, &[]);
+        assert!(text.contains("WaitingForSync (receiver)"), "{text}");
+        assert!(text.contains("dc1-node-2 → node-7"), "{text}");
+        assert!(text.contains("Synchronizing (sender)"), "{text}");
+        assert!(text.contains("node-1 → peer peer.example:9185"), "{text}");
+        let recv_row = report.migrations.iter().find(|r| r.name == "recv").unwrap();
+        assert!(
+            row_line(&report, recv_row).contains("phase=WaitingForSync dc1-node-2→node-7"),
+            "{}",
+            row_line(&report, recv_row)
+        );
     }
 
     #[test]

@@ -7,15 +7,73 @@ use serde_json::Value;
 
 use super::{EvictionStrategy, ObjectMeta, Quantity};
 
+/// The KubeVirt CR. `spec.configuration.developerConfiguration` is read into
+/// [`KubeVirt::developer_configuration`] (beside `spec`, so that code building a
+/// `KubeVirtConfiguration` literal keeps compiling); it is written back to its place.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(from = "RawKubeVirt", into = "RawKubeVirt")]
+pub struct KubeVirt {
+    pub metadata: ObjectMeta,
+    pub spec: KubeVirtSpec,
+    pub status: KubeVirtStatus,
+    /// `spec.configuration.developerConfiguration` (feature gates).
+    pub developer_configuration: Option<DeveloperConfiguration>,
+}
+
+/// The KubeVirt CR as the API writes it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct KubeVirt {
+struct RawKubeVirt {
     #[serde(default)]
-    pub metadata: ObjectMeta,
+    metadata: ObjectMeta,
     #[serde(default)]
-    pub spec: KubeVirtSpec,
+    spec: RawKubeVirtSpec,
     #[serde(default)]
-    pub status: KubeVirtStatus,
+    status: KubeVirtStatus,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawKubeVirtSpec {
+    #[serde(default)]
+    configuration: RawKubeVirtConfiguration,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawKubeVirtConfiguration {
+    #[serde(flatten)]
+    known: KubeVirtConfiguration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    developer_configuration: Option<DeveloperConfiguration>,
+}
+
+impl From<RawKubeVirt> for KubeVirt {
+    fn from(raw: RawKubeVirt) -> KubeVirt {
+        KubeVirt {
+            metadata: raw.metadata,
+            spec: KubeVirtSpec {
+                configuration: raw.spec.configuration.known,
+            },
+            status: raw.status,
+            developer_configuration: raw.spec.configuration.developer_configuration,
+        }
+    }
+}
+
+impl From<KubeVirt> for RawKubeVirt {
+    fn from(kv: KubeVirt) -> RawKubeVirt {
+        RawKubeVirt {
+            metadata: kv.metadata,
+            spec: RawKubeVirtSpec {
+                configuration: RawKubeVirtConfiguration {
+                    known: kv.spec.configuration,
+                    developer_configuration: kv.developer_configuration,
+                },
+            },
+            status: kv.status,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -32,6 +90,101 @@ pub struct KubeVirtConfiguration {
     pub eviction_strategy: Option<EvictionStrategy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrations: Option<MigrationConfig>,
+}
+
+/// `spec.configuration.developerConfiguration`: only the feature gates are read.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeveloperConfiguration {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feature_gates: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled_feature_gates: Vec<String>,
+}
+
+/// Feature gates vmctl reads (FACTS §12).
+pub const GATE_MIGRATION_STALL_DETECTION: &str = "MigrationStallDetection";
+pub const GATE_MIGRATION_PRIORITY_QUEUE: &str = "MigrationPriorityQueue";
+pub const GATE_DECENTRALIZED_LIVE_MIGRATION: &str = "DecentralizedLiveMigration";
+
+/// `experimental.stallDetector` (`StallDetectorOptions`, v1.9+ alpha) as written. The factors
+/// are Kubernetes quantities (`"0.4"`), kept as text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StallDetectorOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_margin: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_progress_timeout: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switchover_timeout: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_local_minima: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_timeout_factor: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precopy_possible_factor: Option<Value>,
+}
+
+/// The stall detector's settings with KubeVirt's defaults applied (FACTS §4, §5.4).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectiveStallDetector {
+    /// Percent of remaining bytes that still counts as no progress.
+    pub stall_margin: u64,
+    /// Seconds without progress before a stall is declared.
+    pub stall_progress_timeout: u64,
+    /// Seconds a stop-and-copy switchover may take before the migration is aborted.
+    pub switchover_timeout: u64,
+    /// Post-copy / stop-and-copy only if the projection fits in this many completion budgets.
+    pub completion_timeout_factor: f64,
+    /// A soft stop-and-copy is tried while the estimated downtime is within this factor of maxDowntimeMs.
+    pub precopy_possible_factor: f64,
+}
+
+pub const DEFAULT_STALL_MARGIN: u64 = 4;
+pub const DEFAULT_STALL_PROGRESS_TIMEOUT: u64 = 40;
+pub const DEFAULT_SWITCHOVER_TIMEOUT: u64 = 60;
+pub const DEFAULT_COMPLETION_TIMEOUT_FACTOR: f64 = 2.0;
+pub const DEFAULT_PRECOPY_POSSIBLE_FACTOR: f64 = 1.5;
+
+fn factor(v: Option<&Value>, default: f64) -> f64 {
+    match v {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+    .filter(|f| f.is_finite() && *f > 0.0)
+    .unwrap_or(default)
+}
+
+impl StallDetectorOptions {
+    /// Reads `experimental.stallDetector` from an `experimental` object; None when absent
+    /// (a value of the wrong shape reads as absent, never as an error).
+    pub fn from_experimental(experimental: Option<&Value>) -> Option<StallDetectorOptions> {
+        let sd = experimental?.get("stallDetector")?;
+        serde_json::from_value(sd.clone()).ok()
+    }
+
+    pub fn effective(&self) -> EffectiveStallDetector {
+        EffectiveStallDetector {
+            stall_margin: self.stall_margin.unwrap_or(DEFAULT_STALL_MARGIN),
+            stall_progress_timeout: self
+                .stall_progress_timeout
+                .unwrap_or(DEFAULT_STALL_PROGRESS_TIMEOUT),
+            switchover_timeout: self
+                .switchover_timeout
+                .unwrap_or(DEFAULT_SWITCHOVER_TIMEOUT),
+            completion_timeout_factor: factor(
+                self.completion_timeout_factor.as_ref(),
+                DEFAULT_COMPLETION_TIMEOUT_FACTOR,
+            ),
+            precopy_possible_factor: factor(
+                self.precopy_possible_factor.as_ref(),
+                DEFAULT_PRECOPY_POSSIBLE_FACTOR,
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -169,6 +322,15 @@ impl KubeVirt {
         self.status.observed_kube_virt_version.as_deref()
     }
 
+    /// True when `developerConfiguration.featureGates` lists the gate and
+    /// `disabledFeatureGates` does not. (GA gates need no listing; this is for alpha/beta ones.)
+    pub fn feature_gate(&self, gate: &str) -> bool {
+        self.developer_configuration.as_ref().is_some_and(|d| {
+            d.feature_gates.iter().any(|g| g == gate)
+                && !d.disabled_feature_gates.iter().any(|g| g == gate)
+        })
+    }
+
     pub fn migration_config(&self) -> EffectiveMigrationConfig {
         self.spec
             .configuration
@@ -254,6 +416,57 @@ mod tests {
         let eff = cfg.effective(None);
         assert!(eff.allow_workload_disruption);
         assert_eq!(eff.bandwidth_per_migration, 64 * 1024 * 1024);
+    }
+
+    #[test]
+    fn feature_gates_and_stall_detector_settings_parse() {
+        // v1.10 shape (swagger: DeveloperConfiguration.featureGates, StallDetectorOptions).
+        let kv: KubeVirt = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {
+                "developerConfiguration": {"featureGates": ["MigrationStallDetection", "DecentralizedLiveMigration"],
+                                           "disabledFeatureGates": ["DecentralizedLiveMigration"]},
+                "migrations": {"maxDowntimeMs": 500}
+            }},
+            "status": {"observedKubeVirtVersion": "v1.10.0"}
+        }))
+        .unwrap();
+        assert!(kv.feature_gate(GATE_MIGRATION_STALL_DETECTION));
+        assert!(
+            !kv.feature_gate(GATE_DECENTRALIZED_LIVE_MIGRATION),
+            "disabled wins"
+        );
+        assert_eq!(kv.migration_config().max_downtime_ms, 500);
+        let exp = serde_json::json!({"stallDetector": {"stallProgressTimeout": 30, "completionTimeoutFactor": "3", "precopyPossibleFactor": 1.2}});
+        let sd = StallDetectorOptions::from_experimental(Some(&exp))
+            .unwrap()
+            .effective();
+        assert_eq!(sd.stall_progress_timeout, 30);
+        assert_eq!(sd.switchover_timeout, 60);
+        assert_eq!(sd.stall_margin, 4);
+        assert_eq!(sd.completion_timeout_factor, 3.0);
+        assert_eq!(sd.precopy_possible_factor, 1.2);
+        let bad = serde_json::json!({"stallDetector": "on"});
+        assert!(StallDetectorOptions::from_experimental(Some(&bad)).is_none());
+        assert!(StallDetectorOptions::from_experimental(None).is_none());
+        // v1.8 shape: no developerConfiguration gates, no maxDowntimeMs: v1.9 default 900.
+        let old: KubeVirt = serde_json::from_value(serde_json::json!({
+            "spec": {"configuration": {"migrations": {"progressTimeout": 150}}},
+            "status": {"observedKubeVirtVersion": "v1.8.4"}
+        }))
+        .unwrap();
+        assert!(!old.feature_gate(GATE_MIGRATION_STALL_DETECTION));
+        assert_eq!(old.migration_config().max_downtime_ms, 900);
+        // Written back where it was read.
+        let again = serde_json::to_value(&kv).unwrap();
+        assert_eq!(
+            again["spec"]["configuration"]["developerConfiguration"]["featureGates"][0],
+            "MigrationStallDetection"
+        );
+        assert_eq!(
+            again["spec"]["configuration"]["migrations"]["maxDowntimeMs"],
+            500
+        );
     }
 
     #[test]

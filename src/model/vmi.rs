@@ -322,15 +322,68 @@ pub struct MigrationState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "targetPersistentStatePVCName")]
     pub target_persistent_state_pvc_name: Option<String>,
+    /// Decentralized migration: the source side's own view (v1.6+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_state: Option<Value>,
+    pub source_state: Option<SideState>,
+    /// Decentralized migration: the target side's own view (v1.6+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_state: Option<Value>,
+    pub target_state: Option<SideState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migration_network_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_memory_overhead: Option<Quantity>,
 }
+
+/// `sourceState` / `targetState` of a migrationState (FACTS §1.1): the common inline fields
+/// plus the target-only ones (absent on a source state). Note the casing `migrationUID`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SideState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    #[serde(
+        rename = "migrationUID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub migration_uid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_address: Option<String>,
+    #[serde(
+        rename = "persistentStatePVCName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub persistent_state_pvc_name: Option<String>,
+    #[serde(
+        rename = "virtualMachineInstanceUID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub virtual_machine_instance_uid: Option<String>,
+    /// Source only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selectors: BTreeMap<String, String>,
+    /// Target only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_ready_timestamp: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_detected: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_address: Option<String>,
+}
+
+/// VMI condition types of v1.6–v1.10 that concern migrations (FACTS §1.2).
+pub const COND_MIGRATION_REQUIRED: &str = "MigrationRequired";
+pub const COND_EVICTION_REQUESTED: &str = "EvictionRequested";
+pub const COND_DECENTRALIZED_FAILURE: &str = "DecentralizedLiveMigrationFailure";
+pub const COND_STORAGE_LIVE_MIGRATABLE: &str = "StorageLiveMigratable";
 
 impl MigrationState {
     /// KubeVirt's `IsMigrating`: started and not yet ended (as of `now`).
@@ -409,6 +462,41 @@ mod tests {
         let ms = vmi.status.migration_state.unwrap();
         assert_eq!(ms.mode, Some(MigrationMode::Other("Turbo".into())));
         assert_eq!(ms.migration_uid.as_deref(), Some("u1"));
+    }
+
+    #[test]
+    fn v18_and_v110_migration_states_parse() {
+        // v1.8.4: sourceState/targetState exist but are usually absent; a bare state parses.
+        let v18: MigrationState = serde_json::from_value(serde_json::json!({
+            "sourceNode": "node-1", "targetNode": "node-2", "mode": "PreCopy",
+            "migrationConfiguration": {"completionTimeoutPerGiB": 150, "progressTimeout": 150}
+        }))
+        .unwrap();
+        assert!(v18.source_state.is_none());
+        assert!(v18.target_memory_overhead.is_none());
+        // v1.10: the decentralized sides, the network type and the memory overhead.
+        let v110: MigrationState = serde_json::from_value(serde_json::json!({
+            "migrationUid": "u1",
+            "migrationNetworkType": "Pod",
+            "targetMemoryOverhead": "1Gi",
+            "sourceState": {"node": "a", "pod": "p-a", "migrationUID": "u1",
+                            "virtualMachineInstanceUID": "vmi-1", "syncAddress": "10.0.0.1:9185"},
+            "targetState": {"node": "b", "pod": "p-b", "domainReadyTimestamp": "2026-12-01T10:00:00Z",
+                            "attachmentPodUID": "x", "nodeTopology": "t"},
+            "migrationConfiguration": {"maxDowntimeMs": 900, "experimental": {"stallDetector": {"stallProgressTimeout": 40}}}
+        }))
+        .unwrap();
+        let s = v110.source_state.unwrap();
+        assert_eq!(s.sync_address.as_deref(), Some("10.0.0.1:9185"));
+        assert_eq!(s.virtual_machine_instance_uid.as_deref(), Some("vmi-1"));
+        let t = v110.target_state.unwrap();
+        assert_eq!(t.pod.as_deref(), Some("p-b"));
+        assert!(t.domain_ready_timestamp.is_some());
+        assert_eq!(v110.target_memory_overhead.unwrap().bytes(), 1 << 30);
+        assert_eq!(
+            v110.migration_configuration.unwrap().max_downtime_ms,
+            Some(900)
+        );
     }
 
     #[test]

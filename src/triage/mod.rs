@@ -6,6 +6,7 @@
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
 mod history;
+mod kubevirt19;
 mod objects;
 mod reported;
 pub mod rules;
@@ -222,6 +223,21 @@ pub struct MigrationInfo {
     pub state_from: Option<String>,
     /// Where the effective migration configuration (budget, post-copy…) was read.
     pub configuration_from: String,
+    /// `migrationState.migrationNetworkType`: `Pod` or `Migration` (dedicated network, v1.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_type: Option<String>,
+    /// `migrationState.targetMemoryOverhead` (v1.9+), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_memory_overhead: Option<String>,
+    /// `spec.priority` (v1.7+): system-critical, user-triggered, system-maintenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    /// A decentralized (cross-cluster) migration: its role, peer and sides (v1.6+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<kubevirt19::DecentralizedInfo>,
+    /// The stall detector (v1.9+, gate MigrationStallDetection), when it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_detector: Option<kubevirt19::StallDetectorInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,6 +3,7 @@
 //! order and the first that matches decides: specific, status-backed causes come before
 //! inferred ones, and `unknown` always matches last.
 
+use super::kubevirt19 as kv19;
 use super::objects::*;
 use super::strings::{self as s, FailureText, classify_failure};
 use super::view::View;
@@ -138,6 +139,7 @@ pub static CATALOGUE: &[Rule] = &[
         check: aborted_by_request,
     },
     super::reported::POSTCOPY_UNSUPPORTED,
+    kv19::DECENTRALIZED_BLOCKED,
     Rule {
         id: "blocked-by-utility-volumes",
         plane: Plane::ControlPlane,
@@ -1148,13 +1150,6 @@ fn scheduler_hints(v: &View, message: &str) -> Vec<String> {
     hints
 }
 
-fn unschedulable_timeout(v: &View) -> i64 {
-    v.vmim
-        .and_then(|m| m.annotation(s::UNSCHEDULABLE_TIMEOUT_ANNOTATION))
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(s::UNSCHEDULABLE_TIMEOUT_SECONDS)
-}
-
 fn no_node_for_cpu_model(v: &View) -> Option<Finding> {
     if !before_streaming(v) || (v.is_final() && v.phase != MigrationPhase::Failed) {
         return None;
@@ -1298,28 +1293,60 @@ fn target_pod_unschedulable(v: &View) -> Option<Finding> {
     let verdict = message
         .map(|m| format!(": {}", scheduler_summary(m)))
         .unwrap_or_default();
-    let timeout = unschedulable_timeout(v);
+    let pending = kv19::pending_deadline(v, true);
+    let mut created_fact = None;
+    let timeout = pending.timeout;
+    let why_timeout = kv19::override_words(&pending);
     f.summary = if v.phase == MigrationPhase::Failed {
         format!(
-            "The target pod {pod} could not be scheduled{verdict}. KubeVirt deleted it after {} unschedulable and failed the migration before any memory was copied.",
+            "The target pod {pod} could not be scheduled{verdict}. KubeVirt deleted it {} after its creation{why_timeout} and failed the migration before any memory was copied.",
             dur(timeout)
         )
     } else {
-        let deadline = cond
-            .as_ref()
-            .and_then(|c| c.since)
-            .map(|since| {
-                let d = since.as_second() + timeout;
+        // virt-controller measures from the pod's creation (handlePendingPodTimeout).
+        let deadline = pending
+            .deadline
+            .map(|d| d.as_second())
+            .or_else(|| cond.as_ref().and_then(|c| c.since).map(|s| s.as_second() + timeout))
+            .map(|d| {
+                let when = if d <= v.now.as_second() && kv19::target_pod_pending(v) {
+                    format!(
+                        "it was due at {} ({}), and virt-controller has not acted on it yet (check that virt-controller runs and sees this migration)",
+                        ts_string(d),
+                        until(v, d)
+                    )
+                } else {
+                    format!("at {} ({})", ts_string(d), until(v, d))
+                };
+                if let (Some(p), Some(created)) = (
+                    v.target_pod,
+                    v.target_pod
+                        .and_then(|p| p.metadata.creation_timestamp.as_ref()),
+                ) {
+                    created_fact = Some(v.pod_fact(
+                        pod_name(p),
+                        "metadata.creationTimestamp",
+                        created.0.to_string(),
+                    ));
+                }
                 format!(
-                    " KubeVirt deletes it {} after it became unschedulable, at {} ({}), and the migration then fails.",
-                    dur(timeout),
-                    ts_string(d),
-                    until(v, d)
+                    " KubeVirt deletes an unschedulable target pod {} after its creation{why_timeout}, and the migration then fails: {when}.",
+                    dur(timeout)
                 )
             })
             .unwrap_or_default();
         format!("The target pod {pod} cannot be scheduled{verdict}.{deadline}")
     };
+    if let Some(mut fact) = created_fact {
+        fact.note = Some("the pending-pod timeouts count from here".into());
+        f.evidence.push(fact);
+    }
+    if let (Some(a), Some(m)) = (pending.overridden_by, v.vmim) {
+        f.evidence.push(v.vmim_fact(
+            &format!("metadata.annotations[{a}]"),
+            m.annotation(a).unwrap_or("").to_string(),
+        ));
+    }
     if let Some(m) = message {
         f.next_steps.extend(scheduler_hints(v, m));
     }
@@ -1399,26 +1426,43 @@ fn target_pod_not_ready(v: &View) -> Option<Finding> {
         format!(" ({})", why.join("; "))
     };
     let node = pod.and_then(pod_node).unwrap_or("its node");
+    let pending = kv19::pending_deadline(v, false);
+    let why_timeout = kv19::override_words(&pending);
     f.summary = if v.phase == MigrationPhase::Failed {
         format!(
-            "The target pod {name} was scheduled but stayed pending{why}; KubeVirt deleted it after {} and failed the migration before any memory was copied.",
-            dur(s::PENDING_TIMEOUT_SECONDS)
+            "The target pod {name} was scheduled but stayed pending{why}; KubeVirt deleted it {} after its creation{why_timeout} and failed the migration before any memory was copied.",
+            dur(pending.timeout)
         )
     } else {
-        let deadline = pod
-            .and_then(|p| p.metadata.creation_timestamp.as_ref())
-            .map(|t| {
-                let d = t.0.as_second() + s::PENDING_TIMEOUT_SECONDS;
+        let deadline = match (pending.deadline, kv19::target_pod_pending(v)) {
+            (Some(d), true) => {
+                let d = d.as_second();
+                let when = if d <= v.now.as_second() {
+                    format!(
+                        "it was due at {} ({}), and virt-controller has not acted on it yet",
+                        ts_string(d),
+                        until(v, d)
+                    )
+                } else {
+                    format!("at {}, {}", ts_string(d), until(v, d))
+                };
                 format!(
-                    " KubeVirt deletes a target pod still pending after {} (at {}, {}).",
-                    dur(s::PENDING_TIMEOUT_SECONDS),
-                    ts_string(d),
-                    until(v, d)
+                    " KubeVirt deletes a target pod still pending {} after its creation{why_timeout} ({when}).",
+                    dur(pending.timeout)
                 )
-            })
-            .unwrap_or_default();
+            }
+            // Running but not ready: the pending-pod timeout no longer applies.
+            (Some(_), false) => " The pod is past Pending, so KubeVirt's pending-pod timeout no longer applies: it waits for readiness without a deadline.".to_string(),
+            (None, _) => String::new(),
+        };
         format!("The target pod {name} is scheduled on {node} but not ready{why}.{deadline}")
     };
+    if let (Some(a), Some(m)) = (pending.overridden_by, v.vmim) {
+        f.evidence.push(v.vmim_fact(
+            &format!("metadata.annotations[{a}]"),
+            m.annotation(a).unwrap_or("").to_string(),
+        ));
+    }
     let ns = v.namespace();
     let all = why.to_ascii_lowercase();
     if all.contains("imagepull") || all.contains("errimage") {
@@ -1703,10 +1747,21 @@ fn migration_backoff(v: &View) -> Option<Finding> {
         .vmi_events()
         .filter(|e| event_reason(e) == s::REASON_BACKOFF)
         .max_by_key(|e| event_last(e));
-    let computed = v
+    let backoff = v
         .vmim
-        .and_then(|m| super::history::backoff(&v.ev.migrations, m))
+        .and_then(|m| super::history::backoff(&v.ev.migrations, m));
+    let computed = backoff
+        .clone()
         .filter(|b| b.until.as_second() > v.now.as_second());
+    // A backoff that ended (as computed) is no reason now, unless a MigrationBackoff event
+    // came after its end: then vmctl's reckoning misses something and the event is believed.
+    if let (Some(b), None) = (&backoff, &computed)
+        && event
+            .and_then(event_last)
+            .is_none_or(|t| t.as_second() <= b.until.as_second())
+    {
+        return None;
+    }
     if computed.is_none() && event.is_none() {
         return None;
     }
@@ -1729,8 +1784,16 @@ fn migration_backoff(v: &View) -> Option<Finding> {
                     b.failures
                 )),
             });
+            let doubling = if b.failures > 1 {
+                format!(
+                    " (20 s after the first failure, doubled for each of the {} further ones)",
+                    b.failures - 1
+                )
+            } else {
+                " (20 s after a first failure)".to_string()
+            };
             f.summary = format!(
-                "KubeVirt is backing off: {} consecutive failed evacuation/workload-update migration(s) of this VMI, so it waits {} after the last failure ({} failed at {}), until {} ({}).",
+                "KubeVirt is backing off: {} consecutive failed evacuation/workload-update migration(s) of this VMI, so it waits {}{doubling} after the last failure ({} failed at {}). The next attempt can start at {} ({}).",
                 b.failures,
                 dur(b.seconds),
                 b.previous,
@@ -1837,6 +1900,41 @@ fn queued_parallel_limit(v: &View) -> Option<Finding> {
     } else {
         return None;
     }
+    // Which pending migrations the queue serves first: those competing for the same slot
+    // (every one for a cluster slot, the same node's for a node slot).
+    if let Some(me) = v.vmim {
+        let by_priority = kv19::priority_queue_active(v);
+        let node_bound = running.len() < cluster_limit;
+        let competing = load.migrations.iter().filter(|m| {
+            !node_bound
+                || load
+                    .vmis_on_node
+                    .iter()
+                    .any(|q| *q == format!("{}/{}", m.namespace(), m.spec.vmi_name))
+        });
+        let ahead = kv19::ahead_of(me, competing, by_priority);
+        let mut fact = v.vmim_fact(
+            "spec.priority",
+            me.spec.priority.clone().unwrap_or_else(|| "(unset)".into()),
+        );
+        fact.note = Some(format!(
+            "queue weight {}{}",
+            if by_priority {
+                me.priority().map(|p| p.queue_weight()).unwrap_or(0)
+            } else {
+                0
+            },
+            if by_priority {
+                ""
+            } else {
+                " (priority queue off: KubeVirt before v1.9 without the MigrationPriorityQueue gate)"
+            }
+        ));
+        f.evidence.push(fact);
+        f.evidence.extend(kv19::ahead_facts(&ahead));
+        f.summary
+            .push_str(&kv19::queue_sentence(me, &ahead, by_priority));
+    }
     f.next_steps
         .push("See what runs now: vmctl status -A".to_string());
     Some(f)
@@ -1935,6 +2033,9 @@ fn monitor_abort(v: &View) -> Option<MonitorAbort> {
         }
         FailureText::StuckV18 { .. } => Some(MonitorAbort::NoProgress { inferred: false }),
         FailureText::GenericAbort if !v.abort_requested() => {
+            if kv19::stall_detector(v).is_some() && (v.mode() == Some(&MigrationMode::Paused)) {
+                return Some(MonitorAbort::NotConverging { inferred: true });
+            }
             let budget = v.budget.filter(|b| *b > 0)? as i64;
             let elapsed = v.elapsed()?;
             if elapsed + BUDGET_SLACK_SECONDS >= budget {
@@ -2027,6 +2128,10 @@ fn not_converging(v: &View) -> Option<Finding> {
             ""
         }
     );
+    if let Some((summary, facts, _)) = kv19::stall_abort_words(v) {
+        f.summary = summary;
+        f.evidence.extend(facts);
+    }
     if !v.config.allow_post_copy {
         f.next_steps.push(format!(
             "Let it finish in post-copy (the guest then runs on the target while the rest is pulled; a network failure in that phase loses it): {}",
@@ -2078,8 +2183,11 @@ fn no_progress(v: &View) -> Option<Finding> {
             .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
     }
     f.evidence.extend(timing_facts(v));
-    f.evidence
-        .push(v.config_fact("progressTimeout", v.config.progress_timeout.to_string()));
+    let stall = kv19::stall_abort_words(v);
+    if stall.is_none() {
+        f.evidence
+            .push(v.config_fact("progressTimeout", v.config.progress_timeout.to_string()));
+    }
     let elapsed = v.elapsed().map(dur).unwrap_or_else(|| "?".into());
     f.summary = format!(
         "The migration monitor aborted it after {elapsed} because no data was transferred for progressTimeout ({} s): the copy from {} to {} stalled, which is usually the network between the nodes.{}",
@@ -2095,6 +2203,20 @@ fn no_progress(v: &View) -> Option<Finding> {
             String::new()
         }
     );
+    if let Some((summary, facts, sd)) = stall {
+        f.summary = summary;
+        f.evidence.extend(facts);
+        if !v.config.allow_workload_disruption {
+            f.next_steps.push(format!(
+                "Let the stall detector finish a stalled migration instead of aborting it (post-copy, or a stop-and-copy that pauses the guest briefly): {}",
+                v.patch_setting("allowWorkloadDisruption", "true")
+            ));
+        }
+        f.next_steps.push(format!(
+            "Or give a stall longer than stallProgressTimeout ({} s) before it counts: set experimental.stallDetector.stallProgressTimeout in a MigrationPolicy",
+            sd.settings.stall_progress_timeout
+        ));
+    }
     f.next_steps.push(format!(
         "Check the migration path between {} and {}: virt-handler's log on both nodes (kubectl get pods -n kubevirt -l kubevirt.io=virt-handler -o wide), MTU and firewalls for the migration ports (49152, 49153){}",
         src_node(v),
@@ -2105,13 +2227,15 @@ fn no_progress(v: &View) -> Option<Finding> {
             .map(|n| format!(", and the dedicated migration network {n}"))
             .unwrap_or_default()
     ));
-    f.next_steps.push(format!(
-        "If the copy is slow rather than stuck, allow a longer stall (progressTimeout is cluster-wide only): {}",
-        v.patch_kubevirt_migrations(
-            "progressTimeout",
-            &(v.config.progress_timeout.max(1) * 2).to_string()
-        )
-    ));
+    if kv19::stall_detector(v).is_none() {
+        f.next_steps.push(format!(
+            "If the copy is slow rather than stuck, allow a longer stall (progressTimeout is cluster-wide only): {}",
+            v.patch_kubevirt_migrations(
+                "progressTimeout",
+                &(v.config.progress_timeout.max(1) * 2).to_string()
+            )
+        ));
+    }
     f.next_steps.push(retry_step(v));
     Some(f)
 }
@@ -2246,16 +2370,20 @@ fn in_progress(v: &View) -> Option<Finding> {
                 }
             }
         }
-        MigrationPhase::WaitingForSync | MigrationPhase::Synchronizing => format!(
-            "{}: a decentralized migration waiting for its peer.",
-            v.phase
-        ),
+        MigrationPhase::WaitingForSync | MigrationPhase::Synchronizing => kv19::sync_summary(v),
         MigrationPhase::Succeeded | MigrationPhase::Failed => return None,
         MigrationPhase::Other(p) => {
             format!("In phase {p}, which this version of vmctl does not know.")
         }
     };
     f.summary = summary;
+    if matches!(
+        v.phase,
+        MigrationPhase::WaitingForSync | MigrationPhase::Synchronizing
+    ) {
+        f.evidence.extend(kv19::sync_facts(v));
+        f.next_steps.extend(kv19::sync_steps(v));
+    }
     if let Some(st) = v.state {
         if let Some(mode) = &st.mode {
             f.evidence.push(v.state_fact("mode", mode.as_str()));

@@ -97,6 +97,7 @@ fn vmim(
                 source_pod: Some(SRC_POD.into()),
                 ..Default::default()
             }),
+            ..Default::default()
         },
     }
 }
@@ -247,6 +248,7 @@ fn kubevirt(version: &str) -> KubeVirt {
             observed_kube_virt_version: Some(version.into()),
             phase: Some("Deployed".into()),
         },
+        ..Default::default()
     }
 }
 
@@ -812,10 +814,13 @@ fn unschedulable_target(message: &str) -> Pod {
 #[test]
 fn target_pod_unschedulable_in_flight_names_the_deadline() {
     let msg = "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient memory. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.";
+    // KubeVirt counts the 300 s from the target pod's creation (handlePendingPodTimeout).
+    let mut target = unschedulable_target(msg);
+    target.metadata.creation_timestamp = Some(t("02:58:00"));
     let e = evidence(
         Some(scheduling(MigrationPhase::Scheduling)),
         Some(vmi()),
-        vec![source_pod(), unschedulable_target(msg)],
+        vec![source_pod(), target],
         Vec::new(),
     );
     let d = diagnose(&e);
@@ -1269,7 +1274,13 @@ fn migration_backoff_doubles() {
     );
     assert!(d.summary.contains("waits 40s"), "{}", d.summary);
     assert!(
-        d.summary.contains("until 2026-11-29T03:00:10Z (in 10s)"),
+        d.summary
+            .contains("next attempt can start at 2026-11-29T03:00:10Z (in 10s)"),
+        "{}",
+        d.summary
+    );
+    assert!(
+        d.summary.contains("doubled for each of the 1 further ones"),
         "{}",
         d.summary
     );

@@ -293,6 +293,7 @@ pub fn build(v: &View) -> Vec<TimelineEntry> {
         });
     }
 
+    b.entries.extend(super::kubevirt19::timeline_deadlines(v));
     let mut entries = b.entries;
     // Stable: at equal times, status entries (pushed first) precede events.
     entries.sort_by_key(|e| e.at.as_second());

@@ -171,11 +171,16 @@ impl<'a> View<'a> {
             .and_then(|st| st.source_pod.clone())
             .or_else(|| vmim_state.and_then(|st| st.source_pod.clone()))
             .or_else(|| {
-                // Before the hand-off the source is simply the pod the guest runs in.
-                (vmim.is_some_and(|m| !m.is_final()))
-                    .then(|| active_pod(&pods, vmi))
-                    .flatten()
-                    .map(|p| pod_name(p).to_string())
+                // Before the hand-off the source is simply the pod the guest runs in — except
+                // on a decentralized receiver, whose own pod is the target.
+                (vmim.is_some_and(|m| {
+                    !m.is_final()
+                        && m.decentralized_role()
+                            != Some(crate::model::vmim::DecentralizedRole::Receiver)
+                }))
+                .then(|| active_pod(&pods, vmi))
+                .flatten()
+                .map(|p| pod_name(p).to_string())
             });
         let source_pod = source_pod_name
             .as_deref()
@@ -702,6 +707,20 @@ impl<'a> View<'a> {
             return None;
         }
         let is_final = self.is_final();
+        // A decentralized migration's nodes are in sourceState/targetState; the local VMI's
+        // node is the source only on the sending side.
+        let decentralized = super::kubevirt19::decentralized_info(self);
+        let side_node = |pick: fn(
+            &super::kubevirt19::DecentralizedInfo,
+        ) -> Option<&super::kubevirt19::SideInfo>| {
+            decentralized
+                .as_ref()
+                .and_then(pick)
+                .and_then(|x| x.node.clone())
+        };
+        let receiver = decentralized
+            .as_ref()
+            .is_some_and(|d| d.role == crate::model::vmim::DecentralizedRole::Receiver);
         Some(MigrationInfo {
             namespace: self.namespace().to_string(),
             name: m.map(|m| m.name().to_string()).unwrap_or_default(),
@@ -718,16 +737,16 @@ impl<'a> View<'a> {
                 .map(|t| t.0.to_string()),
             object_exists: m.is_some(),
             evacuation_node: m.and_then(|m| m.evacuation_node()).map(str::to_string),
-            source_node: st
-                .and_then(|st| st.source_node.clone())
+            source_node: side_node(|d| d.source.as_ref())
+                .or_else(|| st.and_then(|st| st.source_node.clone()))
                 .or_else(|| self.source_pod.and_then(pod_node).map(str::to_string))
                 .or_else(|| {
-                    (!is_final)
+                    (!is_final && !receiver)
                         .then(|| self.vmi.and_then(|v| v.status.node_name.clone()))
                         .flatten()
                 }),
-            target_node: st
-                .and_then(|st| st.target_node.clone())
+            target_node: side_node(|d| d.target.as_ref())
+                .or_else(|| st.and_then(|st| st.target_node.clone()))
                 .or_else(|| self.target_pod.and_then(pod_node).map(str::to_string)),
             mode: self.mode().map(|m| m.as_str().to_string()),
             start_timestamp: self.start.map(|t| t.to_string()),
@@ -747,6 +766,13 @@ impl<'a> View<'a> {
                     "computed now from the KubeVirt CR (no MigrationPolicy matches)".into()
                 }
             },
+            network_type: st.and_then(|st| st.migration_network_type.clone()),
+            target_memory_overhead: st
+                .and_then(|st| st.target_memory_overhead.as_ref())
+                .map(|q| q.as_str().to_string()),
+            priority: m.and_then(|m| m.spec.priority.clone()),
+            decentralized,
+            stall_detector: super::kubevirt19::stall_detector(self),
         })
     }
 
@@ -778,6 +804,10 @@ impl<'a> View<'a> {
 
     fn is_live(&self, pod: &Pod, role: &str) -> bool {
         if pod_phase(pod) != Some("Running") || pod.metadata.deletion_timestamp.is_some() {
+            return false;
+        }
+        // A decentralized migration whose guest runs in the peer cluster: nothing here is live.
+        if super::kubevirt19::decentralized_info(self).is_some_and(|d| !d.live_here) {
             return false;
         }
         if !self.vmi_running() {
@@ -948,6 +978,9 @@ impl<'a> View<'a> {
                 "The migration object (uid {}) is gone: KubeVirt deletes aborted migrations and keeps only the newest five finished ones per VMI. This is diagnosed from the VMI's status.migrationState alone.",
                 st.migration_uid.as_deref().unwrap_or("unknown")
             ));
+        }
+        if let Some(line) = super::kubevirt19::stall_attention(self) {
+            out.push(line);
         }
         if let Some(c) = self
             .vmi_condition("Paused")
