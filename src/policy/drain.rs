@@ -10,10 +10,13 @@ use super::eviction::{StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migratability::{Blocker, migratability};
 use super::migration_policy::{effective_config, matching_policy};
+use super::pdb::{
+    Budget, BudgetSource, EvaluatedPdb, EvictionAnswer, MORE_THAN_ONE_PDB, PdbIndex, PdbSelector,
+    budget, evict,
+};
 use super::placement::TargetSearch;
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
 use super::scheduling::{allocatable_memory, holds_resources, node_name, pod_request};
-use crate::cluster::selector::LabelSelector;
 use crate::model::{
     EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
     Quantity, ResourceQuota, Time, VirtualMachine, VirtualMachineInstance,
@@ -351,22 +354,377 @@ fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String)
     }
 }
 
-/// The label selector of a PDB; None when it has none or an empty one (not yet read here
-/// as Kubernetes does, issue 10).
-fn pdb_selector(pdb: &PodDisruptionBudget) -> Option<LabelSelector> {
-    let s = pdb.spec.as_ref()?.selector.as_ref()?;
-    let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
-    for e in s.match_expressions.as_deref().unwrap_or(&[]) {
-        use crate::cluster::selector::LabelRequirement as R;
-        let values = e.values.clone().unwrap_or_default();
-        sel.requirements.push(match e.operator.as_str() {
-            "In" => R::In(e.key.clone(), values),
-            "NotIn" => R::NotIn(e.key.clone(), values),
-            "Exists" => R::Exists(e.key.clone()),
-            _ => R::NotExists(e.key.clone()),
+/// The text that says where a PDB's numbers come from and what they are.
+fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
+    let source = match (b.source, b.estimated) {
+        (BudgetSource::Status, _) => "from its status",
+        (BudgetSource::Computed, false) => {
+            "computed as the disruption controller does: no status yet"
+        }
+        (BudgetSource::Computed, true) => {
+            "estimated as the disruption controller would compute it: no status yet"
+        }
+    };
+    let spec = pdb.spec.as_ref();
+    let needs_scale = spec.is_some_and(|s| {
+        s.max_unavailable.is_some()
+            || matches!(
+                s.min_available,
+                Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(_))
+            )
+    });
+    match &b.sync_failed {
+        Some(message) => {
+            let hint = if needs_scale && message.contains("virtualmachineinstances") {
+                " (maxUnavailable and a percentage minAvailable need the pods' controller /scale; a virt-launcher pod's controller is its VMI, which has none, also for VMPool VMs, kubevirt#18063: use an integer minAvailable)"
+            } else {
+                ""
+            };
+            format!(
+                "allows 0 disruptions, DisruptionAllowed=False SyncFailed: {message}{hint}; {source}"
+            )
+        }
+        None => format!(
+            "allows {} disruption(s): {} healthy, {} desired, {} expected; {source}{}",
+            b.disruptions_allowed,
+            b.current_healthy,
+            b.desired_healthy,
+            b.expected_pods,
+            b.note
+                .as_deref()
+                .filter(|n| n.starts_with("neither"))
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// Said of every `selector: {}` PDB the plan relies on.
+const EMPTY_SELECTOR_NOTE: &str = "selector {} selects every pod of its namespace (Kubernetes 1.29+ and 1.28 patch releases; older API servers ignore an empty selector when evicting, kubernetes#119732)";
+
+/// Is this one of the per-VMI PDBs KubeVirt ≤ v1.5 created (FACTS §2.3)?
+fn is_kubevirt_pdb(pdb: &PodDisruptionBudget) -> bool {
+    pdb.metadata.name.as_deref().is_some_and(|n| {
+        n.starts_with("kubevirt-disruption-budget-") || n.starts_with("kubevirt-migration-pdb-")
+    }) || pdb
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .any(|o| o.kind == "VirtualMachineInstance" && o.controller == Some(true))
+}
+
+/// PodDisruptionBudgets over the launcher pods of the drained VMIs, read as the eviction
+/// API reads them ([`super::pdb`]). Only the evictions that reach the PDB check matter:
+/// KubeVirt's eviction webhook answers first (429, evacuation) for every VMI that migrates,
+/// blocks or is External, so a PDB only holds up the VMIs the drain shuts down. Each
+/// launcher pod is matched through the index once; budgets without a fresh status are
+/// computed in one more pass over the pods.
+fn judge_pdbs(
+    inputs: &DrainInputs,
+    plans: &mut [VmiPlan],
+    plan_vmis: &[&VirtualMachineInstance],
+    pod_index: &PodIndex,
+) -> Vec<DrainBlocker> {
+    let pdbs = &inputs.pdbs;
+    let index = PdbIndex::new(pdbs);
+    let mut blockers = Vec::new();
+    // For each plan: its launcher pods and the PDBs selecting each.
+    let mut pod_hits: Vec<Vec<(&Pod, Vec<usize>)>> = Vec::with_capacity(plans.len());
+    // For each PDB: the plans whose pods it selects, in plan order.
+    let mut covered: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    for (pi, (plan, vmi)) in plans.iter().zip(plan_vmis).enumerate() {
+        let mut hits = Vec::new();
+        for pod in pod_index.candidates_for(vmi) {
+            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
+                continue;
+            }
+            let matching = index.matching(pod);
+            for &i in &matching {
+                if covered[i].last() != Some(&pi) {
+                    covered[i].push(pi);
+                }
+            }
+            hits.push((pod, matching));
+        }
+        pod_hits.push(hits);
+    }
+
+    // Budgets of the PDBs that cover a drained VMI. Those without a fresh status are
+    // computed from every pod they select (one pass over the pods).
+    let needs_pods: Vec<bool> = pdbs
+        .iter()
+        .zip(&covered)
+        .map(|(p, c)| !c.is_empty() && !has_fresh_status(p))
+        .collect();
+    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
+    if needs_pods.iter().any(|n| *n) {
+        for pod in &inputs.pods {
+            work::step(1);
+            for i in index.matching(pod) {
+                if needs_pods[i] {
+                    selected[i].push(pod);
+                }
+            }
+        }
+    }
+    let evaluated: Vec<Option<EvaluatedPdb>> = pdbs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (!covered[i].is_empty())
+                .then(|| EvaluatedPdb::new(p, &index.selectors[i], budget(p, &selected[i], true)))
+        })
+        .collect();
+
+    let id = |p: &VmiPlan| format!("{}/{}", p.namespace, p.name);
+    // Per PDB: the shutdowns it refuses (with the answer) and those it waits on.
+    let mut refused: Vec<Vec<(usize, EvictionAnswer)>> = vec![Vec::new(); pdbs.len()];
+    let mut stale_waits: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    let mut evicted_through: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    // Sets of two or more PDBs over one pod -> the plans they hold.
+    let mut multiple: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for (pi, hits) in pod_hits.iter().enumerate() {
+        if !plans[pi].action.stops_the_vm() {
+            continue;
+        }
+        for (pod, matching) in hits {
+            let these: Vec<&EvaluatedPdb> = matching
+                .iter()
+                .filter_map(|&i| evaluated[i].as_ref())
+                .collect();
+            let answer = evict(pod, &these);
+            let plan = &mut plans[pi];
+            match &answer {
+                EvictionAnswer::MoreThanOnePdb { pdbs: names } => {
+                    let holders = multiple.entry(matching.clone()).or_default();
+                    if holders.last() != Some(&pi) {
+                        holders.push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudgets {} all select its pod, so the eviction API answers 500 ({MORE_THAN_ONE_PDB}) and never evicts it: the drain blocks here",
+                        names.join(" and ")
+                    ));
+                    plan.fix.get_or_insert_with(|| {
+                        format!(
+                            "leave one PodDisruptionBudget per pod: narrow the selector of {} in {}",
+                            names.join(" or "),
+                            plan.namespace
+                        )
+                    });
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::NoDisruptionsAllowed { pdb, .. }
+                | EvictionAnswer::Forbidden { pdb, .. } => {
+                    if let Some(&i) = matching.first() {
+                        refused[i].push((pi, answer.clone()));
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudget {pdb} refuses the eviction ({}), so the drain blocks here",
+                        answer.short()
+                    ));
+                    plan.fix.get_or_insert_with(|| {
+                        format!("relax PodDisruptionBudget {}/{pdb}", plan.namespace)
+                    });
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::StatusStale {
+                    pdb,
+                    observed_generation,
+                    generation,
+                } => {
+                    if let Some(&i) = matching.first() {
+                        stale_waits[i].push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb}'s status is older than its spec (observedGeneration {observed_generation} < generation {generation}): the eviction gets 429 until the disruption controller catches up"
+                    ));
+                }
+                EvictionAnswer::AllowedUnhealthy { pdb, why } => {
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb} selects its pod but does not hold it: {why}"
+                    ));
+                }
+                EvictionAnswer::Allowed { .. } => {
+                    if let Some(&i) = matching.first() {
+                        evicted_through[i].push(pi);
+                    }
+                }
+                EvictionAnswer::NoPdb | EvictionAnswer::NoPdbCheck { .. } => {}
+            }
+        }
+    }
+
+    for (set, holders) in &multiple {
+        let names: Vec<String> = set
+            .iter()
+            .map(|&i| pdbs[i].metadata.name.clone().unwrap_or_default())
+            .collect();
+        let ns = pdbs[set[0]].metadata.namespace.clone();
+        let mut message = format!(
+            "{} all select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
+            names.join(" and "),
+            holders
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for &i in set {
+            if is_kubevirt_pdb(&pdbs[i]) {
+                message.push_str(&format!(
+                    "; {} is KubeVirt's own per-VMI PDB (created up to v1.5; v1.6+ virt-controller deletes it)",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+            if index.selectors[i] == PdbSelector::Everything {
+                message.push_str(&format!(
+                    "; {}: {EMPTY_SELECTOR_NOTE}",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        blockers.push(DrainBlocker {
+            kind: "pdb".into(),
+            namespace: ns,
+            name: names.join(" + "),
+            reason: "MultiplePodDisruptionBudgets".into(),
+            message,
+            vmis: holders.iter().map(|&pi| id(&plans[pi])).collect(),
+            blocking: true,
         });
     }
-    (!sel.is_empty()).then_some(sel)
+
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let b = &e.budget;
+        let name = e.name.clone();
+        let ns = pdb.metadata.namespace.clone();
+        let max_unavailable = pdb
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.max_unavailable.is_some());
+        let words = budget_words(pdb, b);
+        let everything = if e.selects_everything {
+            format!("; {EMPTY_SELECTOR_NOTE}")
+        } else {
+            String::new()
+        };
+        let covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        if !refused[i].is_empty() {
+            let who: Vec<String> = refused[i].iter().map(|(pi, _)| id(&plans[*pi])).collect();
+            let answer = refused[i][0].1.api_text();
+            let reason = match &refused[i][0].1 {
+                EvictionAnswer::Forbidden { .. } => "EvictionForbidden",
+                _ if max_unavailable => "MaxUnavailablePDB",
+                _ if b.sync_failed.is_some() => "SyncFailed",
+                _ => "NoDisruptionsAllowed",
+            };
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: reason.into(),
+                message: format!(
+                    "{words}: evicting {} is answered {answer} until it changes{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: true,
+            });
+        } else if !stale_waits[i].is_empty() {
+            let who: Vec<String> = stale_waits[i].iter().map(|&pi| id(&plans[pi])).collect();
+            let (observed, generation) = b.stale.unwrap_or_default();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "StatusStale".into(),
+                message: format!(
+                    "status.observedGeneration {observed} < metadata.generation {generation}: the eviction of {} gets 429 until the disruption controller catches up; then it {words}{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if b.disruptions_allowed <= 0
+            && covered[i]
+                .iter()
+                .any(|&pi| !plans[pi].action.stops_the_vm())
+        {
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: if max_unavailable {
+                    "MaxUnavailablePDB".into()
+                } else if b.sync_failed.is_some() {
+                    "SyncFailed".into()
+                } else {
+                    "NoDisruptionsAllowed".into()
+                },
+                message: format!(
+                    "{words}; the VMIs it covers migrate (KubeVirt's eviction webhook answers before the PDB check) and their source pods complete, so it only matters if a migration fails{everything}"
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if evicted_through[i].len() as i64 > i64::from(b.disruptions_allowed) {
+            let who: Vec<String> = evicted_through[i]
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "BudgetShorterThanShutdowns".into(),
+                message: format!(
+                    "{words}, and the drain evicts {} pods it selects ({}): the rest get 429 until evicted pods are Ready again elsewhere, and stay refused if their VMs stay stopped{everything}",
+                    who.len(),
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        }
+    }
+
+    // PDBs that protect nothing because their selector is invalid, in the drained VMIs'
+    // namespaces: the user may think they do.
+    let namespaces: BTreeSet<&str> = plans.iter().map(|p| p.namespace.as_str()).collect();
+    for ns in namespaces {
+        for &i in index.inert_in(ns) {
+            if let PdbSelector::Invalid(why) = &index.selectors[i] {
+                blockers.push(DrainBlocker {
+                    kind: "pdb".into(),
+                    namespace: Some(ns.to_string()),
+                    name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                    reason: "InvalidSelector".into(),
+                    message: format!(
+                        "invalid, {why}: the eviction API skips it (\"This object has an invalid selector, it does not match the pod\"), so it protects nothing here"
+                    ),
+                    vmis: Vec::new(),
+                    blocking: false,
+                });
+            }
+        }
+    }
+    blockers
+}
+
+/// A status the eviction API will use as it is.
+fn has_fresh_status(pdb: &PodDisruptionBudget) -> bool {
+    pdb.status.as_ref().is_some_and(|s| {
+        s.disruptions_allowed.is_some()
+            && s.observed_generation.unwrap_or(0) >= pdb.metadata.generation.unwrap_or(0)
+    })
 }
 
 struct Candidate {
@@ -812,124 +1170,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         plan_vmis.push(vmi);
     }
 
-    // Harmful PDBs over the launcher pods on the drained nodes. Each drained VMI's launcher
-    // pods are looked up once, and each pod is checked only against the PDBs of its
-    // namespace that can select it (indexed by one of their matchLabels).
-    let selectors: Vec<Option<LabelSelector>> = inputs.pdbs.iter().map(pdb_selector).collect();
-    let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
-    let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, pdb) in inputs.pdbs.iter().enumerate() {
-        work::step(1);
-        if selectors[i].is_none() {
-            continue;
-        }
-        let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        let first_label = pdb
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .and_then(|s| s.match_labels.as_ref())
-            .and_then(|m| m.iter().next());
-        match first_label {
-            Some((k, v)) => by_label.entry((ns, k, v)).or_default().push(i),
-            None => by_namespace.entry(ns).or_default().push(i),
-        }
-    }
-    let mut covered_by: Vec<Vec<String>> = vec![Vec::new(); inputs.pdbs.len()];
-    for (plan, vmi) in plans.iter().zip(&plan_vmis) {
-        let mut hits: Vec<usize> = Vec::new();
-        for pod in pod_index.candidates_for(vmi) {
-            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
-            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
-                continue;
-            }
-            let labels = pod_labels(pod);
-            let indexed = labels
-                .iter()
-                .filter_map(|(k, v)| by_label.get(&(pod_ns, k.as_str(), v.as_str())))
-                .flatten();
-            let unindexed = by_namespace.get(pod_ns).into_iter().flatten();
-            for &i in indexed.chain(unindexed) {
-                work::step(1);
-                if !hits.contains(&i)
-                    && selectors[i]
-                        .as_ref()
-                        .is_some_and(|s| s.matches_labels(labels))
-                {
-                    hits.push(i);
-                }
-            }
-        }
-        for i in hits {
-            covered_by[i].push(format!("{}/{}", plan.namespace, plan.name));
-        }
-    }
-    for (pdb, covered) in inputs.pdbs.iter().zip(covered_by) {
-        let Some(spec) = pdb.spec.as_ref() else {
-            continue;
-        };
-        let pdb_ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        if covered.is_empty() {
-            continue;
-        }
-        let allowed = pdb.status.as_ref().and_then(|s| s.disruptions_allowed);
-        let max_unavailable = spec.max_unavailable.is_some();
-        if allowed != Some(0) && !max_unavailable {
-            continue;
-        }
-        let covered_set: HashSet<&str> = covered.iter().map(String::as_str).collect();
-        let stopped: Vec<String> = plans
-            .iter()
-            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
-            .map(|p| format!("{}/{}", p.namespace, p.name))
-            .filter(|id| covered_set.contains(id.as_str()))
-            .collect();
-        let stopped_set: HashSet<&str> = stopped.iter().map(String::as_str).collect();
-        let name = pdb.metadata.name.clone().unwrap_or_default();
-        for p in plans
-            .iter_mut()
-            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
-        {
-            if stopped_set.contains(format!("{}/{}", p.namespace, p.name).as_str()) {
-                p.explanation.push_str(&format!(
-                    "; but PodDisruptionBudget {name} refuses the eviction, so the drain blocks here"
-                ));
-                p.fix
-                    .get_or_insert_with(|| format!("relax PodDisruptionBudget {pdb_ns}/{name}"));
-                p.end_seconds = None;
-                p.start_seconds = None;
-            }
-        }
-        let why = if max_unavailable {
-            "uses maxUnavailable over virt-launcher pods (VMIs have no /scale, so it allows 0 disruptions)"
-        } else {
-            "allows 0 disruptions"
-        };
-        let blocking = !stopped.is_empty();
-        let message = if blocking {
-            format!(
-                "{why}: the eviction of {} is refused until it changes",
-                stopped.join(", ")
-            )
-        } else {
-            format!(
-                "{why}; the VMIs it covers migrate and their source pods complete, so it only matters if a migration fails"
-            )
-        };
-        blockers.push(DrainBlocker {
-            kind: "pdb".into(),
-            namespace: Some(pdb_ns.to_string()),
-            name,
-            reason: if max_unavailable {
-                "MaxUnavailablePDB".into()
-            } else {
-                "NoDisruptionsAllowed".into()
-            },
-            message,
-            vmis: covered,
-            blocking,
-        });
-    }
+    blockers.extend(judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index));
 
     // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
     let waves = schedule(&mut plans, &mut candidates, &limits, &in_flight_on_drained);
@@ -1125,7 +1366,7 @@ mod tests {
             "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": vmi.uid(), "app": vmi.name()}},
             "spec": {"nodeName": vmi.status.node_name, "containers": [{"name": "compute",
                 "resources": {"requests": {"memory": memory}}}]},
-            "status": {"phase": "Running"}}))
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}))
         .unwrap()
     }
 

@@ -545,17 +545,30 @@ impl EvictionAnswer {
                 format!("evicted although PodDisruptionBudget {pdb} selects it: {why}")
             }
             EvictionAnswer::StatusStale { pdb, .. } => format!(
-                "429 {WOULD_VIOLATE} (The disruption budget {pdb} is still being processed by the server.)"
+                "429 \"{WOULD_VIOLATE}\" (The disruption budget {pdb} is still being processed by the server.)"
             ),
             EvictionAnswer::NoDisruptionsAllowed {
                 pdb,
                 desired_healthy,
                 current_healthy,
             } => format!(
-                "429 {WOULD_VIOLATE} (The disruption budget {pdb} needs {desired_healthy} healthy pods and has {current_healthy} currently)"
+                "429 \"{WOULD_VIOLATE}\" (The disruption budget {pdb} needs {desired_healthy} healthy pods and has {current_healthy} currently)"
             ),
             EvictionAnswer::Forbidden { message, .. } => format!("403 {message}"),
-            EvictionAnswer::MoreThanOnePdb { .. } => format!("500 {MORE_THAN_ONE_PDB}"),
+            EvictionAnswer::MoreThanOnePdb { .. } => format!("500 \"{MORE_THAN_ONE_PDB}\""),
+        }
+    }
+
+    /// The answer in a few words, for a VMI's row.
+    pub fn short(&self) -> String {
+        match self {
+            EvictionAnswer::NoDisruptionsAllowed {
+                desired_healthy,
+                current_healthy,
+                ..
+            } => format!("429: it needs {desired_healthy} healthy pods and has {current_healthy}"),
+            EvictionAnswer::Forbidden { message, .. } => format!("403: {message}"),
+            other => other.api_text(),
         }
     }
 }
