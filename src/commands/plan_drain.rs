@@ -15,7 +15,9 @@ use crate::model::{
     ResourceQuota, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
-use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods};
+use crate::policy::drain::{
+    Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods_with_pdbs,
+};
 use crate::policy::scheduling::node_name;
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
@@ -66,14 +68,19 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
             return Err(err);
         }
     }
-    // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
-    // rest only the memory they take from their node.
+    // The pods on the drained nodes (and their VMIs' other launcher pods, and the pods of
+    // PDBs whose budget must be computed) in full; of the rest only the memory they take
+    // from their node.
     let vmi_uids: HashSet<&str> = vmis
         .iter()
         .filter_map(VirtualMachineInstance::uid)
         .collect();
-    let (pods, requested_memory) =
-        split_pods(pods.into_iter().map(Pod::from), &args.nodes, &vmi_uids);
+    let (pods, requested_memory) = split_pods_with_pdbs(
+        pods.into_iter().map(Pod::from),
+        &args.nodes,
+        &vmi_uids,
+        &pdbs,
+    );
     let bandwidth = args
         .bandwidth
         .as_deref()

@@ -48,8 +48,9 @@ pub struct DrainInputs {
     /// All VMIMs of the cluster (in-flight ones take parallel slots).
     pub vmims: Vec<VirtualMachineInstanceMigration>,
     pub nodes: Vec<Node>,
-    /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
-    /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
+    /// The pods the plan inspects: at least those on the drained nodes, the launcher pods
+    /// of their VMIs and the pods selected by a PDB without a fresh status (all pods of the
+    /// cluster will do; see [`split_pods_with_pdbs`]). They count towards node capacity.
     pub pods: Vec<Pod>,
     /// Memory requested on each node by the pods *not* in `pods` (see [`split_pods`]): the
     /// capacity facts of the rest of the cluster.
@@ -504,8 +505,9 @@ fn judge_pdbs(
                         holders.push(pi);
                     }
                     plan.explanation.push_str(&format!(
-                        "; but PodDisruptionBudgets {} all select its pod, so the eviction API answers 500 ({MORE_THAN_ONE_PDB}) and never evicts it: the drain blocks here",
-                        names.join(" and ")
+                        "; but PodDisruptionBudgets {} {} select its pod, so the eviction API answers 500 ({MORE_THAN_ONE_PDB}) and never evicts it: the drain blocks here",
+                        names.join(" and "),
+                        if names.len() == 2 { "both" } else { "all" }
                     ));
                     plan.fix.get_or_insert_with(|| {
                         format!(
@@ -566,8 +568,9 @@ fn judge_pdbs(
             .collect();
         let ns = pdbs[set[0]].metadata.namespace.clone();
         let mut message = format!(
-            "{} all select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
+            "{} {} select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
             names.join(" and "),
+            if names.len() == 2 { "both" } else { "all" },
             holders
                 .iter()
                 .map(|&pi| id(&plans[pi]))
@@ -616,7 +619,8 @@ fn judge_pdbs(
         } else {
             String::new()
         };
-        let covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        let mut covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        covered_ids.sort();
         if !refused[i].is_empty() {
             let who: Vec<String> = refused[i].iter().map(|(pi, _)| id(&plans[*pi])).collect();
             let answer = refused[i][0].1.api_text();
@@ -742,6 +746,23 @@ pub fn split_pods(
     drain: &[String],
     vmi_uids: &HashSet<&str>,
 ) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    split_pods_with_pdbs(pods, drain, vmi_uids, &[])
+}
+
+/// [`split_pods`], also keeping in full every pod selected by a PDB that has no fresh
+/// status: the plan computes that PDB's budget from them, as the disruption controller does.
+pub fn split_pods_with_pdbs(
+    pods: impl IntoIterator<Item = Pod>,
+    drain: &[String],
+    vmi_uids: &HashSet<&str>,
+    pdbs: &[PodDisruptionBudget],
+) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    let unsettled: Vec<PodDisruptionBudget> = pdbs
+        .iter()
+        .filter(|p| !has_fresh_status(p))
+        .cloned()
+        .collect();
+    let pdb_index = PdbIndex::new(&unsettled);
     let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
     let mut kept = Vec::new();
     let mut requested: BTreeMap<String, u64> = BTreeMap::new();
@@ -751,6 +772,7 @@ pub fn split_pods(
         let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
         if node.is_some_and(|n| drained.contains(n))
             || created_by.is_some_and(|uid| vmi_uids.contains(uid))
+            || (!unsettled.is_empty() && !pdb_index.matching(&pod).is_empty())
         {
             kept.push(pod);
         } else if let Some(node) = node
