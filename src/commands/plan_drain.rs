@@ -361,6 +361,47 @@ pub fn render_table(
         out.push_str(&format!(" ({})", per_node.join(", ")));
     }
     out.push('\n');
+    let queued = |q: &crate::policy::drain::QueuedMigration| {
+        format!(
+            "{}/{} (VMI {}, {}{})",
+            q.namespace,
+            q.name,
+            q.vmi,
+            q.priority.as_deref().unwrap_or("no priority"),
+            if q.on_drained_node {
+                ", on a drained node"
+            } else {
+                ""
+            }
+        )
+    };
+    let queue = &plan.queue;
+    if !queue.ahead.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) ahead of the drain's evacuations: {}\n",
+            queue.mode,
+            queue.ahead.len(),
+            queue
+                .ahead
+                .iter()
+                .map(queued)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !queue.behind.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) wait behind them: {}\n",
+            queue.mode,
+            queue.behind.len(),
+            queue
+                .behind
+                .iter()
+                .map(queued)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if wide {
         out.push_str("Assumptions:\n");
         for a in &plan.assumptions {

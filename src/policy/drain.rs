@@ -203,6 +203,156 @@ pub struct Limits {
     pub in_flight_per_node: BTreeMap<String, u32>,
 }
 
+/// KubeVirt's migration queue as the drain meets it (FACTS §3.1, §12): which pending
+/// migrations start before the drain's evacuations and which wait behind them.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationQueue {
+    /// `priority` (MigrationPriorityQueue: by spec.priority, then creation) or `fifo` (by
+    /// creation only).
+    pub mode: String,
+    /// Why this mode was assumed.
+    pub why: String,
+    /// Pending migrations that get a slot before the drain's evacuations.
+    pub ahead: Vec<QueuedMigration>,
+    /// Pending migrations that wait behind the drain's evacuations.
+    pub behind: Vec<QueuedMigration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMigration {
+    pub namespace: String,
+    pub name: String,
+    pub vmi: String,
+    /// `spec.priority`; none on KubeVirt before the gate (or for VMIMs created without it).
+    pub priority: Option<String>,
+    /// Its VMI is on a drained node: it takes that node's outbound slots.
+    pub on_drained_node: bool,
+}
+
+/// The priority of the VMIMs the evacuation controller creates for a drain (a descheduler
+/// eviction gets `system-maintenance` instead).
+pub const EVACUATION_PRIORITY: &str = "system-critical";
+
+/// KubeVirt's queue weight of a VMIM priority (`pkg/util/migrations/migrations.go`).
+pub fn priority_weight(priority: Option<&str>) -> u32 {
+    match priority {
+        Some("system-critical") => 100,
+        Some("user-triggered") => 50,
+        Some("system-maintenance") => 20,
+        _ => 0,
+    }
+}
+
+/// Splits the cluster's pending migrations (phase Pending or unset) into those ahead of
+/// the drain's evacuations and those behind them. With the priority queue
+/// (MigrationPriorityQueue, GA in v1.9; on when any VMIM carries spec.priority) the
+/// evacuations are system-critical: pending system-critical migrations, created earlier,
+/// are ahead; user-triggered, system-maintenance and unprioritised ones wait behind.
+/// Without it the queue is FIFO by creation: every pending migration is ahead.
+/// Returns the queue and, in queue order, the VMIMs ahead and behind.
+pub fn migration_queue<'a>(
+    kubevirt: Option<&KubeVirt>,
+    vmims: &'a [VirtualMachineInstanceMigration],
+    on_drained: &dyn Fn(&VirtualMachineInstanceMigration) -> bool,
+) -> (
+    MigrationQueue,
+    Vec<&'a VirtualMachineInstanceMigration>,
+    Vec<&'a VirtualMachineInstanceMigration>,
+) {
+    let version = kubevirt.and_then(KubeVirt::version);
+    let with_priority = vmims.iter().find(|m| m.spec.priority.is_some());
+    let (priority, why) = if let Some(m) = with_priority {
+        (
+            true,
+            format!(
+                "VMIM {}/{} carries spec.priority: the MigrationPriorityQueue gate is on",
+                m.namespace(),
+                m.name()
+            ),
+        )
+    } else if version
+        .and_then(crate::model::kubevirt::parse_version)
+        .is_some_and(|v| v >= (1, 9))
+    {
+        (
+            true,
+            format!(
+                "KubeVirt {}: MigrationPriorityQueue is GA since v1.9",
+                version.unwrap_or("")
+            ),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "{}: no VMIM carries spec.priority, so the MigrationPriorityQueue gate (alpha v1.7, beta v1.8, GA v1.9) is taken as off and the queue as FIFO by creation",
+                version
+                    .map(|v| format!("KubeVirt {v}"))
+                    .unwrap_or_else(|| "KubeVirt version unknown".into())
+            ),
+        )
+    };
+    let mut pending: Vec<&VirtualMachineInstanceMigration> = vmims
+        .iter()
+        .filter(|m| {
+            work::step(1);
+            matches!(
+                m.phase(),
+                crate::model::vmim::MigrationPhase::Pending
+                    | crate::model::vmim::MigrationPhase::Unset
+            )
+        })
+        .collect();
+    pending.sort_by(|a, b| {
+        let weight = |m: &VirtualMachineInstanceMigration| {
+            if priority {
+                priority_weight(m.spec.priority.as_deref())
+            } else {
+                0
+            }
+        };
+        weight(b)
+            .cmp(&weight(a))
+            .then_with(|| {
+                a.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(|t| t.0)
+                    .cmp(&b.metadata.creation_timestamp.as_ref().map(|t| t.0))
+            })
+            .then_with(|| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())))
+    });
+    let evacuation = priority_weight(Some(EVACUATION_PRIORITY));
+    let (ahead, behind): (Vec<_>, Vec<_>) = pending
+        .into_iter()
+        .partition(|m| !priority || priority_weight(m.spec.priority.as_deref()) >= evacuation);
+    let describe = |m: &&VirtualMachineInstanceMigration| QueuedMigration {
+        namespace: m.namespace().to_string(),
+        name: m.name().to_string(),
+        vmi: m.spec.vmi_name.clone(),
+        priority: m.spec.priority.clone(),
+        on_drained_node: on_drained(m),
+    };
+    let queue = MigrationQueue {
+        mode: if priority { "priority" } else { "fifo" }.into(),
+        why,
+        ahead: ahead.iter().map(describe).collect(),
+        behind: behind.iter().map(describe).collect(),
+    };
+    (queue, ahead, behind)
+}
+
+/// A migration the wave schedule places before or after the drain's own.
+struct Queued {
+    /// The plan row it is, for a VMI on a drained node.
+    plan: Option<usize>,
+    /// Its source node, when it is a drained one (it then takes that node's slots).
+    source: Option<String>,
+    estimate: u64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DrainPlan {
@@ -216,6 +366,8 @@ pub struct DrainPlan {
     /// Migrations landing on a drained node: the drain waits for them, then moves them again.
     pub incoming: Vec<Incoming>,
     pub limits: Limits,
+    /// Pending migrations ahead of and behind the drain's evacuations in KubeVirt's queue.
+    pub queue: MigrationQueue,
     pub waves: u32,
     /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
     pub defaults_assumed: bool,
@@ -1195,7 +1347,47 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     blockers.extend(judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index));
 
     // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
-    let waves = schedule(&mut plans, &mut candidates, &limits, &in_flight_on_drained);
+    // KubeVirt's queue: pending migrations ahead of the drain's evacuations take slots
+    // first; those behind start after them.
+    let (queue, ahead, behind) = migration_queue(kubevirt, &inputs.vmims, &|m| {
+        vmi_node_by_key.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+    });
+    let plan_of: HashMap<(&str, &str), usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.namespace.as_str(), p.name.as_str()), i))
+        .collect();
+    let average = if candidates.is_empty() {
+        SETUP_SECONDS
+    } else {
+        candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
+    };
+    let queued = |m: &&VirtualMachineInstanceMigration, elsewhere_too: bool| -> Option<Queued> {
+        match plan_of.get(&(m.namespace(), m.spec.vmi_name.as_str())) {
+            Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
+                plan: Some(i),
+                source: Some(plans[i].node.clone()),
+                estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
+            }),
+            Some(_) => None,
+            None => elsewhere_too.then_some(Queued {
+                plan: None,
+                source: None,
+                estimate: average,
+            }),
+        }
+    };
+    let queued_ahead: Vec<Queued> = ahead.iter().filter_map(|m| queued(m, true)).collect();
+    // Behind the drain, only the drained VMIs' own migrations matter to its waves.
+    let queued_behind: Vec<Queued> = behind.iter().filter_map(|m| queued(m, false)).collect();
+    let waves = schedule(
+        &mut plans,
+        &mut candidates,
+        &limits,
+        &in_flight_on_drained,
+        &queued_ahead,
+        &queued_behind,
+    );
 
     blockers.sort_by_key(|b| {
         (
@@ -1262,6 +1454,12 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
         format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
     ];
+    if !queue.ahead.is_empty() || !queue.behind.is_empty() {
+        assumptions.push(format!(
+            "migration queue {}: {}; the drain's evacuations are {EVACUATION_PRIORITY}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
+            queue.mode, queue.why
+        ));
+    }
     if kubevirt.is_none() {
         assumptions.insert(0, "no KubeVirt CR found: KubeVirt's defaults apply (evictionStrategy None, 5 per cluster, 2 per node, 150 s/GiB)".into());
     }
@@ -1274,6 +1472,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         skipped,
         incoming,
         limits,
+        queue,
         waves,
         defaults_assumed: kubevirt.is_none(),
         kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
@@ -1283,12 +1482,18 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 
 /// Assigns start/end times and waves; returns the number of waves. Migrations already in
 /// flight from the drained nodes hold their slots until their estimated end; others in the
-/// cluster hold cluster slots for the whole plan (their end is unknown here).
+/// cluster hold cluster slots for the whole plan (their end is unknown here). KubeVirt's
+/// queue order decides who gets a free slot first: the pending migrations ahead of the
+/// drain (`ahead`, in queue order; those elsewhere in the cluster take a cluster slot for
+/// an average migration's time), then the drain's evacuations, longest first, then the
+/// drained VMIs' pending migrations behind them (`behind`).
 fn schedule(
     plans: &mut [VmiPlan],
     candidates: &mut [Candidate],
     limits: &Limits,
     in_flight_on_drained: &[(String, u64)],
+    ahead: &[Queued],
+    behind: &[Queued],
 ) -> u32 {
     candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
     let elsewhere = limits
@@ -1300,27 +1505,44 @@ fn schedule(
         .saturating_sub(elsewhere)
         .max(1);
     let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
-    // Running: (end time, source node).
-    let mut running: Vec<(u64, String)> = in_flight_on_drained
+    // Running: (end time, source node when it is a drained one).
+    let mut running: Vec<(u64, Option<String>)> = in_flight_on_drained
         .iter()
         .cloned()
-        .map(|(n, e)| (e, n))
+        .map(|(n, e)| (e, Some(n)))
         .collect();
-    let mut pending: Vec<&Candidate> = candidates.iter().collect();
+    let own: Vec<Queued> = candidates
+        .iter()
+        .map(|c| Queued {
+            plan: Some(c.index),
+            source: Some(c.source.clone()),
+            estimate: c.estimate,
+        })
+        .collect();
+    let mut pending: Vec<&Queued> = ahead.iter().chain(&own).chain(behind).collect();
     let mut now = 0u64;
     let mut starts: BTreeSet<u64> = BTreeSet::new();
+    let mut scheduled: Vec<usize> = Vec::new();
     while !pending.is_empty() {
         running.retain(|(end, _)| *end > now);
         let mut i = 0;
         while i < pending.len() {
             let c = pending[i];
-            let on_node = running.iter().filter(|(_, n)| *n == c.source).count() as u32;
+            let on_node = c.source.as_ref().map_or(0, |s| {
+                running
+                    .iter()
+                    .filter(|(_, n)| n.as_ref() == Some(s))
+                    .count() as u32
+            });
             if (running.len() as u32) < cluster_slots && on_node < node_slots {
                 let end = now + c.estimate;
-                let plan = &mut plans[c.index];
-                plan.start_seconds = Some(now);
-                plan.end_seconds = Some(end);
-                starts.insert(now);
+                if let Some(index) = c.plan {
+                    let plan = &mut plans[index];
+                    plan.start_seconds = Some(now);
+                    plan.end_seconds = Some(end);
+                    starts.insert(now);
+                    scheduled.push(index);
+                }
                 running.push((end, c.source.clone()));
                 pending.remove(i);
             } else {
@@ -1337,9 +1559,9 @@ fn schedule(
         .enumerate()
         .map(|(i, s)| (*s, i as u32 + 1))
         .collect();
-    for c in candidates.iter() {
-        if let Some(start) = plans[c.index].start_seconds {
-            plans[c.index].wave = wave_of.get(&start).copied();
+    for index in scheduled {
+        if let Some(start) = plans[index].start_seconds {
+            plans[index].wave = wave_of.get(&start).copied();
         }
     }
     starts.len() as u32
@@ -1738,6 +1960,275 @@ mod tests {
         let plan = plan_drain(&i);
         assert_eq!(plan.waves, 2);
         assert_ne!(row(&plan, "a").start_seconds, row(&plan, "b").start_seconds);
+    }
+
+    fn vmim(
+        name: &str,
+        vmi: &str,
+        phase: &str,
+        priority: Option<&str>,
+        created: &str,
+    ) -> VirtualMachineInstanceMigration {
+        let mut m = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("u-{name}"),
+            "creationTimestamp": created}, "spec": {"vmiName": vmi}, "status": {"phase": phase}});
+        if let Some(p) = priority {
+            m["spec"]["priority"] = json!(p);
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    #[test]
+    fn the_priority_queue_puts_system_critical_first_and_the_rest_behind_the_drain() {
+        let mut i = inputs(
+            vec![
+                vmi("a", "node-3", Some("LiveMigrate"), true, "4Gi"),
+                vmi("b", "node-3", Some("LiveMigrate"), true, "4Gi"),
+                vmi("c", "node-3", Some("LiveMigrate"), true, "1Gi"),
+                vmi("d", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "256Gi")],
+        );
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.9.0".into());
+        i.vmims = vec![
+            // c's own evacuation from an earlier attempt: system-critical, created before.
+            vmim(
+                "evac-c",
+                "c",
+                "Pending",
+                Some("system-critical"),
+                "2026-11-29T02:50:00Z",
+            ),
+            // d's user migration: user-triggered waits behind the drain's system-critical ones.
+            vmim(
+                "user-d",
+                "d",
+                "Pending",
+                Some("user-triggered"),
+                "2026-11-29T02:40:00Z",
+            ),
+            // Elsewhere in the cluster, behind as well.
+            vmim(
+                "desched-x",
+                "x",
+                "Pending",
+                Some("system-maintenance"),
+                "2026-11-29T02:30:00Z",
+            ),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "priority");
+        assert!(
+            plan.queue.why.contains("carries spec.priority"),
+            "{}",
+            plan.queue.why
+        );
+        let names = |q: &[QueuedMigration]| q.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&plan.queue.ahead), ["evac-c"]);
+        assert_eq!(names(&plan.queue.behind), ["user-d", "desched-x"]);
+        assert!(plan.queue.ahead[0].on_drained_node);
+        assert!(!plan.queue.behind[1].on_drained_node);
+        // Two outbound slots on node-3: c (ahead) and the longer of a/b start at once.
+        assert_eq!(row(&plan, "c").action, Action::AlreadyMigrating);
+        assert_eq!(row(&plan, "c").start_seconds, Some(0));
+        let (sa, sb) = (
+            row(&plan, "a").start_seconds.unwrap(),
+            row(&plan, "b").start_seconds.unwrap(),
+        );
+        assert_eq!(sa.min(sb), 0);
+        assert!(sa.max(sb) > 0, "one of a/b waits for a slot");
+        // d waits until both a and b have started, though its VMIM is older.
+        assert!(row(&plan, "d").start_seconds.unwrap() >= sa.max(sb));
+        let last_own = row(&plan, "a").wave.max(row(&plan, "b").wave);
+        assert!(
+            row(&plan, "d").wave >= last_own,
+            "d starts in or after the last wave of a/b"
+        );
+        assert!(
+            plan.assumptions
+                .iter()
+                .any(|a| a.contains("migration queue priority"))
+        );
+    }
+
+    #[test]
+    fn without_priorities_the_queue_is_fifo_and_pending_migrations_elsewhere_go_first() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        // KubeVirt v1.8.4 (the helper), no VMIM with spec.priority: FIFO by creation.
+        i.kubevirt = kubevirt(
+            json!({"evictionStrategy": "LiveMigrate", "migrations": {"parallelMigrationsPerCluster": 1}}),
+        );
+        i.vmims = vec![vmim("user-x", "x", "Pending", None, "2026-11-29T02:40:00Z")];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "fifo");
+        assert!(
+            plan.queue.why.contains("KubeVirt v1.8.4"),
+            "{}",
+            plan.queue.why
+        );
+        assert_eq!(plan.queue.ahead.len(), 1);
+        assert!(plan.queue.behind.is_empty());
+        // The one cluster slot goes to user-x first, for an average migration's time.
+        let a = row(&plan, "a");
+        assert_eq!(a.start_seconds, a.estimate_seconds);
+        assert_eq!(a.wave, Some(1), "waves count the drained VMIs' starts only");
+    }
+
+    #[test]
+    fn without_pending_migrations_the_queue_changes_nothing() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        ));
+        assert!(plan.queue.ahead.is_empty() && plan.queue.behind.is_empty());
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+        assert!(
+            !plan
+                .assumptions
+                .iter()
+                .any(|a| a.contains("migration queue"))
+        );
+    }
+
+    fn pdb(v: Value) -> PodDisruptionBudget {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn an_empty_selector_covers_every_launcher_pod_of_its_namespace() {
+        let mut i = inputs(
+            vec![
+                vmi("stop", "node-3", Some("None"), true, "1Gi"),
+                vmi("move", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "all", "namespace": "prod"},
+                "spec": {"maxUnavailable": 0, "selector": {}},
+                "status": {"disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2}})),
+            // Same selector in another namespace: not ours.
+            pdb(json!({"metadata": {"name": "all", "namespace": "dev"},
+                "spec": {"maxUnavailable": 0, "selector": {}},
+                "status": {"disruptionsAllowed": 0}})),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        let blockers: Vec<&DrainBlocker> =
+            plan.blockers.iter().filter(|b| b.kind == "pdb").collect();
+        assert_eq!(blockers.len(), 1);
+        assert_eq!(blockers[0].namespace.as_deref(), Some("prod"));
+        assert_eq!(blockers[0].vmis, ["prod/move", "prod/stop"]);
+        assert!(
+            blockers[0]
+                .message
+                .contains("evicting prod/stop is answered 429"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(
+            blockers[0]
+                .message
+                .contains("needs 2 healthy pods and has 2 currently")
+        );
+        assert_eq!(row(&plan, "move").action, Action::LiveMigrate);
+        assert!(row(&plan, "stop").end_seconds.is_none());
+    }
+
+    #[test]
+    fn two_pdbs_block_a_shutdown_with_the_500_and_an_invalid_one_is_reported() {
+        let mut i = inputs(
+            vec![vmi("stop", "node-3", Some("None"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        let allows = json!({"disruptionsAllowed": 5, "currentHealthy": 5, "desiredHealthy": 0, "expectedPods": 5});
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "by-app", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "stop"}}}, "status": allows})),
+            pdb(json!({"metadata": {"name": "by-expr", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["stop"]}]}},
+                "status": allows})),
+            pdb(json!({"metadata": {"name": "broken", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}}})),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        let two = plan
+            .blockers
+            .iter()
+            .find(|b| b.reason == "MultiplePodDisruptionBudgets")
+            .unwrap();
+        assert!(two.blocking);
+        assert_eq!(two.name, "by-app + by-expr");
+        assert!(two.message.contains(crate::policy::pdb::MORE_THAN_ONE_PDB));
+        let broken = plan.blockers.iter().find(|b| b.name == "broken").unwrap();
+        assert!(!broken.blocking);
+        assert_eq!(broken.reason, "InvalidSelector");
+        assert!(row(&plan, "stop").explanation.contains("500"));
+    }
+
+    #[test]
+    fn a_budget_smaller_than_the_shutdowns_warns_without_blocking() {
+        let mut i = inputs(
+            vec![
+                vmi("s1", "node-3", Some("None"), true, "1Gi"),
+                vmi("s2", "node-3", Some("None"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        // No status: computed from the two Ready launcher pods, minAvailable 1 -> 1 allowed.
+        i.pdbs = vec![pdb(
+            json!({"metadata": {"name": "one", "namespace": "prod"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"kubevirt.io": "virt-launcher"}}}}),
+        )];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillCompleteWithShutdowns);
+        let b = plan.blockers.iter().find(|b| b.name == "one").unwrap();
+        assert!(!b.blocking);
+        assert_eq!(b.reason, "BudgetShorterThanShutdowns");
+        assert!(
+            b.message
+                .contains("allows 1 disruption(s): 2 healthy, 1 desired, 2 expected; computed"),
+            "{}",
+            b.message
+        );
+    }
+
+    #[test]
+    fn split_pods_keeps_the_pods_of_a_pdb_without_status() {
+        let other = |name: &str, app: &str| -> Pod {
+            serde_json::from_value(
+                json!({"metadata": {"name": name, "namespace": "prod", "labels": {"app": app}},
+                "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}),
+            )
+            .unwrap()
+        };
+        let pdbs = vec![
+            pdb(
+                json!({"metadata": {"name": "unsynced", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}),
+            ),
+            pdb(json!({"metadata": {"name": "synced", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+                "status": {"disruptionsAllowed": 1}})),
+        ];
+        let (kept, _) = split_pods_with_pdbs(
+            vec![other("db-0", "db"), other("web-0", "web")],
+            &["node-3".to_string()],
+            &HashSet::new(),
+            &pdbs,
+        );
+        let names: Vec<&str> = kept
+            .iter()
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect();
+        assert_eq!(names, ["db-0"]);
     }
 
     #[test]
