@@ -514,3 +514,61 @@ fn always_allow_lets_a_not_ready_pod_go() {
         "{batch}"
     );
 }
+
+#[test]
+fn waves_follow_kubevirts_priority_queue() {
+    let (plan, code) = pdb_case("priority-queue");
+    assert_eq!(code, Some(0));
+    let queue = &plan["queue"];
+    assert_eq!(queue["mode"], "priority");
+    assert!(
+        queue["why"].as_str().unwrap().contains("KubeVirt v1.9.0"),
+        "{queue}"
+    );
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&queue["ahead"]),
+        ["kubevirt-evacuation-c4ch3", "kubevirt-evacuation-r3p0r"]
+    );
+    assert_eq!(
+        names(&queue["behind"]),
+        ["kubevirt-migrate-vm-b1d7x", "kubevirt-evacuation-d3sch"]
+    );
+    assert_eq!(queue["ahead"][0]["onDrainedNode"], true);
+    assert_eq!(queue["ahead"][1]["onDrainedNode"], false);
+    // node-1 has two outbound slots: cache-01's earlier evacuation (ahead) and db-01 (the
+    // longest of the drain's) start at once; app-01 waits; build-01's user-triggered
+    // migration, though older, starts after all of the drain's.
+    let start = |name: &str| vmi(&plan, name)["startSeconds"].as_u64().unwrap();
+    assert_eq!(start("cache-01"), 0);
+    assert_eq!(start("db-01"), 0);
+    assert!(start("app-01") > 0);
+    assert!(start("build-01") >= start("app-01"));
+    assert_eq!(vmi(&plan, "build-01")["wave"], 3);
+    assert!(
+        vmi(&plan, "build-01")["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("waits behind the drain's system-critical evacuations (user-triggered)")
+    );
+    // The table says which migrations are ahead.
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-pdb/priority-queue",
+        "--now",
+        EXAMPLE_NOW,
+        "plan-drain",
+        "node-1",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("Queue (priority): 2 pending migration(s) ahead of the drain's evacuations: prod/kubevirt-evacuation-c4ch3 (VMI cache-01, system-critical, on a drained node)"),
+        "{text}"
+    );
+}

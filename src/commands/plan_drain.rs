@@ -363,7 +363,7 @@ pub fn render_table(
     out.push('\n');
     let queued = |q: &crate::policy::drain::QueuedMigration| {
         format!(
-            "{}/{} (VMI {}, {}{})",
+            "{}/{} (VMI {}, {}{}{})",
             q.namespace,
             q.name,
             q.vmi,
@@ -372,7 +372,11 @@ pub fn render_table(
                 ", on a drained node"
             } else {
                 ""
-            }
+            },
+            q.held_by
+                .as_deref()
+                .map(|c| format!(", held by {c}: takes no slot"))
+                .unwrap_or_default()
         )
     };
     let queue = &plan.queue;

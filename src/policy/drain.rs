@@ -229,6 +229,23 @@ pub struct QueuedMigration {
     pub priority: Option<String>,
     /// Its VMI is on a drained node: it takes that node's outbound slots.
     pub on_drained_node: bool,
+    /// A condition that keeps it Pending (quota, backup, utility volumes): it takes no slot
+    /// until that clears.
+    pub held_by: Option<String>,
+}
+
+/// VMIM conditions that keep a migration Pending without taking a parallel slot (FACTS §3.2).
+const HOLDING_CONDITIONS: [&str; 4] = [
+    "migrationRejectedByResourceQuota",
+    "migrationBlockedByUtilityVolumes",
+    "migrationBlockedByBackup",
+    "decentralizedMigrationBlocked",
+];
+
+fn held_by(m: &VirtualMachineInstanceMigration) -> Option<&'static str> {
+    HOLDING_CONDITIONS
+        .into_iter()
+        .find(|c| m.condition(c).is_some_and(|c| c.is_true()))
 }
 
 /// The priority of the VMIMs the evacuation controller creates for a drain (a descheduler
@@ -263,24 +280,20 @@ pub fn migration_queue<'a>(
 ) {
     let version = kubevirt.and_then(KubeVirt::version);
     let with_priority = vmims.iter().find(|m| m.spec.priority.is_some());
-    let (priority, why) = if let Some(m) = with_priority {
+    let (priority, why) = if let Some(v) =
+        version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v >= (1, 9)))
+    {
+        (
+            true,
+            format!("KubeVirt {v}: MigrationPriorityQueue is GA since v1.9"),
+        )
+    } else if let Some(m) = with_priority {
         (
             true,
             format!(
                 "VMIM {}/{} carries spec.priority: the MigrationPriorityQueue gate is on",
                 m.namespace(),
                 m.name()
-            ),
-        )
-    } else if version
-        .and_then(crate::model::kubevirt::parse_version)
-        .is_some_and(|v| v >= (1, 9))
-    {
-        (
-            true,
-            format!(
-                "KubeVirt {}: MigrationPriorityQueue is GA since v1.9",
-                version.unwrap_or("")
             ),
         )
     } else {
@@ -334,6 +347,7 @@ pub fn migration_queue<'a>(
         vmi: m.spec.vmi_name.clone(),
         priority: m.spec.priority.clone(),
         on_drained_node: on_drained(m),
+        held_by: held_by(m).map(str::to_string),
     };
     let queue = MigrationQueue {
         mode: if priority { "priority" } else { "fifo" }.into(),
@@ -1169,10 +1183,13 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid());
             plan.target = state.and_then(|s| s.target_node.clone());
             let started = state.and_then(|s| s.start_timestamp.as_ref());
-            let elapsed = match (
-                &inputs.now,
-                started.or(m.metadata.creation_timestamp.as_ref()),
-            ) {
+            // A migration still queued (Pending) has moved nothing yet, however old it is.
+            let since = started.or(m
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .filter(|_| m.phase().counts_as_running()));
+            let elapsed = match (&inputs.now, since) {
                 (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
                 _ => 0,
             };
@@ -1352,25 +1369,27 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let (queue, ahead, behind) = migration_queue(kubevirt, &inputs.vmims, &|m| {
         vmi_node_by_key.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
     });
-    let plan_of: HashMap<(&str, &str), usize> = plans
+    let plan_of: HashMap<(String, String), usize> = plans
         .iter()
         .enumerate()
-        .map(|(i, p)| ((p.namespace.as_str(), p.name.as_str()), i))
+        .map(|(i, p)| ((p.namespace.clone(), p.name.clone()), i))
         .collect();
+    let key =
+        |m: &VirtualMachineInstanceMigration| (m.namespace().to_string(), m.spec.vmi_name.clone());
     let average = if candidates.is_empty() {
         SETUP_SECONDS
     } else {
         candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
     };
     let queued = |m: &&VirtualMachineInstanceMigration, elsewhere_too: bool| -> Option<Queued> {
-        match plan_of.get(&(m.namespace(), m.spec.vmi_name.as_str())) {
+        match plan_of.get(&key(m)) {
             Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
                 plan: Some(i),
                 source: Some(plans[i].node.clone()),
                 estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
             }),
             Some(_) => None,
-            None => elsewhere_too.then_some(Queued {
+            None => (elsewhere_too && held_by(m).is_none()).then_some(Queued {
                 plan: None,
                 source: None,
                 estimate: average,
@@ -1380,6 +1399,27 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let queued_ahead: Vec<Queued> = ahead.iter().filter_map(|m| queued(m, true)).collect();
     // Behind the drain, only the drained VMIs' own migrations matter to its waves.
     let queued_behind: Vec<Queued> = behind.iter().filter_map(|m| queued(m, false)).collect();
+    for (list, words) in [
+        (
+            &ahead,
+            "in KubeVirt's queue it is ahead of the drain's evacuations",
+        ),
+        (
+            &behind,
+            "in KubeVirt's queue it waits behind the drain's system-critical evacuations",
+        ),
+    ] {
+        for m in list.iter() {
+            if let Some(&i) = plan_of.get(&key(m))
+                && plans[i].action == Action::AlreadyMigrating
+            {
+                let priority = m.spec.priority.as_deref().unwrap_or("no priority");
+                plans[i]
+                    .explanation
+                    .push_str(&format!("; {words} ({priority})"));
+            }
+        }
+    }
     let waves = schedule(
         &mut plans,
         &mut candidates,
@@ -1456,8 +1496,14 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     ];
     if !queue.ahead.is_empty() || !queue.behind.is_empty() {
         assumptions.push(format!(
-            "migration queue {}: {}; the drain's evacuations are {EVACUATION_PRIORITY}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
-            queue.mode, queue.why
+            "migration queue {}: {}{}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
+            queue.mode,
+            queue.why,
+            if queue.mode == "priority" {
+                format!("; the drain's evacuations are {EVACUATION_PRIORITY}")
+            } else {
+                String::new()
+            }
         ));
     }
     if kubevirt.is_none() {
@@ -2022,7 +2068,7 @@ mod tests {
         let plan = plan_drain(&i);
         assert_eq!(plan.queue.mode, "priority");
         assert!(
-            plan.queue.why.contains("carries spec.priority"),
+            plan.queue.why.contains("GA since v1.9"),
             "{}",
             plan.queue.why
         );
