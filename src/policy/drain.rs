@@ -360,6 +360,8 @@ pub fn migration_queue<'a>(
 
 /// A migration the wave schedule places before or after the drain's own.
 struct Queued {
+    /// Queue weight (0 for all in a FIFO queue).
+    weight: u32,
     /// The plan row it is, for a VMI on a drained node.
     plan: Option<usize>,
     /// Its source node, when it is a drained one (it then takes that node's slots).
@@ -901,6 +903,24 @@ struct Candidate {
     index: usize,
     estimate: u64,
     source: String,
+    /// Queue weight of the VMIM the evacuation controller will create for it.
+    weight: u32,
+}
+
+/// VMI annotation set when the descheduler asked for the eviction (FACTS §2.1).
+pub const EVICTION_SOURCE_ANNOTATION: &str = "kubevirt.io/eviction-source";
+
+/// The priority of the evacuation VMIM KubeVirt creates for `vmi`: system-critical, or
+/// system-maintenance when the descheduler marked it (it stays marked, so the drain's own
+/// eviction does not change that).
+pub fn evacuation_priority(vmi: &VirtualMachineInstance) -> &'static str {
+    if vmi.evacuation_node().is_some()
+        && vmi.annotation(EVICTION_SOURCE_ANNOTATION) == Some("descheduler")
+    {
+        "system-maintenance"
+    } else {
+        EVACUATION_PRIORITY
+    }
 }
 
 /// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
@@ -1342,10 +1362,17 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                                 if config.allow_post_copy { " (post-copy is allowed and would take over)" } else { "" }
                             ));
                         }
+                        let priority = evacuation_priority(vmi);
+                        if priority != EVACUATION_PRIORITY {
+                            plan.explanation.push_str(&format!(
+                                "; the descheduler marked it, so its evacuation is {priority} and waits behind system-critical and user-triggered migrations in KubeVirt's priority queue"
+                            ));
+                        }
                         candidates.push(Candidate {
                             index: plans.len(),
                             estimate: transfer.unwrap_or(SETUP_SECONDS),
                             source: node.clone(),
+                            weight: priority_weight(Some(priority)),
                         });
                     }
                     Err(message) => {
@@ -1381,24 +1408,32 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     } else {
         candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
     };
-    let queued = |m: &&VirtualMachineInstanceMigration, elsewhere_too: bool| -> Option<Queued> {
+    let priority_mode = queue.mode == "priority";
+    let queued = |m: &&VirtualMachineInstanceMigration| -> Option<Queued> {
+        let weight = if priority_mode {
+            priority_weight(m.spec.priority.as_deref())
+        } else {
+            0
+        };
         match plan_of.get(&key(m)) {
             Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
+                weight,
                 plan: Some(i),
                 source: Some(plans[i].node.clone()),
                 estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
             }),
             Some(_) => None,
-            None => (elsewhere_too && held_by(m).is_none()).then_some(Queued {
+            None => held_by(m).is_none().then_some(Queued {
+                weight,
                 plan: None,
                 source: None,
                 estimate: average,
             }),
         }
     };
-    let queued_ahead: Vec<Queued> = ahead.iter().filter_map(|m| queued(m, true)).collect();
-    // Behind the drain, only the drained VMIs' own migrations matter to its waves.
-    let queued_behind: Vec<Queued> = behind.iter().filter_map(|m| queued(m, false)).collect();
+    // In queue order: the ahead, then the behind (which may still take a free cluster slot
+    // while the drain's evacuations wait for their node's outbound slots).
+    let existing: Vec<Queued> = ahead.iter().chain(&behind).filter_map(queued).collect();
     for (list, words) in [
         (
             &ahead,
@@ -1425,8 +1460,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         &mut candidates,
         &limits,
         &in_flight_on_drained,
-        &queued_ahead,
-        &queued_behind,
+        &existing,
+        priority_mode,
     );
 
     blockers.sort_by_key(|b| {
@@ -1529,17 +1564,17 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 /// Assigns start/end times and waves; returns the number of waves. Migrations already in
 /// flight from the drained nodes hold their slots until their estimated end; others in the
 /// cluster hold cluster slots for the whole plan (their end is unknown here). KubeVirt's
-/// queue order decides who gets a free slot first: the pending migrations ahead of the
-/// drain (`ahead`, in queue order; those elsewhere in the cluster take a cluster slot for
-/// an average migration's time), then the drain's evacuations, longest first, then the
-/// drained VMIs' pending migrations behind them (`behind`).
+/// queue order decides who gets a free slot first: by weight (priority queue; all equal
+/// when FIFO), the pending migrations (`existing`, in queue order; those elsewhere in the
+/// cluster take a cluster slot for an average migration's time) before the drain's
+/// evacuations of the same weight, and these longest first.
 fn schedule(
     plans: &mut [VmiPlan],
     candidates: &mut [Candidate],
     limits: &Limits,
     in_flight_on_drained: &[(String, u64)],
-    ahead: &[Queued],
-    behind: &[Queued],
+    existing: &[Queued],
+    priority: bool,
 ) -> u32 {
     candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
     let elsewhere = limits
@@ -1560,12 +1595,15 @@ fn schedule(
     let own: Vec<Queued> = candidates
         .iter()
         .map(|c| Queued {
+            weight: if priority { c.weight } else { 0 },
             plan: Some(c.index),
             source: Some(c.source.clone()),
             estimate: c.estimate,
         })
         .collect();
-    let mut pending: Vec<&Queued> = ahead.iter().chain(&own).chain(behind).collect();
+    // Stable: within a weight, the existing migrations first, in queue order.
+    let mut pending: Vec<&Queued> = existing.iter().chain(&own).collect();
+    pending.sort_by_key(|q| std::cmp::Reverse(q.weight));
     let mut now = 0u64;
     let mut starts: BTreeSet<u64> = BTreeSet::new();
     let mut scheduled: Vec<usize> = Vec::new();
@@ -2098,6 +2136,53 @@ mod tests {
                 .iter()
                 .any(|a| a.contains("migration queue priority"))
         );
+    }
+
+    #[test]
+    fn a_vmi_the_descheduler_marked_is_evacuated_at_system_maintenance_priority() {
+        let mut marked = vmi("a", "node-3", Some("LiveMigrate"), true, "4Gi");
+        marked.status.evacuation_node_name = Some("node-3".into());
+        marked
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(EVICTION_SOURCE_ANNOTATION.into(), "descheduler".into());
+        assert_eq!(evacuation_priority(&marked), "system-maintenance");
+        let mut i = inputs(
+            vec![marked, vmi("d", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![node("node-1", "256Gi")],
+        );
+        i.kubevirt = kubevirt(
+            json!({"evictionStrategy": "LiveMigrate", "migrations": {"parallelOutboundMigrationsPerNode": 1}}),
+        );
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.9.1".into());
+        i.vmims = vec![vmim(
+            "user-d",
+            "d",
+            "Pending",
+            Some("user-triggered"),
+            "2026-11-29T02:40:00Z",
+        )];
+        let plan = plan_drain(&i);
+        // user-triggered (50) beats system-maintenance (20): d goes first on the one slot.
+        assert_eq!(row(&plan, "d").start_seconds, Some(0));
+        assert_eq!(row(&plan, "a").start_seconds, row(&plan, "d").end_seconds);
+        assert!(
+            row(&plan, "a").explanation.contains("system-maintenance"),
+            "{}",
+            row(&plan, "a").explanation
+        );
+        // In FIFO mode the same cluster would run the older VMIM first as well, but a fresh
+        // system-critical evacuation would not wait for it under the priority queue:
+        let mut critical = i.clone();
+        critical.vmis[0].metadata.annotations = None;
+        let plan = plan_drain(&critical);
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+        assert!(row(&plan, "d").start_seconds.unwrap() > 0);
     }
 
     #[test]
