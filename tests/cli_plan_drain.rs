@@ -400,6 +400,10 @@ fn a_null_selector_pdb_selects_nothing() {
     assert_eq!(code, Some(0));
     assert!(pdb_blockers(&plan).is_empty(), "{}", plan["blockers"]);
     assert_eq!(vmi(&plan, "batch-01")["endSeconds"], 180);
+    // Reported as selecting nothing, with no budget and no eviction answered through it.
+    assert_eq!(plan["pdbs"][0]["name"], "no-selector");
+    assert_eq!(plan["pdbs"][0]["selects"], "nothing");
+    assert!(plan["pdbs"][0]["evictions"].as_array().unwrap().is_empty());
 }
 
 #[test]
@@ -430,6 +434,8 @@ fn an_invalid_operator_makes_the_pdb_invalid_and_ignored() {
         "{message}"
     );
     assert!(message.contains("protects nothing"), "{message}");
+    assert_eq!(plan["pdbs"][0]["selects"], "invalid");
+    assert!(plan["pdbs"][0]["budget"].is_null());
 }
 
 #[test]
@@ -466,6 +472,18 @@ fn a_pod_under_two_pdbs_is_never_evicted_but_a_migrating_one_is_not_held() {
             .any(|b| b["blocking"] == true && b["name"] == "kubevirt-disruption-budget-x7k2q")
     );
     assert_eq!(pdbs.iter().filter(|b| b["blocking"] == true).count(), 1);
+    // The structured report: the 500 is recorded under both PDBs, for batch-01 only.
+    for report in plan["pdbs"].as_array().unwrap() {
+        let evictions = report["evictions"].as_array().unwrap();
+        if report["name"] == "kubevirt-disruption-budget-x7k2q" {
+            assert!(evictions.is_empty(), "{report}");
+        } else {
+            assert_eq!(evictions.len(), 1, "{report}");
+            assert_eq!(evictions[0]["vmi"], "prod/batch-01");
+            assert_eq!(evictions[0]["httpStatus"], 500);
+            assert_eq!(evictions[0]["answer"], "more-than-one-pdb");
+        }
+    }
 }
 
 #[test]
@@ -492,6 +510,14 @@ fn max_unavailable_over_vmpool_pods_without_status_is_computed_as_sync_failed() 
         assert_eq!(vmi(&plan, name)["action"], "shutdown");
         assert!(vmi(&plan, name)["endSeconds"].is_null());
     }
+    let budget = &plan["pdbs"][0]["budget"];
+    assert_eq!(budget["source"], "computed");
+    assert_eq!(budget["disruptionsAllowed"], 0);
+    assert_eq!(
+        budget["syncFailed"],
+        "virtualmachineinstances.kubevirt.io does not implement the scale subresource"
+    );
+    assert_eq!(plan["pdbs"][0]["evictions"][0]["httpStatus"], 429);
 }
 
 #[test]
@@ -513,6 +539,9 @@ fn always_allow_lets_a_not_ready_pod_go() {
             .contains("not Ready and unhealthyPodEvictionPolicy is AlwaysAllow"),
         "{batch}"
     );
+    let eviction = &plan["pdbs"][0]["evictions"][0];
+    assert_eq!(eviction["answer"], "allowed-unhealthy");
+    assert_eq!(eviction["httpStatus"], 201);
 }
 
 #[test]

@@ -203,6 +203,36 @@ pub struct Limits {
     pub in_flight_per_node: BTreeMap<String, u32>,
 }
 
+/// A PodDisruptionBudget the plan read, as the eviction API reads it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbReport {
+    pub namespace: String,
+    pub name: String,
+    /// `nothing` (null selector), `everything` (`{}`: the whole namespace), `labels`, or
+    /// `invalid` (the eviction API skips it).
+    pub selects: String,
+    /// Why the selector is invalid, naming the field.
+    pub invalid: Option<String>,
+    /// Its budget, when it selects a drained VMI's pod.
+    pub budget: Option<Budget>,
+    /// The drained VMIs whose launcher pods it selects.
+    pub vmis: Vec<String>,
+    /// What the eviction API answers for the VMIs the drain shuts down.
+    pub evictions: Vec<PdbEviction>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbEviction {
+    pub vmi: String,
+    pub pod: String,
+    pub http_status: u16,
+    #[serde(flatten)]
+    pub answer: EvictionAnswer,
+    pub text: String,
+}
+
 /// KubeVirt's migration queue as the drain meets it (FACTS §3.1, §12): which pending
 /// migrations start before the drain's evacuations and which wait behind them.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -384,6 +414,9 @@ pub struct DrainPlan {
     pub limits: Limits,
     /// Pending migrations ahead of and behind the drain's evacuations in KubeVirt's queue.
     pub queue: MigrationQueue,
+    /// The PodDisruptionBudgets over the drained VMIs' pods (and invalid ones in their
+    /// namespaces), with their budgets and the eviction API's answers.
+    pub pdbs: Vec<PdbReport>,
     pub waves: u32,
     /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
     pub defaults_assumed: bool,
@@ -595,10 +628,12 @@ fn judge_pdbs(
     plans: &mut [VmiPlan],
     plan_vmis: &[&VirtualMachineInstance],
     pod_index: &PodIndex,
-) -> Vec<DrainBlocker> {
+) -> (Vec<DrainBlocker>, Vec<PdbReport>) {
     let pdbs = &inputs.pdbs;
     let index = PdbIndex::new(pdbs);
     let mut blockers = Vec::new();
+    // Per PDB: the answers for the shutdowns whose pods it selects.
+    let mut answers: Vec<Vec<PdbEviction>> = vec![Vec::new(); pdbs.len()];
     // For each plan: its launcher pods and the PDBs selecting each.
     let mut pod_hits: Vec<Vec<(&Pod, Vec<usize>)>> = Vec::with_capacity(plans.len());
     // For each PDB: the plans whose pods it selects, in plan order.
@@ -666,6 +701,15 @@ fn judge_pdbs(
                 .collect();
             let answer = evict(pod, &these);
             let plan = &mut plans[pi];
+            for &i in matching {
+                answers[i].push(PdbEviction {
+                    vmi: format!("{}/{}", plan.namespace, plan.name),
+                    pod: pod.metadata.name.clone().unwrap_or_default(),
+                    http_status: answer.http_status(),
+                    answer: answer.clone(),
+                    text: answer.api_text(),
+                });
+            }
             match &answer {
                 EvictionAnswer::MoreThanOnePdb { pdbs: names } => {
                     let holders = multiple.entry(matching.clone()).or_default();
@@ -868,11 +912,46 @@ fn judge_pdbs(
         }
     }
 
+    let selects = |i: usize| match &index.selectors[i] {
+        PdbSelector::Nothing => ("nothing", None),
+        PdbSelector::Everything => ("everything", None),
+        PdbSelector::Labels(_) => ("labels", None),
+        PdbSelector::Invalid(why) => ("invalid", Some(why.clone())),
+    };
+    let mut reports: Vec<PdbReport> = Vec::new();
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let (kind, invalid) = selects(i);
+        let mut vmis: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        vmis.sort();
+        reports.push(PdbReport {
+            namespace: pdb.metadata.namespace.clone().unwrap_or_default(),
+            name: e.name.clone(),
+            selects: kind.into(),
+            invalid,
+            budget: Some(e.budget.clone()),
+            vmis,
+            evictions: std::mem::take(&mut answers[i]),
+        });
+    }
+
     // PDBs that protect nothing because their selector is invalid, in the drained VMIs'
     // namespaces: the user may think they do.
     let namespaces: BTreeSet<&str> = plans.iter().map(|p| p.namespace.as_str()).collect();
     for ns in namespaces {
         for &i in index.inert_in(ns) {
+            let (kind, invalid) = selects(i);
+            reports.push(PdbReport {
+                namespace: ns.to_string(),
+                name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                selects: kind.into(),
+                invalid,
+                budget: None,
+                vmis: Vec::new(),
+                evictions: Vec::new(),
+            });
             if let PdbSelector::Invalid(why) = &index.selectors[i] {
                 blockers.push(DrainBlocker {
                     kind: "pdb".into(),
@@ -888,7 +967,8 @@ fn judge_pdbs(
             }
         }
     }
-    blockers
+    reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    (blockers, reports)
 }
 
 /// A status the eviction API will use as it is.
@@ -1388,7 +1468,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         plan_vmis.push(vmi);
     }
 
-    blockers.extend(judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index));
+    let (pdb_blockers, pdb_reports) = judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index);
+    blockers.extend(pdb_blockers);
 
     // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
     // KubeVirt's queue: pending migrations ahead of the drain's evacuations take slots
@@ -1554,6 +1635,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         incoming,
         limits,
         queue,
+        pdbs: pdb_reports,
         waves,
         defaults_assumed: kubevirt.is_none(),
         kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
