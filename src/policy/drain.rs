@@ -721,13 +721,12 @@ fn judge_pdbs(
                         names.join(" and "),
                         if names.len() == 2 { "both" } else { "all" }
                     ));
-                    plan.fix.get_or_insert_with(|| {
-                        format!(
-                            "leave one PodDisruptionBudget per pod: narrow the selector of {} in {}",
-                            names.join(" or "),
-                            plan.namespace
-                        )
-                    });
+                    let fix = format!(
+                        "leave one PodDisruptionBudget per pod: narrow the selector of {} in {}",
+                        names.join(" or "),
+                        plan.namespace
+                    );
+                    add_fix(plan, fix);
                     plan.start_seconds = None;
                     plan.end_seconds = None;
                 }
@@ -740,9 +739,24 @@ fn judge_pdbs(
                         "; but PodDisruptionBudget {pdb} refuses the eviction ({}), so the drain blocks here",
                         answer.short()
                     ));
-                    plan.fix.get_or_insert_with(|| {
-                        format!("relax PodDisruptionBudget {}/{pdb}", plan.namespace)
+                    let over_vmis = matching.first().is_some_and(|&i| {
+                        evaluated[i].as_ref().is_some_and(|e| {
+                            e.budget
+                                .sync_failed
+                                .as_deref()
+                                .is_some_and(|m| m.contains("virtualmachineinstances"))
+                        })
                     });
+                    let fix = format!(
+                        "relax PodDisruptionBudget {}/{pdb}{}",
+                        plan.namespace,
+                        if over_vmis {
+                            " (an integer minAvailable instead of maxUnavailable: VMIs have no /scale)"
+                        } else {
+                            ""
+                        }
+                    );
+                    add_fix(plan, fix);
                     plan.start_seconds = None;
                     plan.end_seconds = None;
                 }
@@ -969,6 +983,18 @@ fn judge_pdbs(
     }
     reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     (blockers, reports)
+}
+
+/// Adds a way out to a VMI's fix, after the ones it already has.
+fn add_fix(plan: &mut VmiPlan, fix: String) {
+    match &mut plan.fix {
+        Some(existing) if !existing.contains(&fix) => {
+            existing.push_str("; or ");
+            existing.push_str(&fix);
+        }
+        Some(_) => {}
+        None => plan.fix = Some(fix),
+    }
 }
 
 /// A status the eviction API will use as it is.
