@@ -137,6 +137,25 @@ fn cluster(vmi_count: usize) -> Cluster {
                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"vm.kubevirt.io/name": name}}},
                 "status": {"disruptionsAllowed": 0}})));
         }
+        // Not synced yet (no status): its budget is computed from every pod it selects, here
+        // this VM's and one on another node of the same namespace. It is on a drained node in
+        // both cluster sizes, so both pay for the pass over the pods.
+        if v % 100 == 1 {
+            let other = format!("vm-{:06}", v + 3 * NAMESPACES);
+            pdbs.push(decode(
+                json!({"metadata": {"name": format!("{name}-new-pdb"), "namespace": ns},
+                "spec": {"minAvailable": 1, "selector": {"matchExpressions": [
+                    {"key": "vm.kubevirt.io/name", "operator": "In", "values": [name, other]}]}}}),
+            ));
+        }
+        // `selector: {}` (the whole namespace, a namespace-wide index bucket): one per namespace.
+        if v < NAMESPACES {
+            pdbs.push(decode(
+                json!({"metadata": {"name": "everything", "namespace": ns},
+                "spec": {"maxUnavailable": "10%", "selector": {}},
+                "status": {"disruptionsAllowed": 0}}),
+            ));
+        }
     }
     Cluster {
         vmis,
@@ -267,12 +286,14 @@ fn plan_drain_work_is_linear_for_one_node_and_for_a_tenth_of_the_fleet() {
 #[test]
 fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
     use std::collections::HashSet;
-    use vmctl::policy::drain::split_pods;
+    use vmctl::policy::drain::split_pods_with_pdbs;
     let c = cluster(2_000);
     for drained in [1, 10] {
         let all = drain_inputs(&c, drained);
         let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
-        let (pods, requested_memory) = split_pods(c.pods.clone(), &all.drain, &uids);
+        // The pods of PDBs without status are kept: their budgets are computed from them.
+        let (pods, requested_memory) =
+            split_pods_with_pdbs(c.pods.clone(), &all.drain, &uids, &c.pdbs);
         assert!(pods.len() * 5 < c.pods.len(), "{} pods kept", pods.len());
         let split = DrainInputs {
             pods,

@@ -156,12 +156,15 @@ fn pdb_namespace(pdb: &PodDisruptionBudget) -> &str {
 }
 
 /// PDBs indexed so that finding the ones that select a pod costs the pod's labels, not the
-/// number of PDBs: by (namespace, first matchLabel) and, for `selector: {}` and selectors
-/// with only matchExpressions, by namespace.
+/// number of PDBs. A selector is filed under something every pod it selects must have: its
+/// first matchLabel (namespace, key, value); else its first `In` expression, under each of
+/// its values; else its first `Exists` expression (namespace, key). Only `selector: {}` and
+/// selectors made of NotIn/DoesNotExist alone go in the namespace-wide bucket.
 #[derive(Debug, Default)]
 pub struct PdbIndex<'a> {
     pub selectors: Vec<PdbSelector>,
     by_label: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    by_key: HashMap<(&'a str, &'a str), Vec<usize>>,
     by_namespace: HashMap<&'a str, Vec<usize>>,
     /// PDBs that select nothing (null or invalid selector), by namespace: reported, never matched.
     inert: HashMap<&'a str, Vec<usize>>,
@@ -174,19 +177,39 @@ impl<'a> PdbIndex<'a> {
             work::step(1);
             let selector = PdbSelector::of(pdb);
             let ns = pdb_namespace(pdb);
-            let first_label = pdb
-                .spec
-                .as_ref()
-                .and_then(|s| s.selector.as_ref())
+            let api = pdb.spec.as_ref().and_then(|s| s.selector.as_ref());
+            let first_label = api
                 .and_then(|s| s.match_labels.as_ref())
                 .and_then(|m| m.iter().next());
-            match (&selector, first_label) {
-                (PdbSelector::Nothing | PdbSelector::Invalid(_), _) => {
+            let expressions = api
+                .and_then(|s| s.match_expressions.as_deref())
+                .unwrap_or(&[]);
+            let first_in = expressions.iter().find(|e| e.operator == "In");
+            let first_exists = expressions.iter().find(|e| e.operator == "Exists");
+            match (&selector, first_label, first_in, first_exists) {
+                (PdbSelector::Nothing | PdbSelector::Invalid(_), ..) => {
                     index.inert.entry(ns).or_default().push(i)
                 }
-                (PdbSelector::Labels(_), Some((k, v))) => index
+                (PdbSelector::Labels(_), Some((k, v)), ..) => index
                     .by_label
                     .entry((ns, k.as_str(), v.as_str()))
+                    .or_default()
+                    .push(i),
+                (PdbSelector::Labels(_), None, Some(e), _) => {
+                    for v in e.values.as_deref().unwrap_or(&[]) {
+                        work::step(1);
+                        let bucket = index
+                            .by_label
+                            .entry((ns, e.key.as_str(), v.as_str()))
+                            .or_default();
+                        if bucket.last() != Some(&i) {
+                            bucket.push(i);
+                        }
+                    }
+                }
+                (PdbSelector::Labels(_), None, None, Some(e)) => index
+                    .by_key
+                    .entry((ns, e.key.as_str()))
                     .or_default()
                     .push(i),
                 _ => index.by_namespace.entry(ns).or_default().push(i),
@@ -204,9 +227,13 @@ impl<'a> PdbIndex<'a> {
             .iter()
             .filter_map(|(k, v)| self.by_label.get(&(ns, k.as_str(), v.as_str())))
             .flatten();
+        let by_key = labels
+            .keys()
+            .filter_map(|k| self.by_key.get(&(ns, k.as_str())))
+            .flatten();
         let wide = self.by_namespace.get(ns).into_iter().flatten();
         let mut hits: Vec<usize> = Vec::new();
-        for &i in indexed.chain(wide) {
+        for &i in indexed.chain(by_key).chain(wide) {
             work::step(1);
             if !hits.contains(&i) && self.selectors[i].matches(labels) {
                 hits.push(i);
@@ -802,17 +829,32 @@ mod tests {
             pdb(json!({"metadata": {"name": "bad", "namespace": "prod"},
                 "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}}})),
         ];
+        let more = [
+            pdb(json!({"metadata": {"name": "in", "namespace": "prod"},
+                "spec": {"selector": {"matchExpressions": [
+                    {"key": "tier", "operator": "NotIn", "values": ["x"]},
+                    {"key": "app", "operator": "In", "values": ["a", "c"]}]}}})),
+            pdb(json!({"metadata": {"name": "not-in", "namespace": "prod"},
+                "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]}}})),
+        ];
+        let pdbs: Vec<PodDisruptionBudget> = pdbs.into_iter().chain(more).collect();
         let index = PdbIndex::new(&pdbs);
         assert_eq!(
             index.matching(&pod(json!({"app": "a"}), true, None)),
-            [0, 1, 2]
+            [0, 1, 2, 6]
         );
         assert_eq!(
             index.matching(&pod(json!({"app": "b"}), true, None)),
-            [1, 2]
+            [1, 2, 7]
         );
-        assert_eq!(index.matching(&pod(json!({}), true, None)), [1]);
+        assert_eq!(
+            index.matching(&pod(json!({"app": "c"}), true, None)),
+            [1, 2, 6, 7]
+        );
+        assert_eq!(index.matching(&pod(json!({}), true, None)), [1, 7]);
         assert_eq!(index.inert_in("prod"), [4, 5]);
+        // Filed under what their pods must carry: only {} and NotIn-only are namespace-wide.
+        assert_eq!(index.by_namespace.get("prod").map(Vec::len), Some(2));
         assert!(index.inert_in("dev").is_empty());
     }
 
