@@ -684,6 +684,45 @@ fn judge_pdbs(
         .collect();
 
     let id = |p: &VmiPlan| format!("{}/{}", p.namespace, p.name);
+    // KubeVirt up to v1.4 (webhook failurePolicy Ignore) denies only the first eviction of a
+    // VMI it marks; kubectl drain's retries then reach the PDB check (FACTS §2.1).
+    let version = inputs.kubevirt.as_ref().and_then(KubeVirt::version);
+    if let Some(v) =
+        version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v < (1, 5)))
+    {
+        let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+        for (pi, hits) in pod_hits.iter().enumerate() {
+            if !matches!(
+                plans[pi].action,
+                Action::LiveMigrate | Action::AlreadyMigrating
+            ) {
+                continue;
+            }
+            for (_, matching) in hits.iter().filter(|(_, m)| m.len() > 1) {
+                sets.entry(matching.clone()).or_default().push(pi);
+            }
+        }
+        for (set, holders) in sets {
+            let names: Vec<String> = set
+                .iter()
+                .map(|&i| pdbs[i].metadata.name.clone().unwrap_or_default())
+                .collect();
+            let who: Vec<String> = holders.iter().map(|&pi| id(&plans[pi])).collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: pdbs[set[0]].metadata.namespace.clone(),
+                name: names.join(" + "),
+                reason: "MultiplePodDisruptionBudgets".into(),
+                message: format!(
+                    "{} select the launcher pod of {}, which migrates: KubeVirt {v} (up to v1.4) lets kubectl drain's repeated evictions of a VMI it has marked through to the PDB check, which answers 500 \"{MORE_THAN_ONE_PDB}\"; kubectl drain stops on that error instead of retrying (the migration goes on; run the drain again)",
+                    names.join(" and "),
+                    who.join(", ")
+                ),
+                vmis: who,
+                blocking: false,
+            });
+        }
+    }
     // Per PDB: the shutdowns it refuses (with the answer) and those it waits on.
     let mut refused: Vec<Vec<(usize, EvictionAnswer)>> = vec![Vec::new(); pdbs.len()];
     let mut stale_waits: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
@@ -2410,6 +2449,47 @@ mod tests {
         assert!(!broken.blocking);
         assert_eq!(broken.reason, "InvalidSelector");
         assert!(row(&plan, "stop").explanation.contains("500"));
+    }
+
+    #[test]
+    fn two_pdbs_over_a_migrating_vmi_matter_only_on_kubevirt_up_to_1_4() {
+        let mut i = inputs(
+            vec![vmi("move", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        let allows = json!({"disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0, "expectedPods": 1});
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "all", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {}}, "status": allows})),
+            pdb(
+                json!({"metadata": {"name": "kubevirt-disruption-budget-abc", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"kubevirt.io/created-by": "uid-move"}}},
+                "status": allows}),
+            ),
+        ];
+        // v1.8.4 (the helper): the webhook answers every eviction of a migrating VMI.
+        let plan = plan_drain(&i);
+        assert!(
+            !plan
+                .blockers
+                .iter()
+                .any(|b| b.reason == "MultiplePodDisruptionBudgets")
+        );
+        assert_eq!(plan.verdict, Verdict::WillComplete);
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.4.2".into());
+        let plan = plan_drain(&i);
+        let b = plan
+            .blockers
+            .iter()
+            .find(|b| b.reason == "MultiplePodDisruptionBudgets")
+            .unwrap();
+        assert!(!b.blocking, "the migration goes on");
+        assert!(b.message.contains("kubectl drain stops"), "{}", b.message);
+        assert_eq!(plan.verdict, Verdict::WillComplete);
     }
 
     #[test]
