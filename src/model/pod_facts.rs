@@ -151,6 +151,22 @@ mod tests {
     }
 
     #[test]
+    fn keeps_the_controller_and_the_deletion_the_pdb_rules_read() {
+        let pod: Pod = serde_json::from_value::<PodFacts>(json!({
+            "metadata": {"name": "virt-launcher-a", "deletionTimestamp": "2026-11-29T03:00:00Z",
+                "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                    "name": "a", "uid": "u", "controller": true}]}}))
+        .unwrap()
+        .into();
+        let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.controller),
+            ("VirtualMachineInstance", Some(true))
+        );
+        assert!(pod.metadata.deletion_timestamp.is_some());
+    }
+
+    #[test]
     fn a_pod_without_spec_or_status_still_decodes() {
         let pod: Pod = serde_json::from_value::<PodFacts>(json!({"metadata": {"name": "p"}}))
             .unwrap()
