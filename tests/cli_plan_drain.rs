@@ -601,3 +601,30 @@ fn waves_follow_kubevirts_priority_queue() {
         "{text}"
     );
 }
+
+#[test]
+fn an_unsynced_integer_min_available_counts_the_pods_on_other_nodes_too() {
+    let (plan, code) = pdb_case("unsynced-min-available");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    let report = &plan["pdbs"][0];
+    assert_eq!(report["name"], "web-pdb");
+    let budget = &report["budget"];
+    assert_eq!(budget["source"], "computed");
+    assert_eq!(
+        (
+            &budget["expectedPods"],
+            &budget["currentHealthy"],
+            &budget["desiredHealthy"],
+            &budget["disruptionsAllowed"]
+        ),
+        (
+            &serde_json::json!(3),
+            &serde_json::json!(3),
+            &serde_json::json!(2),
+            &serde_json::json!(1)
+        )
+    );
+    assert_eq!(report["evictions"][0]["answer"], "allowed");
+    assert_eq!(vmi(&plan, "web-0")["endSeconds"], 180);
+}

@@ -138,10 +138,15 @@ fn cluster(vmi_count: usize) -> Cluster {
                 "status": {"disruptionsAllowed": 0}})));
         }
         // Not synced yet (no status): its budget is computed from every pod it selects, here
-        // this VM's and one on another node of the same namespace. It is on a drained node in
-        // both cluster sizes, so both pay for the pass over the pods.
+        // this VM's and another's of the same namespace and node (an expression-only
+        // selector, filed under its In values). It is on a drained node in both cluster
+        // sizes, so both pay for the pass over the pods.
         if v % 100 == 1 {
-            let other = format!("vm-{:06}", v + 3 * NAMESPACES);
+            let (mut a, mut b) = (NAMESPACES, node_count);
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            let other = format!("vm-{:06}", v + NAMESPACES / a * node_count);
             pdbs.push(decode(
                 json!({"metadata": {"name": format!("{name}-new-pdb"), "namespace": ns},
                 "spec": {"minAvailable": 1, "selector": {"matchExpressions": [
@@ -286,14 +291,12 @@ fn plan_drain_work_is_linear_for_one_node_and_for_a_tenth_of_the_fleet() {
 #[test]
 fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
     use std::collections::HashSet;
-    use vmctl::policy::drain::split_pods_with_pdbs;
+    use vmctl::policy::drain::split_pods;
     let c = cluster(2_000);
     for drained in [1, 10] {
         let all = drain_inputs(&c, drained);
         let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
-        // The pods of PDBs without status are kept: their budgets are computed from them.
-        let (pods, requested_memory) =
-            split_pods_with_pdbs(c.pods.clone(), &all.drain, &uids, &c.pdbs);
+        let (pods, requested_memory) = split_pods(c.pods.clone(), &all.drain, &uids);
         assert!(pods.len() * 5 < c.pods.len(), "{} pods kept", pods.len());
         let split = DrainInputs {
             pods,

@@ -16,7 +16,7 @@ use crate::model::{
 };
 use crate::names::suggest;
 use crate::policy::drain::{
-    Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods_with_pdbs,
+    Action, DrainInputs, DrainPlan, Verdict, plan_drain, pods_of_unsynced_pdbs, split_pods,
 };
 use crate::policy::scheduling::node_name;
 use crate::render::table::{TableBuilder, plain};
@@ -68,19 +68,16 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
             return Err(err);
         }
     }
-    // The pods on the drained nodes (and their VMIs' other launcher pods, and the pods of
-    // PDBs whose budget must be computed) in full; of the rest only the memory they take
-    // from their node.
+    // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
+    // rest only the memory they take from their node.
     let vmi_uids: HashSet<&str> = vmis
         .iter()
         .filter_map(VirtualMachineInstance::uid)
         .collect();
-    let (pods, requested_memory) = split_pods_with_pdbs(
-        pods.into_iter().map(Pod::from),
-        &args.nodes,
-        &vmi_uids,
-        &pdbs,
-    );
+    // The pods of a PDB without a fresh status stay whole: the plan computes its budget.
+    let (pdb_pods, pods) = pods_of_unsynced_pdbs(pods.into_iter().map(Pod::from), &pdbs);
+    let (pods, requested_memory) = split_pods(pods, &args.nodes, &vmi_uids);
+    let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
     let bandwidth = args
         .bandwidth
         .as_deref()

@@ -48,9 +48,8 @@ pub struct DrainInputs {
     /// All VMIMs of the cluster (in-flight ones take parallel slots).
     pub vmims: Vec<VirtualMachineInstanceMigration>,
     pub nodes: Vec<Node>,
-    /// The pods the plan inspects: at least those on the drained nodes, the launcher pods
-    /// of their VMIs and the pods selected by a PDB without a fresh status (all pods of the
-    /// cluster will do; see [`split_pods_with_pdbs`]). They count towards node capacity.
+    /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
+    /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
     pub pods: Vec<Pod>,
     /// Memory requested on each node by the pods *not* in `pods` (see [`split_pods`]): the
     /// capacity facts of the rest of the cluster.
@@ -1068,6 +1067,29 @@ pub fn evacuation_priority(vmi: &VirtualMachineInstance) -> &'static str {
     }
 }
 
+/// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status:
+/// (selected, rest). The plan computes such a PDB's budget from every pod it selects, as the
+/// disruption controller does, so these must reach [`DrainInputs::pods`] whole, whatever
+/// [`split_pods`] does with the rest. Linear: each pod is matched through the PDB index.
+pub fn pods_of_unsynced_pdbs(
+    pods: impl IntoIterator<Item = Pod>,
+    pdbs: &[PodDisruptionBudget],
+) -> (Vec<Pod>, Vec<Pod>) {
+    let unsynced: Vec<PodDisruptionBudget> = pdbs
+        .iter()
+        .filter(|p| !has_fresh_status(p))
+        .cloned()
+        .collect();
+    if unsynced.is_empty() {
+        return (Vec::new(), pods.into_iter().collect());
+    }
+    let index = PdbIndex::new(&unsynced);
+    pods.into_iter().partition(|pod| {
+        work::step(1);
+        !index.matching(pod).is_empty()
+    })
+}
+
 /// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
 /// created by one of `vmi_uids`) and, for all the others, only the memory they request on
 /// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
@@ -1077,23 +1099,6 @@ pub fn split_pods(
     drain: &[String],
     vmi_uids: &HashSet<&str>,
 ) -> (Vec<Pod>, BTreeMap<String, u64>) {
-    split_pods_with_pdbs(pods, drain, vmi_uids, &[])
-}
-
-/// [`split_pods`], also keeping in full every pod selected by a PDB that has no fresh
-/// status: the plan computes that PDB's budget from them, as the disruption controller does.
-pub fn split_pods_with_pdbs(
-    pods: impl IntoIterator<Item = Pod>,
-    drain: &[String],
-    vmi_uids: &HashSet<&str>,
-    pdbs: &[PodDisruptionBudget],
-) -> (Vec<Pod>, BTreeMap<String, u64>) {
-    let unsettled: Vec<PodDisruptionBudget> = pdbs
-        .iter()
-        .filter(|p| !has_fresh_status(p))
-        .cloned()
-        .collect();
-    let pdb_index = PdbIndex::new(&unsettled);
     let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
     let mut kept = Vec::new();
     let mut requested: BTreeMap<String, u64> = BTreeMap::new();
@@ -1103,7 +1108,6 @@ pub fn split_pods_with_pdbs(
         let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
         if node.is_some_and(|n| drained.contains(n))
             || created_by.is_some_and(|uid| vmi_uids.contains(uid))
-            || (!unsettled.is_empty() && !pdb_index.matching(&pod).is_empty())
         {
             kept.push(pod);
         } else if let Some(node) = node
@@ -2520,7 +2524,7 @@ mod tests {
     }
 
     #[test]
-    fn split_pods_keeps_the_pods_of_a_pdb_without_status() {
+    fn the_pods_of_a_pdb_without_status_are_kept_whole() {
         let other = |name: &str, app: &str| -> Pod {
             serde_json::from_value(
                 json!({"metadata": {"name": name, "namespace": "prod", "labels": {"app": app}},
@@ -2537,17 +2541,48 @@ mod tests {
                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
                 "status": {"disruptionsAllowed": 1}})),
         ];
-        let (kept, _) = split_pods_with_pdbs(
-            vec![other("db-0", "db"), other("web-0", "web")],
-            &["node-3".to_string()],
-            &HashSet::new(),
-            &pdbs,
+        let (kept, rest) =
+            pods_of_unsynced_pdbs(vec![other("db-0", "db"), other("web-0", "web")], &pdbs);
+        let names = |ps: &[Pod]| -> Vec<String> {
+            ps.iter().filter_map(|p| p.metadata.name.clone()).collect()
+        };
+        assert_eq!(names(&kept), ["db-0"]);
+        assert_eq!(names(&rest), ["web-0"]);
+        // The plan computes the unsynced budget from them: with db-0 split away (its node is
+        // not drained) the PDB would count one pod fewer.
+        let mut i = inputs(
+            vec![vmi("db", "node-3", Some("None"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
         );
-        let names: Vec<&str> = kept
+        i.pods[0]
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("app".into(), "db".into());
+        i.pdbs = pdbs.clone();
+        let whole = DrainInputs {
+            pods: i.pods.iter().cloned().chain(kept).collect(),
+            ..i.clone()
+        };
+        let plan = plan_drain(&whole);
+        let report = plan.pdbs.iter().find(|p| p.name == "unsynced").unwrap();
+        let b = report.budget.as_ref().unwrap();
+        assert_eq!(
+            (b.expected_pods, b.current_healthy),
+            (2, 1),
+            "db-0 is not Ready"
+        );
+        assert_eq!(b.disruptions_allowed, 0);
+        let plan = plan_drain(&i);
+        let b = plan
+            .pdbs
             .iter()
-            .filter_map(|p| p.metadata.name.as_deref())
-            .collect();
-        assert_eq!(names, ["db-0"]);
+            .find(|p| p.name == "unsynced")
+            .unwrap()
+            .budget
+            .clone()
+            .unwrap();
+        assert_eq!(b.expected_pods, 1);
     }
 
     #[test]
