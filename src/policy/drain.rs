@@ -291,6 +291,22 @@ pub fn priority_weight(priority: Option<&str>) -> u32 {
     }
 }
 
+/// VMI annotation set when the descheduler asked for the eviction (FACTS §2.1).
+pub const EVICTION_SOURCE_ANNOTATION: &str = "kubevirt.io/eviction-source";
+
+/// The priority of the evacuation VMIM KubeVirt creates for `vmi`: system-critical, or
+/// system-maintenance when the descheduler marked it (it stays marked, so the drain's own
+/// eviction does not change that).
+pub fn evacuation_priority(vmi: &VirtualMachineInstance) -> &'static str {
+    if vmi.evacuation_node().is_some()
+        && vmi.annotation(EVICTION_SOURCE_ANNOTATION) == Some("descheduler")
+    {
+        "system-maintenance"
+    } else {
+        EVACUATION_PRIORITY
+    }
+}
+
 /// Splits the cluster's pending migrations (phase Pending or unset) into those ahead of
 /// the drain's evacuations and those behind them. With the priority queue
 /// (MigrationPriorityQueue, GA in v1.9; on when any VMIM carries spec.priority) the
@@ -553,6 +569,759 @@ fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String)
         vmis: vec![format!("{}/{}", plan.namespace, plan.name)],
         blocking: true,
     }
+}
+
+struct Candidate {
+    index: usize,
+    estimate: u64,
+    source: String,
+}
+
+/// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
+/// created by one of `vmi_uids`) and, for all the others, only the memory they request on
+/// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
+/// ten thousand (issue 9).
+pub fn split_pods(
+    pods: impl IntoIterator<Item = Pod>,
+    drain: &[String],
+    vmi_uids: &HashSet<&str>,
+) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
+    let mut kept = Vec::new();
+    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
+    for pod in pods {
+        work::step(1);
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
+        if node.is_some_and(|n| drained.contains(n))
+            || created_by.is_some_and(|uid| vmi_uids.contains(uid))
+        {
+            kept.push(pod);
+        } else if let Some(node) = node
+            && holds_resources(&pod)
+        {
+            let memory = pod_request(&pod, "memory");
+            match requested.get_mut(node) {
+                Some(total) => *total += memory,
+                None => {
+                    requested.insert(node.to_string(), memory);
+                }
+            }
+        }
+    }
+    (kept, requested)
+}
+
+/// The plan. Pure.
+pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let cluster = effective_config(kubevirt, None);
+    let namespaces: BTreeMap<&str, &Namespace> = inputs
+        .namespaces
+        .iter()
+        .filter_map(|n| n.metadata.name.as_deref().map(|name| (name, n)))
+        .collect();
+    let vms: HashMap<(&str, &str), &VirtualMachine> = inputs
+        .vms
+        .iter()
+        .map(|v| {
+            work::step(1);
+            ((v.namespace(), v.name()), v)
+        })
+        .collect();
+    // Every join below is a lookup, so a plan stays linear in what it reads.
+    let pod_index = PodIndex::new(&inputs.pods);
+    let migration_index = MigrationIndex::new(&inputs.vmims);
+    let quotas = quotas_by_namespace(&inputs.quotas);
+
+    // Free memory per node, consumed as VMs are placed.
+    let mut free_memory: BTreeMap<String, i128> = inputs
+        .nodes
+        .iter()
+        .map(|n| (node_name(n).to_string(), i128::from(allocatable_memory(n))))
+        .collect();
+    for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
+        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
+            && let Some(free) = free_memory.get_mut(node)
+        {
+            *free -= i128::from(pod_request(pod, "memory"));
+        }
+    }
+    for (node, requested) in &inputs.requested_memory {
+        if let Some(free) = free_memory.get_mut(node) {
+            *free -= i128::from(*requested);
+        }
+    }
+
+    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &free_memory);
+
+    // In-flight migrations take slots.
+    let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
+        .vmis
+        .iter()
+        .filter_map(|v| v.status.node_name.clone().map(|n| (vmi_key(v), n)))
+        .collect();
+    let running: Vec<&VirtualMachineInstanceMigration> = inputs
+        .vmims
+        .iter()
+        .filter(|m| m.phase().counts_as_running())
+        .collect();
+    let mut in_flight_per_node: BTreeMap<String, u32> = BTreeMap::new();
+    for m in &running {
+        if let Some(node) =
+            vmi_node_by_key.get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+        {
+            *in_flight_per_node.entry(node.clone()).or_default() += 1;
+        }
+    }
+    let limits = Limits {
+        parallel_migrations_per_cluster: cluster.parallel_migrations_per_cluster,
+        parallel_outbound_migrations_per_node: cluster.parallel_outbound_migrations_per_node,
+        in_flight_cluster: running.len() as u32,
+        in_flight_per_node: inputs
+            .drain
+            .iter()
+            .map(|n| (n.clone(), in_flight_per_node.get(n).copied().unwrap_or(0)))
+            .collect(),
+    };
+
+    let mut plans: Vec<VmiPlan> = Vec::new();
+    // The VMI of each plan, by position.
+    let mut plan_vmis: Vec<&VirtualMachineInstance> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut blockers: Vec<DrainBlocker> = Vec::new();
+    // Migrations in flight from the drained nodes: (source node, remaining seconds).
+    let mut in_flight_on_drained: Vec<(String, u64)> = Vec::new();
+    let (finished, vmis): (Vec<&VirtualMachineInstance>, Vec<&VirtualMachineInstance>) = inputs
+        .vmis
+        .iter()
+        .partition(|v| v.status.phase.as_ref().is_some_and(|p| p.is_final()));
+    let skipped: Vec<Reason> = finished
+        .iter()
+        .map(|v| Reason {
+            reason: format!("{}/{}", v.namespace(), v.name()),
+            message: format!(
+                "phase {}: no running pod, the drain does not touch it",
+                v.status.phase.as_ref().map(|p| p.as_str()).unwrap_or("")
+            ),
+        })
+        .collect();
+    let mut vmis = vmis;
+    // Place the biggest first: they are the hardest to fit and the longest to move.
+    vmis.sort_by_key(|v| std::cmp::Reverse(v.guest_memory().map(Quantity::bytes).unwrap_or(0)));
+
+    for vmi in vmis {
+        let node = vmi
+            .status
+            .node_name
+            .clone()
+            .or_else(|| vmi.label("kubevirt.io/nodeName").map(str::to_string))
+            .unwrap_or_default();
+        let strategy = effective_eviction_strategy(vmi, kubevirt);
+        let mig = migratability(vmi);
+        let policy = matching_policy(
+            vmi,
+            namespaces.get(vmi.namespace()).copied(),
+            &inputs.policies,
+        );
+        let policy_obj = policy
+            .as_ref()
+            .and_then(|p| inputs.policies.iter().find(|x| x.name() == p.name));
+        let config = effective_config(kubevirt, policy_obj);
+        let memory = vmi.guest_memory().map(Quantity::bytes);
+        let launcher = pod_index.candidates_for(vmi).into_iter().find(|p| {
+            is_launcher_of(p, vmi)
+                && holds_resources(p)
+                && p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str())
+        });
+        let pod_memory = launcher
+            .map(|p| pod_request(p, "memory"))
+            .filter(|m| *m > 0)
+            .unwrap_or_else(|| memory.unwrap_or(0) + LAUNCHER_OVERHEAD);
+        let pod_memory_limit = launcher
+            .and_then(|p| {
+                p.spec
+                    .as_ref()?
+                    .containers
+                    .iter()
+                    .map(|c| quantity_bytes(c.resources.as_ref()?.limits.as_ref()?.get("memory")))
+                    .sum::<Option<u64>>()
+            })
+            .unwrap_or(pod_memory);
+        let budget = completion_budget_seconds(vmi, config.completion_timeout_per_gib).map(|b| {
+            if config.allow_workload_disruption {
+                b * 2
+            } else {
+                b
+            }
+        });
+        let bandwidth = if config.bandwidth_per_migration > 0 {
+            config.bandwidth_per_migration
+        } else {
+            inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH).max(1)
+        };
+        let transfer = memory.map(|m| SETUP_SECONDS + m.div_ceil(bandwidth));
+        let vm = vms.get(&(vmi.namespace(), vmi.name())).copied();
+        let run_strategy = vm.map(|v| v.run_strategy().to_string());
+        let mut reasons: Vec<Reason> = mig
+            .reasons
+            .iter()
+            .map(|b| Reason {
+                reason: b.reason.clone(),
+                message: b.message.clone(),
+            })
+            .collect();
+        let first_blocker: Option<&Blocker> = mig.reasons.first();
+        let migratable = mig.is_migratable();
+        let not_migratable_why = match first_blocker {
+            Some(b) => b.summary.clone(),
+            None if mig.live_migratable.is_none() => {
+                reasons.push(Reason {
+                    reason: "LiveMigratableUnknown".into(),
+                    message: "the VMI has no LiveMigratable condition yet; KubeVirt treats it as not migratable".into(),
+                });
+                "migratability not reported yet".into()
+            }
+            None => "not live-migratable".into(),
+        };
+        let fix = first_blocker.map(|b| b.fix.clone());
+        let active_vmim = migration_index.active_of(vmi.namespace(), vmi.name());
+        let restart_words = match (vm, run_strategy.as_deref()) {
+            (None, _) => "it is a bare VMI: it is gone for good".to_string(),
+            (Some(_), Some("Always")) => "its VM (runStrategy Always) starts it again on another node".into(),
+            (Some(_), Some("RerunOnFailure")) => {
+                "its VM (runStrategy RerunOnFailure) restarts it only if the shutdown counts as a failure; a clean shutdown leaves it stopped".into()
+            }
+            (Some(_), Some(s)) => format!("its VM (runStrategy {s}) leaves it stopped"),
+            (Some(_), None) => "its VM leaves it stopped".into(),
+        };
+
+        let mut plan = VmiPlan {
+            namespace: vmi.namespace().to_string(),
+            name: vmi.name().to_string(),
+            vm: vm.map(|v| v.name().to_string()),
+            node: node.clone(),
+            eviction_strategy: strategy.strategy.as_str().to_string(),
+            eviction_strategy_source: strategy.source,
+            live_migratable: mig.live_migratable,
+            reasons,
+            action: Action::LiveMigrate,
+            explanation: String::new(),
+            fix: None,
+            target: None,
+            wave: None,
+            start_seconds: None,
+            end_seconds: None,
+            estimate_seconds: None,
+            budget_seconds: budget,
+            memory_bytes: memory,
+            pod_memory_request_bytes: pod_memory,
+            migration_policy: policy.as_ref().map(|p| p.name.clone()),
+            allow_post_copy: config.allow_post_copy,
+            allow_auto_converge: config.allow_auto_converge,
+            bandwidth_bytes_per_second: bandwidth,
+            evacuation_node: vmi.evacuation_node().map(str::to_string),
+            run_strategy,
+        };
+        let grace = vmi
+            .spec
+            .termination_grace_period_seconds
+            .map(|g| g.max(0) as u64)
+            .unwrap_or(DEFAULT_GRACE_SECONDS);
+        let id = format!("{}/{}", plan.namespace, plan.name);
+
+        if let Some(m) = active_vmim {
+            plan.action = Action::AlreadyMigrating;
+            let state = vmi
+                .status
+                .migration_state
+                .as_ref()
+                .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid());
+            plan.target = state.and_then(|s| s.target_node.clone());
+            let started = state.and_then(|s| s.start_timestamp.as_ref());
+            // A migration still queued (Pending) has moved nothing yet, however old it is.
+            let since = started.or(m
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .filter(|_| m.phase().counts_as_running()));
+            let elapsed = match (&inputs.now, since) {
+                (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
+                _ => 0,
+            };
+            let remaining = transfer.map(|t| t.saturating_sub(elapsed).max(SETUP_SECONDS));
+            plan.start_seconds = Some(0);
+            plan.estimate_seconds = remaining;
+            plan.end_seconds = remaining;
+            plan.explanation = format!(
+                "migration {} is already in flight (phase {}){}; the drain waits for it",
+                m.name(),
+                m.phase(),
+                remaining
+                    .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
+                    .unwrap_or_default()
+            );
+            if m.phase().counts_as_running() {
+                in_flight_on_drained.push((node.clone(), remaining.unwrap_or(SETUP_SECONDS)));
+            }
+            // Before the hand-off the target pod may be refused by quota or have nowhere to go.
+            let ns_quotas = quotas
+                .get(vmi.namespace())
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let quota = plan
+                .target
+                .is_none()
+                .then(|| quota_problem(ns_quotas, pod_memory, pod_memory_limit))
+                .flatten();
+            if let Some((quota, message)) = quota {
+                let explanation = format!(
+                    "migration {} (phase {}) is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
+                    m.name(),
+                    m.phase()
+                );
+                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
+            } else if plan.target.is_none()
+                && let Err(message) = search.find(vmi, &node, pod_memory)
+            {
+                let explanation = format!(
+                    "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+                    m.name(),
+                    m.phase()
+                );
+                blockers.push(hold_without_target(&mut plan, message, explanation));
+                // Its VMIM keeps a slot until the unschedulable target pod times out.
+                if let Some(last) = in_flight_on_drained.last_mut() {
+                    last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
+                }
+            }
+        } else {
+            match strategy.strategy {
+                EvictionStrategy::LiveMigrate | EvictionStrategy::LiveMigrateIfPossible
+                    if migratable =>
+                {
+                    // Target and quota are decided below, in placement order.
+                    plan.action = Action::LiveMigrate;
+                }
+                EvictionStrategy::LiveMigrate => {
+                    plan.action = Action::BlocksDrain;
+                    plan.explanation = format!(
+                        "evictionStrategy LiveMigrate but not live-migratable ({not_migratable_why}): the eviction is refused with 429 until this changes"
+                    );
+                    plan.fix = fix.clone().or_else(|| Some("make the VMI migratable, or set its evictionStrategy to None to allow a shutdown".into()));
+                    blockers.push(DrainBlocker {
+                        kind: "vmi".into(),
+                        namespace: Some(plan.namespace.clone()),
+                        name: plan.name.clone(),
+                        reason: plan
+                            .reasons
+                            .first()
+                            .map(|r| r.reason.clone())
+                            .unwrap_or_default(),
+                        message: plan.explanation.clone(),
+                        vmis: vec![id.clone()],
+                        blocking: true,
+                    });
+                }
+                EvictionStrategy::LiveMigrateIfPossible => {
+                    plan.action = Action::ShutdownNotMigratable;
+                    plan.explanation = format!(
+                        "LiveMigrateIfPossible but not live-migratable ({not_migratable_why}): the pod is evicted and the guest shut down; {restart_words}"
+                    );
+                    plan.fix = fix.clone();
+                    plan.start_seconds = Some(0);
+                    plan.estimate_seconds = Some(grace);
+                    plan.end_seconds = Some(grace);
+                }
+                EvictionStrategy::External => {
+                    plan.action = Action::External;
+                    plan.explanation = "evictionStrategy External: KubeVirt marks it (evacuationNodeName) and refuses the eviction; an external controller (e.g. cluster-api-provider-kubevirt) must act".into();
+                    blockers.push(DrainBlocker {
+                        kind: "external".into(),
+                        namespace: Some(plan.namespace.clone()),
+                        name: plan.name.clone(),
+                        reason: "External".into(),
+                        message: "the drain waits until the external controller removes this VMI"
+                            .into(),
+                        vmis: vec![id.clone()],
+                        blocking: false,
+                    });
+                }
+                EvictionStrategy::None | EvictionStrategy::Other(_) => {
+                    plan.action = Action::Shutdown;
+                    let which = if let EvictionStrategy::Other(s) = &strategy.strategy {
+                        format!("evictionStrategy {s} (unknown to vmctl, treated as None)")
+                    } else {
+                        "evictionStrategy None".to_string()
+                    };
+                    plan.explanation = format!(
+                        "{which}: the pod is evicted and the guest shut down; {restart_words}"
+                    );
+                    if migratable {
+                        plan.fix = Some("set spec.evictionStrategy: LiveMigrate (the VMI is migratable) to move it instead".into());
+                    }
+                    plan.start_seconds = Some(0);
+                    plan.estimate_seconds = Some(grace);
+                    plan.end_seconds = Some(grace);
+                }
+            }
+        }
+
+        if plan.action == Action::LiveMigrate {
+            // Namespace quota for the second launcher pod.
+            let ns_quotas = quotas
+                .get(vmi.namespace())
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            if let Some((quota, message)) = quota_problem(ns_quotas, pod_memory, pod_memory_limit) {
+                let explanation = format!(
+                    "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
+                );
+                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
+            } else {
+                match search.find(vmi, &node, pod_memory) {
+                    Ok(target) => {
+                        search.consume(target, pod_memory);
+                        plan.target = Some(target.to_string());
+                        plan.estimate_seconds = transfer;
+                        let est = transfer
+                            .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
+                            .unwrap_or_default();
+                        plan.explanation = format!("live-migrates to {target}{est}");
+                        if let (Some(t), Some(b)) = (transfer, budget)
+                            && b > 0
+                            && t > b
+                        {
+                            plan.explanation.push_str(&format!(
+                                "; the transfer estimate exceeds the {} completion budget, so KubeVirt may abort it{}",
+                                crate::render::fmt::duration(b as i64),
+                                if config.allow_post_copy { " (post-copy is allowed and would take over)" } else { "" }
+                            ));
+                        }
+                        candidates.push(Candidate {
+                            index: plans.len(),
+                            estimate: transfer.unwrap_or(SETUP_SECONDS),
+                            source: node.clone(),
+                        });
+                    }
+                    Err(message) => {
+                        let explanation = format!(
+                            "{message}; the target pod stays Pending and the eviction is refused"
+                        );
+                        blockers.push(hold_without_target(&mut plan, message, explanation));
+                    }
+                }
+            }
+        }
+        plans.push(plan);
+        plan_vmis.push(vmi);
+    }
+
+    let (pdb_blockers, pdb_reports) = judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index);
+    blockers.extend(pdb_blockers);
+
+    // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
+    // KubeVirt's queue: pending migrations ahead of the drain's evacuations take slots
+    // first; those behind start after them.
+    let (queue, ahead, behind) = migration_queue(kubevirt, &inputs.vmims, &|m| {
+        vmi_node_by_key.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+    });
+    let plan_of: HashMap<(String, String), usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.namespace.clone(), p.name.clone()), i))
+        .collect();
+    let key =
+        |m: &VirtualMachineInstanceMigration| (m.namespace().to_string(), m.spec.vmi_name.clone());
+    let average = if candidates.is_empty() {
+        SETUP_SECONDS
+    } else {
+        candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
+    };
+    let priority_mode = queue.mode == "priority";
+    let queued = |m: &&VirtualMachineInstanceMigration| -> Option<Queued> {
+        let weight = if priority_mode {
+            priority_weight(m.spec.priority.as_deref())
+        } else {
+            0
+        };
+        match plan_of.get(&key(m)) {
+            Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
+                weight,
+                plan: Some(i),
+                source: Some(plans[i].node.clone()),
+                estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
+            }),
+            Some(_) => None,
+            None => held_by(m).is_none().then_some(Queued {
+                weight,
+                plan: None,
+                source: None,
+                estimate: average,
+            }),
+        }
+    };
+    // In queue order: the ahead, then the behind (which may still take a free cluster slot
+    // while the drain's evacuations wait for their node's outbound slots).
+    let existing: Vec<Queued> = ahead.iter().chain(&behind).filter_map(queued).collect();
+    for (list, words) in [
+        (
+            &ahead,
+            "in KubeVirt's queue it is ahead of the drain's evacuations",
+        ),
+        (
+            &behind,
+            "in KubeVirt's queue it waits behind the drain's system-critical evacuations",
+        ),
+    ] {
+        for m in list.iter() {
+            if let Some(&i) = plan_of.get(&key(m))
+                && plans[i].action == Action::AlreadyMigrating
+            {
+                let priority = m.spec.priority.as_deref().unwrap_or("no priority");
+                plans[i]
+                    .explanation
+                    .push_str(&format!("; {words} ({priority})"));
+            }
+        }
+    }
+    // The drain's own evacuations: system-critical, unless the descheduler marked the VMI.
+    let own_weight: HashMap<usize, u32> = candidates
+        .iter()
+        .map(|c| {
+            let priority = evacuation_priority(plan_vmis[c.index]);
+            if priority != EVACUATION_PRIORITY {
+                plans[c.index].explanation.push_str(&format!(
+                    "; the descheduler marked it, so its evacuation is {priority} and waits behind system-critical and user-triggered migrations in KubeVirt's priority queue"
+                ));
+            }
+            (c.index, priority_weight(Some(priority)))
+        })
+        .collect();
+    let waves = schedule(
+        &mut plans,
+        &mut candidates,
+        &limits,
+        &in_flight_on_drained,
+        &existing,
+        &|index| {
+            if priority_mode {
+                own_weight.get(&index).copied().unwrap_or(0)
+            } else {
+                0
+            }
+        },
+    );
+
+    blockers.sort_by_key(|b| {
+        (
+            !b.blocking,
+            b.kind.clone(),
+            b.namespace.clone(),
+            b.name.clone(),
+        )
+    });
+    let blocked = blockers.iter().any(|b| b.blocking);
+    let verdict = if blocked {
+        Verdict::WillBlock
+    } else if plans.iter().any(|p| p.action.stops_the_vm()) {
+        Verdict::WillCompleteWithShutdowns
+    } else {
+        Verdict::WillComplete
+    };
+    let estimated = plans
+        .iter()
+        .filter_map(|p| p.end_seconds)
+        .max()
+        .unwrap_or(0);
+    // Blocking VMs first, then by action, then by name.
+    plans.sort_by(|a, b| {
+        (!a.action.blocks(), a.action, &a.namespace, &a.name).cmp(&(
+            !b.action.blocks(),
+            b.action,
+            &b.namespace,
+            &b.name,
+        ))
+    });
+
+    let incoming: Vec<Incoming> = inputs
+        .incoming
+        .iter()
+        .filter_map(|v| {
+            let s = v.status.migration_state.as_ref()?;
+            if s.completed
+                || !s
+                    .target_node
+                    .as_ref()
+                    .is_some_and(|t| inputs.drain.contains(t))
+            {
+                return None;
+            }
+            Some(Incoming {
+                namespace: v.namespace().to_string(),
+                name: v.name().to_string(),
+                source_node: s.source_node.clone(),
+                target_node: s.target_node.clone(),
+                target_pod: s.target_pod.clone(),
+                mode: s.mode.as_ref().map(|m| m.as_str().to_string()),
+                point_of_no_return: s.mode == Some(crate::model::vmi::MigrationMode::PostCopy),
+            })
+        })
+        .collect();
+
+    let mut assumptions = vec![
+        format!(
+            "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
+            crate::render::fmt::bytes(inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
+        ),
+        "targets are predicted (most free memory first, biggest VMs placed first); the scheduler makes the final choice".into(),
+        "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
+        format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
+    ];
+    if !queue.ahead.is_empty() || !queue.behind.is_empty() {
+        assumptions.push(format!(
+            "migration queue {}: {}{}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
+            queue.mode,
+            queue.why,
+            if queue.mode == "priority" {
+                format!("; the drain's evacuations are {EVACUATION_PRIORITY}")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if kubevirt.is_none() {
+        assumptions.insert(0, "no KubeVirt CR found: KubeVirt's defaults apply (evictionStrategy None, 5 per cluster, 2 per node, 150 s/GiB)".into());
+    }
+    DrainPlan {
+        nodes: inputs.drain.clone(),
+        verdict,
+        estimated_duration_seconds: estimated,
+        blockers,
+        vmis: plans,
+        skipped,
+        incoming,
+        limits,
+        queue,
+        pdbs: pdb_reports,
+        waves,
+        defaults_assumed: kubevirt.is_none(),
+        kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
+        assumptions,
+    }
+}
+
+/// Assigns start/end times and waves; returns the number of waves. Migrations already in
+/// flight from the drained nodes hold their slots until their estimated end; others in the
+/// cluster hold cluster slots for the whole plan (their end is unknown here). KubeVirt's
+/// queue order decides who gets a free slot first: by weight (priority queue; all equal
+/// when FIFO; `weight_of` a drain candidate's plan index), the pending migrations (`existing`, in queue order; those elsewhere in the
+/// cluster take a cluster slot for an average migration's time) before the drain's
+/// evacuations of the same weight, and these longest first.
+fn schedule(
+    plans: &mut [VmiPlan],
+    candidates: &mut [Candidate],
+    limits: &Limits,
+    in_flight_on_drained: &[(String, u64)],
+    existing: &[Queued],
+    weight_of: &dyn Fn(usize) -> u32,
+) -> u32 {
+    candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
+    let elsewhere = limits
+        .in_flight_cluster
+        .saturating_sub(in_flight_on_drained.len() as u32);
+    // Always leave one slot, or nothing would ever start.
+    let cluster_slots = limits
+        .parallel_migrations_per_cluster
+        .saturating_sub(elsewhere)
+        .max(1);
+    let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
+    // Running: (end time, source node when it is a drained one).
+    let mut running: Vec<(u64, Option<String>)> = in_flight_on_drained
+        .iter()
+        .cloned()
+        .map(|(n, e)| (e, Some(n)))
+        .collect();
+    let own: Vec<Queued> = candidates
+        .iter()
+        .map(|c| Queued {
+            weight: weight_of(c.index),
+            plan: Some(c.index),
+            source: Some(c.source.clone()),
+            estimate: c.estimate,
+        })
+        .collect();
+    // Stable: within a weight, the existing migrations first, in queue order.
+    let mut pending: Vec<&Queued> = existing.iter().chain(&own).collect();
+    pending.sort_by_key(|q| std::cmp::Reverse(q.weight));
+    let mut now = 0u64;
+    let mut starts: BTreeSet<u64> = BTreeSet::new();
+    let mut scheduled: Vec<usize> = Vec::new();
+    while !pending.is_empty() {
+        running.retain(|(end, _)| *end > now);
+        let mut i = 0;
+        while i < pending.len() {
+            let c = pending[i];
+            let on_node = c.source.as_ref().map_or(0, |s| {
+                running
+                    .iter()
+                    .filter(|(_, n)| n.as_ref() == Some(s))
+                    .count() as u32
+            });
+            if (running.len() as u32) < cluster_slots && on_node < node_slots {
+                let end = now + c.estimate;
+                if let Some(index) = c.plan {
+                    let plan = &mut plans[index];
+                    plan.start_seconds = Some(now);
+                    plan.end_seconds = Some(end);
+                    starts.insert(now);
+                    scheduled.push(index);
+                }
+                running.push((end, c.source.clone()));
+                pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        match running.iter().map(|(e, _)| *e).filter(|e| *e > now).min() {
+            Some(next) => now = next,
+            None => break,
+        }
+    }
+    let wave_of: BTreeMap<u64, u32> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, i as u32 + 1))
+        .collect();
+    for index in scheduled {
+        if let Some(start) = plans[index].start_seconds {
+            plans[index].wave = wave_of.get(&start).copied();
+        }
+    }
+    starts.len() as u32
+}
+
+/// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status:
+/// (selected, rest). The plan computes such a PDB's budget from every pod it selects, as the
+/// disruption controller does, so these must reach [`DrainInputs::pods`] whole, whatever
+/// [`split_pods`] does with the rest. Linear: each pod is matched through the PDB index.
+pub fn pods_of_unsynced_pdbs(
+    pods: impl IntoIterator<Item = Pod>,
+    pdbs: &[PodDisruptionBudget],
+) -> (Vec<Pod>, Vec<Pod>) {
+    let unsynced: Vec<PodDisruptionBudget> = pdbs
+        .iter()
+        .filter(|p| !has_fresh_status(p))
+        .cloned()
+        .collect();
+    if unsynced.is_empty() {
+        return (Vec::new(), pods.into_iter().collect());
+    }
+    let index = PdbIndex::new(&unsynced);
+    pods.into_iter().partition(|pod| {
+        work::step(1);
+        !index.matching(pod).is_empty()
+    })
 }
 
 /// The text that says where a PDB's numbers come from and what they are.
@@ -1041,765 +1810,6 @@ fn has_fresh_status(pdb: &PodDisruptionBudget) -> bool {
         s.disruptions_allowed.is_some()
             && s.observed_generation.unwrap_or(0) >= pdb.metadata.generation.unwrap_or(0)
     })
-}
-
-struct Candidate {
-    index: usize,
-    estimate: u64,
-    source: String,
-    /// Queue weight of the VMIM the evacuation controller will create for it.
-    weight: u32,
-}
-
-/// VMI annotation set when the descheduler asked for the eviction (FACTS §2.1).
-pub const EVICTION_SOURCE_ANNOTATION: &str = "kubevirt.io/eviction-source";
-
-/// The priority of the evacuation VMIM KubeVirt creates for `vmi`: system-critical, or
-/// system-maintenance when the descheduler marked it (it stays marked, so the drain's own
-/// eviction does not change that).
-pub fn evacuation_priority(vmi: &VirtualMachineInstance) -> &'static str {
-    if vmi.evacuation_node().is_some()
-        && vmi.annotation(EVICTION_SOURCE_ANNOTATION) == Some("descheduler")
-    {
-        "system-maintenance"
-    } else {
-        EVACUATION_PRIORITY
-    }
-}
-
-/// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status:
-/// (selected, rest). The plan computes such a PDB's budget from every pod it selects, as the
-/// disruption controller does, so these must reach [`DrainInputs::pods`] whole, whatever
-/// [`split_pods`] does with the rest. Linear: each pod is matched through the PDB index.
-pub fn pods_of_unsynced_pdbs(
-    pods: impl IntoIterator<Item = Pod>,
-    pdbs: &[PodDisruptionBudget],
-) -> (Vec<Pod>, Vec<Pod>) {
-    let unsynced: Vec<PodDisruptionBudget> = pdbs
-        .iter()
-        .filter(|p| !has_fresh_status(p))
-        .cloned()
-        .collect();
-    if unsynced.is_empty() {
-        return (Vec::new(), pods.into_iter().collect());
-    }
-    let index = PdbIndex::new(&unsynced);
-    pods.into_iter().partition(|pod| {
-        work::step(1);
-        !index.matching(pod).is_empty()
-    })
-}
-
-/// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
-/// created by one of `vmi_uids`) and, for all the others, only the memory they request on
-/// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
-/// ten thousand (issue 9).
-pub fn split_pods(
-    pods: impl IntoIterator<Item = Pod>,
-    drain: &[String],
-    vmi_uids: &HashSet<&str>,
-) -> (Vec<Pod>, BTreeMap<String, u64>) {
-    let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
-    let mut kept = Vec::new();
-    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
-    for pod in pods {
-        work::step(1);
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
-        let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
-        if node.is_some_and(|n| drained.contains(n))
-            || created_by.is_some_and(|uid| vmi_uids.contains(uid))
-        {
-            kept.push(pod);
-        } else if let Some(node) = node
-            && holds_resources(&pod)
-        {
-            let memory = pod_request(&pod, "memory");
-            match requested.get_mut(node) {
-                Some(total) => *total += memory,
-                None => {
-                    requested.insert(node.to_string(), memory);
-                }
-            }
-        }
-    }
-    (kept, requested)
-}
-
-/// The plan. Pure.
-pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
-    let kubevirt = inputs.kubevirt.as_ref();
-    let cluster = effective_config(kubevirt, None);
-    let namespaces: BTreeMap<&str, &Namespace> = inputs
-        .namespaces
-        .iter()
-        .filter_map(|n| n.metadata.name.as_deref().map(|name| (name, n)))
-        .collect();
-    let vms: HashMap<(&str, &str), &VirtualMachine> = inputs
-        .vms
-        .iter()
-        .map(|v| {
-            work::step(1);
-            ((v.namespace(), v.name()), v)
-        })
-        .collect();
-    // Every join below is a lookup, so a plan stays linear in what it reads.
-    let pod_index = PodIndex::new(&inputs.pods);
-    let migration_index = MigrationIndex::new(&inputs.vmims);
-    let quotas = quotas_by_namespace(&inputs.quotas);
-
-    // Free memory per node, consumed as VMs are placed.
-    let mut free_memory: BTreeMap<String, i128> = inputs
-        .nodes
-        .iter()
-        .map(|n| (node_name(n).to_string(), i128::from(allocatable_memory(n))))
-        .collect();
-    for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
-        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
-            && let Some(free) = free_memory.get_mut(node)
-        {
-            *free -= i128::from(pod_request(pod, "memory"));
-        }
-    }
-    for (node, requested) in &inputs.requested_memory {
-        if let Some(free) = free_memory.get_mut(node) {
-            *free -= i128::from(*requested);
-        }
-    }
-
-    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &free_memory);
-
-    // In-flight migrations take slots.
-    let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
-        .vmis
-        .iter()
-        .filter_map(|v| v.status.node_name.clone().map(|n| (vmi_key(v), n)))
-        .collect();
-    let running: Vec<&VirtualMachineInstanceMigration> = inputs
-        .vmims
-        .iter()
-        .filter(|m| m.phase().counts_as_running())
-        .collect();
-    let mut in_flight_per_node: BTreeMap<String, u32> = BTreeMap::new();
-    for m in &running {
-        if let Some(node) =
-            vmi_node_by_key.get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
-        {
-            *in_flight_per_node.entry(node.clone()).or_default() += 1;
-        }
-    }
-    let limits = Limits {
-        parallel_migrations_per_cluster: cluster.parallel_migrations_per_cluster,
-        parallel_outbound_migrations_per_node: cluster.parallel_outbound_migrations_per_node,
-        in_flight_cluster: running.len() as u32,
-        in_flight_per_node: inputs
-            .drain
-            .iter()
-            .map(|n| (n.clone(), in_flight_per_node.get(n).copied().unwrap_or(0)))
-            .collect(),
-    };
-
-    let mut plans: Vec<VmiPlan> = Vec::new();
-    // The VMI of each plan, by position.
-    let mut plan_vmis: Vec<&VirtualMachineInstance> = Vec::new();
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut blockers: Vec<DrainBlocker> = Vec::new();
-    // Migrations in flight from the drained nodes: (source node, remaining seconds).
-    let mut in_flight_on_drained: Vec<(String, u64)> = Vec::new();
-    let (finished, vmis): (Vec<&VirtualMachineInstance>, Vec<&VirtualMachineInstance>) = inputs
-        .vmis
-        .iter()
-        .partition(|v| v.status.phase.as_ref().is_some_and(|p| p.is_final()));
-    let skipped: Vec<Reason> = finished
-        .iter()
-        .map(|v| Reason {
-            reason: format!("{}/{}", v.namespace(), v.name()),
-            message: format!(
-                "phase {}: no running pod, the drain does not touch it",
-                v.status.phase.as_ref().map(|p| p.as_str()).unwrap_or("")
-            ),
-        })
-        .collect();
-    let mut vmis = vmis;
-    // Place the biggest first: they are the hardest to fit and the longest to move.
-    vmis.sort_by_key(|v| std::cmp::Reverse(v.guest_memory().map(Quantity::bytes).unwrap_or(0)));
-
-    for vmi in vmis {
-        let node = vmi
-            .status
-            .node_name
-            .clone()
-            .or_else(|| vmi.label("kubevirt.io/nodeName").map(str::to_string))
-            .unwrap_or_default();
-        let strategy = effective_eviction_strategy(vmi, kubevirt);
-        let mig = migratability(vmi);
-        let policy = matching_policy(
-            vmi,
-            namespaces.get(vmi.namespace()).copied(),
-            &inputs.policies,
-        );
-        let policy_obj = policy
-            .as_ref()
-            .and_then(|p| inputs.policies.iter().find(|x| x.name() == p.name));
-        let config = effective_config(kubevirt, policy_obj);
-        let memory = vmi.guest_memory().map(Quantity::bytes);
-        let launcher = pod_index.candidates_for(vmi).into_iter().find(|p| {
-            is_launcher_of(p, vmi)
-                && holds_resources(p)
-                && p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.as_str())
-        });
-        let pod_memory = launcher
-            .map(|p| pod_request(p, "memory"))
-            .filter(|m| *m > 0)
-            .unwrap_or_else(|| memory.unwrap_or(0) + LAUNCHER_OVERHEAD);
-        let pod_memory_limit = launcher
-            .and_then(|p| {
-                p.spec
-                    .as_ref()?
-                    .containers
-                    .iter()
-                    .map(|c| quantity_bytes(c.resources.as_ref()?.limits.as_ref()?.get("memory")))
-                    .sum::<Option<u64>>()
-            })
-            .unwrap_or(pod_memory);
-        let budget = completion_budget_seconds(vmi, config.completion_timeout_per_gib).map(|b| {
-            if config.allow_workload_disruption {
-                b * 2
-            } else {
-                b
-            }
-        });
-        let bandwidth = if config.bandwidth_per_migration > 0 {
-            config.bandwidth_per_migration
-        } else {
-            inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH).max(1)
-        };
-        let transfer = memory.map(|m| SETUP_SECONDS + m.div_ceil(bandwidth));
-        let vm = vms.get(&(vmi.namespace(), vmi.name())).copied();
-        let run_strategy = vm.map(|v| v.run_strategy().to_string());
-        let mut reasons: Vec<Reason> = mig
-            .reasons
-            .iter()
-            .map(|b| Reason {
-                reason: b.reason.clone(),
-                message: b.message.clone(),
-            })
-            .collect();
-        let first_blocker: Option<&Blocker> = mig.reasons.first();
-        let migratable = mig.is_migratable();
-        let not_migratable_why = match first_blocker {
-            Some(b) => b.summary.clone(),
-            None if mig.live_migratable.is_none() => {
-                reasons.push(Reason {
-                    reason: "LiveMigratableUnknown".into(),
-                    message: "the VMI has no LiveMigratable condition yet; KubeVirt treats it as not migratable".into(),
-                });
-                "migratability not reported yet".into()
-            }
-            None => "not live-migratable".into(),
-        };
-        let fix = first_blocker.map(|b| b.fix.clone());
-        let active_vmim = migration_index.active_of(vmi.namespace(), vmi.name());
-        let restart_words = match (vm, run_strategy.as_deref()) {
-            (None, _) => "it is a bare VMI: it is gone for good".to_string(),
-            (Some(_), Some("Always")) => "its VM (runStrategy Always) starts it again on another node".into(),
-            (Some(_), Some("RerunOnFailure")) => {
-                "its VM (runStrategy RerunOnFailure) restarts it only if the shutdown counts as a failure; a clean shutdown leaves it stopped".into()
-            }
-            (Some(_), Some(s)) => format!("its VM (runStrategy {s}) leaves it stopped"),
-            (Some(_), None) => "its VM leaves it stopped".into(),
-        };
-
-        let mut plan = VmiPlan {
-            namespace: vmi.namespace().to_string(),
-            name: vmi.name().to_string(),
-            vm: vm.map(|v| v.name().to_string()),
-            node: node.clone(),
-            eviction_strategy: strategy.strategy.as_str().to_string(),
-            eviction_strategy_source: strategy.source,
-            live_migratable: mig.live_migratable,
-            reasons,
-            action: Action::LiveMigrate,
-            explanation: String::new(),
-            fix: None,
-            target: None,
-            wave: None,
-            start_seconds: None,
-            end_seconds: None,
-            estimate_seconds: None,
-            budget_seconds: budget,
-            memory_bytes: memory,
-            pod_memory_request_bytes: pod_memory,
-            migration_policy: policy.as_ref().map(|p| p.name.clone()),
-            allow_post_copy: config.allow_post_copy,
-            allow_auto_converge: config.allow_auto_converge,
-            bandwidth_bytes_per_second: bandwidth,
-            evacuation_node: vmi.evacuation_node().map(str::to_string),
-            run_strategy,
-        };
-        let grace = vmi
-            .spec
-            .termination_grace_period_seconds
-            .map(|g| g.max(0) as u64)
-            .unwrap_or(DEFAULT_GRACE_SECONDS);
-        let id = format!("{}/{}", plan.namespace, plan.name);
-
-        if let Some(m) = active_vmim {
-            plan.action = Action::AlreadyMigrating;
-            let state = vmi
-                .status
-                .migration_state
-                .as_ref()
-                .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid());
-            plan.target = state.and_then(|s| s.target_node.clone());
-            let started = state.and_then(|s| s.start_timestamp.as_ref());
-            // A migration still queued (Pending) has moved nothing yet, however old it is.
-            let since = started.or(m
-                .metadata
-                .creation_timestamp
-                .as_ref()
-                .filter(|_| m.phase().counts_as_running()));
-            let elapsed = match (&inputs.now, since) {
-                (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
-                _ => 0,
-            };
-            let remaining = transfer.map(|t| t.saturating_sub(elapsed).max(SETUP_SECONDS));
-            plan.start_seconds = Some(0);
-            plan.estimate_seconds = remaining;
-            plan.end_seconds = remaining;
-            plan.explanation = format!(
-                "migration {} is already in flight (phase {}){}; the drain waits for it",
-                m.name(),
-                m.phase(),
-                remaining
-                    .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
-                    .unwrap_or_default()
-            );
-            if m.phase().counts_as_running() {
-                in_flight_on_drained.push((node.clone(), remaining.unwrap_or(SETUP_SECONDS)));
-            }
-            // Before the hand-off the target pod may be refused by quota or have nowhere to go.
-            let ns_quotas = quotas
-                .get(vmi.namespace())
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            let quota = plan
-                .target
-                .is_none()
-                .then(|| quota_problem(ns_quotas, pod_memory, pod_memory_limit))
-                .flatten();
-            if let Some((quota, message)) = quota {
-                let explanation = format!(
-                    "migration {} (phase {}) is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
-                    m.name(),
-                    m.phase()
-                );
-                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
-            } else if plan.target.is_none()
-                && let Err(message) = search.find(vmi, &node, pod_memory)
-            {
-                let explanation = format!(
-                    "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
-                    m.name(),
-                    m.phase()
-                );
-                blockers.push(hold_without_target(&mut plan, message, explanation));
-                // Its VMIM keeps a slot until the unschedulable target pod times out.
-                if let Some(last) = in_flight_on_drained.last_mut() {
-                    last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
-                }
-            }
-        } else {
-            match strategy.strategy {
-                EvictionStrategy::LiveMigrate | EvictionStrategy::LiveMigrateIfPossible
-                    if migratable =>
-                {
-                    // Target and quota are decided below, in placement order.
-                    plan.action = Action::LiveMigrate;
-                }
-                EvictionStrategy::LiveMigrate => {
-                    plan.action = Action::BlocksDrain;
-                    plan.explanation = format!(
-                        "evictionStrategy LiveMigrate but not live-migratable ({not_migratable_why}): the eviction is refused with 429 until this changes"
-                    );
-                    plan.fix = fix.clone().or_else(|| Some("make the VMI migratable, or set its evictionStrategy to None to allow a shutdown".into()));
-                    blockers.push(DrainBlocker {
-                        kind: "vmi".into(),
-                        namespace: Some(plan.namespace.clone()),
-                        name: plan.name.clone(),
-                        reason: plan
-                            .reasons
-                            .first()
-                            .map(|r| r.reason.clone())
-                            .unwrap_or_default(),
-                        message: plan.explanation.clone(),
-                        vmis: vec![id.clone()],
-                        blocking: true,
-                    });
-                }
-                EvictionStrategy::LiveMigrateIfPossible => {
-                    plan.action = Action::ShutdownNotMigratable;
-                    plan.explanation = format!(
-                        "LiveMigrateIfPossible but not live-migratable ({not_migratable_why}): the pod is evicted and the guest shut down; {restart_words}"
-                    );
-                    plan.fix = fix.clone();
-                    plan.start_seconds = Some(0);
-                    plan.estimate_seconds = Some(grace);
-                    plan.end_seconds = Some(grace);
-                }
-                EvictionStrategy::External => {
-                    plan.action = Action::External;
-                    plan.explanation = "evictionStrategy External: KubeVirt marks it (evacuationNodeName) and refuses the eviction; an external controller (e.g. cluster-api-provider-kubevirt) must act".into();
-                    blockers.push(DrainBlocker {
-                        kind: "external".into(),
-                        namespace: Some(plan.namespace.clone()),
-                        name: plan.name.clone(),
-                        reason: "External".into(),
-                        message: "the drain waits until the external controller removes this VMI"
-                            .into(),
-                        vmis: vec![id.clone()],
-                        blocking: false,
-                    });
-                }
-                EvictionStrategy::None | EvictionStrategy::Other(_) => {
-                    plan.action = Action::Shutdown;
-                    let which = if let EvictionStrategy::Other(s) = &strategy.strategy {
-                        format!("evictionStrategy {s} (unknown to vmctl, treated as None)")
-                    } else {
-                        "evictionStrategy None".to_string()
-                    };
-                    plan.explanation = format!(
-                        "{which}: the pod is evicted and the guest shut down; {restart_words}"
-                    );
-                    if migratable {
-                        plan.fix = Some("set spec.evictionStrategy: LiveMigrate (the VMI is migratable) to move it instead".into());
-                    }
-                    plan.start_seconds = Some(0);
-                    plan.estimate_seconds = Some(grace);
-                    plan.end_seconds = Some(grace);
-                }
-            }
-        }
-
-        if plan.action == Action::LiveMigrate {
-            // Namespace quota for the second launcher pod.
-            let ns_quotas = quotas
-                .get(vmi.namespace())
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            if let Some((quota, message)) = quota_problem(ns_quotas, pod_memory, pod_memory_limit) {
-                let explanation = format!(
-                    "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
-                );
-                blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
-            } else {
-                match search.find(vmi, &node, pod_memory) {
-                    Ok(target) => {
-                        search.consume(target, pod_memory);
-                        plan.target = Some(target.to_string());
-                        plan.estimate_seconds = transfer;
-                        let est = transfer
-                            .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
-                            .unwrap_or_default();
-                        plan.explanation = format!("live-migrates to {target}{est}");
-                        if let (Some(t), Some(b)) = (transfer, budget)
-                            && b > 0
-                            && t > b
-                        {
-                            plan.explanation.push_str(&format!(
-                                "; the transfer estimate exceeds the {} completion budget, so KubeVirt may abort it{}",
-                                crate::render::fmt::duration(b as i64),
-                                if config.allow_post_copy { " (post-copy is allowed and would take over)" } else { "" }
-                            ));
-                        }
-                        let priority = evacuation_priority(vmi);
-                        if priority != EVACUATION_PRIORITY {
-                            plan.explanation.push_str(&format!(
-                                "; the descheduler marked it, so its evacuation is {priority} and waits behind system-critical and user-triggered migrations in KubeVirt's priority queue"
-                            ));
-                        }
-                        candidates.push(Candidate {
-                            index: plans.len(),
-                            estimate: transfer.unwrap_or(SETUP_SECONDS),
-                            source: node.clone(),
-                            weight: priority_weight(Some(priority)),
-                        });
-                    }
-                    Err(message) => {
-                        let explanation = format!(
-                            "{message}; the target pod stays Pending and the eviction is refused"
-                        );
-                        blockers.push(hold_without_target(&mut plan, message, explanation));
-                    }
-                }
-            }
-        }
-        plans.push(plan);
-        plan_vmis.push(vmi);
-    }
-
-    let (pdb_blockers, pdb_reports) = judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index);
-    blockers.extend(pdb_blockers);
-
-    // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
-    // KubeVirt's queue: pending migrations ahead of the drain's evacuations take slots
-    // first; those behind start after them.
-    let (queue, ahead, behind) = migration_queue(kubevirt, &inputs.vmims, &|m| {
-        vmi_node_by_key.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
-    });
-    let plan_of: HashMap<(String, String), usize> = plans
-        .iter()
-        .enumerate()
-        .map(|(i, p)| ((p.namespace.clone(), p.name.clone()), i))
-        .collect();
-    let key =
-        |m: &VirtualMachineInstanceMigration| (m.namespace().to_string(), m.spec.vmi_name.clone());
-    let average = if candidates.is_empty() {
-        SETUP_SECONDS
-    } else {
-        candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
-    };
-    let priority_mode = queue.mode == "priority";
-    let queued = |m: &&VirtualMachineInstanceMigration| -> Option<Queued> {
-        let weight = if priority_mode {
-            priority_weight(m.spec.priority.as_deref())
-        } else {
-            0
-        };
-        match plan_of.get(&key(m)) {
-            Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
-                weight,
-                plan: Some(i),
-                source: Some(plans[i].node.clone()),
-                estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
-            }),
-            Some(_) => None,
-            None => held_by(m).is_none().then_some(Queued {
-                weight,
-                plan: None,
-                source: None,
-                estimate: average,
-            }),
-        }
-    };
-    // In queue order: the ahead, then the behind (which may still take a free cluster slot
-    // while the drain's evacuations wait for their node's outbound slots).
-    let existing: Vec<Queued> = ahead.iter().chain(&behind).filter_map(queued).collect();
-    for (list, words) in [
-        (
-            &ahead,
-            "in KubeVirt's queue it is ahead of the drain's evacuations",
-        ),
-        (
-            &behind,
-            "in KubeVirt's queue it waits behind the drain's system-critical evacuations",
-        ),
-    ] {
-        for m in list.iter() {
-            if let Some(&i) = plan_of.get(&key(m))
-                && plans[i].action == Action::AlreadyMigrating
-            {
-                let priority = m.spec.priority.as_deref().unwrap_or("no priority");
-                plans[i]
-                    .explanation
-                    .push_str(&format!("; {words} ({priority})"));
-            }
-        }
-    }
-    let waves = schedule(
-        &mut plans,
-        &mut candidates,
-        &limits,
-        &in_flight_on_drained,
-        &existing,
-        priority_mode,
-    );
-
-    blockers.sort_by_key(|b| {
-        (
-            !b.blocking,
-            b.kind.clone(),
-            b.namespace.clone(),
-            b.name.clone(),
-        )
-    });
-    let blocked = blockers.iter().any(|b| b.blocking);
-    let verdict = if blocked {
-        Verdict::WillBlock
-    } else if plans.iter().any(|p| p.action.stops_the_vm()) {
-        Verdict::WillCompleteWithShutdowns
-    } else {
-        Verdict::WillComplete
-    };
-    let estimated = plans
-        .iter()
-        .filter_map(|p| p.end_seconds)
-        .max()
-        .unwrap_or(0);
-    // Blocking VMs first, then by action, then by name.
-    plans.sort_by(|a, b| {
-        (!a.action.blocks(), a.action, &a.namespace, &a.name).cmp(&(
-            !b.action.blocks(),
-            b.action,
-            &b.namespace,
-            &b.name,
-        ))
-    });
-
-    let incoming: Vec<Incoming> = inputs
-        .incoming
-        .iter()
-        .filter_map(|v| {
-            let s = v.status.migration_state.as_ref()?;
-            if s.completed
-                || !s
-                    .target_node
-                    .as_ref()
-                    .is_some_and(|t| inputs.drain.contains(t))
-            {
-                return None;
-            }
-            Some(Incoming {
-                namespace: v.namespace().to_string(),
-                name: v.name().to_string(),
-                source_node: s.source_node.clone(),
-                target_node: s.target_node.clone(),
-                target_pod: s.target_pod.clone(),
-                mode: s.mode.as_ref().map(|m| m.as_str().to_string()),
-                point_of_no_return: s.mode == Some(crate::model::vmi::MigrationMode::PostCopy),
-            })
-        })
-        .collect();
-
-    let mut assumptions = vec![
-        format!(
-            "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
-            crate::render::fmt::bytes(inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
-        ),
-        "targets are predicted (most free memory first, biggest VMs placed first); the scheduler makes the final choice".into(),
-        "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
-        format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
-    ];
-    if !queue.ahead.is_empty() || !queue.behind.is_empty() {
-        assumptions.push(format!(
-            "migration queue {}: {}{}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
-            queue.mode,
-            queue.why,
-            if queue.mode == "priority" {
-                format!("; the drain's evacuations are {EVACUATION_PRIORITY}")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    if kubevirt.is_none() {
-        assumptions.insert(0, "no KubeVirt CR found: KubeVirt's defaults apply (evictionStrategy None, 5 per cluster, 2 per node, 150 s/GiB)".into());
-    }
-    DrainPlan {
-        nodes: inputs.drain.clone(),
-        verdict,
-        estimated_duration_seconds: estimated,
-        blockers,
-        vmis: plans,
-        skipped,
-        incoming,
-        limits,
-        queue,
-        pdbs: pdb_reports,
-        waves,
-        defaults_assumed: kubevirt.is_none(),
-        kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
-        assumptions,
-    }
-}
-
-/// Assigns start/end times and waves; returns the number of waves. Migrations already in
-/// flight from the drained nodes hold their slots until their estimated end; others in the
-/// cluster hold cluster slots for the whole plan (their end is unknown here). KubeVirt's
-/// queue order decides who gets a free slot first: by weight (priority queue; all equal
-/// when FIFO), the pending migrations (`existing`, in queue order; those elsewhere in the
-/// cluster take a cluster slot for an average migration's time) before the drain's
-/// evacuations of the same weight, and these longest first.
-fn schedule(
-    plans: &mut [VmiPlan],
-    candidates: &mut [Candidate],
-    limits: &Limits,
-    in_flight_on_drained: &[(String, u64)],
-    existing: &[Queued],
-    priority: bool,
-) -> u32 {
-    candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
-    let elsewhere = limits
-        .in_flight_cluster
-        .saturating_sub(in_flight_on_drained.len() as u32);
-    // Always leave one slot, or nothing would ever start.
-    let cluster_slots = limits
-        .parallel_migrations_per_cluster
-        .saturating_sub(elsewhere)
-        .max(1);
-    let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
-    // Running: (end time, source node when it is a drained one).
-    let mut running: Vec<(u64, Option<String>)> = in_flight_on_drained
-        .iter()
-        .cloned()
-        .map(|(n, e)| (e, Some(n)))
-        .collect();
-    let own: Vec<Queued> = candidates
-        .iter()
-        .map(|c| Queued {
-            weight: if priority { c.weight } else { 0 },
-            plan: Some(c.index),
-            source: Some(c.source.clone()),
-            estimate: c.estimate,
-        })
-        .collect();
-    // Stable: within a weight, the existing migrations first, in queue order.
-    let mut pending: Vec<&Queued> = existing.iter().chain(&own).collect();
-    pending.sort_by_key(|q| std::cmp::Reverse(q.weight));
-    let mut now = 0u64;
-    let mut starts: BTreeSet<u64> = BTreeSet::new();
-    let mut scheduled: Vec<usize> = Vec::new();
-    while !pending.is_empty() {
-        running.retain(|(end, _)| *end > now);
-        let mut i = 0;
-        while i < pending.len() {
-            let c = pending[i];
-            let on_node = c.source.as_ref().map_or(0, |s| {
-                running
-                    .iter()
-                    .filter(|(_, n)| n.as_ref() == Some(s))
-                    .count() as u32
-            });
-            if (running.len() as u32) < cluster_slots && on_node < node_slots {
-                let end = now + c.estimate;
-                if let Some(index) = c.plan {
-                    let plan = &mut plans[index];
-                    plan.start_seconds = Some(now);
-                    plan.end_seconds = Some(end);
-                    starts.insert(now);
-                    scheduled.push(index);
-                }
-                running.push((end, c.source.clone()));
-                pending.remove(i);
-            } else {
-                i += 1;
-            }
-        }
-        match running.iter().map(|(e, _)| *e).filter(|e| *e > now).min() {
-            Some(next) => now = next,
-            None => break,
-        }
-    }
-    let wave_of: BTreeMap<u64, u32> = starts
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (*s, i as u32 + 1))
-        .collect();
-    for index in scheduled {
-        if let Some(start) = plans[index].start_seconds {
-            plans[index].wave = wave_of.get(&start).copied();
-        }
-    }
-    starts.len() as u32
 }
 
 #[cfg(test)]
