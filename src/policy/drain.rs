@@ -2347,6 +2347,32 @@ mod tests {
     }
 
     #[test]
+    fn before_v1_9_a_vmim_with_spec_priority_shows_the_gate_is_on() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        // KubeVirt v1.8.4 (the helper): the gate is beta, off unless enabled.
+        i.vmims = vec![vmim(
+            "maint-x",
+            "x",
+            "Pending",
+            Some("system-maintenance"),
+            "2026-11-29T02:40:00Z",
+        )];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "priority");
+        assert!(
+            plan.queue.why.contains("carries spec.priority"),
+            "{}",
+            plan.queue.why
+        );
+        assert!(plan.queue.ahead.is_empty());
+        assert_eq!(plan.queue.behind[0].name, "maint-x");
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+    }
+
+    #[test]
     fn without_priorities_the_queue_is_fifo_and_pending_migrations_elsewhere_go_first() {
         let mut i = inputs(
             vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],

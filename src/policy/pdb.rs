@@ -325,10 +325,15 @@ fn scaled(v: &IntOrString, total: i32) -> Result<i32, String> {
     match v {
         IntOrString::Int(i) => Ok(*i),
         IntOrString::String(s) => {
-            let pct: i64 = s
-                .strip_suffix('%')
-                .and_then(|p| p.parse().ok())
-                .ok_or_else(|| format!("invalid value for IntOrString: invalid value {s:?}"))?;
+            let Some(number) = s.strip_suffix('%') else {
+                return Err(
+                    "invalid value for IntOrString: invalid type: string is not a percentage"
+                        .into(),
+                );
+            };
+            let pct: i64 = number.parse().map_err(|_| {
+                format!("invalid value for IntOrString: invalid value for percentage {s:?}")
+            })?;
             Ok((pct * i64::from(total)).div_euclid(100) as i32
                 + i32::from((pct * i64::from(total)).rem_euclid(100) != 0))
         }
@@ -1090,6 +1095,16 @@ mod tests {
         assert_eq!(scaled(&IntOrString::String("50%".into()), 3), Ok(2));
         assert_eq!(scaled(&IntOrString::String("10%".into()), 10), Ok(1));
         assert_eq!(scaled(&IntOrString::Int(2), 10), Ok(2));
-        assert!(scaled(&IntOrString::String("half".into()), 10).is_err());
+        assert_eq!(
+            scaled(&IntOrString::String("1".into()), 10),
+            Err("invalid value for IntOrString: invalid type: string is not a percentage".into())
+        );
+        assert!(scaled(&IntOrString::String("x%".into()), 10).is_err());
+        // A PDB whose maxUnavailable does not parse fails its sync: 0 allowed.
+        let p = pdb(json!({"spec": {"maxUnavailable": "half", "selector": {}}}));
+        let ready = pod(json!({}), true, Some(("apps/v1", "ReplicaSet")));
+        let b = budget(&p, &[&ready], true);
+        assert_eq!(b.disruptions_allowed, 0);
+        assert!(b.sync_failed.is_some());
     }
 }
