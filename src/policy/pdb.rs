@@ -275,6 +275,9 @@ pub struct Budget {
     /// `(status.observedGeneration, metadata.generation)` when the status is older than the
     /// spec: the eviction API answers 429 until the controller catches up.
     pub stale: Option<(i64, i64)>,
+    /// With a stale status: `(currentHealthy, desiredHealthy)` as that status says; the
+    /// eviction API still reads them for a pod that is not Ready.
+    pub status_healthy: Option<(i32, i32)>,
     /// Entries in `status.disruptedPods` (over 2000: evictions are refused, 403).
     pub disrupted_pods: usize,
     /// Computed from only the pods the plan saw, or from an estimate of a controller's
@@ -375,6 +378,7 @@ pub fn budget(pdb: &PodDisruptionBudget, pods: &[&Pod], pods_complete: bool) -> 
             source: BudgetSource::Status,
             sync_failed,
             stale: None,
+            status_healthy: None,
             disrupted_pods: s.disrupted_pods.as_ref().map(BTreeMap::len).unwrap_or(0),
             estimated: false,
             note: None,
@@ -382,6 +386,12 @@ pub fn budget(pdb: &PodDisruptionBudget, pods: &[&Pod], pods_complete: bool) -> 
     }
     let mut b = computed(pdb, pods, pods_complete);
     b.stale = stale;
+    b.status_healthy = stale.and(status).map(|s| {
+        (
+            s.current_healthy.unwrap_or(0),
+            s.desired_healthy.unwrap_or(0),
+        )
+    });
     b.disrupted_pods = status
         .and_then(|s| s.disrupted_pods.as_ref())
         .map(BTreeMap::len)
@@ -406,6 +416,7 @@ fn computed(pdb: &PodDisruptionBudget, pods: &[&Pod], pods_complete: bool) -> Bu
         source: BudgetSource::Computed,
         sync_failed: None,
         stale: None,
+        status_healthy: None,
         disrupted_pods: 0,
         estimated: false,
         note: None,
@@ -634,19 +645,22 @@ pub fn evict(pod: &Pod, matching: &[&EvaluatedPdb]) -> EvictionAnswer {
     let b = &pdb.budget;
     let name = pdb.name.clone();
     if !is_ready(pod) {
+        let (current, desired) = b
+            .status_healthy
+            .unwrap_or((b.current_healthy, b.desired_healthy));
         if pdb.unhealthy_pod_eviction_policy.as_deref() == Some("AlwaysAllow") {
             return EvictionAnswer::AllowedUnhealthy {
                 pdb: name,
                 why: "the pod is not Ready and unhealthyPodEvictionPolicy is AlwaysAllow".into(),
             };
         }
-        if b.current_healthy >= b.desired_healthy && b.desired_healthy > 0 {
+        if current >= desired && desired > 0 {
             return EvictionAnswer::AllowedUnhealthy {
                 pdb: name,
                 why: format!(
                     "the pod is not Ready and the budget is met ({} healthy, {} desired; unhealthyPodEvictionPolicy {})",
-                    b.current_healthy,
-                    b.desired_healthy,
+                    current,
+                    desired,
                     pdb.unhealthy_pod_eviction_policy
                         .as_deref()
                         .unwrap_or("IfHealthyBudget (default)")
@@ -974,6 +988,22 @@ mod tests {
         assert!(matches!(answer, EvictionAnswer::StatusStale { .. }));
         assert_eq!(answer.http_status(), 429);
         assert!(!answer.blocks(), "a wait, not a block");
+        // A pod that is not Ready is judged on the stale status's numbers, as the API does.
+        let p = pdb(
+            json!({"metadata": {"name": "p", "namespace": "prod", "generation": 3},
+            "spec": {"minAvailable": 5, "selector": {}},
+            "status": {"observedGeneration": 2, "disruptionsAllowed": 0,
+                "currentHealthy": 2, "desiredHealthy": 2}}),
+        );
+        let not_ready = pod(json!({}), false, None);
+        let b = budget(&p, &[&not_ready], true);
+        assert_eq!(b.status_healthy, Some((2, 2)));
+        assert_eq!((b.current_healthy, b.desired_healthy), (0, 5), "computed");
+        let e = EvaluatedPdb::new(&p, &PdbSelector::Everything, b);
+        assert!(matches!(
+            evict(&not_ready, &[&e]),
+            EvictionAnswer::AllowedUnhealthy { .. }
+        ));
     }
 
     fn evaluated(
@@ -995,6 +1025,7 @@ mod tests {
                 source: BudgetSource::Status,
                 sync_failed: None,
                 stale: None,
+                status_healthy: None,
                 disrupted_pods: 0,
                 estimated: false,
                 note: None,
