@@ -628,3 +628,36 @@ fn an_unsynced_integer_min_available_counts_the_pods_on_other_nodes_too() {
     assert_eq!(report["evictions"][0]["answer"], "allowed");
     assert_eq!(vmi(&plan, "web-0")["endSeconds"], 180);
 }
+
+#[test]
+fn hostile_pdb_text_is_escaped_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::path::Path::new("tests/fixtures/drain-pdb/empty-selector");
+    for entry in std::fs::read_dir(fixture).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    // A SyncFailed message and a name that try to clear the screen and rewrite the line.
+    std::fs::write(
+        dir.path().join("pdbs.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n\
+         - apiVersion: policy/v1\n  kind: PodDisruptionBudget\n  metadata: {name: \"evil\\e[2J\", namespace: prod}\n  \
+         spec: {maxUnavailable: 0, selector: {}}\n  \
+         status: {disruptionsAllowed: 0, conditions: [{type: DisruptionAllowed, status: \"False\", reason: SyncFailed, \
+         message: \"fine\\rgotcha\\e[31m\", lastTransitionTime: \"2026-11-02T00:00:05Z\"}]}\n",
+    )
+    .unwrap();
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        EXAMPLE_NOW,
+        "plan-drain",
+        "node-1",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    assert!(text.contains("evil\\u{1b}[2J"), "{text}");
+    assert!(text.contains("fine\\u{d}gotcha\\u{1b}[31m"), "{text}");
+}
