@@ -189,13 +189,30 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
     skipped[]                 finished VMIs the drain does not touch
     limits                    {parallelMigrationsPerCluster, parallelOutboundMigrationsPerNode,
                               inFlightCluster, inFlightPerNode}
+    queue                     KubeVirt's migration queue: {mode (priority | fifo), why, ahead[],
+                              behind[]}, each {namespace, name, vmi, priority, onDrainedNode, heldBy}
+    pdbs[]                    {namespace, name, selects (nothing | everything | labels | invalid),
+                              invalid, budget {disruptionsAllowed, currentHealthy, desiredHealthy,
+                              expectedPods, source (status | computed), syncFailed, stale, ...},
+                              vmis[], evictions[] {vmi, pod, httpStatus, answer, text}}
     waves, defaultsAssumed, kubevirtVersion, assumptions[]
+
+PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API reads them: selector {} selects
+every pod of its namespace (Kubernetes 1.29+), a null selector none, an invalid selector makes
+the PDB ignored (reported); two PDBs over one pod answer 500 and block; maxUnavailable (or a
+percentage minAvailable) over virt-launcher pods allows 0 (a VMI has no /scale); a pod that is
+not Ready passes under unhealthyPodEvictionPolicy AlwaysAllow. Budgets come from the status, or
+are computed as the disruption controller does when there is none. Only the VMs the drain shuts
+down reach the PDB check: KubeVirt's eviction webhook answers first for the others.
 
 ESTIMATES: transfer = 15 s setup + guest memory / bandwidth (bandwidthPerMigration, else
 --bandwidth, default 256Mi per second). Budget = completionTimeoutPerGiB x ceil(decimal GB of
-guest memory), doubled when workload disruption (post-copy or pause) is allowed. Waves: longest
-first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster
-minus the migrations already in flight.
+guest memory), doubled when workload disruption (post-copy or pause) is allowed. Waves: as slots
+free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus the
+migrations already in flight, in KubeVirt's queue order: with the priority queue (v1.9+, or
+VMIMs carrying spec.priority) pending system-critical migrations first, then the drain's
+evacuations (system-critical; system-maintenance for a VMI the descheduler marked), longest
+first, then user-triggered and system-maintenance ones; without it, first come first served.
 
 EXIT CODES: 0 the drain will complete (possibly with shutdowns); 1 it will block; 3 unknown node.";
 

@@ -323,3 +323,341 @@ fn live_requests_do_not_grow_with_the_number_of_vmis() {
     assert_eq!((large_vmi, large_pods), (4, 3));
     assert_eq!(large - small, 4, "only extra pages: {small} vs {large}");
 }
+
+/// `plan-drain node-1 -o json` on a fixture cluster of tests/fixtures/drain-pdb.
+fn pdb_case(case: &str) -> (Value, Option<i32>) {
+    let dir = format!("tests/fixtures/drain-pdb/{case}");
+    let out = vmctl([
+        "--from",
+        dir.as_str(),
+        "--now",
+        EXAMPLE_NOW,
+        "plan-drain",
+        "node-1",
+        "-o",
+        "json",
+    ]);
+    assert!(stderr(&out).is_empty(), "{case}: {}", stderr(&out));
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        out.status.code(),
+    )
+}
+
+fn pdb_blockers(plan: &Value) -> Vec<&Value> {
+    plan["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "pdb")
+        .collect()
+}
+
+#[test]
+fn an_empty_selector_pdb_blocks_the_shutdown_it_covers() {
+    let (plan, code) = pdb_case("empty-selector");
+    assert_eq!(plan["verdict"], "will-block");
+    assert_eq!(code, Some(1));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1, "{pdbs:?}");
+    let b = pdbs[0];
+    assert_eq!(b["name"], "prod-everything");
+    assert_eq!(b["blocking"], true);
+    assert_eq!(b["reason"], "MaxUnavailablePDB");
+    // {} selects both launcher pods of the namespace.
+    assert_eq!(
+        b["vmis"],
+        serde_json::json!(["prod/batch-01", "prod/web-01"])
+    );
+    let message = b["message"].as_str().unwrap();
+    for part in [
+        "evicting prod/batch-01 is answered 429",
+        "needs 0 healthy pods and has 0 currently",
+        "selector {} selects every pod of its namespace",
+        "older API servers ignore an empty selector",
+        "from its status",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    let batch = vmi(&plan, "batch-01");
+    assert!(
+        batch["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("PodDisruptionBudget prod-everything refuses the eviction"),
+        "{batch}"
+    );
+    assert!(batch["endSeconds"].is_null());
+    // The migrating VM is answered by KubeVirt's webhook, not the PDB.
+    assert_eq!(vmi(&plan, "web-01")["action"], "live-migrate");
+    assert_eq!(vmi(&plan, "web-01")["wave"], 1);
+}
+
+#[test]
+fn a_null_selector_pdb_selects_nothing() {
+    let (plan, code) = pdb_case("null-selector");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    assert!(pdb_blockers(&plan).is_empty(), "{}", plan["blockers"]);
+    assert_eq!(vmi(&plan, "batch-01")["endSeconds"], 180);
+    // Reported as selecting nothing, with no budget and no eviction answered through it.
+    assert_eq!(plan["pdbs"][0]["name"], "no-selector");
+    assert_eq!(plan["pdbs"][0]["selects"], "nothing");
+    assert!(plan["pdbs"][0]["evictions"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn an_invalid_operator_makes_the_pdb_invalid_and_ignored() {
+    let (plan, code) = pdb_case("invalid-operator");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1);
+    let b = pdbs[0];
+    assert_eq!(
+        (
+            b["name"].as_str(),
+            b["reason"].as_str(),
+            b["blocking"].as_bool()
+        ),
+        (Some("bad-operator"), Some("InvalidSelector"), Some(false))
+    );
+    let message = b["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "spec.selector.matchExpressions[0].operator: \"Equals\" is not a valid operator"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("This object has an invalid selector, it does not match the pod"),
+        "{message}"
+    );
+    assert!(message.contains("protects nothing"), "{message}");
+    assert_eq!(plan["pdbs"][0]["selects"], "invalid");
+    assert!(plan["pdbs"][0]["budget"].is_null());
+}
+
+#[test]
+fn a_pod_under_two_pdbs_is_never_evicted_but_a_migrating_one_is_not_held() {
+    let (plan, code) = pdb_case("two-pdbs");
+    assert_eq!(plan["verdict"], "will-block");
+    assert_eq!(code, Some(1));
+    let pdbs = pdb_blockers(&plan);
+    let two = pdbs
+        .iter()
+        .find(|b| b["reason"] == "MultiplePodDisruptionBudgets")
+        .unwrap();
+    assert_eq!(two["name"], "batch-pdb + prod-everything");
+    assert_eq!(two["blocking"], true);
+    assert_eq!(two["vmis"], serde_json::json!(["prod/batch-01"]));
+    let message = two["message"].as_str().unwrap();
+    assert!(
+        message.contains("500 \"This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.\""),
+        "{message}"
+    );
+    // web-01 is under prod-everything and KubeVirt's own PDB, but it migrates: the webhook
+    // answers first, so no 500 and nothing blocking for it.
+    assert_eq!(vmi(&plan, "web-01")["action"], "live-migrate");
+    assert!(
+        pdbs.iter()
+            .filter(|b| b["blocking"] == true)
+            .all(|b| b["vmis"] == serde_json::json!(["prod/batch-01"])
+                || b["name"] == "prod-everything"),
+        "{pdbs:?}"
+    );
+    assert!(
+        !pdbs
+            .iter()
+            .any(|b| b["blocking"] == true && b["name"] == "kubevirt-disruption-budget-x7k2q")
+    );
+    assert_eq!(pdbs.iter().filter(|b| b["blocking"] == true).count(), 1);
+    // The structured report: the 500 is recorded under both PDBs, for batch-01 only.
+    for report in plan["pdbs"].as_array().unwrap() {
+        let evictions = report["evictions"].as_array().unwrap();
+        if report["name"] == "kubevirt-disruption-budget-x7k2q" {
+            assert!(evictions.is_empty(), "{report}");
+        } else {
+            assert_eq!(evictions.len(), 1, "{report}");
+            assert_eq!(evictions[0]["vmi"], "prod/batch-01");
+            assert_eq!(evictions[0]["httpStatus"], 500);
+            assert_eq!(evictions[0]["answer"], "more-than-one-pdb");
+        }
+    }
+}
+
+#[test]
+fn max_unavailable_over_vmpool_pods_without_status_is_computed_as_sync_failed() {
+    let (plan, code) = pdb_case("vmpool-max-unavailable");
+    assert_eq!(plan["verdict"], "will-block");
+    assert_eq!(code, Some(1));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1);
+    let b = pdbs[0];
+    assert_eq!(b["name"], "web-pool-pdb");
+    assert_eq!(b["blocking"], true);
+    let message = b["message"].as_str().unwrap();
+    for part in [
+        "allows 0 disruptions, DisruptionAllowed=False SyncFailed: virtualmachineinstances.kubevirt.io does not implement the scale subresource",
+        "computed as the disruption controller does: no status yet",
+        "kubevirt#18063",
+        "use an integer minAvailable",
+        "evicting prod/web-pool-0, prod/web-pool-1 is answered 429",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    for name in ["web-pool-0", "web-pool-1"] {
+        assert_eq!(vmi(&plan, name)["action"], "shutdown");
+        assert!(vmi(&plan, name)["endSeconds"].is_null());
+    }
+    let budget = &plan["pdbs"][0]["budget"];
+    assert_eq!(budget["source"], "computed");
+    assert_eq!(budget["disruptionsAllowed"], 0);
+    assert_eq!(
+        budget["syncFailed"],
+        "virtualmachineinstances.kubevirt.io does not implement the scale subresource"
+    );
+    assert_eq!(plan["pdbs"][0]["evictions"][0]["httpStatus"], 429);
+}
+
+#[test]
+fn always_allow_lets_a_not_ready_pod_go() {
+    let (plan, code) = pdb_case("always-allow");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    assert!(
+        pdb_blockers(&plan).iter().all(|b| b["blocking"] == false),
+        "{}",
+        plan["blockers"]
+    );
+    let batch = vmi(&plan, "batch-01");
+    assert_eq!(batch["endSeconds"], 180);
+    assert!(
+        batch["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("not Ready and unhealthyPodEvictionPolicy is AlwaysAllow"),
+        "{batch}"
+    );
+    let eviction = &plan["pdbs"][0]["evictions"][0];
+    assert_eq!(eviction["answer"], "allowed-unhealthy");
+    assert_eq!(eviction["httpStatus"], 201);
+}
+
+#[test]
+fn waves_follow_kubevirts_priority_queue() {
+    let (plan, code) = pdb_case("priority-queue");
+    assert_eq!(code, Some(0));
+    let queue = &plan["queue"];
+    assert_eq!(queue["mode"], "priority");
+    assert!(
+        queue["why"].as_str().unwrap().contains("KubeVirt v1.9.0"),
+        "{queue}"
+    );
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&queue["ahead"]),
+        ["kubevirt-evacuation-c4ch3", "kubevirt-evacuation-r3p0r"]
+    );
+    assert_eq!(
+        names(&queue["behind"]),
+        ["kubevirt-migrate-vm-b1d7x", "kubevirt-evacuation-d3sch"]
+    );
+    assert_eq!(queue["ahead"][0]["onDrainedNode"], true);
+    assert_eq!(queue["ahead"][1]["onDrainedNode"], false);
+    // node-1 has two outbound slots: cache-01's earlier evacuation (ahead) and db-01 (the
+    // longest of the drain's) start at once; app-01 waits; build-01's user-triggered
+    // migration, though older, starts after all of the drain's.
+    let start = |name: &str| vmi(&plan, name)["startSeconds"].as_u64().unwrap();
+    assert_eq!(start("cache-01"), 0);
+    assert_eq!(start("db-01"), 0);
+    assert!(start("app-01") > 0);
+    assert!(start("build-01") >= start("app-01"));
+    assert_eq!(vmi(&plan, "build-01")["wave"], 3);
+    assert!(
+        vmi(&plan, "build-01")["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("waits behind the drain's system-critical evacuations (user-triggered)")
+    );
+    // The table says which migrations are ahead.
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-pdb/priority-queue",
+        "--now",
+        EXAMPLE_NOW,
+        "plan-drain",
+        "node-1",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("Queue (priority): 2 pending migration(s) ahead of the drain's evacuations: prod/kubevirt-evacuation-c4ch3 (VMI cache-01, system-critical, on a drained node)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unsynced_integer_min_available_counts_the_pods_on_other_nodes_too() {
+    let (plan, code) = pdb_case("unsynced-min-available");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    let report = &plan["pdbs"][0];
+    assert_eq!(report["name"], "web-pdb");
+    let budget = &report["budget"];
+    assert_eq!(budget["source"], "computed");
+    assert_eq!(
+        (
+            &budget["expectedPods"],
+            &budget["currentHealthy"],
+            &budget["desiredHealthy"],
+            &budget["disruptionsAllowed"]
+        ),
+        (
+            &serde_json::json!(3),
+            &serde_json::json!(3),
+            &serde_json::json!(2),
+            &serde_json::json!(1)
+        )
+    );
+    assert_eq!(report["evictions"][0]["answer"], "allowed");
+    assert_eq!(vmi(&plan, "web-0")["endSeconds"], 180);
+}
+
+#[test]
+fn hostile_pdb_text_is_escaped_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::path::Path::new("tests/fixtures/drain-pdb/empty-selector");
+    for entry in std::fs::read_dir(fixture).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    // A SyncFailed message and a name that try to clear the screen and rewrite the line.
+    std::fs::write(
+        dir.path().join("pdbs.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n\
+         - apiVersion: policy/v1\n  kind: PodDisruptionBudget\n  metadata: {name: \"evil\\e[2J\", namespace: prod}\n  \
+         spec: {maxUnavailable: 0, selector: {}}\n  \
+         status: {disruptionsAllowed: 0, conditions: [{type: DisruptionAllowed, status: \"False\", reason: SyncFailed, \
+         message: \"fine\\rgotcha\\e[31m\", lastTransitionTime: \"2026-11-02T00:00:05Z\"}]}\n",
+    )
+    .unwrap();
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        EXAMPLE_NOW,
+        "plan-drain",
+        "node-1",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    assert!(text.contains("evil\\u{1b}[2J"), "{text}");
+    assert!(text.contains("fine\\u{d}gotcha\\u{1b}[31m"), "{text}");
+}

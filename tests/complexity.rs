@@ -137,6 +137,30 @@ fn cluster(vmi_count: usize) -> Cluster {
                 "spec": {"minAvailable": 1, "selector": {"matchLabels": {"vm.kubevirt.io/name": name}}},
                 "status": {"disruptionsAllowed": 0}})));
         }
+        // Not synced yet (no status): its budget is computed from every pod it selects, here
+        // this VM's and another's of the same namespace and node (an expression-only
+        // selector, filed under its In values). It is on a drained node in both cluster
+        // sizes, so both pay for the pass over the pods.
+        if v % 100 == 1 {
+            let (mut a, mut b) = (NAMESPACES, node_count);
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            let other = format!("vm-{:06}", v + NAMESPACES / a * node_count);
+            pdbs.push(decode(
+                json!({"metadata": {"name": format!("{name}-new-pdb"), "namespace": ns},
+                "spec": {"minAvailable": 1, "selector": {"matchExpressions": [
+                    {"key": "vm.kubevirt.io/name", "operator": "In", "values": [name, other]}]}}}),
+            ));
+        }
+        // `selector: {}` (the whole namespace, a namespace-wide index bucket): one per namespace.
+        if v < NAMESPACES {
+            pdbs.push(decode(
+                json!({"metadata": {"name": "everything", "namespace": ns},
+                "spec": {"maxUnavailable": "10%", "selector": {}},
+                "status": {"disruptionsAllowed": 0}}),
+            ));
+        }
     }
     Cluster {
         vmis,

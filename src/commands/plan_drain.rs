@@ -15,7 +15,9 @@ use crate::model::{
     ResourceQuota, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
-use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods};
+use crate::policy::drain::{
+    Action, DrainInputs, DrainPlan, Verdict, plan_drain, pods_of_unsynced_pdbs, split_pods,
+};
 use crate::policy::scheduling::node_name;
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
@@ -72,8 +74,10 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         .iter()
         .filter_map(VirtualMachineInstance::uid)
         .collect();
-    let (pods, requested_memory) =
-        split_pods(pods.into_iter().map(Pod::from), &args.nodes, &vmi_uids);
+    // The pods of a PDB without a fresh status stay whole: the plan computes its budget.
+    let (pdb_pods, pods) = pods_of_unsynced_pdbs(pods.into_iter().map(Pod::from), &pdbs);
+    let (pods, requested_memory) = split_pods(pods, &args.nodes, &vmi_uids);
+    let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
     let bandwidth = args
         .bandwidth
         .as_deref()
@@ -123,6 +127,27 @@ pub struct DrainPlanDocument<'a> {
     pub plan: &'a DrainPlan,
 }
 
+/// Cluster text for the terminal: control characters (escape sequences, carriage returns,
+/// newlines) and bidirectional overrides are shown escaped, never interpreted.
+fn safe(text: &str) -> String {
+    let hostile = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hostile) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if hostile(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn verdict_tone(v: Verdict) -> Tone {
     match v {
         Verdict::WillComplete => Tone::Good,
@@ -156,7 +181,7 @@ pub fn render_table(
     let blocking = plan.blockers.iter().filter(|b| b.blocking).count();
     let mut headline = format!(
         "Drain of {}: {}",
-        plan.nodes.join(", "),
+        safe(&plan.nodes.join(", ")),
         style.paint(
             &plan.verdict.as_str().replace('-', " ").to_uppercase(),
             verdict_tone(plan.verdict)
@@ -208,9 +233,10 @@ pub fn render_table(
                 (_, None) => b.name.clone(),
             };
             out.push_str(&format!(
-                "  {} {what}: {}\n",
+                "  {} {}: {}\n",
                 style.paint(mark, tone),
-                b.message
+                safe(&what),
+                safe(&b.message)
             ));
         }
     }
@@ -237,20 +263,18 @@ pub fn render_table(
                 None => v.name.clone(),
             };
             let mut row = vec![
-                plain(v.namespace.clone()),
-                plain(name),
+                plain(safe(&v.namespace)),
+                plain(safe(&name)),
                 (v.action.as_str().to_string(), action_tone(v.action)),
-                plain(v.target.clone().unwrap_or_else(|| "-".into())),
-                plain(v.eviction_strategy.clone()),
-                plain(v.explanation.clone()),
+                plain(safe(v.target.as_deref().unwrap_or("-"))),
+                plain(safe(&v.eviction_strategy)),
+                plain(safe(&v.explanation)),
             ];
             if wide {
                 row.push(plain(
                     v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
                 ));
-                row.push(plain(
-                    v.migration_policy.clone().unwrap_or_else(|| "-".into()),
-                ));
+                row.push(plain(safe(v.migration_policy.as_deref().unwrap_or("-"))));
                 row.push(plain(
                     v.budget_seconds
                         .map(|b| fmt::duration(b as i64))
@@ -279,8 +303,8 @@ pub fn render_table(
         out.push_str("\nMigrating INTO the drained node(s) (the drain waits for them, then moves them again):\n");
         for i in &plan.incoming {
             let mode = i.mode.as_deref().unwrap_or("mode not reported");
-            let line = format!(
-                "  {}/{} from {} to {} ({mode}){}\n",
+            let line = safe(&format!(
+                "  {}/{} from {} to {} ({mode}){}",
                 i.namespace,
                 i.name,
                 i.source_node.as_deref().unwrap_or("?"),
@@ -290,7 +314,7 @@ pub fn render_table(
                 } else {
                     ""
                 }
-            );
+            )) + "\n";
             let tone = if i.point_of_no_return {
                 Tone::Bad
             } else {
@@ -305,7 +329,7 @@ pub fn render_table(
             .iter()
             .map(|s| format!("{} ({})", s.reason, s.message))
             .collect();
-        out.push_str(&format!("Not touched: {}\n", names.join("; ")));
+        out.push_str(&format!("Not touched: {}\n", safe(&names.join("; "))));
     }
 
     let fixes: Vec<String> = plan
@@ -315,7 +339,7 @@ pub fn render_table(
         .filter_map(|v| {
             v.fix
                 .as_ref()
-                .map(|f| format!("  {}/{}: {f}", v.namespace, v.name))
+                .map(|f| safe(&format!("  {}/{}: {f}", v.namespace, v.name)))
         })
         .collect();
     if !fixes.is_empty() {
@@ -334,7 +358,7 @@ pub fn render_table(
     if !postcopy.is_empty() {
         out.push_str(&format!(
             "\nPost-copy allowed for {}: if they switch to post-copy, that is the point of no return (a network failure then loses the guest).\n",
-            postcopy.join(", ")
+            safe(&postcopy.join(", "))
         ));
     }
     out.push_str(&format!(
@@ -351,13 +375,62 @@ pub fn render_table(
         .map(|(node, n)| format!("{n} already from {node}"))
         .collect();
     if !per_node.is_empty() {
-        out.push_str(&format!(" ({})", per_node.join(", ")));
+        out.push_str(&format!(" ({})", safe(&per_node.join(", "))));
     }
     out.push('\n');
+    let queued = |q: &crate::policy::drain::QueuedMigration| {
+        format!(
+            "{}/{} (VMI {}, {}{}{})",
+            q.namespace,
+            q.name,
+            q.vmi,
+            q.priority.as_deref().unwrap_or("no priority"),
+            if q.on_drained_node {
+                ", on a drained node"
+            } else {
+                ""
+            },
+            q.held_by
+                .as_deref()
+                .map(|c| format!(", held by {c}: takes no slot"))
+                .unwrap_or_default()
+        )
+    };
+    let queue = &plan.queue;
+    if !queue.ahead.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) ahead of the drain's evacuations: {}\n",
+            queue.mode,
+            queue.ahead.len(),
+            safe(
+                &queue
+                    .ahead
+                    .iter()
+                    .map(queued)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    }
+    if !queue.behind.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) wait behind them: {}\n",
+            queue.mode,
+            queue.behind.len(),
+            safe(
+                &queue
+                    .behind
+                    .iter()
+                    .map(queued)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    }
     if wide {
         out.push_str("Assumptions:\n");
         for a in &plan.assumptions {
-            out.push_str(&format!("  - {a}\n"));
+            out.push_str(&format!("  - {}\n", safe(a)));
         }
     }
     out

@@ -1,8 +1,9 @@
 //! `vmctl snapshot FILE`: capture every kind vmctl reads into one file that `--from` reads
 //! back. This is how an operator hands an incident to a colleague.
 //!
-//! Pods that are not virt-launcher pods are kept only for node capacity: their metadata,
-//! node, phase and resource requests; their environment and commands are left out.
+//! Pods that are not virt-launcher pods are kept only for node capacity and PDB arithmetic:
+//! their metadata, node, phase, readiness and resource requests; their environment and
+//! commands are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -118,6 +119,8 @@ fn trim_pod(pod: &Value) -> Value {
         "labels",
         "ownerReferences",
         "creationTimestamp",
+        // A terminating pod is not healthy for a PodDisruptionBudget.
+        "deletionTimestamp",
     ] {
         if let Some(v) = pod.pointer(&format!("/metadata/{key}")) {
             meta.insert(key.into(), v.clone());
@@ -138,6 +141,20 @@ fn trim_pod(pod: &Value) -> Value {
     let mut status = Map::new();
     if let Some(p) = pod.pointer("/status/phase") {
         status.insert("phase".into(), p.clone());
+    }
+    // Readiness: a PodDisruptionBudget without status is computed from its Ready pods.
+    let ready: Vec<Value> = pod
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        .map(
+            |c| json!({"type": "Ready", "status": c.get("status").cloned().unwrap_or(Value::Null)}),
+        )
+        .collect();
+    if !ready.is_empty() {
+        status.insert("conditions".into(), Value::Array(ready));
     }
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status})
 }
@@ -306,8 +323,15 @@ mod tests {
         let pod = json!({"metadata": {"name": "app", "namespace": "x", "managedFields": [1]},
             "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "i", "env": [{"name": "SECRET", "value": "s"}],
                      "resources": {"requests": {"memory": "1Gi"}}}]},
-            "status": {"phase": "Running", "podIP": "10.0.0.1"}});
+            "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [
+                {"type": "PodScheduled", "status": "True"},
+                {"type": "Ready", "status": "True", "message": "m", "lastTransitionTime": "2026-11-29T03:00:00Z"}]}});
         let t = trim_pod(&pod);
+        // Readiness (and nothing else of the conditions) for PodDisruptionBudget arithmetic.
+        assert_eq!(
+            t["status"]["conditions"],
+            json!([{"type": "Ready", "status": "True"}])
+        );
         assert_eq!(
             t["spec"]["containers"][0]["resources"]["requests"]["memory"],
             "1Gi"

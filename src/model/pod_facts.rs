@@ -12,17 +12,22 @@ use k8s_openapi::api::core::v1::{
     Container, PodCondition, PodSpec, PodStatus, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Deserialize;
 
-use super::{ObjectMeta, Pod};
+use super::{ObjectMeta, Pod, Time};
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 struct Meta {
     name: Option<String>,
     namespace: Option<String>,
     uid: Option<String>,
     labels: Option<BTreeMap<String, String>>,
+    /// The pod's controller: PodDisruptionBudget arithmetic follows it (disruption controller).
+    owner_references: Option<Vec<OwnerReference>>,
+    /// A terminating pod skips PDB checks and does not count as healthy.
+    deletion_timestamp: Option<Time>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -48,7 +53,7 @@ struct StatusFacts {
     conditions: Option<Vec<PodCondition>>,
 }
 
-/// A pod's identity, labels, node, resource requests/limits, phase and conditions.
+/// A pod's identity, labels, controller, deletion, node, resource requests/limits, phase and conditions.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PodFacts {
@@ -73,6 +78,8 @@ impl From<PodFacts> for Pod {
                 namespace: facts.metadata.namespace,
                 uid: facts.metadata.uid,
                 labels: facts.metadata.labels,
+                owner_references: facts.metadata.owner_references,
+                deletion_timestamp: facts.metadata.deletion_timestamp,
                 ..ObjectMeta::default()
             },
             spec: facts.spec.map(|s| PodSpec {
@@ -141,6 +148,22 @@ mod tests {
                 .as_ref()
                 .is_some_and(|s| s.container_statuses.is_none())
         );
+    }
+
+    #[test]
+    fn keeps_the_controller_and_the_deletion_the_pdb_rules_read() {
+        let pod: Pod = serde_json::from_value::<PodFacts>(json!({
+            "metadata": {"name": "virt-launcher-a", "deletionTimestamp": "2026-11-29T03:00:00Z",
+                "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                    "name": "a", "uid": "u", "controller": true}]}}))
+        .unwrap()
+        .into();
+        let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.controller),
+            ("VirtualMachineInstance", Some(true))
+        );
+        assert!(pod.metadata.deletion_timestamp.is_some());
     }
 
     #[test]

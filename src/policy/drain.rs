@@ -10,10 +10,13 @@ use super::eviction::{StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migratability::{Blocker, migratability};
 use super::migration_policy::{effective_config, matching_policy};
+use super::pdb::{
+    Budget, BudgetSource, EvaluatedPdb, EvictionAnswer, MORE_THAN_ONE_PDB, PdbIndex, PdbSelector,
+    budget, evict,
+};
 use super::placement::TargetSearch;
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
 use super::scheduling::{allocatable_memory, holds_resources, node_name, pod_request};
-use crate::cluster::selector::LabelSelector;
 use crate::model::{
     EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
     Quantity, ResourceQuota, Time, VirtualMachine, VirtualMachineInstance,
@@ -199,6 +202,218 @@ pub struct Limits {
     pub in_flight_per_node: BTreeMap<String, u32>,
 }
 
+/// A PodDisruptionBudget the plan read, as the eviction API reads it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbReport {
+    pub namespace: String,
+    pub name: String,
+    /// `nothing` (null selector), `everything` (`{}`: the whole namespace), `labels`, or
+    /// `invalid` (the eviction API skips it).
+    pub selects: String,
+    /// Why the selector is invalid, naming the field.
+    pub invalid: Option<String>,
+    /// Its budget, when it selects a drained VMI's pod.
+    pub budget: Option<Budget>,
+    /// The drained VMIs whose launcher pods it selects.
+    pub vmis: Vec<String>,
+    /// What the eviction API answers for the VMIs the drain shuts down.
+    pub evictions: Vec<PdbEviction>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbEviction {
+    pub vmi: String,
+    pub pod: String,
+    pub http_status: u16,
+    #[serde(flatten)]
+    pub answer: EvictionAnswer,
+    pub text: String,
+}
+
+/// KubeVirt's migration queue as the drain meets it (FACTS §3.1, §12): which pending
+/// migrations start before the drain's evacuations and which wait behind them.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationQueue {
+    /// `priority` (MigrationPriorityQueue: by spec.priority, then creation) or `fifo` (by
+    /// creation only).
+    pub mode: String,
+    /// Why this mode was assumed.
+    pub why: String,
+    /// Pending migrations that get a slot before the drain's evacuations.
+    pub ahead: Vec<QueuedMigration>,
+    /// Pending migrations that wait behind the drain's evacuations.
+    pub behind: Vec<QueuedMigration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMigration {
+    pub namespace: String,
+    pub name: String,
+    pub vmi: String,
+    /// `spec.priority`; none on KubeVirt before the gate (or for VMIMs created without it).
+    pub priority: Option<String>,
+    /// Its VMI is on a drained node: it takes that node's outbound slots.
+    pub on_drained_node: bool,
+    /// A condition that keeps it Pending (quota, backup, utility volumes): it takes no slot
+    /// until that clears.
+    pub held_by: Option<String>,
+}
+
+/// VMIM conditions that keep a migration Pending without taking a parallel slot (FACTS §3.2).
+const HOLDING_CONDITIONS: [&str; 4] = [
+    "migrationRejectedByResourceQuota",
+    "migrationBlockedByUtilityVolumes",
+    "migrationBlockedByBackup",
+    "decentralizedMigrationBlocked",
+];
+
+fn held_by(m: &VirtualMachineInstanceMigration) -> Option<&'static str> {
+    HOLDING_CONDITIONS
+        .into_iter()
+        .find(|c| m.condition(c).is_some_and(|c| c.is_true()))
+}
+
+/// The priority of the VMIMs the evacuation controller creates for a drain (a descheduler
+/// eviction gets `system-maintenance` instead).
+pub const EVACUATION_PRIORITY: &str = "system-critical";
+
+/// KubeVirt's queue weight of a VMIM priority (`pkg/util/migrations/migrations.go`).
+pub fn priority_weight(priority: Option<&str>) -> u32 {
+    match priority {
+        Some("system-critical") => 100,
+        Some("user-triggered") => 50,
+        Some("system-maintenance") => 20,
+        _ => 0,
+    }
+}
+
+/// VMI annotation set when the descheduler asked for the eviction (FACTS §2.1).
+pub const EVICTION_SOURCE_ANNOTATION: &str = "kubevirt.io/eviction-source";
+
+/// The priority of the evacuation VMIM KubeVirt creates for `vmi`: system-critical, or
+/// system-maintenance when the descheduler marked it (it stays marked, so the drain's own
+/// eviction does not change that).
+pub fn evacuation_priority(vmi: &VirtualMachineInstance) -> &'static str {
+    if vmi.evacuation_node().is_some()
+        && vmi.annotation(EVICTION_SOURCE_ANNOTATION) == Some("descheduler")
+    {
+        "system-maintenance"
+    } else {
+        EVACUATION_PRIORITY
+    }
+}
+
+/// Splits the cluster's pending migrations (phase Pending or unset) into those ahead of
+/// the drain's evacuations and those behind them. With the priority queue
+/// (MigrationPriorityQueue, GA in v1.9; on when any VMIM carries spec.priority) the
+/// evacuations are system-critical: pending system-critical migrations, created earlier,
+/// are ahead; user-triggered, system-maintenance and unprioritised ones wait behind.
+/// Without it the queue is FIFO by creation: every pending migration is ahead.
+/// Returns the queue and, in queue order, the VMIMs ahead and behind.
+pub fn migration_queue<'a>(
+    kubevirt: Option<&KubeVirt>,
+    vmims: &'a [VirtualMachineInstanceMigration],
+    on_drained: &dyn Fn(&VirtualMachineInstanceMigration) -> bool,
+) -> (
+    MigrationQueue,
+    Vec<&'a VirtualMachineInstanceMigration>,
+    Vec<&'a VirtualMachineInstanceMigration>,
+) {
+    let version = kubevirt.and_then(KubeVirt::version);
+    let with_priority = vmims.iter().find(|m| m.spec.priority.is_some());
+    let (priority, why) = if let Some(v) =
+        version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v >= (1, 9)))
+    {
+        (
+            true,
+            format!("KubeVirt {v}: MigrationPriorityQueue is GA since v1.9"),
+        )
+    } else if let Some(m) = with_priority {
+        (
+            true,
+            format!(
+                "VMIM {}/{} carries spec.priority: the MigrationPriorityQueue gate is on",
+                m.namespace(),
+                m.name()
+            ),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "{}: no VMIM carries spec.priority, so the MigrationPriorityQueue gate (alpha v1.7, beta v1.8, GA v1.9) is taken as off and the queue as FIFO by creation",
+                version
+                    .map(|v| format!("KubeVirt {v}"))
+                    .unwrap_or_else(|| "KubeVirt version unknown".into())
+            ),
+        )
+    };
+    let mut pending: Vec<&VirtualMachineInstanceMigration> = vmims
+        .iter()
+        .filter(|m| {
+            work::step(1);
+            matches!(
+                m.phase(),
+                crate::model::vmim::MigrationPhase::Pending
+                    | crate::model::vmim::MigrationPhase::Unset
+            )
+        })
+        .collect();
+    pending.sort_by(|a, b| {
+        let weight = |m: &VirtualMachineInstanceMigration| {
+            if priority {
+                priority_weight(m.spec.priority.as_deref())
+            } else {
+                0
+            }
+        };
+        weight(b)
+            .cmp(&weight(a))
+            .then_with(|| {
+                a.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(|t| t.0)
+                    .cmp(&b.metadata.creation_timestamp.as_ref().map(|t| t.0))
+            })
+            .then_with(|| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())))
+    });
+    let evacuation = priority_weight(Some(EVACUATION_PRIORITY));
+    let (ahead, behind): (Vec<_>, Vec<_>) = pending
+        .into_iter()
+        .partition(|m| !priority || priority_weight(m.spec.priority.as_deref()) >= evacuation);
+    let describe = |m: &&VirtualMachineInstanceMigration| QueuedMigration {
+        namespace: m.namespace().to_string(),
+        name: m.name().to_string(),
+        vmi: m.spec.vmi_name.clone(),
+        priority: m.spec.priority.clone(),
+        on_drained_node: on_drained(m),
+        held_by: held_by(m).map(str::to_string),
+    };
+    let queue = MigrationQueue {
+        mode: if priority { "priority" } else { "fifo" }.into(),
+        why,
+        ahead: ahead.iter().map(describe).collect(),
+        behind: behind.iter().map(describe).collect(),
+    };
+    (queue, ahead, behind)
+}
+
+/// A migration the wave schedule places before or after the drain's own.
+struct Queued {
+    /// Queue weight (0 for all in a FIFO queue).
+    weight: u32,
+    /// The plan row it is, for a VMI on a drained node.
+    plan: Option<usize>,
+    /// Its source node, when it is a drained one (it then takes that node's slots).
+    source: Option<String>,
+    estimate: u64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DrainPlan {
@@ -212,6 +427,11 @@ pub struct DrainPlan {
     /// Migrations landing on a drained node: the drain waits for them, then moves them again.
     pub incoming: Vec<Incoming>,
     pub limits: Limits,
+    /// Pending migrations ahead of and behind the drain's evacuations in KubeVirt's queue.
+    pub queue: MigrationQueue,
+    /// The PodDisruptionBudgets over the drained VMIs' pods (and invalid ones in their
+    /// namespaces), with their budgets and the eviction API's answers.
+    pub pdbs: Vec<PdbReport>,
     pub waves: u32,
     /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
     pub defaults_assumed: bool,
@@ -349,24 +569,6 @@ fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String)
         vmis: vec![format!("{}/{}", plan.namespace, plan.name)],
         blocking: true,
     }
-}
-
-/// The label selector of a PDB; None when it has none or an empty one (not yet read here
-/// as Kubernetes does, issue 10).
-fn pdb_selector(pdb: &PodDisruptionBudget) -> Option<LabelSelector> {
-    let s = pdb.spec.as_ref()?.selector.as_ref()?;
-    let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
-    for e in s.match_expressions.as_deref().unwrap_or(&[]) {
-        use crate::cluster::selector::LabelRequirement as R;
-        let values = e.values.clone().unwrap_or_default();
-        sel.requirements.push(match e.operator.as_str() {
-            "In" => R::In(e.key.clone(), values),
-            "NotIn" => R::NotIn(e.key.clone(), values),
-            "Exists" => R::Exists(e.key.clone()),
-            _ => R::NotExists(e.key.clone()),
-        });
-    }
-    (!sel.is_empty()).then_some(sel)
 }
 
 struct Candidate {
@@ -637,10 +839,13 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid());
             plan.target = state.and_then(|s| s.target_node.clone());
             let started = state.and_then(|s| s.start_timestamp.as_ref());
-            let elapsed = match (
-                &inputs.now,
-                started.or(m.metadata.creation_timestamp.as_ref()),
-            ) {
+            // A migration still queued (Pending) has moved nothing yet, however old it is.
+            let since = started.or(m
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .filter(|_| m.phase().counts_as_running()));
+            let elapsed = match (&inputs.now, since) {
                 (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
                 _ => 0,
             };
@@ -812,127 +1017,101 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         plan_vmis.push(vmi);
     }
 
-    // Harmful PDBs over the launcher pods on the drained nodes. Each drained VMI's launcher
-    // pods are looked up once, and each pod is checked only against the PDBs of its
-    // namespace that can select it (indexed by one of their matchLabels).
-    let selectors: Vec<Option<LabelSelector>> = inputs.pdbs.iter().map(pdb_selector).collect();
-    let mut by_label: HashMap<(&str, &str, &str), Vec<usize>> = HashMap::new();
-    let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, pdb) in inputs.pdbs.iter().enumerate() {
-        work::step(1);
-        if selectors[i].is_none() {
-            continue;
-        }
-        let ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        let first_label = pdb
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .and_then(|s| s.match_labels.as_ref())
-            .and_then(|m| m.iter().next());
-        match first_label {
-            Some((k, v)) => by_label.entry((ns, k, v)).or_default().push(i),
-            None => by_namespace.entry(ns).or_default().push(i),
-        }
-    }
-    let mut covered_by: Vec<Vec<String>> = vec![Vec::new(); inputs.pdbs.len()];
-    for (plan, vmi) in plans.iter().zip(&plan_vmis) {
-        let mut hits: Vec<usize> = Vec::new();
-        for pod in pod_index.candidates_for(vmi) {
-            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
-            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
-                continue;
-            }
-            let labels = pod_labels(pod);
-            let indexed = labels
-                .iter()
-                .filter_map(|(k, v)| by_label.get(&(pod_ns, k.as_str(), v.as_str())))
-                .flatten();
-            let unindexed = by_namespace.get(pod_ns).into_iter().flatten();
-            for &i in indexed.chain(unindexed) {
-                work::step(1);
-                if !hits.contains(&i)
-                    && selectors[i]
-                        .as_ref()
-                        .is_some_and(|s| s.matches_labels(labels))
-                {
-                    hits.push(i);
-                }
-            }
-        }
-        for i in hits {
-            covered_by[i].push(format!("{}/{}", plan.namespace, plan.name));
-        }
-    }
-    for (pdb, covered) in inputs.pdbs.iter().zip(covered_by) {
-        let Some(spec) = pdb.spec.as_ref() else {
-            continue;
-        };
-        let pdb_ns = pdb.metadata.namespace.as_deref().unwrap_or("");
-        if covered.is_empty() {
-            continue;
-        }
-        let allowed = pdb.status.as_ref().and_then(|s| s.disruptions_allowed);
-        let max_unavailable = spec.max_unavailable.is_some();
-        if allowed != Some(0) && !max_unavailable {
-            continue;
-        }
-        let covered_set: HashSet<&str> = covered.iter().map(String::as_str).collect();
-        let stopped: Vec<String> = plans
-            .iter()
-            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
-            .map(|p| format!("{}/{}", p.namespace, p.name))
-            .filter(|id| covered_set.contains(id.as_str()))
-            .collect();
-        let stopped_set: HashSet<&str> = stopped.iter().map(String::as_str).collect();
-        let name = pdb.metadata.name.clone().unwrap_or_default();
-        for p in plans
-            .iter_mut()
-            .filter(|p| p.namespace == pdb_ns && p.action.stops_the_vm())
-        {
-            if stopped_set.contains(format!("{}/{}", p.namespace, p.name).as_str()) {
-                p.explanation.push_str(&format!(
-                    "; but PodDisruptionBudget {name} refuses the eviction, so the drain blocks here"
-                ));
-                p.fix
-                    .get_or_insert_with(|| format!("relax PodDisruptionBudget {pdb_ns}/{name}"));
-                p.end_seconds = None;
-                p.start_seconds = None;
-            }
-        }
-        let why = if max_unavailable {
-            "uses maxUnavailable over virt-launcher pods (VMIs have no /scale, so it allows 0 disruptions)"
-        } else {
-            "allows 0 disruptions"
-        };
-        let blocking = !stopped.is_empty();
-        let message = if blocking {
-            format!(
-                "{why}: the eviction of {} is refused until it changes",
-                stopped.join(", ")
-            )
-        } else {
-            format!(
-                "{why}; the VMIs it covers migrate and their source pods complete, so it only matters if a migration fails"
-            )
-        };
-        blockers.push(DrainBlocker {
-            kind: "pdb".into(),
-            namespace: Some(pdb_ns.to_string()),
-            name,
-            reason: if max_unavailable {
-                "MaxUnavailablePDB".into()
-            } else {
-                "NoDisruptionsAllowed".into()
-            },
-            message,
-            vmis: covered,
-            blocking,
-        });
-    }
+    let (pdb_blockers, pdb_reports) = judge_pdbs(inputs, &mut plans, &plan_vmis, &pod_index);
+    blockers.extend(pdb_blockers);
 
     // Waves: list scheduling, longest first, under the per-node and per-cluster limits.
-    let waves = schedule(&mut plans, &mut candidates, &limits, &in_flight_on_drained);
+    // KubeVirt's queue: pending migrations ahead of the drain's evacuations take slots
+    // first; those behind start after them.
+    let (queue, ahead, behind) = migration_queue(kubevirt, &inputs.vmims, &|m| {
+        vmi_node_by_key.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+    });
+    let plan_of: HashMap<(String, String), usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.namespace.clone(), p.name.clone()), i))
+        .collect();
+    let key =
+        |m: &VirtualMachineInstanceMigration| (m.namespace().to_string(), m.spec.vmi_name.clone());
+    let average = if candidates.is_empty() {
+        SETUP_SECONDS
+    } else {
+        candidates.iter().map(|c| c.estimate).sum::<u64>() / candidates.len() as u64
+    };
+    let priority_mode = queue.mode == "priority";
+    let queued = |m: &&VirtualMachineInstanceMigration| -> Option<Queued> {
+        let weight = if priority_mode {
+            priority_weight(m.spec.priority.as_deref())
+        } else {
+            0
+        };
+        match plan_of.get(&key(m)) {
+            Some(&i) if plans[i].action == Action::AlreadyMigrating => Some(Queued {
+                weight,
+                plan: Some(i),
+                source: Some(plans[i].node.clone()),
+                estimate: plans[i].estimate_seconds.unwrap_or(SETUP_SECONDS),
+            }),
+            Some(_) => None,
+            None => held_by(m).is_none().then_some(Queued {
+                weight,
+                plan: None,
+                source: None,
+                estimate: average,
+            }),
+        }
+    };
+    // In queue order: the ahead, then the behind (which may still take a free cluster slot
+    // while the drain's evacuations wait for their node's outbound slots).
+    let existing: Vec<Queued> = ahead.iter().chain(&behind).filter_map(queued).collect();
+    for (list, words) in [
+        (
+            &ahead,
+            "in KubeVirt's queue it is ahead of the drain's evacuations",
+        ),
+        (
+            &behind,
+            "in KubeVirt's queue it waits behind the drain's system-critical evacuations",
+        ),
+    ] {
+        for m in list.iter() {
+            if let Some(&i) = plan_of.get(&key(m))
+                && plans[i].action == Action::AlreadyMigrating
+            {
+                let priority = m.spec.priority.as_deref().unwrap_or("no priority");
+                plans[i]
+                    .explanation
+                    .push_str(&format!("; {words} ({priority})"));
+            }
+        }
+    }
+    // The drain's own evacuations: system-critical, unless the descheduler marked the VMI.
+    let own_weight: HashMap<usize, u32> = candidates
+        .iter()
+        .map(|c| {
+            let priority = evacuation_priority(plan_vmis[c.index]);
+            if priority != EVACUATION_PRIORITY {
+                plans[c.index].explanation.push_str(&format!(
+                    "; the descheduler marked it, so its evacuation is {priority} and waits behind system-critical and user-triggered migrations in KubeVirt's priority queue"
+                ));
+            }
+            (c.index, priority_weight(Some(priority)))
+        })
+        .collect();
+    let waves = schedule(
+        &mut plans,
+        &mut candidates,
+        &limits,
+        &in_flight_on_drained,
+        &existing,
+        &|index| {
+            if priority_mode {
+                own_weight.get(&index).copied().unwrap_or(0)
+            } else {
+                0
+            }
+        },
+    );
 
     blockers.sort_by_key(|b| {
         (
@@ -999,6 +1178,18 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
         format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
     ];
+    if !queue.ahead.is_empty() || !queue.behind.is_empty() {
+        assumptions.push(format!(
+            "migration queue {}: {}{}; pending migrations elsewhere that are ahead take a cluster slot for as long as the drain's average migration",
+            queue.mode,
+            queue.why,
+            if queue.mode == "priority" {
+                format!("; the drain's evacuations are {EVACUATION_PRIORITY}")
+            } else {
+                String::new()
+            }
+        ));
+    }
     if kubevirt.is_none() {
         assumptions.insert(0, "no KubeVirt CR found: KubeVirt's defaults apply (evictionStrategy None, 5 per cluster, 2 per node, 150 s/GiB)".into());
     }
@@ -1011,6 +1202,8 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
         skipped,
         incoming,
         limits,
+        queue,
+        pdbs: pdb_reports,
         waves,
         defaults_assumed: kubevirt.is_none(),
         kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
@@ -1020,12 +1213,18 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 
 /// Assigns start/end times and waves; returns the number of waves. Migrations already in
 /// flight from the drained nodes hold their slots until their estimated end; others in the
-/// cluster hold cluster slots for the whole plan (their end is unknown here).
+/// cluster hold cluster slots for the whole plan (their end is unknown here). KubeVirt's
+/// queue order decides who gets a free slot first: by weight (priority queue; all equal
+/// when FIFO; `weight_of` a drain candidate's plan index), the pending migrations (`existing`, in queue order; those elsewhere in the
+/// cluster take a cluster slot for an average migration's time) before the drain's
+/// evacuations of the same weight, and these longest first.
 fn schedule(
     plans: &mut [VmiPlan],
     candidates: &mut [Candidate],
     limits: &Limits,
     in_flight_on_drained: &[(String, u64)],
+    existing: &[Queued],
+    weight_of: &dyn Fn(usize) -> u32,
 ) -> u32 {
     candidates.sort_by(|a, b| b.estimate.cmp(&a.estimate).then(a.index.cmp(&b.index)));
     let elsewhere = limits
@@ -1037,27 +1236,47 @@ fn schedule(
         .saturating_sub(elsewhere)
         .max(1);
     let node_slots = limits.parallel_outbound_migrations_per_node.max(1);
-    // Running: (end time, source node).
-    let mut running: Vec<(u64, String)> = in_flight_on_drained
+    // Running: (end time, source node when it is a drained one).
+    let mut running: Vec<(u64, Option<String>)> = in_flight_on_drained
         .iter()
         .cloned()
-        .map(|(n, e)| (e, n))
+        .map(|(n, e)| (e, Some(n)))
         .collect();
-    let mut pending: Vec<&Candidate> = candidates.iter().collect();
+    let own: Vec<Queued> = candidates
+        .iter()
+        .map(|c| Queued {
+            weight: weight_of(c.index),
+            plan: Some(c.index),
+            source: Some(c.source.clone()),
+            estimate: c.estimate,
+        })
+        .collect();
+    // Stable: within a weight, the existing migrations first, in queue order.
+    let mut pending: Vec<&Queued> = existing.iter().chain(&own).collect();
+    pending.sort_by_key(|q| std::cmp::Reverse(q.weight));
     let mut now = 0u64;
     let mut starts: BTreeSet<u64> = BTreeSet::new();
+    let mut scheduled: Vec<usize> = Vec::new();
     while !pending.is_empty() {
         running.retain(|(end, _)| *end > now);
         let mut i = 0;
         while i < pending.len() {
             let c = pending[i];
-            let on_node = running.iter().filter(|(_, n)| *n == c.source).count() as u32;
+            let on_node = c.source.as_ref().map_or(0, |s| {
+                running
+                    .iter()
+                    .filter(|(_, n)| n.as_ref() == Some(s))
+                    .count() as u32
+            });
             if (running.len() as u32) < cluster_slots && on_node < node_slots {
                 let end = now + c.estimate;
-                let plan = &mut plans[c.index];
-                plan.start_seconds = Some(now);
-                plan.end_seconds = Some(end);
-                starts.insert(now);
+                if let Some(index) = c.plan {
+                    let plan = &mut plans[index];
+                    plan.start_seconds = Some(now);
+                    plan.end_seconds = Some(end);
+                    starts.insert(now);
+                    scheduled.push(index);
+                }
                 running.push((end, c.source.clone()));
                 pending.remove(i);
             } else {
@@ -1074,12 +1293,523 @@ fn schedule(
         .enumerate()
         .map(|(i, s)| (*s, i as u32 + 1))
         .collect();
-    for c in candidates.iter() {
-        if let Some(start) = plans[c.index].start_seconds {
-            plans[c.index].wave = wave_of.get(&start).copied();
+    for index in scheduled {
+        if let Some(start) = plans[index].start_seconds {
+            plans[index].wave = wave_of.get(&start).copied();
         }
     }
     starts.len() as u32
+}
+
+/// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status:
+/// (selected, rest). The plan computes such a PDB's budget from every pod it selects, as the
+/// disruption controller does, so these must reach [`DrainInputs::pods`] whole, whatever
+/// [`split_pods`] does with the rest. Linear: each pod is matched through the PDB index.
+pub fn pods_of_unsynced_pdbs(
+    pods: impl IntoIterator<Item = Pod>,
+    pdbs: &[PodDisruptionBudget],
+) -> (Vec<Pod>, Vec<Pod>) {
+    let unsynced: Vec<PodDisruptionBudget> = pdbs
+        .iter()
+        .filter(|p| !has_fresh_status(p))
+        .cloned()
+        .collect();
+    if unsynced.is_empty() {
+        return (Vec::new(), pods.into_iter().collect());
+    }
+    let index = PdbIndex::new(&unsynced);
+    pods.into_iter().partition(|pod| {
+        work::step(1);
+        !index.matching(pod).is_empty()
+    })
+}
+
+/// The text that says where a PDB's numbers come from and what they are.
+fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
+    let source = match (b.source, b.estimated) {
+        (BudgetSource::Status, _) => "from its status",
+        (BudgetSource::Computed, false) => {
+            "computed as the disruption controller does: no status yet"
+        }
+        (BudgetSource::Computed, true) => {
+            "estimated as the disruption controller would compute it: no status yet"
+        }
+    };
+    let spec = pdb.spec.as_ref();
+    let needs_scale = spec.is_some_and(|s| {
+        s.max_unavailable.is_some()
+            || matches!(
+                s.min_available,
+                Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(_))
+            )
+    });
+    match &b.sync_failed {
+        Some(message) => {
+            let hint = if needs_scale && message.contains("virtualmachineinstances") {
+                " (maxUnavailable and a percentage minAvailable need the pods' controller /scale; a virt-launcher pod's controller is its VMI, which has none, also for VMPool VMs, kubevirt#18063: use an integer minAvailable)"
+            } else {
+                ""
+            };
+            format!(
+                "allows 0 disruptions, DisruptionAllowed=False SyncFailed: {message}{hint}; {source}"
+            )
+        }
+        None => format!(
+            "allows {} disruption(s): {} healthy, {} desired, {} expected; {source}{}",
+            b.disruptions_allowed,
+            b.current_healthy,
+            b.desired_healthy,
+            b.expected_pods,
+            b.note
+                .as_deref()
+                .filter(|n| n.starts_with("neither"))
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// Said of every `selector: {}` PDB the plan relies on.
+const EMPTY_SELECTOR_NOTE: &str = "selector {} selects every pod of its namespace (Kubernetes 1.29+ and 1.28 patch releases; older API servers ignore an empty selector when evicting, kubernetes#119732)";
+
+/// Is this one of the per-VMI PDBs KubeVirt ≤ v1.5 created (FACTS §2.3)?
+fn is_kubevirt_pdb(pdb: &PodDisruptionBudget) -> bool {
+    pdb.metadata.name.as_deref().is_some_and(|n| {
+        n.starts_with("kubevirt-disruption-budget-") || n.starts_with("kubevirt-migration-pdb-")
+    }) || pdb
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .any(|o| o.kind == "VirtualMachineInstance" && o.controller == Some(true))
+}
+
+/// PodDisruptionBudgets over the launcher pods of the drained VMIs, read as the eviction
+/// API reads them ([`super::pdb`]). Only the evictions that reach the PDB check matter:
+/// KubeVirt's eviction webhook answers first (429, evacuation) for every VMI that migrates,
+/// blocks or is External, so a PDB only holds up the VMIs the drain shuts down. Each
+/// launcher pod is matched through the index once; budgets without a fresh status are
+/// computed in one more pass over the pods.
+fn judge_pdbs(
+    inputs: &DrainInputs,
+    plans: &mut [VmiPlan],
+    plan_vmis: &[&VirtualMachineInstance],
+    pod_index: &PodIndex,
+) -> (Vec<DrainBlocker>, Vec<PdbReport>) {
+    let pdbs = &inputs.pdbs;
+    let index = PdbIndex::new(pdbs);
+    let mut blockers = Vec::new();
+    // Per PDB: the answers for the shutdowns whose pods it selects.
+    let mut answers: Vec<Vec<PdbEviction>> = vec![Vec::new(); pdbs.len()];
+    // For each plan: its launcher pods and the PDBs selecting each.
+    let mut pod_hits: Vec<Vec<(&Pod, Vec<usize>)>> = Vec::with_capacity(plans.len());
+    // For each PDB: the plans whose pods it selects, in plan order.
+    let mut covered: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    for (pi, (plan, vmi)) in plans.iter().zip(plan_vmis).enumerate() {
+        let mut hits = Vec::new();
+        for pod in pod_index.candidates_for(vmi) {
+            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
+                continue;
+            }
+            let matching = index.matching(pod);
+            for &i in &matching {
+                if covered[i].last() != Some(&pi) {
+                    covered[i].push(pi);
+                }
+            }
+            hits.push((pod, matching));
+        }
+        pod_hits.push(hits);
+    }
+
+    // Budgets of the PDBs that cover a drained VMI. Those without a fresh status are
+    // computed from every pod they select (one pass over the pods).
+    let needs_pods: Vec<bool> = pdbs
+        .iter()
+        .zip(&covered)
+        .map(|(p, c)| !c.is_empty() && !has_fresh_status(p))
+        .collect();
+    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
+    if needs_pods.iter().any(|n| *n) {
+        for pod in &inputs.pods {
+            work::step(1);
+            for i in index.matching(pod) {
+                if needs_pods[i] {
+                    selected[i].push(pod);
+                }
+            }
+        }
+    }
+    let evaluated: Vec<Option<EvaluatedPdb>> = pdbs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (!covered[i].is_empty())
+                .then(|| EvaluatedPdb::new(p, &index.selectors[i], budget(p, &selected[i], true)))
+        })
+        .collect();
+
+    let id = |p: &VmiPlan| format!("{}/{}", p.namespace, p.name);
+    // KubeVirt up to v1.4 (webhook failurePolicy Ignore) denies only the first eviction of a
+    // VMI it marks; kubectl drain's retries then reach the PDB check (FACTS §2.1).
+    let version = inputs.kubevirt.as_ref().and_then(KubeVirt::version);
+    if let Some(v) =
+        version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v < (1, 5)))
+    {
+        let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+        for (pi, hits) in pod_hits.iter().enumerate() {
+            if !matches!(
+                plans[pi].action,
+                Action::LiveMigrate | Action::AlreadyMigrating
+            ) {
+                continue;
+            }
+            for (_, matching) in hits.iter().filter(|(_, m)| m.len() > 1) {
+                sets.entry(matching.clone()).or_default().push(pi);
+            }
+        }
+        for (set, holders) in sets {
+            let names: Vec<String> = set
+                .iter()
+                .map(|&i| pdbs[i].metadata.name.clone().unwrap_or_default())
+                .collect();
+            let who: Vec<String> = holders.iter().map(|&pi| id(&plans[pi])).collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: pdbs[set[0]].metadata.namespace.clone(),
+                name: names.join(" + "),
+                reason: "MultiplePodDisruptionBudgets".into(),
+                message: format!(
+                    "{} select the launcher pod of {}, which migrates: KubeVirt {v} (up to v1.4) lets kubectl drain's repeated evictions of a VMI it has marked through to the PDB check, which answers 500 \"{MORE_THAN_ONE_PDB}\"; kubectl drain stops on that error instead of retrying (the migration goes on; run the drain again)",
+                    names.join(" and "),
+                    who.join(", ")
+                ),
+                vmis: who,
+                blocking: false,
+            });
+        }
+    }
+    // Per PDB: the shutdowns it refuses (with the answer) and those it waits on.
+    let mut refused: Vec<Vec<(usize, EvictionAnswer)>> = vec![Vec::new(); pdbs.len()];
+    let mut stale_waits: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    let mut evicted_through: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    // Sets of two or more PDBs over one pod -> the plans they hold.
+    let mut multiple: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for (pi, hits) in pod_hits.iter().enumerate() {
+        if !plans[pi].action.stops_the_vm() {
+            continue;
+        }
+        for (pod, matching) in hits {
+            let these: Vec<&EvaluatedPdb> = matching
+                .iter()
+                .filter_map(|&i| evaluated[i].as_ref())
+                .collect();
+            let answer = evict(pod, &these);
+            let plan = &mut plans[pi];
+            for &i in matching {
+                answers[i].push(PdbEviction {
+                    vmi: format!("{}/{}", plan.namespace, plan.name),
+                    pod: pod.metadata.name.clone().unwrap_or_default(),
+                    http_status: answer.http_status(),
+                    answer: answer.clone(),
+                    text: answer.api_text(),
+                });
+            }
+            match &answer {
+                EvictionAnswer::MoreThanOnePdb { pdbs: names } => {
+                    let holders = multiple.entry(matching.clone()).or_default();
+                    if holders.last() != Some(&pi) {
+                        holders.push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudgets {} {} select its pod, so the eviction API answers 500 ({MORE_THAN_ONE_PDB}) and never evicts it: the drain blocks here",
+                        names.join(" and "),
+                        if names.len() == 2 { "both" } else { "all" }
+                    ));
+                    let fix = format!(
+                        "leave one PodDisruptionBudget per pod: narrow the selector of {} in {}",
+                        names.join(" or "),
+                        plan.namespace
+                    );
+                    add_fix(plan, fix);
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::NoDisruptionsAllowed { pdb, .. }
+                | EvictionAnswer::Forbidden { pdb, .. } => {
+                    if let Some(&i) = matching.first() {
+                        refused[i].push((pi, answer.clone()));
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudget {pdb} refuses the eviction ({}), so the drain blocks here",
+                        answer.short()
+                    ));
+                    let over_vmis = matching.first().is_some_and(|&i| {
+                        evaluated[i].as_ref().is_some_and(|e| {
+                            e.budget
+                                .sync_failed
+                                .as_deref()
+                                .is_some_and(|m| m.contains("virtualmachineinstances"))
+                        })
+                    });
+                    let fix = format!(
+                        "relax PodDisruptionBudget {}/{pdb}{}",
+                        plan.namespace,
+                        if over_vmis {
+                            " (an integer minAvailable instead of maxUnavailable: VMIs have no /scale)"
+                        } else {
+                            ""
+                        }
+                    );
+                    add_fix(plan, fix);
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::StatusStale {
+                    pdb,
+                    observed_generation,
+                    generation,
+                } => {
+                    if let Some(&i) = matching.first() {
+                        stale_waits[i].push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb}'s status is older than its spec (observedGeneration {observed_generation} < generation {generation}): the eviction gets 429 until the disruption controller catches up"
+                    ));
+                }
+                EvictionAnswer::AllowedUnhealthy { pdb, why } => {
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb} selects its pod but does not hold it: {why}"
+                    ));
+                }
+                EvictionAnswer::Allowed { .. } => {
+                    if let Some(&i) = matching.first() {
+                        evicted_through[i].push(pi);
+                    }
+                }
+                EvictionAnswer::NoPdb | EvictionAnswer::NoPdbCheck { .. } => {}
+            }
+        }
+    }
+
+    for (set, holders) in &multiple {
+        let names: Vec<String> = set
+            .iter()
+            .map(|&i| pdbs[i].metadata.name.clone().unwrap_or_default())
+            .collect();
+        let ns = pdbs[set[0]].metadata.namespace.clone();
+        let mut message = format!(
+            "{} {} select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
+            names.join(" and "),
+            if names.len() == 2 { "both" } else { "all" },
+            holders
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for &i in set {
+            if is_kubevirt_pdb(&pdbs[i]) {
+                message.push_str(&format!(
+                    "; {} is KubeVirt's own per-VMI PDB (created up to v1.5; v1.6+ virt-controller deletes it)",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+            if index.selectors[i] == PdbSelector::Everything {
+                message.push_str(&format!(
+                    "; {}: {EMPTY_SELECTOR_NOTE}",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        blockers.push(DrainBlocker {
+            kind: "pdb".into(),
+            namespace: ns,
+            name: names.join(" + "),
+            reason: "MultiplePodDisruptionBudgets".into(),
+            message,
+            vmis: holders.iter().map(|&pi| id(&plans[pi])).collect(),
+            blocking: true,
+        });
+    }
+
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let b = &e.budget;
+        let name = e.name.clone();
+        let ns = pdb.metadata.namespace.clone();
+        let max_unavailable = pdb
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.max_unavailable.is_some());
+        let words = budget_words(pdb, b);
+        let everything = if e.selects_everything {
+            format!("; {EMPTY_SELECTOR_NOTE}")
+        } else {
+            String::new()
+        };
+        let mut covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        covered_ids.sort();
+        if !refused[i].is_empty() {
+            let who: Vec<String> = refused[i].iter().map(|(pi, _)| id(&plans[*pi])).collect();
+            let answer = refused[i][0].1.api_text();
+            let reason = match &refused[i][0].1 {
+                EvictionAnswer::Forbidden { .. } => "EvictionForbidden",
+                _ if max_unavailable => "MaxUnavailablePDB",
+                _ if b.sync_failed.is_some() => "SyncFailed",
+                _ => "NoDisruptionsAllowed",
+            };
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: reason.into(),
+                message: format!(
+                    "{words}: evicting {} is answered {answer} until it changes{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: true,
+            });
+        } else if !stale_waits[i].is_empty() {
+            let who: Vec<String> = stale_waits[i].iter().map(|&pi| id(&plans[pi])).collect();
+            let (observed, generation) = b.stale.unwrap_or_default();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "StatusStale".into(),
+                message: format!(
+                    "status.observedGeneration {observed} < metadata.generation {generation}: the eviction of {} gets 429 until the disruption controller catches up; then it {words}{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if b.disruptions_allowed <= 0
+            && covered[i]
+                .iter()
+                .any(|&pi| !plans[pi].action.stops_the_vm())
+        {
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: if max_unavailable {
+                    "MaxUnavailablePDB".into()
+                } else if b.sync_failed.is_some() {
+                    "SyncFailed".into()
+                } else {
+                    "NoDisruptionsAllowed".into()
+                },
+                message: format!(
+                    "{words}; the VMIs it covers migrate (KubeVirt's eviction webhook answers before the PDB check) and their source pods complete, so it only matters if a migration fails{everything}"
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if evicted_through[i].len() as i64 > i64::from(b.disruptions_allowed) {
+            let who: Vec<String> = evicted_through[i]
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "BudgetShorterThanShutdowns".into(),
+                message: format!(
+                    "{words}, and the drain evicts {} pods it selects ({}): the rest get 429 until evicted pods are Ready again elsewhere, and stay refused if their VMs stay stopped{everything}",
+                    who.len(),
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        }
+    }
+
+    let selects = |i: usize| match &index.selectors[i] {
+        PdbSelector::Nothing => ("nothing", None),
+        PdbSelector::Everything => ("everything", None),
+        PdbSelector::Labels(_) => ("labels", None),
+        PdbSelector::Invalid(why) => ("invalid", Some(why.clone())),
+    };
+    let mut reports: Vec<PdbReport> = Vec::new();
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let (kind, invalid) = selects(i);
+        let mut vmis: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        vmis.sort();
+        reports.push(PdbReport {
+            namespace: pdb.metadata.namespace.clone().unwrap_or_default(),
+            name: e.name.clone(),
+            selects: kind.into(),
+            invalid,
+            budget: Some(e.budget.clone()),
+            vmis,
+            evictions: std::mem::take(&mut answers[i]),
+        });
+    }
+
+    // PDBs that protect nothing because their selector is invalid, in the drained VMIs'
+    // namespaces: the user may think they do.
+    let namespaces: BTreeSet<&str> = plans.iter().map(|p| p.namespace.as_str()).collect();
+    for ns in namespaces {
+        for &i in index.inert_in(ns) {
+            let (kind, invalid) = selects(i);
+            reports.push(PdbReport {
+                namespace: ns.to_string(),
+                name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                selects: kind.into(),
+                invalid,
+                budget: None,
+                vmis: Vec::new(),
+                evictions: Vec::new(),
+            });
+            if let PdbSelector::Invalid(why) = &index.selectors[i] {
+                blockers.push(DrainBlocker {
+                    kind: "pdb".into(),
+                    namespace: Some(ns.to_string()),
+                    name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                    reason: "InvalidSelector".into(),
+                    message: format!(
+                        "invalid, {why}: the eviction API skips it (\"This object has an invalid selector, it does not match the pod\"), so it protects nothing here"
+                    ),
+                    vmis: Vec::new(),
+                    blocking: false,
+                });
+            }
+        }
+    }
+    reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    (blockers, reports)
+}
+
+/// Adds a way out to a VMI's fix, after the ones it already has.
+fn add_fix(plan: &mut VmiPlan, fix: String) {
+    match &mut plan.fix {
+        Some(existing) if !existing.contains(&fix) => {
+            existing.push_str("; or ");
+            existing.push_str(&fix);
+        }
+        Some(_) => {}
+        None => plan.fix = Some(fix),
+    }
+}
+
+/// A status the eviction API will use as it is.
+fn has_fresh_status(pdb: &PodDisruptionBudget) -> bool {
+    pdb.status.as_ref().is_some_and(|s| {
+        s.disruptions_allowed.is_some()
+            && s.observed_generation.unwrap_or(0) >= pdb.metadata.generation.unwrap_or(0)
+    })
 }
 
 #[cfg(test)]
@@ -1125,7 +1855,7 @@ mod tests {
             "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": vmi.uid(), "app": vmi.name()}},
             "spec": {"nodeName": vmi.status.node_name, "containers": [{"name": "compute",
                 "resources": {"requests": {"memory": memory}}}]},
-            "status": {"phase": "Running"}}))
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}))
         .unwrap()
     }
 
@@ -1475,6 +2205,420 @@ mod tests {
         let plan = plan_drain(&i);
         assert_eq!(plan.waves, 2);
         assert_ne!(row(&plan, "a").start_seconds, row(&plan, "b").start_seconds);
+    }
+
+    fn vmim(
+        name: &str,
+        vmi: &str,
+        phase: &str,
+        priority: Option<&str>,
+        created: &str,
+    ) -> VirtualMachineInstanceMigration {
+        let mut m = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("u-{name}"),
+            "creationTimestamp": created}, "spec": {"vmiName": vmi}, "status": {"phase": phase}});
+        if let Some(p) = priority {
+            m["spec"]["priority"] = json!(p);
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    #[test]
+    fn the_priority_queue_puts_system_critical_first_and_the_rest_behind_the_drain() {
+        let mut i = inputs(
+            vec![
+                vmi("a", "node-3", Some("LiveMigrate"), true, "4Gi"),
+                vmi("b", "node-3", Some("LiveMigrate"), true, "4Gi"),
+                vmi("c", "node-3", Some("LiveMigrate"), true, "1Gi"),
+                vmi("d", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "256Gi")],
+        );
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.9.0".into());
+        i.vmims = vec![
+            // c's own evacuation from an earlier attempt: system-critical, created before.
+            vmim(
+                "evac-c",
+                "c",
+                "Pending",
+                Some("system-critical"),
+                "2026-11-29T02:50:00Z",
+            ),
+            // d's user migration: user-triggered waits behind the drain's system-critical ones.
+            vmim(
+                "user-d",
+                "d",
+                "Pending",
+                Some("user-triggered"),
+                "2026-11-29T02:40:00Z",
+            ),
+            // Elsewhere in the cluster, behind as well.
+            vmim(
+                "desched-x",
+                "x",
+                "Pending",
+                Some("system-maintenance"),
+                "2026-11-29T02:30:00Z",
+            ),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "priority");
+        assert!(
+            plan.queue.why.contains("GA since v1.9"),
+            "{}",
+            plan.queue.why
+        );
+        let names = |q: &[QueuedMigration]| q.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&plan.queue.ahead), ["evac-c"]);
+        assert_eq!(names(&plan.queue.behind), ["user-d", "desched-x"]);
+        assert!(plan.queue.ahead[0].on_drained_node);
+        assert!(!plan.queue.behind[1].on_drained_node);
+        // Two outbound slots on node-3: c (ahead) and the longer of a/b start at once.
+        assert_eq!(row(&plan, "c").action, Action::AlreadyMigrating);
+        assert_eq!(row(&plan, "c").start_seconds, Some(0));
+        let (sa, sb) = (
+            row(&plan, "a").start_seconds.unwrap(),
+            row(&plan, "b").start_seconds.unwrap(),
+        );
+        assert_eq!(sa.min(sb), 0);
+        assert!(sa.max(sb) > 0, "one of a/b waits for a slot");
+        // d waits until both a and b have started, though its VMIM is older.
+        assert!(row(&plan, "d").start_seconds.unwrap() >= sa.max(sb));
+        let last_own = row(&plan, "a").wave.max(row(&plan, "b").wave);
+        assert!(
+            row(&plan, "d").wave >= last_own,
+            "d starts in or after the last wave of a/b"
+        );
+        assert!(
+            plan.assumptions
+                .iter()
+                .any(|a| a.contains("migration queue priority"))
+        );
+    }
+
+    #[test]
+    fn a_vmi_the_descheduler_marked_is_evacuated_at_system_maintenance_priority() {
+        let mut marked = vmi("a", "node-3", Some("LiveMigrate"), true, "4Gi");
+        marked.status.evacuation_node_name = Some("node-3".into());
+        marked
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(EVICTION_SOURCE_ANNOTATION.into(), "descheduler".into());
+        assert_eq!(evacuation_priority(&marked), "system-maintenance");
+        let mut i = inputs(
+            vec![marked, vmi("d", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![node("node-1", "256Gi")],
+        );
+        i.kubevirt = kubevirt(
+            json!({"evictionStrategy": "LiveMigrate", "migrations": {"parallelOutboundMigrationsPerNode": 1}}),
+        );
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.9.1".into());
+        i.vmims = vec![vmim(
+            "user-d",
+            "d",
+            "Pending",
+            Some("user-triggered"),
+            "2026-11-29T02:40:00Z",
+        )];
+        let plan = plan_drain(&i);
+        // user-triggered (50) beats system-maintenance (20): d goes first on the one slot.
+        assert_eq!(row(&plan, "d").start_seconds, Some(0));
+        assert_eq!(row(&plan, "a").start_seconds, row(&plan, "d").end_seconds);
+        assert!(
+            row(&plan, "a").explanation.contains("system-maintenance"),
+            "{}",
+            row(&plan, "a").explanation
+        );
+        // In FIFO mode the same cluster would run the older VMIM first as well, but a fresh
+        // system-critical evacuation would not wait for it under the priority queue:
+        let mut critical = i.clone();
+        critical.vmis[0].metadata.annotations = None;
+        let plan = plan_drain(&critical);
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+        assert!(row(&plan, "d").start_seconds.unwrap() > 0);
+    }
+
+    #[test]
+    fn before_v1_9_a_vmim_with_spec_priority_shows_the_gate_is_on() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        // KubeVirt v1.8.4 (the helper): the gate is beta, off unless enabled.
+        i.vmims = vec![vmim(
+            "maint-x",
+            "x",
+            "Pending",
+            Some("system-maintenance"),
+            "2026-11-29T02:40:00Z",
+        )];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "priority");
+        assert!(
+            plan.queue.why.contains("carries spec.priority"),
+            "{}",
+            plan.queue.why
+        );
+        assert!(plan.queue.ahead.is_empty());
+        assert_eq!(plan.queue.behind[0].name, "maint-x");
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+    }
+
+    #[test]
+    fn without_priorities_the_queue_is_fifo_and_pending_migrations_elsewhere_go_first() {
+        let mut i = inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        // KubeVirt v1.8.4 (the helper), no VMIM with spec.priority: FIFO by creation.
+        i.kubevirt = kubevirt(
+            json!({"evictionStrategy": "LiveMigrate", "migrations": {"parallelMigrationsPerCluster": 1}}),
+        );
+        i.vmims = vec![vmim("user-x", "x", "Pending", None, "2026-11-29T02:40:00Z")];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.queue.mode, "fifo");
+        assert!(
+            plan.queue.why.contains("KubeVirt v1.8.4"),
+            "{}",
+            plan.queue.why
+        );
+        assert_eq!(plan.queue.ahead.len(), 1);
+        assert!(plan.queue.behind.is_empty());
+        // The one cluster slot goes to user-x first, for an average migration's time.
+        let a = row(&plan, "a");
+        assert_eq!(a.start_seconds, a.estimate_seconds);
+        assert_eq!(a.wave, Some(1), "waves count the drained VMIs' starts only");
+    }
+
+    #[test]
+    fn without_pending_migrations_the_queue_changes_nothing() {
+        let plan = plan_drain(&inputs(
+            vec![vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi")],
+            vec![node("node-1", "64Gi")],
+        ));
+        assert!(plan.queue.ahead.is_empty() && plan.queue.behind.is_empty());
+        assert_eq!(row(&plan, "a").start_seconds, Some(0));
+        assert!(
+            !plan
+                .assumptions
+                .iter()
+                .any(|a| a.contains("migration queue"))
+        );
+    }
+
+    fn pdb(v: Value) -> PodDisruptionBudget {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn an_empty_selector_covers_every_launcher_pod_of_its_namespace() {
+        let mut i = inputs(
+            vec![
+                vmi("stop", "node-3", Some("None"), true, "1Gi"),
+                vmi("move", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "all", "namespace": "prod"},
+                "spec": {"maxUnavailable": 0, "selector": {}},
+                "status": {"disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2}})),
+            // Same selector in another namespace: not ours.
+            pdb(json!({"metadata": {"name": "all", "namespace": "dev"},
+                "spec": {"maxUnavailable": 0, "selector": {}},
+                "status": {"disruptionsAllowed": 0}})),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        let blockers: Vec<&DrainBlocker> =
+            plan.blockers.iter().filter(|b| b.kind == "pdb").collect();
+        assert_eq!(blockers.len(), 1);
+        assert_eq!(blockers[0].namespace.as_deref(), Some("prod"));
+        assert_eq!(blockers[0].vmis, ["prod/move", "prod/stop"]);
+        assert!(
+            blockers[0]
+                .message
+                .contains("evicting prod/stop is answered 429"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(
+            blockers[0]
+                .message
+                .contains("needs 2 healthy pods and has 2 currently")
+        );
+        assert_eq!(row(&plan, "move").action, Action::LiveMigrate);
+        assert!(row(&plan, "stop").end_seconds.is_none());
+    }
+
+    #[test]
+    fn two_pdbs_block_a_shutdown_with_the_500_and_an_invalid_one_is_reported() {
+        let mut i = inputs(
+            vec![vmi("stop", "node-3", Some("None"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        let allows = json!({"disruptionsAllowed": 5, "currentHealthy": 5, "desiredHealthy": 0, "expectedPods": 5});
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "by-app", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "stop"}}}, "status": allows})),
+            pdb(json!({"metadata": {"name": "by-expr", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["stop"]}]}},
+                "status": allows})),
+            pdb(json!({"metadata": {"name": "broken", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}}})),
+        ];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillBlock);
+        let two = plan
+            .blockers
+            .iter()
+            .find(|b| b.reason == "MultiplePodDisruptionBudgets")
+            .unwrap();
+        assert!(two.blocking);
+        assert_eq!(two.name, "by-app + by-expr");
+        assert!(two.message.contains(crate::policy::pdb::MORE_THAN_ONE_PDB));
+        let broken = plan.blockers.iter().find(|b| b.name == "broken").unwrap();
+        assert!(!broken.blocking);
+        assert_eq!(broken.reason, "InvalidSelector");
+        assert!(row(&plan, "stop").explanation.contains("500"));
+    }
+
+    #[test]
+    fn two_pdbs_over_a_migrating_vmi_matter_only_on_kubevirt_up_to_1_4() {
+        let mut i = inputs(
+            vec![vmi("move", "node-3", Some("LiveMigrate"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        let allows = json!({"disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0, "expectedPods": 1});
+        i.pdbs = vec![
+            pdb(json!({"metadata": {"name": "all", "namespace": "prod"},
+                "spec": {"minAvailable": 0, "selector": {}}, "status": allows})),
+            pdb(
+                json!({"metadata": {"name": "kubevirt-disruption-budget-abc", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"kubevirt.io/created-by": "uid-move"}}},
+                "status": allows}),
+            ),
+        ];
+        // v1.8.4 (the helper): the webhook answers every eviction of a migrating VMI.
+        let plan = plan_drain(&i);
+        assert!(
+            !plan
+                .blockers
+                .iter()
+                .any(|b| b.reason == "MultiplePodDisruptionBudgets")
+        );
+        assert_eq!(plan.verdict, Verdict::WillComplete);
+        i.kubevirt
+            .as_mut()
+            .unwrap()
+            .status
+            .observed_kube_virt_version = Some("v1.4.2".into());
+        let plan = plan_drain(&i);
+        let b = plan
+            .blockers
+            .iter()
+            .find(|b| b.reason == "MultiplePodDisruptionBudgets")
+            .unwrap();
+        assert!(!b.blocking, "the migration goes on");
+        assert!(b.message.contains("kubectl drain stops"), "{}", b.message);
+        assert_eq!(plan.verdict, Verdict::WillComplete);
+    }
+
+    #[test]
+    fn a_budget_smaller_than_the_shutdowns_warns_without_blocking() {
+        let mut i = inputs(
+            vec![
+                vmi("s1", "node-3", Some("None"), true, "1Gi"),
+                vmi("s2", "node-3", Some("None"), true, "1Gi"),
+            ],
+            vec![node("node-1", "64Gi")],
+        );
+        // No status: computed from the two Ready launcher pods, minAvailable 1 -> 1 allowed.
+        i.pdbs = vec![pdb(
+            json!({"metadata": {"name": "one", "namespace": "prod"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"kubevirt.io": "virt-launcher"}}}}),
+        )];
+        let plan = plan_drain(&i);
+        assert_eq!(plan.verdict, Verdict::WillCompleteWithShutdowns);
+        let b = plan.blockers.iter().find(|b| b.name == "one").unwrap();
+        assert!(!b.blocking);
+        assert_eq!(b.reason, "BudgetShorterThanShutdowns");
+        assert!(
+            b.message
+                .contains("allows 1 disruption(s): 2 healthy, 1 desired, 2 expected; computed"),
+            "{}",
+            b.message
+        );
+    }
+
+    #[test]
+    fn the_pods_of_a_pdb_without_status_are_kept_whole() {
+        let other = |name: &str, app: &str| -> Pod {
+            serde_json::from_value(
+                json!({"metadata": {"name": name, "namespace": "prod", "labels": {"app": app}},
+                "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}),
+            )
+            .unwrap()
+        };
+        let pdbs = vec![
+            pdb(
+                json!({"metadata": {"name": "unsynced", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}}),
+            ),
+            pdb(json!({"metadata": {"name": "synced", "namespace": "prod"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+                "status": {"disruptionsAllowed": 1}})),
+        ];
+        let (kept, rest) =
+            pods_of_unsynced_pdbs(vec![other("db-0", "db"), other("web-0", "web")], &pdbs);
+        let names = |ps: &[Pod]| -> Vec<String> {
+            ps.iter().filter_map(|p| p.metadata.name.clone()).collect()
+        };
+        assert_eq!(names(&kept), ["db-0"]);
+        assert_eq!(names(&rest), ["web-0"]);
+        // The plan computes the unsynced budget from them: with db-0 split away (its node is
+        // not drained) the PDB would count one pod fewer.
+        let mut i = inputs(
+            vec![vmi("db", "node-3", Some("None"), true, "1Gi")],
+            vec![node("node-1", "64Gi")],
+        );
+        i.pods[0]
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("app".into(), "db".into());
+        i.pdbs = pdbs.clone();
+        let whole = DrainInputs {
+            pods: i.pods.iter().cloned().chain(kept).collect(),
+            ..i.clone()
+        };
+        let plan = plan_drain(&whole);
+        let report = plan.pdbs.iter().find(|p| p.name == "unsynced").unwrap();
+        let b = report.budget.as_ref().unwrap();
+        assert_eq!(
+            (b.expected_pods, b.current_healthy),
+            (2, 1),
+            "db-0 is not Ready"
+        );
+        assert_eq!(b.disruptions_allowed, 0);
+        let plan = plan_drain(&i);
+        let b = plan
+            .pdbs
+            .iter()
+            .find(|p| p.name == "unsynced")
+            .unwrap()
+            .budget
+            .clone()
+            .unwrap();
+        assert_eq!(b.expected_pods, 1);
     }
 
     #[test]

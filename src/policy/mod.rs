@@ -6,6 +6,7 @@ pub mod eviction;
 pub mod index;
 pub mod migratability;
 pub mod migration_policy;
+pub mod pdb;
 pub mod placement;
 pub mod pods;
 pub mod preflight;
