@@ -49,6 +49,7 @@ fn cluster(vmi_count: usize) -> Cluster {
             };
             decode(json!({"metadata": {"name": format!("node-{n}"), "labels": {
                     "kubernetes.io/hostname": format!("node-{n}"),
+                    "kubevirt.io/schedulable": "true",
                     "zone": zone,
                     format!("host-model-cpu.node.kubevirt.io/{model}"): "true",
                     format!("cpu-model-migration.node.kubevirt.io/{model}"): "true"}},
@@ -272,11 +273,12 @@ fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
     for drained in [1, 10] {
         let all = drain_inputs(&c, drained);
         let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
-        let (pods, requested_memory) = split_pods(c.pods.clone(), &all.drain, &uids);
+        let spread = vmctl::policy::scheduling::spread_selectors(&all.vmis);
+        let (pods, node_usage) = split_pods(c.pods.clone(), &all.drain, &uids, &spread);
         assert!(pods.len() * 5 < c.pods.len(), "{} pods kept", pods.len());
         let split = DrainInputs {
             pods,
-            requested_memory,
+            node_usage,
             ..all.clone()
         };
         let (a, b) = (plan_drain(&all), plan_drain(&split));

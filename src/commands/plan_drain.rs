@@ -16,7 +16,7 @@ use crate::model::{
 };
 use crate::names::suggest;
 use crate::policy::drain::{Action, DrainInputs, DrainPlan, Verdict, plan_drain, split_pods};
-use crate::policy::scheduling::node_name;
+use crate::policy::scheduling::{node_name, spread_selectors};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 
@@ -67,13 +67,18 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         }
     }
     // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
-    // rest only the memory they take from their node.
+    // rest only what they take from their node (requests, count, spread matches).
     let vmi_uids: HashSet<&str> = vmis
         .iter()
         .filter_map(VirtualMachineInstance::uid)
         .collect();
-    let (pods, requested_memory) =
-        split_pods(pods.into_iter().map(Pod::from), &args.nodes, &vmi_uids);
+    let spread = spread_selectors(&vmis);
+    let (pods, node_usage) = split_pods(
+        pods.into_iter().map(Pod::from),
+        &args.nodes,
+        &vmi_uids,
+        &spread,
+    );
     let bandwidth = args
         .bandwidth
         .as_deref()
@@ -98,7 +103,7 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         vmims,
         nodes,
         pods,
-        requested_memory,
+        node_usage,
         pdbs,
         quotas,
         namespaces,

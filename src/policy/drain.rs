@@ -10,9 +10,12 @@ use super::eviction::{StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migratability::{Blocker, migratability};
 use super::migration_policy::{effective_config, matching_policy};
-use super::placement::TargetSearch;
+use super::placement::{TargetPod, TargetSearch};
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
-use super::scheduling::{allocatable_memory, holds_resources, node_name, pod_request};
+use super::scheduling::{
+    NodeUsage, Resources, SpreadSelector, amount, holds_resources, pod_request, pod_requests,
+    spread_selectors,
+};
 use crate::cluster::selector::LabelSelector;
 use crate::model::{
     EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
@@ -48,9 +51,10 @@ pub struct DrainInputs {
     /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
     /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
     pub pods: Vec<Pod>,
-    /// Memory requested on each node by the pods *not* in `pods` (see [`split_pods`]): the
+    /// What the pods *not* in `pods` hold on each node (see [`split_pods`]): their requests,
+    /// their number and how many each topology spread selector of `vmis` selects. The
     /// capacity facts of the rest of the cluster.
-    pub requested_memory: BTreeMap<String, u64>,
+    pub node_usage: BTreeMap<String, NodeUsage>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub quotas: Vec<ResourceQuota>,
     pub namespaces: Vec<Namespace>,
@@ -369,6 +373,39 @@ fn pdb_selector(pdb: &PodDisruptionBudget) -> Option<LabelSelector> {
     (!sel.is_empty()).then_some(sel)
 }
 
+/// What the migration target pod requests: the source launcher pod's requests (virt-controller
+/// renders the target pod from the same VMI spec: cpu, memory, hugepages, ephemeral storage,
+/// GPUs and host devices, `devices.kubevirt.io/*`). Without a visible launcher pod, the
+/// VMI's own requests, one of each GPU/host device, and `pod_memory` (the estimate).
+fn target_requests(
+    vmi: &VirtualMachineInstance,
+    launcher: Option<&Pod>,
+    pod_memory: u64,
+) -> Resources {
+    let mut requests = match launcher {
+        Some(p) => pod_requests(p),
+        None => {
+            let mut r: Resources = vmi
+                .spec
+                .domain
+                .resources
+                .requests
+                .iter()
+                .map(|(k, q)| (k.clone(), amount(k, q)))
+                .collect();
+            let devices = &vmi.spec.domain.devices;
+            for d in devices.gpus.iter().chain(&devices.host_devices) {
+                if let Some(name) = d.device_name.as_deref().filter(|n| !n.is_empty()) {
+                    *r.entry(name.to_string()).or_default() += 1;
+                }
+            }
+            r
+        }
+    };
+    requests.insert("memory".into(), i128::from(pod_memory));
+    requests
+}
+
 struct Candidate {
     index: usize,
     estimate: u64,
@@ -376,17 +413,20 @@ struct Candidate {
 }
 
 /// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
-/// created by one of `vmi_uids`) and, for all the others, only the memory they request on
-/// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
+/// created by one of `vmi_uids`) and, for all the others, only what they hold on their node:
+/// their requests of every resource, their number, and how many of them each of `spread`
+/// (the topology spread selectors of the drained VMIs, `scheduling::spread_selectors`)
+/// selects. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
 /// ten thousand (issue 9).
 pub fn split_pods(
     pods: impl IntoIterator<Item = Pod>,
     drain: &[String],
     vmi_uids: &HashSet<&str>,
-) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    spread: &[SpreadSelector],
+) -> (Vec<Pod>, BTreeMap<String, NodeUsage>) {
     let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
     let mut kept = Vec::new();
-    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
+    let mut requested: BTreeMap<String, NodeUsage> = BTreeMap::new();
     for pod in pods {
         work::step(1);
         let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
@@ -398,11 +438,12 @@ pub fn split_pods(
         } else if let Some(node) = node
             && holds_resources(&pod)
         {
-            let memory = pod_request(&pod, "memory");
             match requested.get_mut(node) {
-                Some(total) => *total += memory,
+                Some(usage) => usage.add(&pod, spread),
                 None => {
-                    requested.insert(node.to_string(), memory);
+                    let mut usage = NodeUsage::default();
+                    usage.add(&pod, spread);
+                    requested.insert(node.to_string(), usage);
                 }
             }
         }
@@ -432,26 +473,19 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let migration_index = MigrationIndex::new(&inputs.vmims);
     let quotas = quotas_by_namespace(&inputs.quotas);
 
-    // Free memory per node, consumed as VMs are placed.
-    let mut free_memory: BTreeMap<String, i128> = inputs
-        .nodes
-        .iter()
-        .map(|n| (node_name(n).to_string(), i128::from(allocatable_memory(n))))
-        .collect();
+    // What every node holds (requests, pods, pods each spread selector counts), consumed as
+    // VMs are placed: the pods inspected here plus the usage of the others.
+    let selectors = spread_selectors(&inputs.vmis);
+    let mut usage: BTreeMap<String, NodeUsage> = inputs.node_usage.clone();
     for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
-        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
-            && let Some(free) = free_memory.get_mut(node)
-        {
-            *free -= i128::from(pod_request(pod, "memory"));
+        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+            usage
+                .entry(node.to_string())
+                .or_default()
+                .add(pod, &selectors);
         }
     }
-    for (node, requested) in &inputs.requested_memory {
-        if let Some(free) = free_memory.get_mut(node) {
-            *free -= i128::from(*requested);
-        }
-    }
-
-    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &free_memory);
+    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &usage, selectors);
 
     // In-flight migrations take slots.
     let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
@@ -536,6 +570,10 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             .map(|p| pod_request(p, "memory"))
             .filter(|m| *m > 0)
             .unwrap_or_else(|| memory.unwrap_or(0) + LAUNCHER_OVERHEAD);
+        let target_pod = TargetPod {
+            vmi,
+            requests: target_requests(vmi, launcher, pod_memory),
+        };
         let pod_memory_limit = launcher
             .and_then(|p| {
                 p.spec
@@ -677,7 +715,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
-                && let Err(message) = search.find(vmi, &node, pod_memory)
+                && let Err(message) = search.find(&target_pod, &node)
             {
                 let explanation = format!(
                     "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
@@ -774,15 +812,20 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else {
-                match search.find(vmi, &node, pod_memory) {
-                    Ok(target) => {
-                        search.consume(target, pod_memory);
+                match search.find(&target_pod, &node) {
+                    Ok(found) => {
+                        let target = found.node;
+                        search.consume(target, &target_pod);
                         plan.target = Some(target.to_string());
                         plan.estimate_seconds = transfer;
                         let est = transfer
                             .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
                             .unwrap_or_default();
                         plan.explanation = format!("live-migrates to {target}{est}");
+                        for note in found.notes {
+                            plan.explanation.push_str("; ");
+                            plan.explanation.push_str(&note);
+                        }
                         if let (Some(t), Some(b)) = (transfer, budget)
                             && b > 0
                             && t > b
@@ -1337,8 +1380,8 @@ mod tests {
         tainted["spec"]["taints"] =
             json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
         let mut other_cpu: Value = serde_json::to_value(node("node-2", "64Gi")).unwrap();
-        other_cpu["metadata"]["labels"] =
-            json!({"cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
+        other_cpu["metadata"]["labels"] = json!({"kubevirt.io/schedulable": "true",
+            "cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
         let plan = plan_drain(&inputs(
             vec![vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi")],
             vec![

@@ -1,18 +1,30 @@
-//! Could a migration target pod land on this node? Taints, node selectors, required node
-//! affinity, host-model CPU labels and free memory: the checks the scheduler and KubeVirt
-//! make for a target pod (FACTS §6.2).
+//! Could a migration target pod land on this node? The filters the scheduler runs for the
+//! target launcher pod (FACTS §6.2, kubernetes `pkg/scheduler/framework/plugins`): cordon and
+//! readiness, taints and tolerations (TaintToleration), the node selector and required node
+//! affinity, KubeVirt's host-model CPU label (both NodeAffinity), requested resources and the
+//! pod count (NodeResourcesFit) and topology spread constraints (PodTopologySpread); and the
+//! scores used to choose among the nodes that pass (preferred node affinity, PreferNoSchedule
+//! taints). Pure functions over plain data.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
+    TopologySpreadConstraint,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::model::{Node, Pod, Quantity, VirtualMachineInstance};
 
 pub const SCHEDULABLE_LABEL: &str = "kubevirt.io/schedulable";
 pub const HOST_MODEL_PREFIX: &str = "host-model-cpu.node.kubevirt.io/";
 pub const CPU_MODEL_MIGRATION_PREFIX: &str = "cpu-model-migration.node.kubevirt.io/";
+/// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`).
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// Resource amounts in the scheduler's units: `cpu` in millicores, everything else (memory,
+/// hugepages-*, ephemeral-storage, extended resources, `pods`) in whole units.
+pub type Resources = BTreeMap<String, i128>;
 
 /// Why a node cannot take a target pod (or None when it can).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -25,7 +37,14 @@ pub enum Unfit {
     NodeSelector(String),
     Affinity,
     CpuModel(String),
-    Memory,
+    /// NodeResourcesFit: the node lacks this resource (memory, cpu, nvidia.com/gpu, ...).
+    Insufficient(String),
+    /// NodeResourcesFit: the node runs as many pods as its `pods` allocatable allows.
+    TooManyPods,
+    /// PodTopologySpread: the node lacks a DoNotSchedule constraint's topology key.
+    SpreadLabel,
+    /// PodTopologySpread: placing the pod here would exceed a DoNotSchedule maxSkew.
+    Spread,
 }
 
 impl Unfit {
@@ -40,7 +59,12 @@ impl Unfit {
             Unfit::NodeSelector(k) => format!("node selector {k} not matched"),
             Unfit::Affinity => "required node affinity not matched".into(),
             Unfit::CpuModel(m) => format!("no host-model CPU {m} support"),
-            Unfit::Memory => "insufficient memory".into(),
+            Unfit::Insufficient(r) => format!("insufficient {r}"),
+            Unfit::TooManyPods => "too many pods".into(),
+            Unfit::SpreadLabel => {
+                "didn't match pod topology spread constraints (missing required label)".into()
+            }
+            Unfit::Spread => "didn't match pod topology spread constraints".into(),
         }
     }
 }
@@ -62,22 +86,77 @@ fn is_ready(node: &Node) -> bool {
         .is_none_or(|c| c.status == "True")
 }
 
-fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
-    tolerations.iter().any(|t| {
-        let effect_ok = t
-            .effect
-            .as_deref()
-            .is_none_or(|e| e.is_empty() || e == taint.effect);
-        let key_ok = match t.key.as_deref() {
-            None | Some("") => t.operator.as_deref() == Some("Exists"),
-            Some(k) => k == taint.key,
-        };
-        let value_ok = match t.operator.as_deref() {
-            Some("Exists") => true,
-            _ => t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
-        };
-        effect_ok && key_ok && value_ok
+fn taints(node: &Node) -> &[Taint] {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or(&[])
+}
+
+/// `Toleration.ToleratesTaint` (k8s.io/api core/v1 toleration.go): an empty effect matches
+/// every effect, an empty key matches every key, operator `Exists` ignores the value and
+/// `Equal` (the default, also when empty) compares it; any other operator tolerates nothing.
+pub fn toleration_tolerates(t: &Toleration, taint: &Taint) -> bool {
+    if let Some(e) = t.effect.as_deref()
+        && !e.is_empty()
+        && e != taint.effect
+    {
+        return false;
+    }
+    if let Some(k) = t.key.as_deref()
+        && !k.is_empty()
+        && k != taint.key
+    {
+        return false;
+    }
+    match t.operator.as_deref() {
+        None | Some("") | Some("Equal") => {
+            t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("")
+        }
+        Some("Exists") => true,
+        Some(_) => false,
+    }
+}
+
+pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
+    tolerations.iter().any(|t| toleration_tolerates(t, taint))
+}
+
+fn show_taint(taint: &Taint) -> String {
+    match &taint.value {
+        Some(v) if !v.is_empty() => format!("{}={}:{}", taint.key, v, taint.effect),
+        _ => format!("{}:{}", taint.key, taint.effect),
+    }
+}
+
+/// The first NoSchedule/NoExecute taint of `node` the tolerations do not tolerate
+/// (TaintToleration's filter; PreferNoSchedule only scores).
+pub fn untolerated_taint<'n>(tolerations: &[Toleration], node: &'n Node) -> Option<&'n Taint> {
+    taints(node).iter().find(|taint| {
+        matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
+            && !tolerates(tolerations, taint)
     })
+}
+
+/// TaintToleration's score input: the node's PreferNoSchedule taints that no toleration with
+/// an empty or PreferNoSchedule effect tolerates. Fewer is better.
+pub fn intolerable_prefer_no_schedule(tolerations: &[Toleration], node: &Node) -> u32 {
+    let relevant: Vec<&Toleration> = tolerations
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.effect.as_deref(),
+                None | Some("") | Some("PreferNoSchedule")
+            )
+        })
+        .collect();
+    taints(node)
+        .iter()
+        .filter(|taint| {
+            taint.effect == "PreferNoSchedule"
+                && !relevant.iter().any(|t| toleration_tolerates(t, taint))
+        })
+        .count() as u32
 }
 
 fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bool {
@@ -88,10 +167,11 @@ fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bo
         "Exists" => value.is_some(),
         "DoesNotExist" => value.is_none(),
         "Gt" | "Lt" => {
-            let (Some(v), Some(bound)) = (
-                value.and_then(|v| v.parse::<i64>().ok()),
-                values.first().and_then(|b| b.parse::<i64>().ok()),
-            ) else {
+            // Exactly one integer value; a label that is not an integer does not match.
+            let (Some(v), [bound]) = (value.and_then(|v| v.parse::<i64>().ok()), values) else {
+                return false;
+            };
+            let Ok(bound) = bound.parse::<i64>() else {
                 return false;
             };
             if req.operator == "Gt" {
@@ -104,7 +184,9 @@ fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bo
     }
 }
 
-fn term_matches(term: &NodeSelectorTerm, node: &Node) -> bool {
+/// One node selector term: every expression on the labels and every `matchFields`
+/// requirement (only `metadata.name` exists) must hold; an empty term matches nothing.
+pub fn term_matches(term: &NodeSelectorTerm, node: &Node) -> bool {
     let l = labels(node);
     let exprs = term.match_expressions.as_deref().unwrap_or(&[]);
     let fields = term.match_fields.as_deref().unwrap_or(&[]);
@@ -153,49 +235,48 @@ pub fn required_node_affinity(vmi: &VirtualMachineInstance) -> Option<&NodeSelec
         .as_ref()
 }
 
-/// Static fit (everything but memory) of `node` for a target pod of `vmi`, whose source
-/// node has host-model CPU `source_model`.
-pub fn static_fit(
+/// NodeAffinity's score input: the sum of the weights of the VMI's preferred node affinity
+/// terms the node matches. More is better.
+pub fn preferred_affinity_weight(vmi: &VirtualMachineInstance, node: &Node) -> i64 {
+    vmi.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .as_deref()
+        })
+        .unwrap_or(&[])
+        .iter()
+        .filter(|t| t.weight != 0 && term_matches(&t.preference, node))
+        .map(|t| i64::from(t.weight))
+        .sum()
+}
+
+/// True when the VMI states a preferred node affinity.
+pub fn has_preferred_affinity(vmi: &VirtualMachineInstance) -> bool {
+    vmi.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .as_deref()
+        })
+        .is_some_and(|p| p.iter().any(|t| t.weight != 0))
+}
+
+/// NodeAffinity's filter for the target pod: its node selector (the VMI's, plus
+/// `kubevirt.io/schedulable=true` and, for host-model CPUs, the source's
+/// `cpu-model-migration` label, which virt-controller adds) and the required node affinity.
+fn node_affinity_unfit(
     vmi: &VirtualMachineInstance,
     node: &Node,
-    draining: &[String],
     source_model: Option<&str>,
 ) -> Option<Unfit> {
-    super::index::work::step(1);
-    let name = node_name(node);
-    if draining.iter().any(|d| d == name) {
-        return Some(Unfit::BeingDrained);
-    }
-    if node
-        .spec
-        .as_ref()
-        .and_then(|s| s.unschedulable)
-        .unwrap_or(false)
-    {
-        return Some(Unfit::Unschedulable);
-    }
-    if !is_ready(node) {
-        return Some(Unfit::NotReady);
-    }
     let l = labels(node);
-    if l.get(SCHEDULABLE_LABEL).map(String::as_str) == Some("false") {
+    if l.get(SCHEDULABLE_LABEL).map(String::as_str) != Some("true") {
         return Some(Unfit::NotKubeVirtSchedulable);
-    }
-    for taint in node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.as_deref())
-        .unwrap_or(&[])
-    {
-        if matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
-            && !tolerates(&vmi.spec.tolerations, taint)
-        {
-            let shown = match &taint.value {
-                Some(v) if !v.is_empty() => format!("{}={}:{}", taint.key, v, taint.effect),
-                _ => format!("{}:{}", taint.key, taint.effect),
-            };
-            return Some(Unfit::Taint(shown));
-        }
     }
     for (k, v) in &vmi.spec.node_selector {
         if l.get(k) != Some(v) {
@@ -219,6 +300,85 @@ pub fn static_fit(
         return Some(Unfit::CpuModel(model.to_string()));
     }
     None
+}
+
+fn cordoned(node: &Node) -> bool {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.unschedulable)
+        .unwrap_or(false)
+}
+
+/// Static fit (everything but resources and topology spread) of `node` for a target pod of
+/// `vmi`, whose source node has host-model CPU `source_model`.
+pub fn static_fit(
+    vmi: &VirtualMachineInstance,
+    node: &Node,
+    draining: &[String],
+    source_model: Option<&str>,
+) -> Option<Unfit> {
+    super::index::work::step(1);
+    let name = node_name(node);
+    if draining.iter().any(|d| d == name) {
+        return Some(Unfit::BeingDrained);
+    }
+    if cordoned(node) {
+        return Some(Unfit::Unschedulable);
+    }
+    if !is_ready(node) {
+        return Some(Unfit::NotReady);
+    }
+    if let Some(taint) = untolerated_taint(&vmi.spec.tolerations, node) {
+        return Some(Unfit::Taint(show_taint(taint)));
+    }
+    node_affinity_unfit(vmi, node, source_model)
+}
+
+// ---------------------------------------------------------------- resources
+
+/// A quantity in the scheduler's unit for `resource` (millicores for cpu).
+pub fn amount(resource: &str, q: &Quantity) -> i128 {
+    if resource == "cpu" {
+        q.millis()
+    } else {
+        q.value()
+    }
+}
+
+fn resource_list(
+    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+) -> Resources {
+    list.into_iter()
+        .flatten()
+        .filter_map(|(r, q)| Some((r.clone(), amount(r, &Quantity::parse(&q.0).ok()?))))
+        .collect()
+}
+
+/// Every resource a pod requests, as the scheduler counts it: per resource, max(sum of the
+/// containers, largest init container) plus the pod overhead.
+pub fn pod_requests(pod: &Pod) -> Resources {
+    let Some(spec) = pod.spec.as_ref() else {
+        return Resources::new();
+    };
+    let of = |c: &k8s_openapi::api::core::v1::Container| {
+        resource_list(c.resources.as_ref().and_then(|r| r.requests.as_ref()))
+    };
+    let mut total = Resources::new();
+    for c in &spec.containers {
+        for (r, q) in of(c) {
+            *total.entry(r).or_default() += q;
+        }
+    }
+    for c in spec.init_containers.as_deref().unwrap_or(&[]) {
+        for (r, q) in of(c) {
+            let t = total.entry(r).or_default();
+            *t = (*t).max(q);
+        }
+    }
+    for (r, q) in resource_list(spec.overhead.as_ref()) {
+        *total.entry(r).or_default() += q;
+    }
+    total
 }
 
 /// Sum of a resource over a pod's containers (requests), as the scheduler counts it:
@@ -270,6 +430,326 @@ pub fn allocatable_memory(node: &Node) -> u64 {
         .and_then(|q| Quantity::parse(&q.0).ok())
         .map(|q| q.bytes())
         .unwrap_or(0)
+}
+
+/// Everything a node advertises as allocatable (including `pods`).
+pub fn allocatable(node: &Node) -> Resources {
+    resource_list(node.status.as_ref().and_then(|s| s.allocatable.as_ref()))
+}
+
+/// Resources every real node reports; a snapshot without them cannot say whether they fit,
+/// so they are not checked (and the plan says so) rather than read as zero. Memory is always
+/// checked (a node without it has none to give).
+pub const UNCHECKED_WHEN_ABSENT: [&str; 3] = ["cpu", "ephemeral-storage", "pods"];
+
+/// What the node lacks for a pod requesting `requests`, the NodeResourcesFit way
+/// (`fitsRequest`): one more pod than `pods` allows, then every requested resource above
+/// what is left (allocatable minus the requests of the pods on it). A resource the node
+/// does not advertise has nothing left (hugepages, GPUs, devices.kubevirt.io/*), except
+/// those of [`UNCHECKED_WHEN_ABSENT`].
+pub fn insufficient(
+    requests: &Resources,
+    allocatable: &Resources,
+    requested: &Resources,
+    pods_on_node: i128,
+) -> Vec<Unfit> {
+    let mut out = Vec::new();
+    if let Some(&max) = allocatable.get("pods")
+        && pods_on_node + 1 > max
+    {
+        out.push(Unfit::TooManyPods);
+    }
+    for (resource, &want) in requests {
+        if want <= 0 || resource == "pods" {
+            continue;
+        }
+        let Some(&have) = allocatable
+            .get(resource)
+            .or_else(|| (!UNCHECKED_WHEN_ABSENT.contains(&resource.as_str())).then_some(&0))
+        else {
+            continue;
+        };
+        let used = requested.get(resource).copied().unwrap_or(0);
+        if want > have - used {
+            out.push(Unfit::Insufficient(resource.clone()));
+        }
+    }
+    out
+}
+
+/// Requested resources this node does not report, so their fit is not known.
+pub fn unreported<'r>(requests: &'r Resources, allocatable: &Resources) -> Vec<&'r str> {
+    requests
+        .iter()
+        .filter(|(r, q)| {
+            **q > 0
+                && UNCHECKED_WHEN_ABSENT.contains(&r.as_str())
+                && !allocatable.contains_key(r.as_str())
+        })
+        .map(|(r, _)| r.as_str())
+        .chain(
+            (!allocatable.contains_key("pods"))
+                .then_some("pods")
+                .into_iter(),
+        )
+        .collect()
+}
+
+/// An amount for people: cpu in cores, byte-sized resources in binary units, others counted.
+pub fn show_amount(resource: &str, amount: i128) -> String {
+    if resource == "cpu" {
+        if amount % 1000 == 0 {
+            format!("{} cpu", amount / 1000)
+        } else {
+            format!("{amount}m cpu")
+        }
+    } else if resource == "memory"
+        || resource == "ephemeral-storage"
+        || resource.starts_with("hugepages-")
+    {
+        format!(
+            "{} {resource}",
+            crate::render::fmt::bytes(u64::try_from(amount.max(0)).unwrap_or(u64::MAX))
+        )
+    } else {
+        format!("{amount} {resource}")
+    }
+}
+
+// ---------------------------------------------------------------- topology spread
+
+/// Does a metav1.LabelSelector select these labels? matchLabels and matchExpressions (In,
+/// NotIn, Exists, DoesNotExist) all hold; an empty selector selects everything.
+pub fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v))
+        && selector.match_expressions.iter().flatten().all(|e| {
+            let value = labels.get(&e.key);
+            let values = e.values.as_deref().unwrap_or(&[]);
+            match e.operator.as_str() {
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => !value.is_some_and(|v| values.contains(v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        })
+}
+
+/// The pods a topology spread constraint counts: those of one namespace its label selector
+/// selects (with `matchLabelKeys` resolved against the pod being placed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpreadSelector {
+    pub namespace: String,
+    pub selector: LabelSelector,
+    /// Identity of (namespace, selector), for counting each once.
+    pub key: String,
+}
+
+impl SpreadSelector {
+    pub fn matches(&self, namespace: &str, labels: &BTreeMap<String, String>) -> bool {
+        namespace == self.namespace && selector_matches(&self.selector, labels)
+    }
+}
+
+/// The labels of a VMI's launcher pods: the VMI's own (virt-controller copies them) plus
+/// `kubevirt.io: virt-launcher` and `kubevirt.io/created-by: <uid>`.
+pub fn launcher_labels(vmi: &VirtualMachineInstance) -> BTreeMap<String, String> {
+    let mut l = vmi.metadata.labels.clone().unwrap_or_default();
+    l.insert("kubevirt.io".into(), "virt-launcher".into());
+    if let Some(uid) = vmi.uid() {
+        l.insert("kubevirt.io/created-by".into(), uid.to_string());
+    }
+    l
+}
+
+/// The selector of one constraint for a VMI's launcher pod; None when it selects nothing
+/// (no labelSelector).
+pub fn spread_selector(
+    vmi: &VirtualMachineInstance,
+    c: &TopologySpreadConstraint,
+) -> Option<SpreadSelector> {
+    let mut selector = c.label_selector.clone()?;
+    let own = launcher_labels(vmi);
+    for key in c.match_label_keys.iter().flatten() {
+        if let Some(v) = own.get(key) {
+            selector
+                .match_expressions
+                .get_or_insert_with(Vec::new)
+                .push(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+                        key: key.clone(),
+                        operator: "In".into(),
+                        values: Some(vec![v.clone()]),
+                    },
+                );
+        }
+    }
+    let namespace = vmi.namespace().to_string();
+    let key = serde_json::to_string(&(&namespace, &selector))
+        .unwrap_or_else(|_| format!("{namespace}/{:?}", selector));
+    Some(SpreadSelector {
+        namespace,
+        selector,
+        key,
+    })
+}
+
+/// The distinct selectors of the VMIs' topology spread constraints: what must be counted per
+/// node (see `policy::drain::split_pods`).
+pub fn spread_selectors<'v>(
+    vmis: impl IntoIterator<Item = &'v VirtualMachineInstance>,
+) -> Vec<SpreadSelector> {
+    let mut out: Vec<SpreadSelector> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for vmi in vmis {
+        for c in &vmi.spec.topology_spread_constraints {
+            if let Some(s) = spread_selector(vmi, c)
+                && seen.insert(s.key.clone())
+            {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// What one node holds for the scheduler: the requests of its pods, how many pods, and how
+/// many of them each spread selector (by key) selects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeUsage {
+    pub requested: Resources,
+    pub pods: i128,
+    pub matching: BTreeMap<String, i64>,
+}
+
+impl NodeUsage {
+    /// Counts a pod on this node (callers check [`holds_resources`]).
+    pub fn add(&mut self, pod: &Pod, selectors: &[SpreadSelector]) {
+        for (r, q) in pod_requests(pod) {
+            *self.requested.entry(r).or_default() += q;
+        }
+        self.pods += 1;
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        let labels = pod.metadata.labels.as_ref().unwrap_or(&EMPTY);
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+        for s in selectors {
+            super::index::work::step(1);
+            if s.matches(namespace, labels) {
+                *self.matching.entry(s.key.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: &NodeUsage) {
+        for (r, q) in &other.requested {
+            *self.requested.entry(r.clone()).or_default() += q;
+        }
+        self.pods += other.pods;
+        for (k, n) in &other.matching {
+            *self.matching.entry(k.clone()).or_default() += n;
+        }
+    }
+}
+
+/// One DoNotSchedule (or ScheduleAnyway) constraint of the pod being placed, resolved.
+#[derive(Debug, Clone)]
+pub struct SpreadRule {
+    pub selector: SpreadSelector,
+    pub topology_key: String,
+    pub max_skew: i64,
+    pub min_domains: i64,
+    /// 1 when the constraint selects the pod being placed.
+    pub self_match: i64,
+    pub honor_affinity: bool,
+    pub honor_taints: bool,
+}
+
+/// The DoNotSchedule constraints of a VMI's target pod (PodTopologySpread's filter).
+pub fn spread_rules(vmi: &VirtualMachineInstance, when: &str) -> Vec<SpreadRule> {
+    let own = launcher_labels(vmi);
+    vmi.spec
+        .topology_spread_constraints
+        .iter()
+        .filter(|c| c.when_unsatisfiable == when)
+        .filter_map(|c| {
+            let selector = spread_selector(vmi, c)?;
+            let self_match = i64::from(selector.matches(vmi.namespace(), &own));
+            Some(SpreadRule {
+                selector,
+                topology_key: c.topology_key.clone(),
+                max_skew: i64::from(c.max_skew.max(1)),
+                min_domains: i64::from(c.min_domains.unwrap_or(1).max(1)),
+                self_match,
+                // nodeAffinityPolicy defaults to Honor, nodeTaintsPolicy to Ignore.
+                honor_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+                honor_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+            })
+        })
+        .collect()
+}
+
+/// Does this node's domain count for the rule (PodTopologySpread's PreFilter)? Its pods are
+/// counted when the node matches the pod's node selector and required affinity
+/// (nodeAffinityPolicy Honor), tolerates its taints (nodeTaintsPolicy Honor; a drained or
+/// cordoned node carries `node.kubernetes.io/unschedulable:NoSchedule`), and has every
+/// topology key of `all_keys`.
+pub fn spread_counts_node(
+    rule: &SpreadRule,
+    vmi: &VirtualMachineInstance,
+    node: &Node,
+    draining: &[String],
+    source_model: Option<&str>,
+    all_keys: &[&str],
+) -> bool {
+    let l = labels(node);
+    if !all_keys.iter().all(|k| l.contains_key(*k)) {
+        return false;
+    }
+    if rule.honor_affinity && node_affinity_unfit(vmi, node, source_model).is_some() {
+        return false;
+    }
+    if rule.honor_taints {
+        if untolerated_taint(&vmi.spec.tolerations, node).is_some() {
+            return false;
+        }
+        let cordon = Taint {
+            key: UNSCHEDULABLE_TAINT.into(),
+            effect: "NoSchedule".into(),
+            ..Taint::default()
+        };
+        if (cordoned(node) || draining.iter().any(|d| d == node_name(node)))
+            && !tolerates(&vmi.spec.tolerations, &cordon)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// PodTopologySpread's filter for one rule on one node: `domain` is the node's value of the
+/// topology key, `matching` the pods the rule counts there, `min` the smallest count over
+/// the counted domains (None when there are none) and `domains` how many there are.
+pub fn spread_unfit(
+    rule: &SpreadRule,
+    domain: Option<&str>,
+    matching: i64,
+    min: Option<i64>,
+    domains: usize,
+) -> Option<Unfit> {
+    if domain.is_none() {
+        return Some(Unfit::SpreadLabel);
+    }
+    // Fewer domains than minDomains (at least 1) make the global minimum 0.
+    let min = if (domains as i64) < rule.min_domains {
+        0
+    } else {
+        min.unwrap_or(0)
+    };
+    (matching + rule.self_match - min > rule.max_skew).then_some(Unfit::Spread)
 }
 
 #[cfg(test)]
