@@ -330,17 +330,19 @@ fn hold_by_quota(
 }
 
 /// Marks a VMI as having no feasible target; returns the blocker to list.
-fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String) -> DrainBlocker {
+fn hold_without_target(
+    plan: &mut VmiPlan,
+    message: String,
+    explanation: String,
+    fix: String,
+) -> DrainBlocker {
     plan.action = Action::NoTarget;
     plan.reasons.push(Reason {
         reason: "NoFeasibleTarget".into(),
         message: message.clone(),
     });
     plan.explanation = explanation;
-    plan.fix = Some(
-        "free memory or add a node that matches the VMI's selectors, tolerations and CPU model"
-            .into(),
-    );
+    plan.fix = Some(fix);
     plan.start_seconds = None;
     plan.estimate_seconds = None;
     plan.end_seconds = None;
@@ -715,14 +717,21 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
-                && let Err(message) = search.find(&target_pod, &node)
+                && let Err(no_fit) = search.find(&target_pod, &node)
             {
                 let explanation = format!(
-                    "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+                    "migration {} (phase {}) cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
                     m.name(),
-                    m.phase()
+                    m.phase(),
+                    no_fit.explained()
                 );
-                blockers.push(hold_without_target(&mut plan, message, explanation));
+                let fix = no_fit.fix();
+                blockers.push(hold_without_target(
+                    &mut plan,
+                    no_fit.explained(),
+                    explanation,
+                    fix,
+                ));
                 // Its VMIM keeps a slot until the unschedulable target pod times out.
                 if let Some(last) = in_flight_on_drained.last_mut() {
                     last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
@@ -842,11 +851,17 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                             source: node.clone(),
                         });
                     }
-                    Err(message) => {
+                    Err(no_fit) => {
+                        let message = no_fit.explained();
                         let explanation = format!(
                             "{message}; the target pod stays Pending and the eviction is refused"
                         );
-                        blockers.push(hold_without_target(&mut plan, message, explanation));
+                        blockers.push(hold_without_target(
+                            &mut plan,
+                            message,
+                            explanation,
+                            no_fit.fix(),
+                        ));
                     }
                 }
             }
@@ -1404,6 +1419,26 @@ mod tests {
             "{}",
             a.explanation
         );
+        // Upgrade drains: every node fails a filter eviction cannot change, and the VM's
+        // reason names the model and the label its target needs.
+        assert!(
+            a.explanation
+                .contains("\"Preemption is not helpful for scheduling\"")
+                && a.explanation.contains(
+                    "target to carry cpu-model-migration.node.kubevirt.io/Cascadelake-Server=true"
+                ),
+            "{}",
+            a.explanation
+        );
+        assert!(
+            a.fix
+                .as_deref()
+                .unwrap()
+                .starts_with("keep a node with CPU model Cascadelake-Server schedulable"),
+            "{:?}",
+            a.fix
+        );
+        assert_eq!(a.reasons.last().unwrap().reason, "NoFeasibleTarget");
     }
 
     #[test]

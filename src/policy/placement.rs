@@ -21,10 +21,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::index::work;
 use super::scheduling::{
-    NodeUsage, Resources, SpreadRule, SpreadSelector, Unfit, allocatable, has_preferred_affinity,
-    host_model, insufficient, intolerable_prefer_no_schedule, labels, launcher_labels, node_name,
-    preferred_affinity_weight, required_node_affinity, show_amount, spread_counts_node,
-    spread_rules, spread_unfit, static_fit, unreported, uses_host_model,
+    CPU_MODEL_MIGRATION_PREFIX, NodeUsage, Resources, SpreadRule, SpreadSelector, Unfit,
+    allocatable, has_preferred_affinity, host_model, insufficient, intolerable_prefer_no_schedule,
+    labels, launcher_labels, node_name, preferred_affinity_weight, required_node_affinity,
+    show_amount, spread_counts_node, spread_rules, spread_unfit, static_fit, unreported,
+    uses_host_model,
 };
 use crate::model::{Node, VirtualMachineInstance};
 
@@ -67,6 +68,62 @@ impl TargetPod<'_> {
 pub struct Target<'a> {
     pub node: &'a str,
     pub notes: Vec<String>,
+}
+
+/// Why no node can take the pod: the scheduler-like summary and what it rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoFit {
+    /// "no node can take a 2.0 GiB target pod: 0/5 nodes fit (...)".
+    pub message: String,
+    /// Every node failed a filter that evicting pods cannot change (a taint, the node
+    /// selector or affinity, the CPU model, a missing topology key, a cordon, the source):
+    /// the scheduler then adds "Preemption is not helpful for scheduling".
+    pub preemption_useless: bool,
+    /// The source's host-model CPU, when some node lacks its migration label.
+    pub cpu_model: Option<String>,
+    /// The resources some node is short of.
+    pub short: Vec<String>,
+}
+
+impl NoFit {
+    /// The explanation's core: the summary, and why preemption cannot help when it cannot.
+    pub fn explained(&self) -> String {
+        let mut text = self.message.clone();
+        if self.preemption_useless {
+            text.push_str(
+                "; preemption cannot help (the scheduler says \"Preemption is not helpful for scheduling\")",
+            );
+        }
+        if let Some(model) = &self.cpu_model {
+            text.push_str(&format!(
+                "; the VMI uses the host-model CPU, so KubeVirt requires its target to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true (the source's CPU model {model})"
+            ));
+        }
+        text
+    }
+
+    /// What would make room, from what failed.
+    pub fn fix(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(model) = &self.cpu_model {
+            parts.push(format!(
+                "keep a node with CPU model {model} schedulable until this VM has moved (drain the old nodes last), give the VM a named CPU model the other nodes support (spec.domain.cpu.model), or stop it and start it on a new node"
+            ));
+        }
+        for r in &self.short {
+            parts.push(match r.as_str() {
+                "memory" | "cpu" => format!("free {r} on a fitting node"),
+                "pods" => "free pod slots (the pods allocatable) on a fitting node".into(),
+                _ => format!("free {r} on a fitting node or add one that advertises it"),
+            });
+        }
+        if parts.is_empty() {
+            "free memory or add a node that matches the VMI's selectors, tolerations and CPU model"
+                .into()
+        } else {
+            parts.join("; or ")
+        }
+    }
 }
 
 /// Order of the fitting nodes: (minus untolerated PreferNoSchedule taints, preferred node
@@ -139,7 +196,7 @@ pub struct TargetSearch<'a> {
     classes: HashMap<String, Class>,
     /// Placements so far: an explanation of "nothing fits" holds until the next one.
     generation: u64,
-    failures: HashMap<String, (u64, String)>,
+    failures: HashMap<String, (u64, NoFit)>,
 }
 
 fn free_memory(allocatable: &Resources, used: &NodeUsage) -> i128 {
@@ -300,7 +357,7 @@ impl<'a> TargetSearch<'a> {
 
     /// The node a target pod (of a VMI running on `source`) would get, or why there is
     /// none, as the scheduler would summarise it.
-    pub fn find(&mut self, pod: &TargetPod, source: &str) -> Result<Target<'a>, String> {
+    pub fn find(&mut self, pod: &TargetPod, source: &str) -> Result<Target<'a>, NoFit> {
         let nodes = self.nodes;
         let source_model = self
             .positions
@@ -313,7 +370,12 @@ impl<'a> TargetSearch<'a> {
             self.classes.insert(key.clone(), class);
         }
         let Some(class) = self.classes.get(&key) else {
-            return Err("internal: no scheduling class".into());
+            return Err(NoFit {
+                message: "internal: no scheduling class".into(),
+                preemption_useless: false,
+                cpu_model: None,
+                short: vec![],
+            });
         };
         let needed = pod.memory();
         let mut below: Option<Rank> = None;
@@ -348,32 +410,56 @@ impl<'a> TargetSearch<'a> {
             return Err(message.clone());
         }
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        let mut preemption_useless = true;
+        let mut cpu_model = None;
+        let mut short: Vec<String> = Vec::new();
         for (i, n) in nodes.iter().enumerate() {
             work::step(1);
             let why = if node_name(n) == source {
-                vec!["is the source".to_string()]
+                *counts.entry("is the source".into()).or_default() += 1;
+                vec![]
             } else if let Some(u) = &class.reasons[i] {
-                vec![u.phrase()]
+                vec![u.clone()]
             } else {
                 self.dynamic_unfit(class, i, pod)
-                    .iter()
-                    .map(Unfit::phrase)
-                    .collect()
             };
-            for w in why {
-                *counts.entry(w).or_default() += 1;
+            for u in why {
+                match &u {
+                    Unfit::Insufficient(r) => {
+                        preemption_useless = false;
+                        if !short.contains(r) {
+                            short.push(r.clone());
+                        }
+                    }
+                    Unfit::TooManyPods => {
+                        preemption_useless = false;
+                        if !short.iter().any(|r| r == "pods") {
+                            short.push("pods".into());
+                        }
+                    }
+                    Unfit::Spread => preemption_useless = false,
+                    Unfit::CpuModel(m) => cpu_model = Some(m.clone()),
+                    _ => {}
+                }
+                *counts.entry(u.phrase()).or_default() += 1;
             }
         }
+        short.sort();
         let summary: Vec<String> = counts.iter().map(|(why, n)| format!("{n} {why}")).collect();
-        let message = format!(
-            "no node can take {}: 0/{} nodes fit ({})",
-            pod.describe(),
-            nodes.len(),
-            summary.join(", ")
-        );
+        let failure = NoFit {
+            message: format!(
+                "no node can take {}: 0/{} nodes fit ({})",
+                pod.describe(),
+                nodes.len(),
+                summary.join(", ")
+            ),
+            preemption_useless,
+            cpu_model,
+            short,
+        };
         self.failures
-            .insert(cache, (self.generation, message.clone()));
-        Err(message)
+            .insert(cache, (self.generation, failure.clone()));
+        Err(failure)
     }
 
     /// What the plan cannot vouch for on the chosen node, or had to settle for.
@@ -720,7 +806,10 @@ mod tests {
                 }
                 let target_pod = pod(vmi, &requests);
                 let expected = naive(&target_pod, &source, &nodes, &draining, &usage);
-                let got = search.find(&target_pod, &source).map(|t| t.node);
+                let got = search
+                    .find(&target_pod, &source)
+                    .map(|t| t.node)
+                    .map_err(|e| e.message);
                 assert_eq!(got, expected, "seed {seed}, vmi {v}");
                 if let Ok(target) = got {
                     placed += 1;
@@ -770,6 +859,13 @@ mod tests {
         assert_eq!(search.find(&gpu, "n9").map(|t| t.node), Ok("n1"));
         search.consume("n1", &gpu);
         let err = search.find(&gpu, "n9").unwrap_err();
+        assert!(!err.preemption_useless);
+        assert_eq!(err.short, ["cpu", "nvidia.com/gpu"]);
+        assert!(
+            err.fix()
+                .contains("free nvidia.com/gpu on a fitting node or add one")
+        );
+        let err = err.message;
         assert_eq!(
             err,
             "no node can take a 1.0 GiB target pod with 1 nvidia.com/gpu: 0/4 nodes fit \
@@ -895,7 +991,7 @@ mod tests {
         // a1 has the most memory, but 2 + 1 - 1 = 2 > maxSkew 1.
         assert_eq!(search.find(&p, "src").unwrap().node, "b1");
         search.consume("b1", &p);
-        let err = search.find(&p, "src").unwrap_err();
+        let err = search.find(&p, "src").unwrap_err().message;
         assert!(
             err.ends_with(
                 "(2 didn't match pod topology spread constraints, \
