@@ -865,4 +865,324 @@ mod tests {
             2 * 1024 * 1024 * 1024 + 100 * 1024 * 1024
         );
     }
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        Taint {
+            key: key.into(),
+            value: value.map(str::to_string),
+            effect: effect.into(),
+            ..Taint::default()
+        }
+    }
+
+    fn toleration(v: serde_json::Value) -> Toleration {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn tolerations_match_as_the_api_helper_does() {
+        let t = taint("dedicated", Some("gpu"), "NoSchedule");
+        let cases = [
+            // Empty key with Exists tolerates every taint; empty effect every effect.
+            (json!({"operator": "Exists"}), true),
+            (json!({"key": "dedicated", "operator": "Exists"}), true),
+            (
+                json!({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}),
+                false,
+            ),
+            // Operator defaults to Equal: the value must match.
+            (json!({"key": "dedicated", "value": "gpu"}), true),
+            (json!({"key": "dedicated", "value": "cpu"}), false),
+            (json!({"key": "dedicated"}), false),
+            (
+                json!({"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}),
+                true,
+            ),
+            (json!({"key": "other", "operator": "Exists"}), false),
+            // An empty key with Equal compares values only (the helper does not check it).
+            (json!({"value": "gpu"}), true),
+            // Unknown operators tolerate nothing.
+            (
+                json!({"key": "dedicated", "operator": "Gte", "value": "gpu"}),
+                false,
+            ),
+        ];
+        for (tol, expected) in cases {
+            assert_eq!(
+                toleration_tolerates(&toleration(tol.clone()), &t),
+                expected,
+                "{tol}"
+            );
+        }
+        // A taint without a value is tolerated by an Equal toleration without a value.
+        let bare = taint("maintenance", None, "NoExecute");
+        assert!(toleration_tolerates(
+            &toleration(json!({"key": "maintenance"})),
+            &bare
+        ));
+    }
+
+    #[test]
+    fn no_execute_filters_and_prefer_no_schedule_only_scores() {
+        let mut n = base_node("n1");
+        n["spec"]["taints"] = json!([
+            {"key": "evict", "effect": "NoExecute"},
+            {"key": "old", "effect": "PreferNoSchedule"},
+            {"key": "older", "value": "x", "effect": "PreferNoSchedule"}]);
+        let plain = vmi(json!({"metadata": {"name": "a"}}));
+        assert_eq!(
+            static_fit(&plain, &node(n.clone()), &[], None),
+            Some(Unfit::Taint("evict:NoExecute".into()))
+        );
+        let tolerant = vmi(json!({"metadata": {"name": "a"}, "spec": {"tolerations": [
+            {"key": "evict", "operator": "Exists", "effect": "NoExecute"},
+            {"key": "old", "operator": "Exists", "effect": "NoSchedule"}]}}));
+        assert_eq!(static_fit(&tolerant, &node(n.clone()), &[], None), None);
+        // A NoSchedule toleration does not count for PreferNoSchedule; an empty effect does.
+        assert_eq!(
+            intolerable_prefer_no_schedule(&tolerant.spec.tolerations, &node(n.clone())),
+            2
+        );
+        let any_effect = [toleration(json!({"key": "old", "operator": "Exists"}))];
+        assert_eq!(intolerable_prefer_no_schedule(&any_effect, &node(n)), 1);
+    }
+
+    #[test]
+    fn every_node_affinity_operator_and_match_fields() {
+        let mut n = base_node("n7");
+        n["metadata"]["labels"]["gen"] = json!("5");
+        let n = node(n);
+        let term =
+            |e: serde_json::Value| -> NodeSelectorTerm { serde_json::from_value(e).unwrap() };
+        let expr = |op: &str, key: &str, values: &[&str]| {
+            term(json!({"matchExpressions": [{"key": key, "operator": op, "values": values}]}))
+        };
+        assert!(term_matches(&expr("In", "zone", &["a", "b"]), &n));
+        assert!(!term_matches(&expr("NotIn", "zone", &["a"]), &n));
+        assert!(
+            term_matches(&expr("NotIn", "missing", &["a"]), &n),
+            "absent label: NotIn holds"
+        );
+        assert!(term_matches(&expr("Exists", "zone", &[]), &n));
+        assert!(term_matches(&expr("DoesNotExist", "missing", &[]), &n));
+        assert!(term_matches(&expr("Gt", "gen", &["4"]), &n));
+        assert!(!term_matches(&expr("Gt", "gen", &["5"]), &n));
+        assert!(term_matches(&expr("Lt", "gen", &["6"]), &n));
+        assert!(
+            !term_matches(&expr("Lt", "zone", &["6"]), &n),
+            "not an integer"
+        );
+        assert!(
+            !term_matches(&expr("Gt", "gen", &["1", "2"]), &n),
+            "one value only"
+        );
+        let by_name = term(
+            json!({"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n7"]}]}),
+        );
+        assert!(!term_matches(&by_name, &n));
+        assert!(
+            !term_matches(&term(json!({})), &n),
+            "an empty term matches nothing"
+        );
+        // Preferred terms add their weights; zero weights and empty terms count nothing.
+        let v = vmi(
+            json!({"metadata": {"name": "a"}, "spec": {"affinity": {"nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 30, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}},
+                {"weight": 20, "preference": {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["3"]}]}},
+                {"weight": 50, "preference": {}},
+                {"weight": 0, "preference": {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}}]}}}}),
+        );
+        assert_eq!(preferred_affinity_weight(&v, &n), 50);
+    }
+
+    #[test]
+    fn the_launcher_node_selector_requires_kubevirt_schedulable_true() {
+        let v = vmi(json!({"metadata": {"name": "a"}}));
+        let mut n = base_node("n1");
+        n["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("kubevirt.io/schedulable");
+        assert_eq!(
+            static_fit(&v, &node(n), &[], None),
+            Some(Unfit::NotKubeVirtSchedulable)
+        );
+    }
+
+    fn res(pairs: &[(&str, i128)]) -> Resources {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn node_resources_fit_checks_every_requested_resource() {
+        let alloc = res(&[
+            ("cpu", 4000),
+            ("memory", 8 << 30),
+            ("hugepages-1Gi", 4 << 30),
+            ("nvidia.com/gpu", 1),
+            ("devices.kubevirt.io/kvm", 1000),
+            ("pods", 10),
+        ]);
+        let used = res(&[("cpu", 3500), ("memory", 1 << 30), ("nvidia.com/gpu", 1)]);
+        let want = res(&[
+            ("cpu", 1000),
+            ("memory", 4 << 30),
+            ("hugepages-1Gi", 4 << 30),
+            ("hugepages-2Mi", 2 << 20),
+            ("nvidia.com/gpu", 1),
+            ("devices.kubevirt.io/kvm", 1),
+            ("example.com/fpga", 0),
+        ]);
+        assert_eq!(
+            insufficient(&want, &alloc, &used, 3),
+            [
+                Unfit::Insufficient("cpu".into()),
+                Unfit::Insufficient("hugepages-2Mi".into()),
+                Unfit::Insufficient("nvidia.com/gpu".into()),
+            ],
+            "a zero request is not checked; an unadvertised extended resource has none"
+        );
+        assert_eq!(
+            insufficient(&res(&[("memory", 1)]), &alloc, &used, 10),
+            [Unfit::TooManyPods]
+        );
+        // cpu, ephemeral-storage and pods that a node does not report are not checked.
+        let bare = res(&[("memory", 8 << 30)]);
+        let want = res(&[
+            ("cpu", 500),
+            ("ephemeral-storage", 50_000_000),
+            ("memory", 1 << 30),
+        ]);
+        assert!(insufficient(&want, &bare, &Resources::new(), 500).is_empty());
+        assert_eq!(
+            unreported(&want, &bare),
+            ["cpu", "ephemeral-storage", "pods"]
+        );
+    }
+
+    #[test]
+    fn pod_requests_of_every_resource_follow_the_scheduler() {
+        let p: Pod = serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [
+                {"name": "compute", "resources": {"requests": {"cpu": "1500m", "memory": "1Gi",
+                    "devices.kubevirt.io/kvm": "1", "nvidia.com/gpu": "1", "hugepages-2Mi": "1Gi"}}},
+                {"name": "sidecar", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2", "memory": "100Mi"}}}],
+            "overhead": {"cpu": "250m", "memory": "100Mi"}}}))
+        .unwrap();
+        assert_eq!(
+            pod_requests(&p),
+            res(&[
+                ("cpu", 2000 + 250),
+                ("devices.kubevirt.io/kvm", 1),
+                ("hugepages-2Mi", 1 << 30),
+                ("memory", (1 << 30) + (64 << 20) + (100 << 20)),
+                ("nvidia.com/gpu", 1),
+            ])
+        );
+    }
+
+    fn rule(
+        v: serde_json::Value,
+        vmi_labels: serde_json::Value,
+    ) -> (SpreadRule, VirtualMachineInstance) {
+        let v = vmi(
+            json!({"metadata": {"name": "a", "namespace": "ns", "uid": "u1", "labels": vmi_labels},
+            "spec": {"topologySpreadConstraints": [v]}}),
+        );
+        let r = spread_rules(&v, "DoNotSchedule").remove(0);
+        (r, v)
+    }
+
+    #[test]
+    fn topology_spread_skew_min_domains_and_missing_keys() {
+        let c = json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}});
+        let (r, _) = rule(c.clone(), json!({"app": "web"}));
+        assert_eq!(r.self_match, 1);
+        // Domains a=2, b=1: a gives skew 2 + 1 - 1 = 2 > 1, b gives 1.
+        assert_eq!(
+            spread_unfit(&r, Some("a"), 2, Some(1), 2),
+            Some(Unfit::Spread)
+        );
+        assert_eq!(spread_unfit(&r, Some("b"), 1, Some(1), 2), None);
+        assert_eq!(
+            spread_unfit(&r, None, 0, Some(1), 2),
+            Some(Unfit::SpreadLabel)
+        );
+        // A pod the selector does not select does not count itself.
+        let (other, _) = rule(c.clone(), json!({"app": "db"}));
+        assert_eq!(spread_unfit(&other, Some("a"), 2, Some(1), 2), None);
+        // minDomains 3 with 2 domains: the global minimum is taken as 0.
+        let mut md = c.clone();
+        md["minDomains"] = json!(3);
+        let (r3, _) = rule(md, json!({"app": "web"}));
+        assert_eq!(
+            spread_unfit(&r3, Some("b"), 1, Some(1), 2),
+            Some(Unfit::Spread)
+        );
+        // ScheduleAnyway constraints do not filter.
+        let mut soft = c;
+        soft["whenUnsatisfiable"] = json!("ScheduleAnyway");
+        let v = vmi(json!({"metadata": {"name": "a", "namespace": "ns"},
+            "spec": {"topologySpreadConstraints": [soft]}}));
+        assert!(spread_rules(&v, "DoNotSchedule").is_empty());
+    }
+
+    #[test]
+    fn which_nodes_count_for_topology_spread() {
+        let c = json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["tier"]});
+        let (r, v) = rule(c.clone(), json!({"app": "web", "tier": "front"}));
+        // matchLabelKeys adds the pod's own value to the selector.
+        assert!(r.selector.matches(
+            "ns",
+            &BTreeMap::from([
+                ("app".to_string(), "web".to_string()),
+                ("tier".to_string(), "front".to_string())
+            ])
+        ));
+        assert!(!r.selector.matches(
+            "ns",
+            &BTreeMap::from([("app".to_string(), "web".to_string())])
+        ));
+        assert!(!r.selector.matches(
+            "other",
+            &BTreeMap::from([
+                ("app".to_string(), "web".to_string()),
+                ("tier".to_string(), "front".to_string())
+            ])
+        ));
+        let plain = node(base_node("n1"));
+        assert!(spread_counts_node(&r, &v, &plain, &[], None, &["zone"]));
+        assert!(
+            !spread_counts_node(&r, &v, &plain, &[], None, &["zone", "rack"]),
+            "every key"
+        );
+        // Default nodeTaintsPolicy Ignore: a drained (cordoned) node still counts; Honor: not.
+        assert!(spread_counts_node(
+            &r,
+            &v,
+            &plain,
+            &["n1".into()],
+            None,
+            &["zone"]
+        ));
+        let mut honor = c;
+        honor["nodeTaintsPolicy"] = json!("Honor");
+        let (rh, vh) = rule(honor, json!({"app": "web"}));
+        assert!(!spread_counts_node(
+            &rh,
+            &vh,
+            &plain,
+            &["n1".into()],
+            None,
+            &["zone"]
+        ));
+        // Default nodeAffinityPolicy Honor: a node outside the node selector does not count.
+        let mut sel = vh.clone();
+        sel.spec.node_selector.insert("zone".into(), "b".into());
+        assert!(!spread_counts_node(&rh, &sel, &plain, &[], None, &["zone"]));
+    }
 }
