@@ -42,15 +42,18 @@ impl TargetPod<'_> {
         self.requests.get("memory").copied().unwrap_or(0)
     }
 
-    /// "a 2.0 GiB target pod", naming hugepages and extended resources (GPUs) too.
-    pub fn describe(&self) -> String {
+    /// "a 2.0 GiB target pod", naming hugepages and extended resources (GPUs) too, and cpu
+    /// or ephemeral storage when some node is `short` of them.
+    pub fn describe(&self, short: &[String]) -> String {
         let extra: Vec<String> = self
             .requests
             .iter()
             .filter(|(r, q)| {
                 **q > 0
-                    && !matches!(r.as_str(), "memory" | "cpu" | "ephemeral-storage" | "pods")
-                    && !r.starts_with("devices.kubevirt.io/")
+                    && r.as_str() != "memory"
+                    && (short.contains(r)
+                        || !matches!(r.as_str(), "cpu" | "ephemeral-storage" | "pods")
+                            && !r.starts_with("devices.kubevirt.io/"))
             })
             .map(|(r, q)| show_amount(r, *q))
             .collect();
@@ -69,6 +72,10 @@ pub struct Target<'a> {
     pub node: &'a str,
     pub notes: Vec<String>,
 }
+
+/// The fix when memory, or nothing in particular, is short.
+const GENERIC_FIX: &str =
+    "free memory or add a node that matches the VMI's selectors, tolerations and CPU model";
 
 /// Why no node can take the pod: the scheduler-like summary and what it rests on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +103,7 @@ impl NoFit {
         }
         if let Some(model) = &self.cpu_model {
             text.push_str(&format!(
-                "; the VMI uses the host-model CPU, so KubeVirt requires its target to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true (the source's CPU model {model})"
+                "; the VMI uses the host-model CPU, so KubeVirt requires its target node to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true, the source's model"
             ));
         }
         text
@@ -112,14 +119,14 @@ impl NoFit {
         }
         for r in &self.short {
             parts.push(match r.as_str() {
-                "memory" | "cpu" => format!("free {r} on a fitting node"),
+                "memory" => GENERIC_FIX.into(),
+                "cpu" => format!("free {r} on a fitting node"),
                 "pods" => "free pod slots (the pods allocatable) on a fitting node".into(),
                 _ => format!("free {r} on a fitting node or add one that advertises it"),
             });
         }
         if parts.is_empty() {
-            "free memory or add a node that matches the VMI's selectors, tolerations and CPU model"
-                .into()
+            GENERIC_FIX.into()
         } else {
             parts.join("; or ")
         }
@@ -449,7 +456,7 @@ impl<'a> TargetSearch<'a> {
         let failure = NoFit {
             message: format!(
                 "no node can take {}: 0/{} nodes fit ({})",
-                pod.describe(),
+                pod.describe(&short),
                 nodes.len(),
                 summary.join(", ")
             ),
@@ -573,6 +580,7 @@ mod tests {
             })
             .collect();
         let mut unfit: BTreeMap<String, u32> = BTreeMap::new();
+        let mut short: Vec<String> = Vec::new();
         let mut best: Option<(&str, Rank)> = None;
         for (i, n) in nodes.iter().enumerate() {
             let name = node_name(n);
@@ -621,6 +629,11 @@ mod tests {
                 }
             }
             for u in why {
+                if let Unfit::Insufficient(r) = &u
+                    && !short.contains(r)
+                {
+                    short.push(r.clone());
+                }
                 *unfit.entry(u.phrase()).or_default() += 1;
             }
         }
@@ -631,7 +644,7 @@ mod tests {
                     unfit.iter().map(|(why, n)| format!("{n} {why}")).collect();
                 Err(format!(
                     "no node can take {}: 0/{} nodes fit ({})",
-                    pod.describe(),
+                    pod.describe(&short),
                     nodes.len(),
                     summary.join(", ")
                 ))
@@ -868,7 +881,7 @@ mod tests {
         let err = err.message;
         assert_eq!(
             err,
-            "no node can take a 1.0 GiB target pod with 1 nvidia.com/gpu: 0/4 nodes fit \
+            "no node can take a 1.0 GiB target pod with 2 cpu, 1 nvidia.com/gpu: 0/4 nodes fit \
              (1 insufficient cpu, 2 insufficient nvidia.com/gpu, 1 untolerated taint dedicated=gpu:NoSchedule)"
         );
     }
