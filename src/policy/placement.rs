@@ -21,11 +21,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::index::work;
 use super::scheduling::{
-    CPU_MODEL_MIGRATION_PREFIX, NodeUsage, Resources, SpreadRule, SpreadSelector, Unfit,
-    allocatable, has_preferred_affinity, host_model, insufficient, intolerable_prefer_no_schedule,
-    labels, launcher_labels, node_name, preferred_affinity_weight, required_node_affinity,
-    show_amount, spread_counts_node, spread_rules, spread_unfit, static_fit, unreported,
-    uses_host_model,
+    CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SpreadRule, SpreadSelector, Unfit,
+    allocatable, has_preferred_affinity, insufficient, intolerable_prefer_no_schedule, labels,
+    launcher_labels, node_name, preferred_affinity_weight, required_node_affinity, show_amount,
+    spread_counts_node, spread_rules, spread_unfit, static_fit, unreported, uses_host_model,
 };
 use crate::model::{Node, VirtualMachineInstance};
 
@@ -241,7 +240,7 @@ impl<'a> TargetSearch<'a> {
         }
     }
 
-    fn signature(vmi: &VirtualMachineInstance, source_model: Option<&str>) -> String {
+    fn signature(vmi: &VirtualMachineInstance, source_model: Option<&HostCpu>) -> String {
         let required = required_node_affinity(vmi);
         let preferred = vmi
             .spec
@@ -280,7 +279,7 @@ impl<'a> TargetSearch<'a> {
         .unwrap_or_else(|_| format!("{}/{}", vmi.namespace(), vmi.name()))
     }
 
-    fn build_class(&self, vmi: &VirtualMachineInstance, source_model: Option<&str>) -> Class {
+    fn build_class(&self, vmi: &VirtualMachineInstance, source_model: Option<&HostCpu>) -> Class {
         let nodes = self.nodes;
         work::step(nodes.len());
         let reasons: Vec<Option<Unfit>> = nodes
@@ -370,10 +369,10 @@ impl<'a> TargetSearch<'a> {
             .positions
             .get(source)
             .and_then(|p| p.first())
-            .and_then(|&i| host_model(&nodes[i]));
-        let key = Self::signature(pod.vmi, source_model);
+            .and_then(|&i| HostCpu::of(&nodes[i]));
+        let key = Self::signature(pod.vmi, source_model.as_ref());
         if !self.classes.contains_key(&key) {
-            let class = self.build_class(pod.vmi, source_model);
+            let class = self.build_class(pod.vmi, source_model.as_ref());
             self.classes.insert(key.clone(), class);
         }
         let Some(class) = self.classes.get(&key) else {
@@ -558,7 +557,8 @@ mod tests {
         let source_model = nodes
             .iter()
             .find(|n| node_name(n) == source)
-            .and_then(host_model);
+            .and_then(HostCpu::of);
+        let source_model = source_model.as_ref();
         let rules = spread_rules(vmi, "DoNotSchedule");
         let keys: Vec<&str> = rules.iter().map(|r| r.topology_key.as_str()).collect();
         let domains: Vec<HashMap<String, i64>> = rules
@@ -696,6 +696,9 @@ mod tests {
     fn the_indexed_search_gives_exactly_the_naive_answers() {
         let models = ["A", "B"];
         const GI: i128 = 1 << 30;
+        // How often each path and each rule decided something, over all seeds.
+        let (mut placed, mut failed) = (0, 0);
+        let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
         for seed in 1..=40u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let node_count = 2 + rng.below(12) as usize;
@@ -714,6 +717,12 @@ mod tests {
                     if rng.below(3) == 0 {
                         labels["cpu-model-migration.node.kubevirt.io/A"] = json!("true");
                     }
+                    if rng.below(3) == 0 {
+                        labels["host-model-required-features.node.kubevirt.io/vmx"] = json!("true");
+                    }
+                    if rng.below(4) != 0 {
+                        labels["cpu-feature.node.kubevirt.io/vmx"] = json!("true");
+                    }
                     let mut taints = vec![];
                     if rng.below(4) == 0 {
                         taints.push(json!({"key": "gpu", "effect": "NoSchedule"}));
@@ -725,9 +734,9 @@ mod tests {
                         taints.push(json!({"key": "evict", "value": "x", "effect": "NoExecute"}));
                     }
                     let mut allocatable = json!({
-                        "memory": format!("{}Gi", rng.below(8)),
-                        "cpu": format!("{}", rng.below(5)),
-                        "pods": format!("{}", 1 + rng.below(6)),
+                        "memory": format!("{}Gi", 1 + rng.below(12)),
+                        "cpu": format!("{}", 1 + rng.below(8)),
+                        "pods": format!("{}", 1 + rng.below(8)),
                     });
                     if rng.below(3) == 0 {
                         allocatable["nvidia.com/gpu"] = json!(format!("{}", rng.below(3)));
@@ -806,7 +815,6 @@ mod tests {
                 .map(|(n, u)| (node_name(n).to_string(), u.clone()))
                 .collect();
             let mut search = TargetSearch::new(&nodes, &draining, &by_name, selectors.clone());
-            let mut placed = 0;
             for (v, vmi) in vmis.iter().enumerate() {
                 let source = format!("n{}", rng.below(node_count as u64));
                 let mut requests = vec![
@@ -824,6 +832,24 @@ mod tests {
                     .map(|t| t.node)
                     .map_err(|e| e.message);
                 assert_eq!(got, expected, "seed {seed}, vmi {v}");
+                if let Err(message) = &got {
+                    failed += 1;
+                    for rule in [
+                        "insufficient cpu",
+                        "insufficient memory",
+                        "insufficient nvidia.com/gpu",
+                        "too many pods",
+                        "didn't match pod topology spread constraints,",
+                        "(missing required label)",
+                        "untolerated taint evict=x:NoExecute",
+                        "no CPU feature vmx",
+                        "required node affinity not matched",
+                    ] {
+                        if message.contains(rule) {
+                            *seen.entry(rule).or_default() += 1;
+                        }
+                    }
+                }
                 if let Ok(target) = got {
                     placed += 1;
                     search.consume(target, &target_pod);
@@ -831,8 +857,12 @@ mod tests {
                     consume_naive(&mut usage[i], &target_pod, &selectors);
                 }
             }
-            assert!(placed > 0 || seed % 7 != 0, "seed {seed} placed nothing");
         }
+        assert!(
+            placed > 200 && failed > 100,
+            "{placed} placed, {failed} failed"
+        );
+        assert_eq!(seen.len(), 9, "every rule decided some search: {seen:?}");
     }
 
     fn gpu_cluster() -> Vec<Node> {

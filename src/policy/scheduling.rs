@@ -19,6 +19,9 @@ use crate::model::{Node, Pod, Quantity, VirtualMachineInstance};
 pub const SCHEDULABLE_LABEL: &str = "kubevirt.io/schedulable";
 pub const HOST_MODEL_PREFIX: &str = "host-model-cpu.node.kubevirt.io/";
 pub const CPU_MODEL_MIGRATION_PREFIX: &str = "cpu-model-migration.node.kubevirt.io/";
+pub const HOST_MODEL_REQUIRED_FEATURES_PREFIX: &str =
+    "host-model-required-features.node.kubevirt.io/";
+pub const CPU_FEATURE_PREFIX: &str = "cpu-feature.node.kubevirt.io/";
 /// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`).
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
@@ -37,6 +40,8 @@ pub enum Unfit {
     NodeSelector(String),
     Affinity,
     CpuModel(String),
+    /// A CPU feature the source's host model requires (KubeVirt's node selector).
+    CpuFeature(String),
     /// NodeResourcesFit: the node lacks this resource (memory, cpu, nvidia.com/gpu, ...).
     Insufficient(String),
     /// NodeResourcesFit: the node runs as many pods as its `pods` allocatable allows.
@@ -59,6 +64,9 @@ impl Unfit {
             Unfit::NodeSelector(k) => format!("node selector {k} not matched"),
             Unfit::Affinity => "required node affinity not matched".into(),
             Unfit::CpuModel(m) => format!("no host-model CPU {m} support"),
+            Unfit::CpuFeature(f) => {
+                format!("no CPU feature {f} (required by the source's host model)")
+            }
             Unfit::Insufficient(r) => format!("insufficient {r}"),
             Unfit::TooManyPods => "too many pods".into(),
             Unfit::SpreadLabel => {
@@ -210,6 +218,38 @@ pub fn host_model(node: &Node) -> Option<&str> {
         .map(|(k, _)| &k[HOST_MODEL_PREFIX.len()..])
 }
 
+/// A source node's host-model CPU as virt-controller pins a host-model VMI's target pod to it:
+/// the model (`cpu-model-migration.node.kubevirt.io/<model>=true`) and the features the model
+/// requires on that host (each `host-model-required-features.node.kubevirt.io/<f>` becomes
+/// `cpu-feature.node.kubevirt.io/<f>=true`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostCpu {
+    pub model: String,
+    pub features: Vec<String>,
+}
+
+impl HostCpu {
+    /// The host CPU of a node, if the node labeller published one.
+    pub fn of(node: &Node) -> Option<HostCpu> {
+        let model = host_model(node)?.to_string();
+        let features = labels(node)
+            .iter()
+            .filter(|(_, v)| v.as_str() == "true")
+            .filter_map(|(k, _)| k.strip_prefix(HOST_MODEL_REQUIRED_FEATURES_PREFIX))
+            .map(str::to_string)
+            .collect();
+        Some(HostCpu { model, features })
+    }
+
+    /// A model without required features.
+    pub fn model(model: &str) -> HostCpu {
+        HostCpu {
+            model: model.to_string(),
+            features: Vec::new(),
+        }
+    }
+}
+
 /// True when the VMI's CPU follows the host (`host-model`, also KubeVirt's default).
 pub fn uses_host_model(vmi: &VirtualMachineInstance) -> bool {
     match vmi
@@ -272,7 +312,7 @@ pub fn has_preferred_affinity(vmi: &VirtualMachineInstance) -> bool {
 fn node_affinity_unfit(
     vmi: &VirtualMachineInstance,
     node: &Node,
-    source_model: Option<&str>,
+    source_model: Option<&HostCpu>,
 ) -> Option<Unfit> {
     let l = labels(node);
     if l.get(SCHEDULABLE_LABEL).map(String::as_str) != Some("true") {
@@ -292,12 +332,19 @@ fn node_affinity_unfit(
         return Some(Unfit::Affinity);
     }
     if uses_host_model(vmi)
-        && let Some(model) = source_model
-        && l.get(&format!("{CPU_MODEL_MIGRATION_PREFIX}{model}"))
-            .map(String::as_str)
-            != Some("true")
+        && let Some(cpu) = source_model
     {
-        return Some(Unfit::CpuModel(model.to_string()));
+        let has = |key: String| l.get(&key).map(String::as_str) == Some("true");
+        if !has(format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model)) {
+            return Some(Unfit::CpuModel(cpu.model.clone()));
+        }
+        if let Some(f) = cpu
+            .features
+            .iter()
+            .find(|f| !has(format!("{CPU_FEATURE_PREFIX}{f}")))
+        {
+            return Some(Unfit::CpuFeature(f.clone()));
+        }
     }
     None
 }
@@ -315,7 +362,7 @@ pub fn static_fit(
     vmi: &VirtualMachineInstance,
     node: &Node,
     draining: &[String],
-    source_model: Option<&str>,
+    source_model: Option<&HostCpu>,
 ) -> Option<Unfit> {
     super::index::work::step(1);
     let name = node_name(node);
@@ -702,7 +749,7 @@ pub fn spread_counts_node(
     vmi: &VirtualMachineInstance,
     node: &Node,
     draining: &[String],
-    source_model: Option<&str>,
+    source_model: Option<&HostCpu>,
     all_keys: &[&str],
 ) -> bool {
     let l = labels(node);
@@ -836,18 +883,33 @@ mod tests {
             json!({"metadata": {"name": "a"}, "spec": {"domain": {"cpu": {"model": "host-model"}}}}),
         );
         assert_eq!(
-            static_fit(&v, &node(base_node("n1")), &[], Some("Cascadelake-Server")),
+            static_fit(
+                &v,
+                &node(base_node("n1")),
+                &[],
+                Some(&HostCpu::model("Cascadelake-Server"))
+            ),
             None
         );
         assert_eq!(
-            static_fit(&v, &node(base_node("n1")), &[], Some("Icelake-Server")),
+            static_fit(
+                &v,
+                &node(base_node("n1")),
+                &[],
+                Some(&HostCpu::model("Icelake-Server"))
+            ),
             Some(Unfit::CpuModel("Icelake-Server".into()))
         );
         let named = vmi(
             json!({"metadata": {"name": "a"}, "spec": {"domain": {"cpu": {"model": "Haswell"}}}}),
         );
         assert_eq!(
-            static_fit(&named, &node(base_node("n1")), &[], Some("Icelake-Server")),
+            static_fit(
+                &named,
+                &node(base_node("n1")),
+                &[],
+                Some(&HostCpu::model("Icelake-Server"))
+            ),
             None
         );
     }
@@ -1184,5 +1246,25 @@ mod tests {
         let mut sel = vh.clone();
         sel.spec.node_selector.insert("zone".into(), "b".into());
         assert!(!spread_counts_node(&rh, &sel, &plain, &[], None, &["zone"]));
+    }
+
+    #[test]
+    fn host_model_needs_the_source_hosts_required_features() {
+        let mut src = base_node("old");
+        src["metadata"]["labels"]["host-model-cpu.node.kubevirt.io/Cascadelake-Server"] =
+            json!("true");
+        src["metadata"]["labels"]["host-model-required-features.node.kubevirt.io/md-clear"] =
+            json!("true");
+        let cpu = HostCpu::of(&node(src)).unwrap();
+        assert_eq!(cpu.model, "Cascadelake-Server");
+        assert_eq!(cpu.features, ["md-clear"]);
+        let v = vmi(json!({"metadata": {"name": "a"}}));
+        let mut target = base_node("new");
+        assert_eq!(
+            static_fit(&v, &node(target.clone()), &[], Some(&cpu)),
+            Some(Unfit::CpuFeature("md-clear".into()))
+        );
+        target["metadata"]["labels"]["cpu-feature.node.kubevirt.io/md-clear"] = json!("true");
+        assert_eq!(static_fit(&v, &node(target), &[], Some(&cpu)), None);
     }
 }
