@@ -54,7 +54,8 @@ fn cluster(vmi_count: usize) -> Cluster {
                     format!("host-model-cpu.node.kubevirt.io/{model}"): "true",
                     format!("cpu-model-migration.node.kubevirt.io/{model}"): "true"}},
                 "spec": spec,
-                "status": {"allocatable": {"memory": "512Gi", "cpu": "64"},
+                "status": {"allocatable": {"memory": "512Gi", "cpu": "64", "pods": "250",
+                        "devices.kubevirt.io/kvm": "1k"},
                     "conditions": [{"type": "Ready", "status": "True"}]}}))
         })
         .collect();
@@ -97,6 +98,12 @@ fn cluster(vmi_count: usize) -> Cluster {
         if v % 11 == 0 {
             spec["tolerations"] = json!([{"key": "gpu", "operator": "Exists"}]);
         }
+        // Every 13th VMI spreads its group over the zones.
+        let group = format!("g{}", v % 5);
+        if v % 13 == 0 {
+            spec["topologySpreadConstraints"] = json!([{"maxSkew": 50, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"group": group}}}]);
+        }
         if migrating {
             status["migrationState"] = json!({"migrationUid": format!("mig-{v}"),
                 "sourceNode": node, "targetNode": format!("node-{}", (v + 1) % node_count),
@@ -119,7 +126,7 @@ fn cluster(vmi_count: usize) -> Cluster {
         }
         vmis.push(decode(
             json!({"metadata": {"name": name, "namespace": ns, "uid": uid,
-                "labels": {"kubevirt.io/nodeName": node}},
+                "labels": {"kubevirt.io/nodeName": node, "group": group}},
             "spec": spec, "status": status}),
         ));
         vms.push(decode(json!({"metadata": {"name": name, "namespace": ns},
@@ -128,9 +135,10 @@ fn cluster(vmi_count: usize) -> Cluster {
             json!({"metadata": {"name": format!("virt-launcher-{name}-a"),
                 "namespace": ns, "uid": pod_uid,
                 "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid,
-                    "vm.kubevirt.io/name": name}},
+                    "vm.kubevirt.io/name": name, "group": group}},
             "spec": {"nodeName": node, "containers": [
-                {"name": "compute", "resources": {"requests": {"memory": "4400Mi"}}}]},
+                {"name": "compute", "resources": {"requests": {"memory": "4400Mi", "cpu": "1",
+                    "devices.kubevirt.io/kvm": "1"}}}]},
             "status": {"phase": "Running"}}),
         ));
         if v % 100 == 0 {

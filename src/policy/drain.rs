@@ -13,8 +13,8 @@ use super::migration_policy::{effective_config, matching_policy};
 use super::placement::{TargetPod, TargetSearch};
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
 use super::scheduling::{
-    NodeUsage, Resources, SpreadSelector, amount, holds_resources, pod_request, pod_requests,
-    spread_selectors,
+    NodeUsage, Resources, SelectorIndex, SpreadSelector, amount, holds_resources, pod_request,
+    pod_requests, spread_selectors,
 };
 use crate::cluster::selector::LabelSelector;
 use crate::model::{
@@ -427,6 +427,7 @@ pub fn split_pods(
     spread: &[SpreadSelector],
 ) -> (Vec<Pod>, BTreeMap<String, NodeUsage>) {
     let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
+    let spread = SelectorIndex::new(spread.to_vec());
     let mut kept = Vec::new();
     let mut requested: BTreeMap<String, NodeUsage> = BTreeMap::new();
     for pod in pods {
@@ -441,10 +442,10 @@ pub fn split_pods(
             && holds_resources(&pod)
         {
             match requested.get_mut(node) {
-                Some(usage) => usage.add(&pod, spread),
+                Some(usage) => usage.add(&pod, &spread),
                 None => {
                     let mut usage = NodeUsage::default();
-                    usage.add(&pod, spread);
+                    usage.add(&pod, &spread);
                     requested.insert(node.to_string(), usage);
                 }
             }
@@ -477,7 +478,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 
     // What every node holds (requests, pods, pods each spread selector counts), consumed as
     // VMs are placed: the pods inspected here plus the usage of the others.
-    let selectors = spread_selectors(&inputs.vmis);
+    let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
     let mut usage: BTreeMap<String, NodeUsage> = inputs.node_usage.clone();
     for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
         if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) {

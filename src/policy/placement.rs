@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::index::work;
 use super::scheduling::{
-    CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SpreadRule, SpreadSelector, Unfit,
+    CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex, SpreadRule, Unfit,
     allocatable, has_preferred_affinity, insufficient, intolerable_prefer_no_schedule, labels,
     launcher_labels, node_name, preferred_affinity_weight, required_node_affinity, show_amount,
     spread_counts_node, spread_rules, spread_unfit, static_fit, unreported, uses_host_model,
@@ -136,14 +136,22 @@ impl NoFit {
 /// affinity weight, free memory, earlier position first), best last.
 type Rank = (i64, i64, i128, Reverse<usize>);
 
-/// One DoNotSchedule constraint of a signature, with its domain counts.
+/// Which nodes' pods a spread constraint counts, for one scheduling class and one set of
+/// topology keys and policies (PodTopologySpread's PreFilter), and how many domains each
+/// topology key then has. Built once, shared by every selector.
+struct DomainTable {
+    counted: Vec<bool>,
+    domains: HashMap<String, usize>,
+}
+
+/// One DoNotSchedule constraint (class × selector × key), with its domain counts. Only the
+/// domains with matching pods are held; the others count 0.
 struct SpreadState {
     rule: SpreadRule,
-    /// Whether each node's pods count (PreFilter).
-    counted: Vec<bool>,
-    /// Matching pods per counted domain.
+    table: usize,
+    /// Matching pods per counted domain that has any.
     counts: HashMap<String, i64>,
-    /// How many counted domains have each count (the minimum is the first key).
+    /// How many of those domains have each count.
     histogram: BTreeMap<i64, usize>,
 }
 
@@ -160,19 +168,31 @@ impl SpreadState {
         *self.histogram.entry(*count).or_default() += 1;
     }
 
-    fn unfit(&self, node: &Node) -> Option<Unfit> {
+    fn unfit(&self, node: &Node, table: &DomainTable) -> Option<Unfit> {
         let domain = labels(node).get(&self.rule.topology_key);
         let matching = domain
             .and_then(|d| self.counts.get(d))
             .copied()
             .unwrap_or(0);
-        let min = self.histogram.keys().next().copied();
+        let domains = table
+            .domains
+            .get(&self.rule.topology_key)
+            .copied()
+            .unwrap_or(0);
+        // Domains without matching pods hold the minimum, 0.
+        let min = if domains == 0 {
+            None
+        } else if self.counts.len() < domains {
+            Some(0)
+        } else {
+            self.histogram.keys().next().copied()
+        };
         spread_unfit(
             &self.rule,
             domain.map(String::as_str),
             matching,
             min,
-            self.counts.len(),
+            domains,
         )
     }
 }
@@ -185,7 +205,6 @@ struct Class {
     score: Vec<(i64, i64)>,
     /// The statically fitting nodes, best last.
     fitting: BTreeSet<Rank>,
-    spread: Vec<SpreadState>,
     preferred: bool,
 }
 
@@ -198,8 +217,16 @@ pub struct TargetSearch<'a> {
     allocatable: Vec<Resources>,
     /// What each node holds, by position.
     used: Vec<NodeUsage>,
-    selectors: Vec<SpreadSelector>,
+    selectors: SelectorIndex,
+    /// Spread selector key → the nodes with pods it selects.
+    selected_on: HashMap<String, Vec<usize>>,
     classes: HashMap<String, Class>,
+    tables: Vec<DomainTable>,
+    table_ids: HashMap<String, usize>,
+    spread: Vec<SpreadState>,
+    spread_ids: HashMap<String, usize>,
+    /// Spread selector key → the states counting it.
+    spread_by_selector: HashMap<String, Vec<usize>>,
     /// Placements so far: an explanation of "nothing fits" holds until the next one.
     generation: u64,
     failures: HashMap<String, (u64, NoFit)>,
@@ -217,29 +244,47 @@ impl<'a> TargetSearch<'a> {
         nodes: &'a [Node],
         draining: &'a [String],
         usage: &BTreeMap<String, NodeUsage>,
-        selectors: Vec<SpreadSelector>,
+        selectors: SelectorIndex,
     ) -> Self {
         let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             work::step(1);
             positions.entry(node_name(n)).or_default().push(i);
         }
+        let used: Vec<NodeUsage> = nodes
+            .iter()
+            .map(|n| usage.get(node_name(n)).cloned().unwrap_or_default())
+            .collect();
+        let mut selected_on: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, u) in used.iter().enumerate() {
+            for (key, n) in &u.matching {
+                work::step(1);
+                if *n > 0 {
+                    selected_on.entry(key.clone()).or_default().push(i);
+                }
+            }
+        }
         TargetSearch {
             nodes,
             draining,
             positions,
             allocatable: nodes.iter().map(allocatable).collect(),
-            used: nodes
-                .iter()
-                .map(|n| usage.get(node_name(n)).cloned().unwrap_or_default())
-                .collect(),
+            used,
             selectors,
+            selected_on,
             classes: HashMap::new(),
+            tables: Vec::new(),
+            table_ids: HashMap::new(),
+            spread: Vec::new(),
+            spread_ids: HashMap::new(),
+            spread_by_selector: HashMap::new(),
             generation: 0,
             failures: HashMap::new(),
         }
     }
 
+    /// What the static fit and the scores depend on (spread constraints are kept apart, per
+    /// selector, so that a selector per application does not multiply the classes).
     fn signature(vmi: &VirtualMachineInstance, source_model: Option<&HostCpu>) -> String {
         let required = required_node_affinity(vmi);
         let preferred = vmi
@@ -251,20 +296,6 @@ impl<'a> TargetSearch<'a> {
                 a.preferred_during_scheduling_ignored_during_execution
                     .as_ref()
             });
-        let spread: Vec<_> = spread_rules(vmi, "DoNotSchedule")
-            .into_iter()
-            .map(|r| {
-                (
-                    r.selector.key,
-                    r.topology_key,
-                    r.max_skew,
-                    r.min_domains,
-                    r.self_match,
-                    r.honor_affinity,
-                    r.honor_taints,
-                )
-            })
-            .collect();
         // Serialising plain data cannot fail; an empty key would only merge classes that
         // the fit check then tells apart anyway, so fall back to the VMI's own identity.
         serde_json::to_string(&(
@@ -274,7 +305,6 @@ impl<'a> TargetSearch<'a> {
             preferred,
             uses_host_model(vmi),
             source_model,
-            spread,
         ))
         .unwrap_or_else(|_| format!("{}/{}", vmi.namespace(), vmi.name()))
     }
@@ -302,48 +332,114 @@ impl<'a> TargetSearch<'a> {
                 fitting.insert((score[i].0, score[i].1, free, Reverse(i)));
             }
         }
+        Class {
+            reasons,
+            score,
+            fitting,
+            preferred: has_preferred_affinity(vmi),
+        }
+    }
+
+    /// The spread states of the pod's DoNotSchedule constraints, built on first use: the
+    /// domain table once per (class, keys, policies), the counts from the nodes with
+    /// selected pods only.
+    fn spread_states(
+        &mut self,
+        class_key: &str,
+        vmi: &VirtualMachineInstance,
+        source_model: Option<&HostCpu>,
+    ) -> Vec<usize> {
         let rules = spread_rules(vmi, "DoNotSchedule");
         let keys: Vec<&str> = rules.iter().map(|r| r.topology_key.as_str()).collect();
-        let spread = rules
-            .iter()
-            .map(|rule| {
-                let mut state = SpreadState {
-                    rule: rule.clone(),
-                    counted: Vec::with_capacity(nodes.len()),
-                    counts: HashMap::new(),
-                    histogram: BTreeMap::new(),
-                };
-                for (i, n) in nodes.iter().enumerate() {
-                    work::step(1);
-                    let counted =
-                        spread_counts_node(rule, vmi, n, self.draining, source_model, &keys);
-                    state.counted.push(counted);
-                    if let (true, Some(domain)) = (counted, labels(n).get(&rule.topology_key)) {
+        let mut ids = Vec::with_capacity(rules.len());
+        for rule in &rules {
+            work::step(1);
+            let table_key = format!(
+                "{class_key}|{keys:?}|{}|{}",
+                rule.honor_affinity, rule.honor_taints
+            );
+            let table = match self.table_ids.get(&table_key) {
+                Some(&t) => t,
+                None => {
+                    work::step(self.nodes.len());
+                    let counted: Vec<bool> = self
+                        .nodes
+                        .iter()
+                        .map(|n| {
+                            spread_counts_node(rule, vmi, n, self.draining, source_model, &keys)
+                        })
+                        .collect();
+                    let mut domains = HashMap::new();
+                    for key in &keys {
+                        let values: std::collections::HashSet<&String> = self
+                            .nodes
+                            .iter()
+                            .zip(&counted)
+                            .filter(|(_, c)| **c)
+                            .filter_map(|(n, _)| labels(n).get(*key))
+                            .collect();
+                        domains.insert(key.to_string(), values.len());
+                    }
+                    self.tables.push(DomainTable { counted, domains });
+                    self.table_ids.insert(table_key, self.tables.len() - 1);
+                    self.tables.len() - 1
+                }
+            };
+            let state_key = format!(
+                "{table}|{}|{}|{}|{}|{}",
+                rule.selector.key,
+                rule.topology_key,
+                rule.max_skew,
+                rule.min_domains,
+                rule.self_match
+            );
+            let id = match self.spread_ids.get(&state_key) {
+                Some(&id) => id,
+                None => {
+                    let mut state = SpreadState {
+                        rule: rule.clone(),
+                        table,
+                        counts: HashMap::new(),
+                        histogram: BTreeMap::new(),
+                    };
+                    for &i in self
+                        .selected_on
+                        .get(&rule.selector.key)
+                        .map_or(&[][..], Vec::as_slice)
+                    {
+                        work::step(1);
                         let here = self.used[i]
                             .matching
                             .get(&rule.selector.key)
                             .copied()
                             .unwrap_or(0);
-                        *state.counts.entry(domain.clone()).or_insert(0) += here;
+                        if self.tables[table].counted[i]
+                            && here > 0
+                            && let Some(d) = labels(&self.nodes[i]).get(&rule.topology_key)
+                        {
+                            *state.counts.entry(d.clone()).or_insert(0) += here;
+                        }
                     }
+                    for count in state.counts.values() {
+                        *state.histogram.entry(*count).or_default() += 1;
+                    }
+                    self.spread.push(state);
+                    let id = self.spread.len() - 1;
+                    self.spread_ids.insert(state_key, id);
+                    self.spread_by_selector
+                        .entry(rule.selector.key.clone())
+                        .or_default()
+                        .push(id);
+                    id
                 }
-                for count in state.counts.values() {
-                    *state.histogram.entry(*count).or_default() += 1;
-                }
-                state
-            })
-            .collect();
-        Class {
-            reasons,
-            score,
-            fitting,
-            spread,
-            preferred: has_preferred_affinity(vmi),
+            };
+            ids.push(id);
         }
+        ids
     }
 
     /// Why node `i` cannot take the pod beyond the static fit: resources, then spread.
-    fn dynamic_unfit(&self, class: &Class, i: usize, pod: &TargetPod) -> Vec<Unfit> {
+    fn dynamic_unfit(&self, i: usize, pod: &TargetPod, spread: &[usize]) -> Vec<Unfit> {
         let lacking = insufficient(
             &pod.requests,
             &self.allocatable[i],
@@ -353,10 +449,12 @@ impl<'a> TargetSearch<'a> {
         if !lacking.is_empty() {
             return lacking;
         }
-        class
-            .spread
+        spread
             .iter()
-            .find_map(|s| s.unfit(&self.nodes[i]))
+            .find_map(|&s| {
+                let state = &self.spread[s];
+                state.unfit(&self.nodes[i], &self.tables[state.table])
+            })
             .into_iter()
             .collect()
     }
@@ -375,6 +473,7 @@ impl<'a> TargetSearch<'a> {
             let class = self.build_class(pod.vmi, source_model.as_ref());
             self.classes.insert(key.clone(), class);
         }
+        let spread = self.spread_states(&key, pod.vmi, source_model.as_ref());
         let Some(class) = self.classes.get(&key) else {
             return Err(NoFit {
                 message: "internal: no scheduling class".into(),
@@ -400,7 +499,7 @@ impl<'a> TargetSearch<'a> {
             }
             below = Some(rank);
             let name = node_name(&nodes[i]);
-            if name == source || !self.dynamic_unfit(class, i, pod).is_empty() {
+            if name == source || !self.dynamic_unfit(i, pod, &spread).is_empty() {
                 continue;
             }
             return Ok(Target {
@@ -409,11 +508,11 @@ impl<'a> TargetSearch<'a> {
             });
         }
         // Nothing fits: the same summary holds until something is placed.
-        let cache = format!("{key}|{:?}|{source}", pod.requests);
-        if let Some((generation, message)) = self.failures.get(&cache)
+        let cache = format!("{key}|{spread:?}|{:?}|{source}", pod.requests);
+        if let Some((generation, failure)) = self.failures.get(&cache)
             && *generation == self.generation
         {
-            return Err(message.clone());
+            return Err(failure.clone());
         }
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         let mut preemption_useless = true;
@@ -427,7 +526,7 @@ impl<'a> TargetSearch<'a> {
             } else if let Some(u) = &class.reasons[i] {
                 vec![u.clone()]
             } else {
-                self.dynamic_unfit(class, i, pod)
+                self.dynamic_unfit(i, pod, &spread)
             };
             for u in why {
                 match &u {
@@ -509,29 +608,37 @@ impl<'a> TargetSearch<'a> {
         }
         self.used[i].pods += 1;
         let after = free_memory(&self.allocatable[i], &self.used[i]);
-        let own = launcher_labels(pod.vmi);
-        let matched: Vec<String> = self
-            .selectors
-            .iter()
-            .filter(|s| s.matches(pod.vmi.namespace(), &own))
-            .map(|s| s.key.clone())
-            .collect();
-        for key in &matched {
-            *self.used[i].matching.entry(key.clone()).or_default() += 1;
-        }
-        let domain_of = |key: &str| labels(&self.nodes[i]).get(key).cloned();
         for class in self.classes.values_mut() {
             work::step(1);
             let (t, w) = class.score[i];
             if class.fitting.remove(&(t, w, before, Reverse(i))) {
                 class.fitting.insert((t, w, after, Reverse(i)));
             }
-            for state in &mut class.spread {
-                if state.counted[i]
-                    && matched.contains(&state.rule.selector.key)
-                    && let Some(d) = domain_of(&state.rule.topology_key)
+        }
+        let own = launcher_labels(pod.vmi);
+        let matched: Vec<String> = self
+            .selectors
+            .matching(pod.vmi.namespace(), &own)
+            .into_iter()
+            .map(|s| s.key.clone())
+            .collect();
+        for key in matched {
+            let count = self.used[i].matching.entry(key.clone()).or_insert(0);
+            *count += 1;
+            if *count == 1 {
+                self.selected_on.entry(key.clone()).or_default().push(i);
+            }
+            for &s in self
+                .spread_by_selector
+                .get(&key)
+                .map_or(&[][..], Vec::as_slice)
+            {
+                work::step(1);
+                let state = &mut self.spread[s];
+                if self.tables[state.table].counted[i]
+                    && let Some(d) = labels(&self.nodes[i]).get(&state.rule.topology_key)
                 {
-                    state.bump(&d);
+                    state.bump(d);
                 }
             }
         }
@@ -711,6 +818,9 @@ mod tests {
                         format!("cpu-model-migration.node.kubevirt.io/{model}"): "true",
                         "rack": format!("r{}", rng.below(3)),
                     });
+                    if rng.below(6) != 0 {
+                        labels["kubernetes.io/hostname"] = json!(format!("n{i}"));
+                    }
                     if rng.below(5) != 0 {
                         labels["zone"] = json!(format!("z{}", rng.below(3)));
                     }
@@ -814,7 +924,12 @@ mod tests {
                 .zip(&usage)
                 .map(|(n, u)| (node_name(n).to_string(), u.clone()))
                 .collect();
-            let mut search = TargetSearch::new(&nodes, &draining, &by_name, selectors.clone());
+            let mut search = TargetSearch::new(
+                &nodes,
+                &draining,
+                &by_name,
+                SelectorIndex::new(selectors.clone()),
+            );
             for (v, vmi) in vmis.iter().enumerate() {
                 let source = format!("n{}", rng.below(node_count as u64));
                 let mut requests = vec![
@@ -893,7 +1008,7 @@ mod tests {
     fn extended_resources_and_cpu_are_counted_per_node() {
         let nodes = gpu_cluster();
         let v = vmi(json!({"metadata": {"name": "g", "namespace": "ns"}}));
-        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), vec![]);
+        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), SelectorIndex::default());
         let gpu = pod(
             &v,
             &[("memory", 1 << 30), ("cpu", 2000), ("nvidia.com/gpu", 1)],
@@ -936,7 +1051,7 @@ mod tests {
             },
         )]);
         let v = vmi(json!({"metadata": {"name": "a", "namespace": "ns"}}));
-        let mut search = TargetSearch::new(&nodes, &[], &usage, vec![]);
+        let mut search = TargetSearch::new(&nodes, &[], &usage, SelectorIndex::default());
         let p = pod(&v, &[("memory", 1 << 30), ("cpu", 500)]);
         let found = search.find(&p, "elsewhere").unwrap();
         assert_eq!(found.node, "bare", "full has 2 of 2 pods");
@@ -964,7 +1079,7 @@ mod tests {
             ),
         ];
         let plain = vmi(json!({"metadata": {"name": "a", "namespace": "ns"}}));
-        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), vec![]);
+        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), SelectorIndex::default());
         let p = pod(&plain, &[("memory", 4 << 30)]);
         assert_eq!(
             search.find(&p, "x").unwrap().node,
@@ -1029,7 +1144,7 @@ mod tests {
             ("b1".to_string(), count(1)),
             ("src".to_string(), count(1)),
         ]);
-        let mut search = TargetSearch::new(&nodes, &[], &usage, selectors);
+        let mut search = TargetSearch::new(&nodes, &[], &usage, SelectorIndex::new(selectors));
         let p = pod(&v, &[("memory", 1 << 30)]);
         // a1 has the most memory, but 2 + 1 - 1 = 2 > maxSkew 1.
         assert_eq!(search.find(&p, "src").unwrap().node, "b1");
@@ -1048,7 +1163,7 @@ mod tests {
     fn a_search_that_finds_nothing_is_explained_once_until_the_next_placement() {
         let nodes = gpu_cluster();
         let v = vmi(json!({"metadata": {"name": "g", "namespace": "ns"}}));
-        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), vec![]);
+        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), SelectorIndex::default());
         let p = pod(&v, &[("memory", 1 << 30), ("nvidia.com/gpu", 5)]);
         let (first, w1) = work::count(|| search.find(&p, "x"));
         let (again, w2) = work::count(|| search.find(&p, "x"));

@@ -675,7 +675,7 @@ pub struct NodeUsage {
 
 impl NodeUsage {
     /// Counts a pod on this node (callers check [`holds_resources`]).
-    pub fn add(&mut self, pod: &Pod, selectors: &[SpreadSelector]) {
+    pub fn add(&mut self, pod: &Pod, selectors: &SelectorIndex) {
         for (r, q) in pod_requests(pod) {
             *self.requested.entry(r).or_default() += q;
         }
@@ -683,22 +683,80 @@ impl NodeUsage {
         static EMPTY: BTreeMap<String, String> = BTreeMap::new();
         let labels = pod.metadata.labels.as_ref().unwrap_or(&EMPTY);
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
-        for s in selectors {
-            super::index::work::step(1);
-            if s.matches(namespace, labels) {
-                *self.matching.entry(s.key.clone()).or_default() += 1;
-            }
+        for s in selectors.matching(namespace, labels) {
+            *self.matching.entry(s.key.clone()).or_default() += 1;
         }
     }
+}
 
-    pub fn merge(&mut self, other: &NodeUsage) {
-        for (r, q) in &other.requested {
-            *self.requested.entry(r.clone()).or_default() += q;
+/// Spread selectors indexed so that a pod is checked only against those that can select it:
+/// by (namespace, first matchLabels entry), or by namespace when a selector has no
+/// matchLabels. A fleet with a spread selector per application then costs each pod a few
+/// lookups, not one check per application.
+#[derive(Debug, Default)]
+pub struct SelectorIndex {
+    selectors: Vec<SpreadSelector>,
+    by_label: std::collections::HashMap<(String, String, String), Vec<usize>>,
+    by_namespace: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl SelectorIndex {
+    pub fn new(selectors: Vec<SpreadSelector>) -> Self {
+        let mut index = SelectorIndex::default();
+        for (i, s) in selectors.iter().enumerate() {
+            super::index::work::step(1);
+            match s
+                .selector
+                .match_labels
+                .as_ref()
+                .and_then(|m| m.iter().next())
+            {
+                Some((k, v)) => index
+                    .by_label
+                    .entry((s.namespace.clone(), k.clone(), v.clone()))
+                    .or_default()
+                    .push(i),
+                None => index
+                    .by_namespace
+                    .entry(s.namespace.clone())
+                    .or_default()
+                    .push(i),
+            }
         }
-        self.pods += other.pods;
-        for (k, n) in &other.matching {
-            *self.matching.entry(k.clone()).or_default() += n;
+        index.selectors = selectors;
+        index
+    }
+
+    pub fn selectors(&self) -> &[SpreadSelector] {
+        &self.selectors
+    }
+
+    /// The selectors that select a pod with these labels in this namespace.
+    pub fn matching(
+        &self,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Vec<&SpreadSelector> {
+        if self.selectors.is_empty() {
+            return Vec::new();
         }
+        let mut found = Vec::new();
+        let indexed = labels.iter().filter_map(|(k, v)| {
+            super::index::work::step(1);
+            self.by_label
+                .get(&(namespace.to_string(), k.clone(), v.clone()))
+        });
+        for &i in indexed
+            .flatten()
+            .chain(self.by_namespace.get(namespace).into_iter().flatten())
+        {
+            super::index::work::step(1);
+            let s = &self.selectors[i];
+            if s.matches(namespace, labels) {
+                found.push(s);
+            }
+        }
+        found
     }
 }
 
