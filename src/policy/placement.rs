@@ -592,6 +592,16 @@ impl<'a> TargetSearch<'a> {
                 notes.push("no node matching its preferred node affinity fits".into());
             }
         }
+        let soft: Vec<String> = spread_rules(pod.vmi, "ScheduleAnyway")
+            .into_iter()
+            .map(|r| r.topology_key)
+            .collect();
+        if !soft.is_empty() {
+            notes.push(format!(
+                "its ScheduleAnyway topology spread ({}) is not weighed here; the scheduler may prefer a less crowded domain",
+                soft.join(", ")
+            ));
+        }
         notes
     }
 
@@ -1156,6 +1166,24 @@ mod tests {
                  1 didn't match pod topology spread constraints (missing required label), 1 is the source)"
             ) && err.contains("0/4 nodes fit"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn schedule_anyway_spread_is_said_not_weighed() {
+        let nodes = gpu_cluster();
+        let v = vmi(
+            json!({"metadata": {"name": "w", "namespace": "ns", "labels": {"app": "w"}},
+            "spec": {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "w"}}}]}}),
+        );
+        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), SelectorIndex::default());
+        let found = search.find(&pod(&v, &[("memory", 1 << 30)]), "x").unwrap();
+        assert_eq!(
+            found.notes,
+            [
+                "its ScheduleAnyway topology spread (zone) is not weighed here; the scheduler may prefer a less crowded domain"
+            ]
         );
     }
 
