@@ -349,6 +349,15 @@ fn node_affinity_unfit(
     None
 }
 
+/// `node.kubernetes.io/unschedulable:NoSchedule`, what a cordon means to tolerations.
+fn cordon_taint() -> Taint {
+    Taint {
+        key: UNSCHEDULABLE_TAINT.into(),
+        effect: "NoSchedule".into(),
+        ..Taint::default()
+    }
+}
+
 fn cordoned(node: &Node) -> bool {
     node.spec
         .as_ref()
@@ -369,7 +378,8 @@ pub fn static_fit(
     if draining.iter().any(|d| d == name) {
         return Some(Unfit::BeingDrained);
     }
-    if cordoned(node) {
+    // NodeUnschedulable: a cordoned node takes pods that tolerate its cordon taint.
+    if cordoned(node) && !tolerates(&vmi.spec.tolerations, &cordon_taint()) {
         return Some(Unfit::Unschedulable);
     }
     if !is_ready(node) {
@@ -821,13 +831,8 @@ pub fn spread_counts_node(
         if untolerated_taint(&vmi.spec.tolerations, node).is_some() {
             return false;
         }
-        let cordon = Taint {
-            key: UNSCHEDULABLE_TAINT.into(),
-            effect: "NoSchedule".into(),
-            ..Taint::default()
-        };
         if (cordoned(node) || draining.iter().any(|d| d == node_name(node)))
-            && !tolerates(&vmi.spec.tolerations, &cordon)
+            && !tolerates(&vmi.spec.tolerations, &cordon_taint())
         {
             return false;
         }
@@ -893,7 +898,16 @@ mod tests {
         );
         let mut n = base_node("n1");
         n["status"]["conditions"][0]["status"] = json!("False");
-        assert_eq!(static_fit(&v, &node(n), &[], None), Some(Unfit::NotReady));
+        assert_eq!(
+            static_fit(&v, &node(n.clone()), &[], None),
+            Some(Unfit::NotReady)
+        );
+        // A pod that tolerates the cordon taint may land on a cordoned node.
+        let mut c = base_node("n1");
+        c["spec"]["unschedulable"] = json!(true);
+        let tolerant = vmi(json!({"metadata": {"name": "a"}, "spec": {"tolerations": [
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]}}));
+        assert_eq!(static_fit(&tolerant, &node(c), &[], None), None);
         assert_eq!(static_fit(&v, &node(base_node("n1")), &[], None), None);
     }
 
