@@ -544,11 +544,7 @@ pub fn unreported<'r>(requests: &'r Resources, allocatable: &Resources) -> Vec<&
                 && !allocatable.contains_key(r.as_str())
         })
         .map(|(r, _)| r.as_str())
-        .chain(
-            (!allocatable.contains_key("pods"))
-                .then_some("pods")
-                .into_iter(),
-        )
+        .chain((!allocatable.contains_key("pods")).then_some("pods"))
         .collect()
 }
 
