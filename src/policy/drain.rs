@@ -1270,6 +1270,68 @@ mod tests {
     }
 
     #[test]
+    fn split_pods_keeps_every_resource_and_spread_match_of_the_pods_it_drops() {
+        // node-1 has the most memory and one GPU, taken by a pod that is not inspected in
+        // full; node-2 has one free.
+        let gpu_node = |name: &str, memory: &str| {
+            let mut n: Value = serde_json::to_value(node(name, memory)).unwrap();
+            n["status"]["allocatable"]["nvidia.com/gpu"] = json!("1");
+            n["status"]["allocatable"]["cpu"] = json!("16");
+            n["metadata"]["labels"]["zone"] = json!(name);
+            serde_json::from_value::<Node>(n).unwrap()
+        };
+        let mut v = vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi");
+        v.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("app".into(), "a".into());
+        v.spec.topology_spread_constraints = vec![
+            serde_json::from_value(json!({"maxSkew": 5, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}))
+            .unwrap(),
+        ];
+        let mut source: Value = serde_json::to_value(launcher(&v, "2300Mi")).unwrap();
+        source["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = json!("1");
+        let other: Pod = serde_json::from_value(json!({"metadata": {"name": "trainer",
+            "namespace": "prod", "labels": {"app": "a"}},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests":
+                {"nvidia.com/gpu": "1", "cpu": "2", "memory": "1Gi"}}}]},
+            "status": {"phase": "Running"}}))
+        .unwrap();
+        let all = DrainInputs {
+            pods: vec![serde_json::from_value(source).unwrap(), other],
+            ..inputs(
+                vec![v],
+                vec![
+                    gpu_node("node-1", "128Gi"),
+                    gpu_node("node-2", "64Gi"),
+                    node("node-3", "64Gi"),
+                ],
+            )
+        };
+        let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
+        let spread = spread_selectors(&all.vmis);
+        let (kept, usage) = split_pods(all.pods.clone(), &all.drain, &uids, &spread);
+        assert_eq!(kept.len(), 1, "only the launcher pod is kept in full");
+        let node_1 = &usage["node-1"];
+        assert_eq!(node_1.requested["nvidia.com/gpu"], 1);
+        assert_eq!(node_1.requested["cpu"], 2000);
+        assert_eq!(node_1.pods, 1);
+        assert_eq!(
+            node_1.matching[&spread[0].key], 1,
+            "the spread selector selects it"
+        );
+        let split = DrainInputs {
+            pods: kept,
+            node_usage: usage,
+            ..all.clone()
+        };
+        for plan in [plan_drain(&all), plan_drain(&split)] {
+            assert_eq!(row(&plan, "a").target.as_deref(), Some("node-2"));
+        }
+    }
+
+    #[test]
     fn strategy_none_shuts_down_and_says_what_the_vm_does() {
         let mut i = inputs(
             vec![vmi("a", "node-3", Some("None"), true, "1Gi")],
