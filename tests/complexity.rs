@@ -36,6 +36,11 @@ fn decode<T: serde::de::DeserializeOwned>(v: Value) -> T {
 }
 
 fn cluster(vmi_count: usize) -> Cluster {
+    cluster_with(vmi_count, "512Gi")
+}
+
+/// The same cluster with `node_memory` allocatable on every node.
+fn cluster_with(vmi_count: usize, node_memory: &str) -> Cluster {
     let node_count = vmi_count / VMIS_PER_NODE;
     let zones = ["a", "b", "c"];
     let nodes = (0..node_count)
@@ -54,7 +59,7 @@ fn cluster(vmi_count: usize) -> Cluster {
                     format!("host-model-cpu.node.kubevirt.io/{model}"): "true",
                     format!("cpu-model-migration.node.kubevirt.io/{model}"): "true"}},
                 "spec": spec,
-                "status": {"allocatable": {"memory": "512Gi", "cpu": "64", "pods": "250",
+                "status": {"allocatable": {"memory": node_memory, "cpu": "64", "pods": "250",
                         "devices.kubevirt.io/kvm": "1k"},
                     "conditions": [{"type": "Ready", "status": "True"}]}}))
         })
@@ -300,4 +305,42 @@ fn the_plan_from_split_pods_is_the_plan_from_all_pods() {
             "targets were chosen"
         );
     }
+}
+
+/// A drain that fills the cluster: every node has room for about one more launcher pod, so
+/// about half the VMs of a tenth of the fleet find a target and the rest are explained, with
+/// placements and failures interleaved. Explaining a failure must not cost a scan of every
+/// node each time.
+#[test]
+fn plan_drain_work_stays_linear_when_the_cluster_fills_up() {
+    let (small, large) = (cluster_with(1_000, "91Gi"), cluster_with(10_000, "91Gi"));
+    let count = |c: &Cluster| {
+        let inputs = drain_inputs(c, c.nodes.len() / 10);
+        let (plan, steps) = work::count(|| plan_drain(&inputs));
+        let placed = plan
+            .vmis
+            .iter()
+            .filter(|v| v.action.as_str() == "live-migrate")
+            .count();
+        let unplaced = plan
+            .vmis
+            .iter()
+            .filter(|v| v.action.as_str() == "no-target")
+            .count();
+        (placed, unplaced, steps)
+    };
+    let (placed_small, unplaced_small, work_small) = count(&small);
+    let (placed_large, unplaced_large, work_large) = count(&large);
+    eprintln!(
+        "filling: {placed_small} placed, {unplaced_small} not at 1k; \
+         {placed_large} placed, {unplaced_large} not at 10k"
+    );
+    assert!(placed_small >= 10 && unplaced_small >= 5);
+    assert!(placed_large >= 100 && unplaced_large >= 50);
+    assert_linear(
+        "plan-drain filling the cluster",
+        work_small,
+        work_large,
+        small.pods.len(),
+    );
 }

@@ -227,9 +227,17 @@ pub struct TargetSearch<'a> {
     spread_ids: HashMap<String, usize>,
     /// Spread selector key → the states counting it.
     spread_by_selector: HashMap<String, Vec<usize>>,
-    /// Placements so far: an explanation of "nothing fits" holds until the next one.
-    generation: u64,
-    failures: HashMap<String, (u64, NoFit)>,
+    /// The node of every placement so far, in order.
+    placed: Vec<usize>,
+    /// Why each node failed a (class, spread, requests), as of a number of placements.
+    failures: HashMap<String, Unplaceable>,
+}
+
+/// Why every node fails one kind of target pod, as of `placed` placements.
+struct Unplaceable {
+    placed: usize,
+    reasons: Vec<Vec<Unfit>>,
+    counts: BTreeMap<Unfit, u32>,
 }
 
 fn free_memory(allocatable: &Resources, used: &NodeUsage) -> i128 {
@@ -278,7 +286,7 @@ impl<'a> TargetSearch<'a> {
             spread: Vec::new(),
             spread_ids: HashMap::new(),
             spread_by_selector: HashMap::new(),
-            generation: 0,
+            placed: Vec::new(),
             failures: HashMap::new(),
         }
     }
@@ -507,51 +515,98 @@ impl<'a> TargetSearch<'a> {
                 notes: self.notes(class, i, pod),
             });
         }
-        // Nothing fits: the same summary holds until something is placed.
-        let cache = format!("{key}|{spread:?}|{:?}|{source}", pod.requests);
-        if let Some((generation, failure)) = self.failures.get(&cache)
-            && *generation == self.generation
-        {
-            return Err(failure.clone());
+        // Nothing fits. Why, node by node, is kept per (class, spread, requests) and brought
+        // up to date with only the nodes placed on since (spread constraints depend on every
+        // placement, so those are recounted): a drain that fills the cluster stays linear.
+        let memo_key = format!("{key}|{spread:?}|{:?}", pod.requests);
+        let placed = self.placed.len();
+        let memo = match self.failures.remove(&memo_key) {
+            Some(mut memo) if spread.is_empty() => {
+                let mut seen = std::collections::HashSet::new();
+                for &i in &self.placed[memo.placed..] {
+                    work::step(1);
+                    if !seen.insert(i) || class.reasons[i].is_some() {
+                        continue;
+                    }
+                    for u in &memo.reasons[i] {
+                        if let Some(c) = memo.counts.get_mut(u) {
+                            *c -= 1;
+                        }
+                    }
+                    memo.reasons[i] = self.dynamic_unfit(i, pod, &spread);
+                    for u in &memo.reasons[i] {
+                        *memo.counts.entry(u.clone()).or_default() += 1;
+                    }
+                }
+                memo.counts.retain(|_, c| *c > 0);
+                memo.placed = placed;
+                memo
+            }
+            Some(memo) if memo.placed == placed => memo,
+            _ => {
+                let mut memo = Unplaceable {
+                    placed,
+                    reasons: Vec::with_capacity(nodes.len()),
+                    counts: BTreeMap::new(),
+                };
+                for i in 0..nodes.len() {
+                    work::step(1);
+                    let why = match &class.reasons[i] {
+                        Some(u) => vec![u.clone()],
+                        None => self.dynamic_unfit(i, pod, &spread),
+                    };
+                    for u in &why {
+                        *memo.counts.entry(u.clone()).or_default() += 1;
+                    }
+                    memo.reasons.push(why);
+                }
+                memo
+            }
+        };
+        // The source nodes count as the source, whatever else they lack.
+        let mut counts = memo.counts.clone();
+        let mut sources = 0;
+        for &i in self.positions.get(source).map_or(&[][..], Vec::as_slice) {
+            work::step(1);
+            sources += 1;
+            for u in &memo.reasons[i] {
+                if let Some(c) = counts.get_mut(u) {
+                    *c -= 1;
+                }
+            }
         }
-        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        counts.retain(|_, c| *c > 0);
+        self.failures.insert(memo_key, memo);
         let mut preemption_useless = true;
         let mut cpu_model = None;
         let mut short: Vec<String> = Vec::new();
-        for (i, n) in nodes.iter().enumerate() {
-            work::step(1);
-            let why = if node_name(n) == source {
-                *counts.entry("is the source".into()).or_default() += 1;
-                vec![]
-            } else if let Some(u) = &class.reasons[i] {
-                vec![u.clone()]
-            } else {
-                self.dynamic_unfit(i, pod, &spread)
-            };
-            for u in why {
-                match &u {
-                    Unfit::Insufficient(r) => {
-                        preemption_useless = false;
-                        if !short.contains(r) {
-                            short.push(r.clone());
-                        }
-                    }
-                    Unfit::TooManyPods => {
-                        preemption_useless = false;
-                        if !short.iter().any(|r| r == "pods") {
-                            short.push("pods".into());
-                        }
-                    }
-                    Unfit::Spread => preemption_useless = false,
-                    Unfit::CpuModel(m) => cpu_model = Some(m.clone()),
-                    _ => {}
+        let mut phrases: BTreeMap<String, u32> = BTreeMap::new();
+        if sources > 0 {
+            phrases.insert("is the source".into(), sources);
+        }
+        for (u, n) in &counts {
+            match u {
+                Unfit::Insufficient(r) => {
+                    preemption_useless = false;
+                    short.push(r.clone());
                 }
-                *counts.entry(u.phrase()).or_default() += 1;
+                Unfit::TooManyPods => {
+                    preemption_useless = false;
+                    short.push("pods".into());
+                }
+                Unfit::Spread => preemption_useless = false,
+                Unfit::CpuModel(m) => cpu_model = Some(m.clone()),
+                _ => {}
             }
+            *phrases.entry(u.phrase()).or_default() += n;
         }
         short.sort();
-        let summary: Vec<String> = counts.iter().map(|(why, n)| format!("{n} {why}")).collect();
-        let failure = NoFit {
+        short.dedup();
+        let summary: Vec<String> = phrases
+            .iter()
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect();
+        Err(NoFit {
             message: format!(
                 "no node can take {}: 0/{} nodes fit ({})",
                 pod.describe(&short),
@@ -561,10 +616,7 @@ impl<'a> TargetSearch<'a> {
             preemption_useless,
             cpu_model,
             short,
-        };
-        self.failures
-            .insert(cache, (self.generation, failure.clone()));
-        Err(failure)
+        })
     }
 
     /// What the plan cannot vouch for on the chosen node, or had to settle for.
@@ -611,7 +663,7 @@ impl<'a> TargetSearch<'a> {
         let Some(&i) = self.positions.get(target).and_then(|p| p.first()) else {
             return;
         };
-        self.generation += 1;
+        self.placed.push(i);
         let before = free_memory(&self.allocatable[i], &self.used[i]);
         for (r, q) in &pod.requests {
             *self.used[i].requested.entry(r.clone()).or_default() += q;
