@@ -12,9 +12,17 @@
 //! the fitting nodes are kept ordered by (score, free memory), and a VM's target is the first
 //! of them that has the rest of its resources and keeps its spread: nodes short of memory
 //! are skipped a score level at a time. Topology spread counts are kept per (selector,
-//! domain) and updated as pods are placed. When nothing fits, the explanation is built once
-//! per signature and request until the next placement. The answers, and the explanations,
-//! are exactly the naive ones (tested below).
+//! domain), only for domains that hold selected pods, and updated as pods are placed. When
+//! nothing fits, why each node fails is kept per (signature, spread, requests) and updated
+//! with the nodes placed on since. The answers, and the explanations, are exactly the naive
+//! ones (tested below).
+//!
+//! Among fitting nodes the order is lexicographic (PreferNoSchedule, preferred affinity,
+//! free memory), not the scheduler's weighted sum of normalised plugin scores (which also
+//! has LeastAllocated, BalancedAllocation, ImageLocality, ScheduleAnyway spread): free
+//! memory as the last key keeps the "skip the nodes short of memory" step, and memory is
+//! what a VM's target pod is nearly always short of. The plan says the choice is a
+//! prediction.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
