@@ -411,8 +411,10 @@ fn resource_list(
         .collect()
 }
 
-/// Every resource a pod requests, as the scheduler counts it: per resource, max(sum of the
-/// containers, largest init container) plus the pod overhead.
+/// Every resource a pod requests, as the scheduler counts it (`resourcehelper.PodRequests`):
+/// per resource, the larger of the containers' sum and the peak of the init phase, plus the
+/// pod overhead. Sidecars (init containers with `restartPolicy: Always`) keep running: they
+/// add to the containers' sum and to every later init container's peak.
 pub fn pod_requests(pod: &Pod) -> Resources {
     let Some(spec) = pod.spec.as_ref() else {
         return Resources::new();
@@ -426,11 +428,33 @@ pub fn pod_requests(pod: &Pod) -> Resources {
             *total.entry(r).or_default() += q;
         }
     }
+    let mut sidecars = Resources::new();
+    let mut init_peak = Resources::new();
     for c in spec.init_containers.as_deref().unwrap_or(&[]) {
-        for (r, q) in of(c) {
-            let t = total.entry(r).or_default();
-            *t = (*t).max(q);
+        let own = of(c);
+        let sidecar = c.restart_policy.as_deref() == Some("Always");
+        if sidecar {
+            for (r, q) in &own {
+                *total.entry(r.clone()).or_default() += q;
+                *sidecars.entry(r.clone()).or_default() += q;
+            }
         }
+        // While this init container runs: itself and the sidecars started before it (a
+        // sidecar's own step is the sidecars so far, itself included).
+        let mut step = if sidecar { sidecars.clone() } else { own };
+        if !sidecar {
+            for (r, q) in &sidecars {
+                *step.entry(r.clone()).or_default() += q;
+            }
+        }
+        for (r, q) in step {
+            let peak = init_peak.entry(r).or_default();
+            *peak = (*peak).max(q);
+        }
+    }
+    for (r, q) in init_peak {
+        let t = total.entry(r).or_default();
+        *t = (*t).max(q);
     }
     for (r, q) in resource_list(spec.overhead.as_ref()) {
         *total.entry(r).or_default() += q;
@@ -438,38 +462,13 @@ pub fn pod_requests(pod: &Pod) -> Resources {
     total
 }
 
-/// Sum of a resource over a pod's containers (requests), as the scheduler counts it:
-/// max(sum of containers, largest init container) + overhead.
+/// One resource of [`pod_requests`] in whole units (bytes for memory; millicores for cpu),
+/// never negative.
 pub fn pod_request(pod: &Pod, resource: &str) -> u64 {
-    let Some(spec) = pod.spec.as_ref() else {
-        return 0;
-    };
-    let get = |c: &k8s_openapi::api::core::v1::Container| -> u64 {
-        c.resources
-            .as_ref()
-            .and_then(|r| r.requests.as_ref())
-            .and_then(|r| r.get(resource))
-            .and_then(|q| Quantity::parse(&q.0).ok())
-            .map(|q| q.bytes())
-            .unwrap_or(0)
-    };
-    let containers: u64 = spec.containers.iter().map(get).sum();
-    let init: u64 = spec
-        .init_containers
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .map(get)
-        .max()
-        .unwrap_or(0);
-    let overhead = spec
-        .overhead
-        .as_ref()
-        .and_then(|o| o.get(resource))
-        .and_then(|q| Quantity::parse(&q.0).ok())
-        .map(|q| q.bytes())
-        .unwrap_or(0);
-    containers.max(init) + overhead
+    pod_requests(pod)
+        .get(resource)
+        .map(|q| u64::try_from((*q).max(0)).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 /// Pods that hold node resources: assigned and not terminal.
@@ -1334,5 +1333,26 @@ mod tests {
         );
         target["metadata"]["labels"]["cpu-feature.node.kubevirt.io/md-clear"] = json!("true");
         assert_eq!(static_fit(&v, &node(target), &[], Some(&cpu)), None);
+    }
+
+    #[test]
+    fn sidecar_init_containers_count_as_the_scheduler_counts_them() {
+        // Sidecar s (1 cpu) keeps running: containers 2 + s 1 = 3; the init phase peaks at
+        // the plain init container after it, 4 + 1 = 5.
+        let p: Pod = serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "2"}}}],
+            "initContainers": [
+                {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+                {"name": "i", "resources": {"requests": {"cpu": "4"}}}]}}))
+        .unwrap();
+        assert_eq!(pod_requests(&p), res(&[("cpu", 5000), ("memory", 1 << 30)]));
+        // Without the plain init container the sidecar simply adds to the containers.
+        let q: Pod = serde_json::from_value(json!({"metadata": {"name": "q"}, "spec": {
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "2"}}}],
+            "initContainers": [
+                {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}]}}))
+        .unwrap();
+        assert_eq!(pod_requests(&q), res(&[("cpu", 3000)]));
+        assert_eq!(pod_request(&q, "cpu"), 3000);
     }
 }
