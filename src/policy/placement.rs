@@ -903,6 +903,9 @@ mod tests {
                     if rng.below(4) != 0 {
                         labels["cpu-feature.node.kubevirt.io/vmx"] = json!("true");
                     }
+                    if rng.below(2) == 0 {
+                        labels["cpu-model.node.kubevirt.io/Haswell"] = json!("true");
+                    }
                     let mut taints = vec![];
                     if rng.below(4) == 0 {
                         taints.push(json!({"key": "gpu", "effect": "NoSchedule"}));

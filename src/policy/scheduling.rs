@@ -22,6 +22,9 @@ pub const CPU_MODEL_MIGRATION_PREFIX: &str = "cpu-model-migration.node.kubevirt.
 pub const HOST_MODEL_REQUIRED_FEATURES_PREFIX: &str =
     "host-model-required-features.node.kubevirt.io/";
 pub const CPU_FEATURE_PREFIX: &str = "cpu-feature.node.kubevirt.io/";
+pub const CPU_MODEL_PREFIX: &str = "cpu-model.node.kubevirt.io/";
+/// Nodes whose CPU manager can pin dedicated CPUs.
+pub const CPU_MANAGER_LABEL: &str = "cpumanager";
 /// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`).
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
@@ -321,6 +324,24 @@ fn node_affinity_unfit(
     for (k, v) in &vmi.spec.node_selector {
         if l.get(k) != Some(v) {
             return Some(Unfit::NodeSelector(format!("{k}={v}")));
+        }
+    }
+    // virt-controller's own node selectors (services/nodeselectorrenderer.go): a named CPU
+    // model, and the CPU manager for dedicated CPUs.
+    let cpu = vmi.spec.domain.cpu.as_ref();
+    let mut implied = Vec::new();
+    if let Some(model) = cpu
+        .and_then(|c| c.model.as_deref())
+        .filter(|m| !matches!(*m, "" | "host-model" | "host-passthrough"))
+    {
+        implied.push(format!("{CPU_MODEL_PREFIX}{model}"));
+    }
+    if cpu.and_then(|c| c.dedicated_cpu_placement) == Some(true) {
+        implied.push(CPU_MANAGER_LABEL.to_string());
+    }
+    for key in implied {
+        if l.get(&key).map(String::as_str) != Some("true") {
+            return Some(Unfit::NodeSelector(format!("{key}=true")));
         }
     }
     if let Some(req) = required_node_affinity(vmi)
@@ -970,10 +991,32 @@ mod tests {
         let named = vmi(
             json!({"metadata": {"name": "a"}, "spec": {"domain": {"cpu": {"model": "Haswell"}}}}),
         );
+        // A named model needs the node's cpu-model label, not the source's host model.
         assert_eq!(
             static_fit(
                 &named,
                 &node(base_node("n1")),
+                &[],
+                Some(&HostCpu::model("Icelake-Server"))
+            ),
+            Some(Unfit::NodeSelector(
+                "cpu-model.node.kubevirt.io/Haswell=true".into()
+            ))
+        );
+        let dedicated = vmi(
+            json!({"metadata": {"name": "a"}, "spec": {"domain": {"cpu": {
+            "model": "host-passthrough", "dedicatedCpuPlacement": true}}}}),
+        );
+        assert_eq!(
+            static_fit(&dedicated, &node(base_node("n1")), &[], None),
+            Some(Unfit::NodeSelector("cpumanager=true".into()))
+        );
+        let mut haswell = base_node("n1");
+        haswell["metadata"]["labels"]["cpu-model.node.kubevirt.io/Haswell"] = json!("true");
+        assert_eq!(
+            static_fit(
+                &named,
+                &node(haswell),
                 &[],
                 Some(&HostCpu::model("Icelake-Server"))
             ),
