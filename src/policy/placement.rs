@@ -29,10 +29,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::index::work;
 use super::scheduling::{
-    CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex, SpreadRule, Unfit,
-    allocatable, has_preferred_affinity, insufficient, intolerable_prefer_no_schedule, labels,
-    launcher_labels, node_name, preferred_affinity_weight, required_node_affinity, show_amount,
-    spread_counts_node, spread_rules, spread_unfit, static_fit, unreported, uses_host_model,
+    CPU_FEATURE_PREFIX, CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex,
+    SpreadRule, Unfit, allocatable, has_preferred_affinity, insufficient,
+    intolerable_prefer_no_schedule, labels, launcher_labels, node_name, preferred_affinity_weight,
+    required_node_affinity, show_amount, spread_counts_node, spread_rules, spread_unfit,
+    static_fit, unreported, uses_host_model,
 };
 use crate::model::{Node, VirtualMachineInstance};
 
@@ -110,7 +111,7 @@ impl NoFit {
         }
         if let Some(model) = &self.cpu_model {
             text.push_str(&format!(
-                "; the VMI uses the host-model CPU, so KubeVirt requires its target node to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true, the source's model"
+                "; the VMI uses the host-model CPU, so KubeVirt requires its target node to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true (the source's model) and a {CPU_FEATURE_PREFIX}<f>=true label for each feature that model requires on the source"
             ));
         }
         text
@@ -604,6 +605,10 @@ impl<'a> TargetSearch<'a> {
                 }
                 Unfit::Spread => preemption_useless = false,
                 Unfit::CpuModel(m) => cpu_model = Some(m.clone()),
+                // A feature the source's host model needs: the same way out as the model.
+                Unfit::CpuFeature(_) => {
+                    cpu_model = cpu_model.or_else(|| source_model.as_ref().map(|c| c.model.clone()))
+                }
                 _ => {}
             }
             *phrases.entry(u.phrase()).or_default() += n;
