@@ -96,6 +96,8 @@ pub struct NoFit {
     pub preemption_useless: bool,
     /// The source's host-model CPU, when some node lacks its migration label.
     pub cpu_model: Option<String>,
+    /// The CPU features that host model requires on the source, when it matters.
+    pub cpu_features: Vec<String>,
     /// The resources some node is short of.
     pub short: Vec<String>,
 }
@@ -111,8 +113,19 @@ impl NoFit {
         }
         if let Some(model) = &self.cpu_model {
             text.push_str(&format!(
-                "; the VMI uses the host-model CPU, so KubeVirt requires its target node to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true (the source's model) and a {CPU_FEATURE_PREFIX}<f>=true label for each feature that model requires on the source"
+                "; the VMI uses the host-model CPU, so KubeVirt requires its target node to carry {CPU_MODEL_MIGRATION_PREFIX}{model}=true (the source's model)"
             ));
+            if !self.cpu_features.is_empty() {
+                let labels: Vec<String> = self
+                    .cpu_features
+                    .iter()
+                    .map(|f| format!("{CPU_FEATURE_PREFIX}{f}=true"))
+                    .collect();
+                text.push_str(&format!(
+                    " and the features that model requires there: {}",
+                    labels.join(", ")
+                ));
+            }
         }
         text
     }
@@ -496,6 +509,7 @@ impl<'a> TargetSearch<'a> {
                 message: "internal: no scheduling class".into(),
                 preemption_useless: false,
                 cpu_model: None,
+                cpu_features: vec![],
                 short: vec![],
             });
         };
@@ -588,6 +602,7 @@ impl<'a> TargetSearch<'a> {
         self.failures.insert(memo_key, memo);
         let mut preemption_useless = true;
         let mut cpu_model = None;
+        let mut cpu_features = Vec::new();
         let mut short: Vec<String> = Vec::new();
         let mut phrases: BTreeMap<String, u32> = BTreeMap::new();
         if sources > 0 {
@@ -604,10 +619,12 @@ impl<'a> TargetSearch<'a> {
                     short.push("pods".into());
                 }
                 Unfit::Spread => preemption_useless = false,
-                Unfit::CpuModel(m) => cpu_model = Some(m.clone()),
-                // A feature the source's host model needs: the same way out as the model.
-                Unfit::CpuFeature(_) => {
-                    cpu_model = cpu_model.or_else(|| source_model.as_ref().map(|c| c.model.clone()))
+                // The source's host model or a feature it needs: the same way out.
+                Unfit::CpuModel(_) | Unfit::CpuFeature(_) => {
+                    if let Some(cpu) = &source_model {
+                        cpu_model = Some(cpu.model.clone());
+                        cpu_features = cpu.features.clone();
+                    }
                 }
                 _ => {}
             }
@@ -628,6 +645,7 @@ impl<'a> TargetSearch<'a> {
             ),
             preemption_useless,
             cpu_model,
+            cpu_features,
             short,
         })
     }
@@ -1234,6 +1252,50 @@ mod tests {
                  1 didn't match pod topology spread constraints (missing required label), 1 is the source)"
             ) && err.contains("0/4 nodes fit"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_host_model_feature_is_explained_with_its_label() {
+        let n = |name: &str, extra: serde_json::Value| {
+            let mut l = json!({"kubevirt.io/schedulable": "true",
+                "host-model-cpu.node.kubevirt.io/Icelake-Server": "true",
+                "cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
+            for (k, v) in extra.as_object().unwrap() {
+                l[k] = v.clone();
+            }
+            node(json!({"metadata": {"name": name, "labels": l},
+                "status": {"allocatable": {"memory": "64Gi", "pods": "110"}}}))
+        };
+        let nodes = vec![
+            n(
+                "src",
+                json!({"host-model-required-features.node.kubevirt.io/wbnoinvd": "true"}),
+            ),
+            n("other", json!({})),
+        ];
+        let v = vmi(json!({"metadata": {"name": "a", "namespace": "ns"}}));
+        let mut search = TargetSearch::new(&nodes, &[], &BTreeMap::new(), SelectorIndex::default());
+        let err = search
+            .find(&pod(&v, &[("memory", 1 << 30)]), "src")
+            .unwrap_err();
+        assert!(err.preemption_useless);
+        assert!(
+            err.explained().ends_with(
+                "requires its target node to carry cpu-model-migration.node.kubevirt.io/Icelake-Server=true \
+                 (the source's model) and the features that model requires there: \
+                 cpu-feature.node.kubevirt.io/wbnoinvd=true"
+            ),
+            "{}",
+            err.explained()
+        );
+        assert!(
+            err.message
+                .contains("1 no CPU feature wbnoinvd (required by the source's host model)")
+        );
+        assert!(
+            err.fix()
+                .starts_with("keep a node with CPU model Icelake-Server schedulable")
         );
     }
 
