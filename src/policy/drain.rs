@@ -248,6 +248,39 @@ fn quantity_bytes(
         .map(|q| q.bytes())
 }
 
+/// What the migration target pod requests: the source launcher pod's requests (virt-controller
+/// renders the target pod from the same VMI spec: cpu, memory, hugepages, ephemeral storage,
+/// GPUs and host devices, `devices.kubevirt.io/*`). Without a visible launcher pod, the
+/// VMI's own requests, one of each GPU/host device, and `pod_memory` (the estimate).
+fn target_requests(
+    vmi: &VirtualMachineInstance,
+    launcher: Option<&Pod>,
+    pod_memory: u64,
+) -> Resources {
+    let mut requests = match launcher {
+        Some(p) => pod_requests(p),
+        None => {
+            let mut r: Resources = vmi
+                .spec
+                .domain
+                .resources
+                .requests
+                .iter()
+                .map(|(k, q)| (k.clone(), amount(k, q)))
+                .collect();
+            let devices = &vmi.spec.domain.devices;
+            for d in devices.gpus.iter().chain(&devices.host_devices) {
+                if let Some(name) = d.device_name.as_deref().filter(|n| !n.is_empty()) {
+                    *r.entry(name.to_string()).or_default() += 1;
+                }
+            }
+            r
+        }
+    };
+    requests.insert("memory".into(), i128::from(pod_memory));
+    requests
+}
+
 /// Quota headroom for one more launcher pod, or the reason there is none.
 fn quota_problem(
     quotas: &[&ResourceQuota],
@@ -373,39 +406,6 @@ fn pdb_selector(pdb: &PodDisruptionBudget) -> Option<LabelSelector> {
         });
     }
     (!sel.is_empty()).then_some(sel)
-}
-
-/// What the migration target pod requests: the source launcher pod's requests (virt-controller
-/// renders the target pod from the same VMI spec: cpu, memory, hugepages, ephemeral storage,
-/// GPUs and host devices, `devices.kubevirt.io/*`). Without a visible launcher pod, the
-/// VMI's own requests, one of each GPU/host device, and `pod_memory` (the estimate).
-fn target_requests(
-    vmi: &VirtualMachineInstance,
-    launcher: Option<&Pod>,
-    pod_memory: u64,
-) -> Resources {
-    let mut requests = match launcher {
-        Some(p) => pod_requests(p),
-        None => {
-            let mut r: Resources = vmi
-                .spec
-                .domain
-                .resources
-                .requests
-                .iter()
-                .map(|(k, q)| (k.clone(), amount(k, q)))
-                .collect();
-            let devices = &vmi.spec.domain.devices;
-            for d in devices.gpus.iter().chain(&devices.host_devices) {
-                if let Some(name) = d.device_name.as_deref().filter(|n| !n.is_empty()) {
-                    *r.entry(name.to_string()).or_default() += 1;
-                }
-            }
-            r
-        }
-    };
-    requests.insert("memory".into(), i128::from(pod_memory));
-    requests
 }
 
 struct Candidate {
