@@ -661,3 +661,194 @@ fn hostile_pdb_text_is_escaped_in_the_table() {
     assert!(text.contains("evil\\u{1b}[2J"), "{text}");
     assert!(text.contains("fine\\u{d}gotcha\\u{1b}[31m"), "{text}");
 }
+
+// ------------------------------------------------ scheduler rules (tests/fixtures/drain-sched)
+
+const SCHED_NOW: &str = "2026-12-01T00:00:00Z";
+
+fn sched_dir(fixture: &str) -> String {
+    format!("tests/fixtures/drain-sched/{fixture}")
+}
+
+fn sched_plan_from(dir: &str, node: &str) -> (Value, Option<i32>) {
+    let out = vmctl([
+        "--from",
+        dir,
+        "--now",
+        SCHED_NOW,
+        "plan-drain",
+        node,
+        "-o",
+        "json",
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        out.status.code(),
+    )
+}
+
+fn sched_plan(fixture: &str, node: &str) -> (Value, Option<i32>) {
+    sched_plan_from(&sched_dir(fixture), node)
+}
+
+fn no_target_message(v: &Value) -> String {
+    assert_eq!(v["action"], "no-target", "{v}");
+    let last = v["reasons"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["reason"], "NoFeasibleTarget");
+    last["message"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_gpu_vm_with_no_other_usable_gpu_node_has_no_target() {
+    let (plan, code) = sched_plan("gpu", "gpu-1");
+    assert_eq!(code, Some(1));
+    assert_eq!(plan["verdict"], "will-block");
+    let message = no_target_message(vmi(&plan, "trainer"));
+    assert_eq!(
+        message,
+        "no node can take a 16.3 GiB target pod with 1 nvidia.com/GRID_A10-4Q: 0/4 nodes fit \
+         (2 insufficient nvidia.com/GRID_A10-4Q, 1 is the source, \
+         1 untolerated taint dedicated=gpu:NoSchedule)"
+    );
+    assert_eq!(
+        vmi(&plan, "trainer")["fix"],
+        "free nvidia.com/GRID_A10-4Q on a fitting node or add one that advertises it"
+    );
+    // The passthrough GPU VM is not migratable: it is shut down, never placed.
+    let render = vmi(&plan, "render");
+    assert_eq!(render["action"], "shutdown-not-migratable");
+    assert!(render["target"].is_null());
+    let out = vmctl([
+        "--from",
+        &sched_dir("gpu"),
+        "--now",
+        SCHED_NOW,
+        "plan-drain",
+        "gpu-1",
+    ]);
+    insta::assert_snapshot!("plan_drain_sched_gpu", stdout(&out));
+}
+
+#[test]
+fn hugepages_are_a_resource_of_their_own() {
+    let (plan, code) = sched_plan("hugepages", "node-a");
+    assert_eq!(code, Some(0));
+    // node-b (most memory) has no 1Gi hugepages, node-c only 4Gi of them left.
+    assert_eq!(vmi(&plan, "db")["target"], "node-d");
+}
+
+#[test]
+fn a_prefer_no_schedule_node_is_chosen_last_and_said_so() {
+    let (plan, _) = sched_plan("prefer", "node-a");
+    let first = vmi(&plan, "web-1");
+    assert_eq!(
+        first["target"], "node-new",
+        "untainted first, despite less memory"
+    );
+    assert!(
+        !first["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("PreferNoSchedule")
+    );
+    let second = vmi(&plan, "web-2");
+    assert_eq!(second["target"], "node-old", "node-new is full now");
+    assert!(
+        second["explanation"].as_str().unwrap().contains(
+            "node-old has 1 PreferNoSchedule taint(s) the VMI does not tolerate; no node with fewer fits"
+        ),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_do_not_schedule_spread_constraint_excludes_the_crowded_zone() {
+    let (plan, _) = sched_plan("spread", "node-c1");
+    // node-a1 (zone a, 2 kafka pods) would make the skew 2; node-x has no zone label.
+    assert_eq!(vmi(&plan, "kafka-3")["target"], "node-b1");
+    // With maxSkew 2 zone a is allowed again and wins on memory; node-x stays out.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!("{}/cluster.yaml", sched_dir("spread"))).unwrap();
+    assert!(text.contains("maxSkew: 1"));
+    std::fs::write(
+        dir.path().join("cluster.yaml"),
+        text.replace("maxSkew: 1", "maxSkew: 2"),
+    )
+    .unwrap();
+    let (plan, _) = sched_plan_from(dir.path().to_str().unwrap(), "node-c1");
+    assert_eq!(vmi(&plan, "kafka-3")["target"], "node-a1");
+    // With maxSkew 1 and zone b crowded too, nothing fits, and the reason says why.
+    std::fs::write(
+        dir.path().join("cluster.yaml"),
+        text.replace(
+            "name: kafka-other-ns\n    namespace: staging",
+            "name: kafka-5\n    namespace: prod",
+        ),
+    )
+    .unwrap();
+    let (plan, _) = sched_plan_from(dir.path().to_str().unwrap(), "node-c1");
+    let message = no_target_message(vmi(&plan, "kafka-3"));
+    assert!(
+        message.ends_with(
+            "0/4 nodes fit (2 didn't match pod topology spread constraints, \
+             1 didn't match pod topology spread constraints (missing required label), 1 is the source)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_exists_toleration_without_a_key_tolerates_every_taint() {
+    let (plan, _) = sched_plan("tolerations", "node-a");
+    assert_eq!(vmi(&plan, "infra-dns")["target"], "node-infra");
+    assert_eq!(vmi(&plan, "app")["target"], "node-plain");
+}
+
+#[test]
+fn cpu_runs_out_before_memory() {
+    let (plan, code) = sched_plan("cpu", "node-a");
+    assert_eq!(code, Some(1));
+    // node-b has the most memory but 4 of its 32 cpu left.
+    assert_eq!(vmi(&plan, "big-cpu")["target"], "node-c");
+    let more = vmi(&plan, "more-cpu");
+    assert_eq!(
+        no_target_message(more),
+        "no node can take a 2.4 GiB target pod with 8 cpu: 0/3 nodes fit (2 insufficient cpu, 1 is the source)"
+    );
+    assert_eq!(more["fix"], "free cpu on a fitting node");
+}
+
+#[test]
+fn an_upgrade_drain_names_the_host_model_cpu_each_vm_needs() {
+    let (plan, code) = sched_plan("cpu-model", "old-1");
+    assert_eq!(code, Some(1));
+    let erp = vmi(&plan, "erp-app");
+    let message = no_target_message(erp);
+    assert!(
+        message.contains("2 no host-model CPU Cascadelake-Server support")
+            && message.contains("\"Preemption is not helpful for scheduling\"")
+            && message.contains("cpu-model-migration.node.kubevirt.io/Cascadelake-Server=true"),
+        "{message}"
+    );
+    assert!(
+        erp["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("keep a node with CPU model Cascadelake-Server schedulable"),
+        "{erp}"
+    );
+    // A named CPU model is not bound to the source's host model.
+    assert_eq!(vmi(&plan, "pinned-model")["action"], "live-migrate");
+    let out = vmctl([
+        "--from",
+        &sched_dir("cpu-model"),
+        "--now",
+        SCHED_NOW,
+        "plan-drain",
+        "old-1",
+        "-o",
+        "wide",
+    ]);
+    insta::assert_snapshot!("plan_drain_sched_cpu_model_wide", stdout(&out));
+}

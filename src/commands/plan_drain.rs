@@ -18,7 +18,7 @@ use crate::names::suggest;
 use crate::policy::drain::{
     Action, DrainInputs, DrainPlan, Verdict, plan_drain, pods_of_unsynced_pdbs, split_pods,
 };
-use crate::policy::scheduling::node_name;
+use crate::policy::scheduling::{node_name, spread_selectors};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
 
@@ -69,14 +69,15 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         }
     }
     // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
-    // rest only the memory they take from their node.
+    // rest only what they take from their node (requests, count, spread matches).
     let vmi_uids: HashSet<&str> = vmis
         .iter()
         .filter_map(VirtualMachineInstance::uid)
         .collect();
     // The pods of a PDB without a fresh status stay whole: the plan computes its budget.
     let (pdb_pods, pods) = pods_of_unsynced_pdbs(pods.into_iter().map(Pod::from), &pdbs);
-    let (pods, requested_memory) = split_pods(pods, &args.nodes, &vmi_uids);
+    let spread = spread_selectors(&vmis);
+    let (pods, node_usage) = split_pods(pods, &args.nodes, &vmi_uids, &spread);
     let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
     let bandwidth = args
         .bandwidth
@@ -102,7 +103,7 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         vmims,
         nodes,
         pods,
-        requested_memory,
+        node_usage,
         pdbs,
         quotas,
         namespaces,

@@ -35,6 +35,9 @@ struct Meta {
 struct ContainerFacts {
     name: String,
     resources: Option<ResourceRequirements>,
+    /// `Always` on an init container makes it a sidecar (it counts as the scheduler counts it).
+    #[serde(rename = "restartPolicy")]
+    restart_policy: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +69,7 @@ fn container(c: ContainerFacts) -> Container {
     Container {
         name: c.name,
         resources: c.resources,
+        restart_policy: c.restart_policy,
         ..Container::default()
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, Toleration};
+use k8s_openapi::api::core::v1::{Affinity, Toleration, TopologySpreadConstraint};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -81,6 +81,9 @@ pub struct VmiSpec {
     pub tolerations: Vec<Toleration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
+    /// Copied to the launcher pods (virt-controller `services/template.go`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

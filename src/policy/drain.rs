@@ -14,9 +14,12 @@ use super::pdb::{
     Budget, BudgetSource, EvaluatedPdb, EvictionAnswer, MORE_THAN_ONE_PDB, PdbIndex, PdbSelector,
     budget, evict,
 };
-use super::placement::TargetSearch;
+use super::placement::{TargetPod, TargetSearch};
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE};
-use super::scheduling::{allocatable_memory, holds_resources, node_name, pod_request};
+use super::scheduling::{
+    NodeUsage, Resources, SelectorIndex, SpreadSelector, amount, holds_resources, pod_request,
+    pod_requests, spread_selectors,
+};
 use crate::model::{
     EvictionStrategy, KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget,
     Quantity, ResourceQuota, Time, VirtualMachine, VirtualMachineInstance,
@@ -51,9 +54,10 @@ pub struct DrainInputs {
     /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
     /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
     pub pods: Vec<Pod>,
-    /// Memory requested on each node by the pods *not* in `pods` (see [`split_pods`]): the
+    /// What the pods *not* in `pods` hold on each node (see [`split_pods`]): their requests,
+    /// their number and how many each topology spread selector of `vmis` selects. The
     /// capacity facts of the rest of the cluster.
-    pub requested_memory: BTreeMap<String, u64>,
+    pub node_usage: BTreeMap<String, NodeUsage>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub quotas: Vec<ResourceQuota>,
     pub namespaces: Vec<Namespace>,
@@ -464,6 +468,39 @@ fn quantity_bytes(
         .map(|q| q.bytes())
 }
 
+/// What the migration target pod requests: the source launcher pod's requests (virt-controller
+/// renders the target pod from the same VMI spec: cpu, memory, hugepages, ephemeral storage,
+/// GPUs and host devices, `devices.kubevirt.io/*`). Without a visible launcher pod, the
+/// VMI's own requests, one of each GPU/host device, and `pod_memory` (the estimate).
+fn target_requests(
+    vmi: &VirtualMachineInstance,
+    launcher: Option<&Pod>,
+    pod_memory: u64,
+) -> Resources {
+    let mut requests = match launcher {
+        Some(p) => pod_requests(p),
+        None => {
+            let mut r: Resources = vmi
+                .spec
+                .domain
+                .resources
+                .requests
+                .iter()
+                .map(|(k, q)| (k.clone(), amount(k, q)))
+                .collect();
+            let devices = &vmi.spec.domain.devices;
+            for d in devices.gpus.iter().chain(&devices.host_devices) {
+                if let Some(name) = d.device_name.as_deref().filter(|n| !n.is_empty()) {
+                    *r.entry(name.to_string()).or_default() += 1;
+                }
+            }
+            r
+        }
+    };
+    requests.insert("memory".into(), i128::from(pod_memory));
+    requests
+}
+
 /// Quota headroom for one more launcher pod, or the reason there is none.
 fn quota_problem(
     quotas: &[&ResourceQuota],
@@ -546,17 +583,19 @@ fn hold_by_quota(
 }
 
 /// Marks a VMI as having no feasible target; returns the blocker to list.
-fn hold_without_target(plan: &mut VmiPlan, message: String, explanation: String) -> DrainBlocker {
+fn hold_without_target(
+    plan: &mut VmiPlan,
+    message: String,
+    explanation: String,
+    fix: String,
+) -> DrainBlocker {
     plan.action = Action::NoTarget;
     plan.reasons.push(Reason {
         reason: "NoFeasibleTarget".into(),
         message: message.clone(),
     });
     plan.explanation = explanation;
-    plan.fix = Some(
-        "free memory or add a node that matches the VMI's selectors, tolerations and CPU model"
-            .into(),
-    );
+    plan.fix = Some(fix);
     plan.start_seconds = None;
     plan.estimate_seconds = None;
     plan.end_seconds = None;
@@ -578,17 +617,21 @@ struct Candidate {
 }
 
 /// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
-/// created by one of `vmi_uids`) and, for all the others, only the memory they request on
-/// their node. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
+/// created by one of `vmi_uids`) and, for all the others, only what they hold on their node:
+/// their requests of every resource, their number, and how many of them each of `spread`
+/// (the topology spread selectors of the drained VMIs, `scheduling::spread_selectors`)
+/// selects. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
 /// ten thousand (issue 9).
 pub fn split_pods(
     pods: impl IntoIterator<Item = Pod>,
     drain: &[String],
     vmi_uids: &HashSet<&str>,
-) -> (Vec<Pod>, BTreeMap<String, u64>) {
+    spread: &[SpreadSelector],
+) -> (Vec<Pod>, BTreeMap<String, NodeUsage>) {
     let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
+    let spread = SelectorIndex::new(spread.to_vec());
     let mut kept = Vec::new();
-    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
+    let mut requested: BTreeMap<String, NodeUsage> = BTreeMap::new();
     for pod in pods {
         work::step(1);
         let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
@@ -600,11 +643,12 @@ pub fn split_pods(
         } else if let Some(node) = node
             && holds_resources(&pod)
         {
-            let memory = pod_request(&pod, "memory");
             match requested.get_mut(node) {
-                Some(total) => *total += memory,
+                Some(usage) => usage.add(&pod, &spread),
                 None => {
-                    requested.insert(node.to_string(), memory);
+                    let mut usage = NodeUsage::default();
+                    usage.add(&pod, &spread);
+                    requested.insert(node.to_string(), usage);
                 }
             }
         }
@@ -634,26 +678,19 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let migration_index = MigrationIndex::new(&inputs.vmims);
     let quotas = quotas_by_namespace(&inputs.quotas);
 
-    // Free memory per node, consumed as VMs are placed.
-    let mut free_memory: BTreeMap<String, i128> = inputs
-        .nodes
-        .iter()
-        .map(|n| (node_name(n).to_string(), i128::from(allocatable_memory(n))))
-        .collect();
+    // What every node holds (requests, pods, pods each spread selector counts), consumed as
+    // VMs are placed: the pods inspected here plus the usage of the others.
+    let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
+    let mut usage: BTreeMap<String, NodeUsage> = inputs.node_usage.clone();
     for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
-        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
-            && let Some(free) = free_memory.get_mut(node)
-        {
-            *free -= i128::from(pod_request(pod, "memory"));
+        if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+            usage
+                .entry(node.to_string())
+                .or_default()
+                .add(pod, &selectors);
         }
     }
-    for (node, requested) in &inputs.requested_memory {
-        if let Some(free) = free_memory.get_mut(node) {
-            *free -= i128::from(*requested);
-        }
-    }
-
-    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &free_memory);
+    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &usage, selectors);
 
     // In-flight migrations take slots.
     let vmi_node_by_key: BTreeMap<(String, String), String> = inputs
@@ -738,6 +775,10 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             .map(|p| pod_request(p, "memory"))
             .filter(|m| *m > 0)
             .unwrap_or_else(|| memory.unwrap_or(0) + LAUNCHER_OVERHEAD);
+        let target_pod = TargetPod {
+            vmi,
+            requests: target_requests(vmi, launcher, pod_memory),
+        };
         let pod_memory_limit = launcher
             .and_then(|p| {
                 p.spec
@@ -882,14 +923,21 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else if plan.target.is_none()
-                && let Err(message) = search.find(vmi, &node, pod_memory)
+                && let Err(no_fit) = search.find(&target_pod, &node)
             {
                 let explanation = format!(
-                    "migration {} (phase {}) cannot place its target pod: {message}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+                    "migration {} (phase {}) cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
                     m.name(),
-                    m.phase()
+                    m.phase(),
+                    no_fit.explained()
                 );
-                blockers.push(hold_without_target(&mut plan, message, explanation));
+                let fix = no_fit.fix();
+                blockers.push(hold_without_target(
+                    &mut plan,
+                    no_fit.explained(),
+                    explanation,
+                    fix,
+                ));
                 // Its VMIM keeps a slot until the unschedulable target pod times out.
                 if let Some(last) = in_flight_on_drained.last_mut() {
                     last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(elapsed);
@@ -979,15 +1027,20 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                 );
                 blockers.push(hold_by_quota(&mut plan, quota, message, explanation));
             } else {
-                match search.find(vmi, &node, pod_memory) {
-                    Ok(target) => {
-                        search.consume(target, pod_memory);
+                match search.find(&target_pod, &node) {
+                    Ok(found) => {
+                        let target = found.node;
+                        search.consume(target, &target_pod);
                         plan.target = Some(target.to_string());
                         plan.estimate_seconds = transfer;
                         let est = transfer
                             .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
                             .unwrap_or_default();
                         plan.explanation = format!("live-migrates to {target}{est}");
+                        for note in found.notes {
+                            plan.explanation.push_str("; ");
+                            plan.explanation.push_str(&note);
+                        }
                         if let (Some(t), Some(b)) = (transfer, budget)
                             && b > 0
                             && t > b
@@ -1004,11 +1057,17 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
                             source: node.clone(),
                         });
                     }
-                    Err(message) => {
+                    Err(no_fit) => {
+                        let message = no_fit.explained();
                         let explanation = format!(
                             "{message}; the target pod stays Pending and the eviction is refused"
                         );
-                        blockers.push(hold_without_target(&mut plan, message, explanation));
+                        blockers.push(hold_without_target(
+                            &mut plan,
+                            message,
+                            explanation,
+                            no_fit.fix(),
+                        ));
                     }
                 }
             }
@@ -1174,7 +1233,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
             crate::render::fmt::bytes(inputs.bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
         ),
-        "targets are predicted (most free memory first, biggest VMs placed first); the scheduler makes the final choice".into(),
+        "targets are predicted with the scheduler's filters (taints and tolerations, node selector and affinity, host-model CPU, every requested resource and the pod count, DoNotSchedule topology spread), then fewest untolerated PreferNoSchedule taints, highest preferred node affinity weight and most free memory, biggest VMs placed first; ScheduleAnyway spread and the scheduler's other scores are not weighed, nor pod priority and preemption (a higher-priority target pod may still get room by preempting others), so the scheduler makes the final choice".into(),
         "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
         format!("shutdowns take the VMI's terminationGracePeriodSeconds (default {DEFAULT_GRACE_SECONDS}s)"),
     ];
@@ -1941,6 +2000,68 @@ mod tests {
     }
 
     #[test]
+    fn split_pods_keeps_every_resource_and_spread_match_of_the_pods_it_drops() {
+        // node-1 has the most memory and one GPU, taken by a pod that is not inspected in
+        // full; node-2 has one free.
+        let gpu_node = |name: &str, memory: &str| {
+            let mut n: Value = serde_json::to_value(node(name, memory)).unwrap();
+            n["status"]["allocatable"]["nvidia.com/gpu"] = json!("1");
+            n["status"]["allocatable"]["cpu"] = json!("16");
+            n["metadata"]["labels"]["zone"] = json!(name);
+            serde_json::from_value::<Node>(n).unwrap()
+        };
+        let mut v = vmi("a", "node-3", Some("LiveMigrate"), true, "2Gi");
+        v.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("app".into(), "a".into());
+        v.spec.topology_spread_constraints = vec![
+            serde_json::from_value(json!({"maxSkew": 5, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}))
+            .unwrap(),
+        ];
+        let mut source: Value = serde_json::to_value(launcher(&v, "2300Mi")).unwrap();
+        source["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = json!("1");
+        let other: Pod = serde_json::from_value(json!({"metadata": {"name": "trainer",
+            "namespace": "prod", "labels": {"app": "a"}},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests":
+                {"nvidia.com/gpu": "1", "cpu": "2", "memory": "1Gi"}}}]},
+            "status": {"phase": "Running"}}))
+        .unwrap();
+        let all = DrainInputs {
+            pods: vec![serde_json::from_value(source).unwrap(), other],
+            ..inputs(
+                vec![v],
+                vec![
+                    gpu_node("node-1", "128Gi"),
+                    gpu_node("node-2", "64Gi"),
+                    node("node-3", "64Gi"),
+                ],
+            )
+        };
+        let uids: HashSet<&str> = all.vmis.iter().filter_map(|v| v.uid()).collect();
+        let spread = spread_selectors(&all.vmis);
+        let (kept, usage) = split_pods(all.pods.clone(), &all.drain, &uids, &spread);
+        assert_eq!(kept.len(), 1, "only the launcher pod is kept in full");
+        let node_1 = &usage["node-1"];
+        assert_eq!(node_1.requested["nvidia.com/gpu"], 1);
+        assert_eq!(node_1.requested["cpu"], 2000);
+        assert_eq!(node_1.pods, 1);
+        assert_eq!(
+            node_1.matching[&spread[0].key], 1,
+            "the spread selector selects it"
+        );
+        let split = DrainInputs {
+            pods: kept,
+            node_usage: usage,
+            ..all.clone()
+        };
+        for plan in [plan_drain(&all), plan_drain(&split)] {
+            assert_eq!(row(&plan, "a").target.as_deref(), Some("node-2"));
+        }
+    }
+
+    #[test]
     fn strategy_none_shuts_down_and_says_what_the_vm_does() {
         let mut i = inputs(
             vec![vmi("a", "node-3", Some("None"), true, "1Gi")],
@@ -2067,8 +2188,8 @@ mod tests {
         tainted["spec"]["taints"] =
             json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
         let mut other_cpu: Value = serde_json::to_value(node("node-2", "64Gi")).unwrap();
-        other_cpu["metadata"]["labels"] =
-            json!({"cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
+        other_cpu["metadata"]["labels"] = json!({"kubevirt.io/schedulable": "true",
+            "cpu-model-migration.node.kubevirt.io/Icelake-Server": "true"});
         let plan = plan_drain(&inputs(
             vec![vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi")],
             vec![
@@ -2091,6 +2212,26 @@ mod tests {
             "{}",
             a.explanation
         );
+        // Upgrade drains: every node fails a filter eviction cannot change, and the VM's
+        // reason names the model and the label its target needs.
+        assert!(
+            a.explanation
+                .contains("\"Preemption is not helpful for scheduling\"")
+                && a.explanation.contains(
+                    "target node to carry cpu-model-migration.node.kubevirt.io/Cascadelake-Server=true"
+                ),
+            "{}",
+            a.explanation
+        );
+        assert!(
+            a.fix
+                .as_deref()
+                .unwrap()
+                .starts_with("keep a node with CPU model Cascadelake-Server schedulable"),
+            "{:?}",
+            a.fix
+        );
+        assert_eq!(a.reasons.last().unwrap().reason, "NoFeasibleTarget");
     }
 
     #[test]
