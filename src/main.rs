@@ -27,9 +27,11 @@ fn main() -> ExitCode {
 }
 
 fn report(err: &Error) -> ExitCode {
-    eprintln!("error: {err}");
+    // Errors quote names and messages from the cluster and from files: escaped, one line.
+    let printable = vmctl::render::fmt::printable;
+    eprintln!("error: {}", printable(&err.to_string()));
     for hint in err.hints() {
-        eprintln!("hint: {hint}");
+        eprintln!("hint: {}", printable(hint));
     }
     let code = err.exit_code();
     ExitCode::from(u8::try_from(code).unwrap_or(exit::INTERNAL as u8))

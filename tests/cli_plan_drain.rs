@@ -659,7 +659,7 @@ fn hostile_pdb_text_is_escaped_in_the_table() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
     assert!(text.contains("evil\\u{1b}[2J"), "{text}");
-    assert!(text.contains("fine\\u{d}gotcha\\u{1b}[31m"), "{text}");
+    assert!(text.contains("fine\\rgotcha\\u{1b}[31m"), "{text}");
 }
 
 // ------------------------------------------------ scheduler rules (tests/fixtures/drain-sched)

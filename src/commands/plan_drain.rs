@@ -128,27 +128,6 @@ pub struct DrainPlanDocument<'a> {
     pub plan: &'a DrainPlan,
 }
 
-/// Cluster text for the terminal: control characters (escape sequences, carriage returns,
-/// newlines) and bidirectional overrides are shown escaped, never interpreted.
-fn safe(text: &str) -> String {
-    let hostile = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(hostile) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if hostile(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 fn verdict_tone(v: Verdict) -> Tone {
     match v {
         Verdict::WillComplete => Tone::Good,
@@ -182,7 +161,7 @@ pub fn render_table(
     let blocking = plan.blockers.iter().filter(|b| b.blocking).count();
     let mut headline = format!(
         "Drain of {}: {}",
-        safe(&plan.nodes.join(", ")),
+        fmt::printable(&plan.nodes.join(", ")),
         style.paint(
             &plan.verdict.as_str().replace('-', " ").to_uppercase(),
             verdict_tone(plan.verdict)
@@ -236,8 +215,8 @@ pub fn render_table(
             out.push_str(&format!(
                 "  {} {}: {}\n",
                 style.paint(mark, tone),
-                safe(&what),
-                safe(&b.message)
+                fmt::printable(&what),
+                fmt::printable(&b.message)
             ));
         }
     }
@@ -264,18 +243,20 @@ pub fn render_table(
                 None => v.name.clone(),
             };
             let mut row = vec![
-                plain(safe(&v.namespace)),
-                plain(safe(&name)),
+                plain(fmt::printable(&v.namespace)),
+                plain(fmt::printable(&name)),
                 (v.action.as_str().to_string(), action_tone(v.action)),
-                plain(safe(v.target.as_deref().unwrap_or("-"))),
-                plain(safe(&v.eviction_strategy)),
-                plain(safe(&v.explanation)),
+                plain(fmt::printable(v.target.as_deref().unwrap_or("-"))),
+                plain(fmt::printable(&v.eviction_strategy)),
+                plain(fmt::printable(&v.explanation)),
             ];
             if wide {
                 row.push(plain(
                     v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
                 ));
-                row.push(plain(safe(v.migration_policy.as_deref().unwrap_or("-"))));
+                row.push(plain(fmt::printable(
+                    v.migration_policy.as_deref().unwrap_or("-"),
+                )));
                 row.push(plain(
                     v.budget_seconds
                         .map(|b| fmt::duration(b as i64))
@@ -304,7 +285,7 @@ pub fn render_table(
         out.push_str("\nMigrating INTO the drained node(s) (the drain waits for them, then moves them again):\n");
         for i in &plan.incoming {
             let mode = i.mode.as_deref().unwrap_or("mode not reported");
-            let line = safe(&format!(
+            let line = fmt::printable(&format!(
                 "  {}/{} from {} to {} ({mode}){}",
                 i.namespace,
                 i.name,
@@ -330,7 +311,10 @@ pub fn render_table(
             .iter()
             .map(|s| format!("{} ({})", s.reason, s.message))
             .collect();
-        out.push_str(&format!("Not touched: {}\n", safe(&names.join("; "))));
+        out.push_str(&format!(
+            "Not touched: {}\n",
+            fmt::printable(&names.join("; "))
+        ));
     }
 
     let fixes: Vec<String> = plan
@@ -340,7 +324,7 @@ pub fn render_table(
         .filter_map(|v| {
             v.fix
                 .as_ref()
-                .map(|f| safe(&format!("  {}/{}: {f}", v.namespace, v.name)))
+                .map(|f| fmt::printable(&format!("  {}/{}: {f}", v.namespace, v.name)))
         })
         .collect();
     if !fixes.is_empty() {
@@ -359,7 +343,7 @@ pub fn render_table(
     if !postcopy.is_empty() {
         out.push_str(&format!(
             "\nPost-copy allowed for {}: if they switch to post-copy, that is the point of no return (a network failure then loses the guest).\n",
-            safe(&postcopy.join(", "))
+            fmt::printable(&postcopy.join(", "))
         ));
     }
     out.push_str(&format!(
@@ -376,7 +360,7 @@ pub fn render_table(
         .map(|(node, n)| format!("{n} already from {node}"))
         .collect();
     if !per_node.is_empty() {
-        out.push_str(&format!(" ({})", safe(&per_node.join(", "))));
+        out.push_str(&format!(" ({})", fmt::printable(&per_node.join(", "))));
     }
     out.push('\n');
     let queued = |q: &crate::policy::drain::QueuedMigration| {
@@ -403,7 +387,7 @@ pub fn render_table(
             "Queue ({}): {} pending migration(s) ahead of the drain's evacuations: {}\n",
             queue.mode,
             queue.ahead.len(),
-            safe(
+            fmt::printable(
                 &queue
                     .ahead
                     .iter()
@@ -418,7 +402,7 @@ pub fn render_table(
             "Queue ({}): {} pending migration(s) wait behind them: {}\n",
             queue.mode,
             queue.behind.len(),
-            safe(
+            fmt::printable(
                 &queue
                     .behind
                     .iter()
@@ -431,7 +415,7 @@ pub fn render_table(
     if wide {
         out.push_str("Assumptions:\n");
         for a in &plan.assumptions {
-            out.push_str(&format!("  - {}\n", safe(a)));
+            out.push_str(&format!("  - {}\n", fmt::printable(a)));
         }
     }
     out

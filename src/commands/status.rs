@@ -339,13 +339,6 @@ fn migration_conditions(vmi: &VirtualMachineInstance, evacuation_shown: bool) ->
         .collect()
 }
 
-/// Control bytes in cluster text never reach the terminal.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
 /// Builds the report. Pure: the inputs and the clock in, the report out.
 pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> StatusReport {
     let kubevirt = inputs.kubevirt.as_ref();
@@ -815,7 +808,7 @@ pub(crate) fn route(
         }
         (_, s, t) => format!("{}→{}", s.unwrap_or("?"), t.unwrap_or("?")),
     };
-    printable(&text)
+    crate::render::fmt::printable(&text)
 }
 
 /// `Synchronizing` → `Synchronizing (sender)` for a decentralized migration.
@@ -1019,7 +1012,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     m.decentralized.as_ref(),
                 )),
                 (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(printable(&m.waiting_for)),
+                plain(crate::render::fmt::printable(&m.waiting_for)),
             ];
             if wide {
                 let live = |pod: &Option<String>| match pod {
@@ -1035,7 +1028,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 row.push(plain(
                     m.priority
                         .as_deref()
-                        .map(printable)
+                        .map(crate::render::fmt::printable)
                         .unwrap_or_else(|| "-".into()),
                 ));
             }
@@ -1085,12 +1078,12 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 "  {}/{}: source {} → target {}{}\n",
                 m.namespace,
                 m.vmi,
-                printable(&source),
-                printable(&target),
+                crate::render::fmt::printable(&source),
+                crate::render::fmt::printable(&target),
                 match &m.decentralized {
                     Some(d) if !d.synchronization_addresses.is_empty() => format!(
                         " · sync {}",
-                        printable(&d.synchronization_addresses.join(", "))
+                        crate::render::fmt::printable(&d.synchronization_addresses.join(", "))
                     ),
                     _ => String::new(),
                 }
@@ -1109,7 +1102,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 "  {} {}: {}\n",
                 style.paint("!", tone),
                 w.vmi,
-                printable(&w.message)
+                crate::render::fmt::printable(&w.message)
             ));
         }
     }

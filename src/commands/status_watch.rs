@@ -289,13 +289,6 @@ impl Mirror {
     }
 }
 
-/// Control bytes from the server never reach the terminal.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
 fn progress_cell(report: &StatusReport, m: &MigrationRow) -> String {
     let flight = report
         .vmis
@@ -333,7 +326,7 @@ fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
             m.decentralized.as_ref()
         ),
         m.mode.as_deref().unwrap_or("-"),
-        printable(&progress_cell(report, m))
+        crate::render::fmt::printable(&progress_cell(report, m))
     )
 }
 
@@ -398,7 +391,7 @@ fn render_table(
                 mode_tone,
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
-            plain(printable(&progress_cell(report, m))),
+            plain(crate::render::fmt::printable(&progress_cell(report, m))),
         ]);
     }
     out.push_str(&t.render());
@@ -418,7 +411,7 @@ impl View {
     fn notes(&self) -> Vec<String> {
         self.reconnecting
             .values()
-            .map(|r| format!("⚠ {}", printable(&r.to_string())))
+            .map(|r| format!("⚠ {}", crate::render::fmt::printable(&r.to_string())))
             .collect()
     }
 
@@ -429,7 +422,7 @@ impl View {
         match change {
             Change::Reconnecting(r) => {
                 if !self.tty {
-                    eprintln!("[{now}] {}", printable(&r.to_string()));
+                    eprintln!("[{now}] {}", crate::render::fmt::printable(&r.to_string()));
                 }
                 self.reconnecting.insert(kind, r.clone());
             }

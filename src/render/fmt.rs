@@ -52,18 +52,31 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-/// Text from a cluster or a file, safe for a terminal: control characters (ESC, CR, BEL,
-/// newlines…) are shown escaped (`\u{1b}`, `\n`) instead of acting on the screen.
+/// Text from a cluster or a file, safe for a terminal: control characters (C0 and C1: ESC,
+/// CR, BEL, NUL, newlines, CSI…) and the bidirectional overrides that reorder what a reader
+/// sees are shown escaped (`\u{1b}`, `\n`, `\u{202e}`) instead of acting on the screen.
+/// Idempotent: escaped text has nothing left to escape.
 pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    if !text.chars().any(hostile) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_default());
+        } else if hostile(c) {
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// A character that acts on a terminal or reorders text.
+fn hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -78,6 +91,9 @@ mod tests {
             "evil\\u{1b}[2Jwipe\\r\\nline\\u{7}"
         );
         assert_eq!(printable("ünïcode ok"), "ünïcode ok");
+        assert_eq!(printable("a\u{202e}b\u{85}c"), "a\\u{202e}b\\u{85}c");
+        let once = printable("x\u{1b}]0;t\u{7}");
+        assert_eq!(printable(&once), once);
     }
 
     #[test]

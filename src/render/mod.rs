@@ -58,7 +58,9 @@ impl Style {
         }
     }
 
+    /// The text, escaped (see [`fmt::printable`]), in the tone's colour on a colour terminal.
     pub fn paint(&self, text: &str, tone: Tone) -> String {
+        let text = &fmt::printable(text);
         if !self.color {
             return text.to_string();
         }

@@ -226,7 +226,7 @@ impl ProgressView {
     }
 
     fn push_event(&mut self, at_ms: u64, text: String) {
-        let line = format!("[{}] {}", seconds(at_ms), text);
+        let line = format!("[{}] {}", seconds(at_ms), super::fmt::printable(&text));
         match &mut self.sink {
             Sink::Bars(bars) => {
                 let painted = self.style.paint(&line, event_tone(&text));

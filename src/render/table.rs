@@ -39,7 +39,8 @@ impl TableBuilder {
     pub fn row(&mut self, cells: Vec<(String, Tone)>) {
         let style = self.style;
         self.table.add_row(cells.into_iter().map(|(text, tone)| {
-            let cell = Cell::new(text);
+            // Every cell is escaped here, so no table shows a raw control byte (issue 11).
+            let cell = Cell::new(super::fmt::printable(&text));
             if !style.color {
                 return cell;
             }
