@@ -8,10 +8,12 @@ use super::rules::{Finding, Rule};
 use super::strings as s;
 use super::view::View;
 use super::{Fact, Plane};
-use crate::cluster::selector::{LabelRequirement, LabelSelector};
+use std::collections::BTreeMap;
+
 use crate::model::EvictionStrategy;
 use crate::model::vmim::MigrationPhase;
 use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
+use crate::policy::pdb::{EvaluatedPdb, EvictionAnswer, PdbSelector, budget, evict};
 use crate::render::fmt;
 
 /// Substrings (lower case) of QEMU's refusal to enable post-copy without userfaultfd.
@@ -75,21 +77,6 @@ pub const PDB_BLOCKS_EVICTION: Rule = Rule {
 /// The disruption controller's event when a PDB's pods are owned by something without /scale.
 pub const REASON_EXPECTED_PODS_FAILED: &str = "CalculateExpectedPodCountFailed";
 
-fn pdb_selector(pdb: &crate::model::PodDisruptionBudget) -> Option<LabelSelector> {
-    let s = pdb.spec.as_ref()?.selector.as_ref()?;
-    let mut sel = LabelSelector::from_map(&s.match_labels.clone().unwrap_or_default());
-    for e in s.match_expressions.as_deref().unwrap_or(&[]) {
-        let values = e.values.clone().unwrap_or_default();
-        sel.requirements.push(match e.operator.as_str() {
-            "In" => LabelRequirement::In(e.key.clone(), values),
-            "NotIn" => LabelRequirement::NotIn(e.key.clone(), values),
-            "Exists" => LabelRequirement::Exists(e.key.clone()),
-            _ => LabelRequirement::NotExists(e.key.clone()),
-        });
-    }
-    (!sel.is_empty()).then_some(sel)
-}
-
 /// kubevirt#18063: with no migration to explain, a PDB over the VMI's launcher pod that allows
 /// no disruption means a drain of its node blocks here — unless KubeVirt intercepts the
 /// eviction (LiveMigrate, External, or LiveMigrateIfPossible while migratable), in which
@@ -109,19 +96,42 @@ fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
         return None;
     }
     let pod = v.pods.iter().copied().find(|p| !pod_is_finished(p))?;
+    // The PDBs as the eviction API reads them (policy::pdb, the code plan-drain uses):
+    // `selector: {}` selects the whole namespace, null nothing, an invalid one nothing.
     let labels = pod.metadata.labels.clone().unwrap_or_default();
-    let pdb = v.ev.pdbs.iter().find(|pdb| {
-        let zero = pdb
-            .status
-            .as_ref()
-            .is_some_and(|st| st.disruptions_allowed == Some(0));
-        let max_unavailable = pdb
-            .spec
-            .as_ref()
-            .is_some_and(|sp| sp.max_unavailable.is_some());
-        (zero || max_unavailable)
-            && pdb_selector(pdb).is_some_and(|sel| sel.matches_labels(&labels))
-    })?;
+    let ns_pods: Vec<&crate::model::Pod> = v.ev.pods.iter().collect();
+    let selected: Vec<(&crate::model::PodDisruptionBudget, EvaluatedPdb)> =
+        v.ev.pdbs
+            .iter()
+            .filter(|pdb| {
+                pdb.metadata
+                    .namespace
+                    .as_deref()
+                    .is_none_or(|n| n == v.namespace())
+            })
+            .filter_map(|pdb| {
+                let selector = PdbSelector::of(pdb);
+                if !selector.matches(&labels) {
+                    return None;
+                }
+                let pods: Vec<&crate::model::Pod> = ns_pods
+                    .iter()
+                    .copied()
+                    .filter(|p| {
+                        selector.matches(p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()))
+                    })
+                    .collect();
+                // Explain reads only launcher pods: a computed budget is an estimate.
+                let evaluated = EvaluatedPdb::new(pdb, &selector, budget(pdb, &pods, false));
+                Some((pdb, evaluated))
+            })
+            .collect();
+    let refs: Vec<&EvaluatedPdb> = selected.iter().map(|(_, e)| e).collect();
+    let answer = evict(pod, &refs);
+    if !answer.blocks() {
+        return None;
+    }
+    let pdb = selected.first().map(|(p, _)| *p)?;
     let name = pdb.metadata.name.clone().unwrap_or_default();
     let ns = v.namespace();
     let object = format!("PodDisruptionBudget/{ns}/{name}");
@@ -182,15 +192,20 @@ fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
         note: None,
     });
     let node = vmi.status.node_name.as_deref().unwrap_or("its node");
-    let why = if max_unavailable.is_some() {
-        "it uses maxUnavailable, which needs the pods' owner to have a /scale subresource, and a VirtualMachineInstance has none, so the disruption controller allows 0 disruptions"
-    } else {
-        "it allows 0 disruptions"
+    let why = match &answer {
+        EvictionAnswer::MoreThanOnePdb { pdbs } => format!(
+            "so do {} other PodDisruptionBudget(s) ({}): the eviction API never evicts a pod that two PDBs select",
+            pdbs.len().saturating_sub(1),
+            pdbs.join(", ")
+        ),
+        _ if max_unavailable.is_some() => "it uses maxUnavailable, which needs the pods' owner to have a /scale subresource, and a VirtualMachineInstance has none, so the disruption controller allows 0 disruptions".to_string(),
+        _ => "it allows 0 disruptions".to_string(),
     };
     f.summary = format!(
-        "PodDisruptionBudget {name} covers the launcher pod {} and {why}. With evictionStrategy {} the VM is not migrated on a drain, so evicting it is refused and a drain of {node} blocks here.",
+        "PodDisruptionBudget {name} covers the launcher pod {} and {why}. With evictionStrategy {} the VM is not migrated on a drain, so evicting it is answered {} and a drain of {node} blocks here.",
         pod_name(pod),
-        strategy.strategy.as_str()
+        strategy.strategy.as_str(),
+        answer.api_text()
     );
     f.next_steps.push(format!(
         "Use minAvailable instead of maxUnavailable (it needs no /scale): kubectl edit pdb -n {ns} {name}"

@@ -799,6 +799,71 @@ fn a_max_unavailable_pdb_over_vmi_pods_blocks_the_drain() {
 }
 
 #[test]
+fn explain_reads_pdbs_as_the_eviction_api_does() {
+    // The same policy::pdb semantics as plan-drain: `selector: {}` selects every pod of the
+    // namespace, a null selector none, and two PDBs over one pod answer 500.
+    use k8s_openapi::api::policy::v1::{PodDisruptionBudgetSpec, PodDisruptionBudgetStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    let mut v = vmi();
+    v.spec.eviction_strategy = Some(crate::model::EvictionStrategy::None);
+    let mut p = source_pod();
+    if let Some(s) = p.status.as_mut() {
+        s.conditions = Some(vec![k8s_openapi::api::core::v1::PodCondition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            ..Default::default()
+        }]);
+    }
+    let pdb = |name: &str, selector: Option<K8sSelector>, allowed: i32| {
+        crate::model::PodDisruptionBudget {
+            metadata: meta(name, &format!("{name}-uid")),
+            spec: Some(PodDisruptionBudgetSpec {
+                min_available: Some(IntOrString::Int(1)),
+                selector,
+                ..Default::default()
+            }),
+            status: Some(PodDisruptionBudgetStatus {
+                disruptions_allowed: Some(allowed),
+                current_healthy: Some(1),
+                desired_healthy: Some(1),
+                expected_pods: Some(1),
+                ..Default::default()
+            }),
+        }
+    };
+    let everything = || Some(K8sSelector::default());
+
+    let mut e = evidence(None, Some(v.clone()), vec![p.clone()], Vec::new());
+    e.pdbs = vec![pdb("all-pods", everything(), 0)];
+    let d = diagnose(&e);
+    assert_eq!(d.cause, "pdb-blocks-eviction", "{}", d.summary);
+    assert!(
+        d.summary
+            .contains("needs 1 healthy pods and has 1 currently"),
+        "{}",
+        d.summary
+    );
+
+    // A null selector selects nothing.
+    let mut e = evidence(None, Some(v.clone()), vec![p.clone()], Vec::new());
+    e.pdbs = vec![pdb("nothing", None, 0)];
+    assert_eq!(diagnose(&e).cause, "no-migration");
+
+    // Two PDBs, both allowing a disruption: still never evicted (500).
+    let mut e = evidence(None, Some(v), vec![p], Vec::new());
+    e.pdbs = vec![pdb("a", everything(), 1), pdb("b", everything(), 1)];
+    let d = diagnose(&e);
+    assert_eq!(d.cause, "pdb-blocks-eviction", "{}", d.summary);
+    assert!(
+        d.summary.contains("more than one PodDisruptionBudget"),
+        "{}",
+        d.summary
+    );
+}
+
+#[test]
 fn queued_cannot_stand_next_to_a_newer_unexplained_warning_either() {
     let me = vmim(
         "m1",
