@@ -140,6 +140,9 @@ impl Context {
         let (source, default_scope, clock_from_source) = match &global.from {
             Some(path) => {
                 let snapshot = SnapshotSource::open_with(path, read_limits(global)?)?;
+                for w in snapshot.warnings() {
+                    eprintln!("warning: {}", crate::render::fmt::printable(w));
+                }
                 let clock = match (snapshot.captured_at(), snapshot.newest_timestamp()) {
                     (Some(at), _) => Some((
                         parse_time(at, "snapshot capturedAt")?,

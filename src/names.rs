@@ -1,7 +1,7 @@
 //! "Did you mean": close names for an object that does not exist.
 
 /// Levenshtein distance, small inputs only.
-fn distance(a: &str, b: &str) -> usize {
+pub fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

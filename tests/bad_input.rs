@@ -327,3 +327,29 @@ fn a_tenant_string_shaped_like_a_time_is_not_the_clock() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["asOf"], "2026-11-29T02:00:00Z", "{v:#}");
 }
+
+#[test]
+fn a_misspelled_kind_and_a_duplicate_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    write(
+        dir.path(),
+        "more.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceMigratoin\nmetadata: {name: m, namespace: ns}\n---\n\
+         apiVersion: pool.kubevirt.io/v1alpha1\nkind: VirtualMachinePool\nmetadata: {name: p, namespace: ns}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: a, namespace: ns, uid: u1}\nstatus: {phase: Running, nodeName: n2}\n",
+    );
+    let o = vmctl(&["--from", &dir.path().display().to_string(), "status"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("kind \"VirtualMachineInstanceMigratoin\" skipped: vmctl does not read that kind (did you mean VirtualMachineInstanceMigration?)"),
+        "{err}"
+    );
+    assert!(!err.contains("VirtualMachinePool"), "not a typo: {err}");
+    assert!(
+        err.contains("VirtualMachineInstance ns/a is there twice"),
+        "{err}"
+    );
+    assert!(err.contains("the later is used"), "{err}");
+}

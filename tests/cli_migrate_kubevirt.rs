@@ -475,7 +475,9 @@ fn someone_elses_abort_is_explained_as_an_abort() {
 fn a_flat_remainder_is_counted_against_the_progress_timeout() {
     let lab = lab(Script {
         stuck: true,
-        running_ticks: 130,
+        // 20 s of a flat remainder: the first announcement comes at 10 s, with room to spare
+        // on a loaded machine.
+        running_ticks: 200,
         ..Script::default()
     });
     let out = lab.run(&["migrate", "batch-01"]);

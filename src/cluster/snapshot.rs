@@ -27,6 +27,34 @@ pub struct SnapshotSource {
     entries: Vec<Entry>,
     /// Where each kind's objects are in `entries`.
     by_kind: HashMap<Kind, Range<usize>>,
+    warnings: Vec<String>,
+}
+
+/// Duplicates named one by one, then counted.
+const MAX_DETAILED_WARNINGS: usize = 20;
+
+/// Kinds vmctl skipped that are close to one it reads (`VirtualMachineInstanceMigratoin`):
+/// a typo would otherwise read as "not found".
+fn misspelled_kinds(skipped: &[String]) -> Vec<String> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for k in skipped {
+        *counts.entry(k.as_str()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .filter_map(|(kind, n)| {
+            // A typo, not another kind: KubeVirt has many kinds close to the ones vmctl
+            // reads (VirtualMachinePool, VirtualMachineInstancetype) that are not typos.
+            let lower = kind.to_ascii_lowercase();
+            let best = Kind::ALL.iter().map(|k| k.name()).find(|name| {
+                let d = crate::names::distance(&lower, &name.to_ascii_lowercase());
+                d <= (name.len() / 10).max(1)
+            })?;
+            Some(format!(
+                "{n} object(s) of kind {kind:?} skipped: vmctl does not read that kind (did you mean {best}?)"
+            ))
+        })
+        .collect()
 }
 
 impl SnapshotSource {
@@ -47,13 +75,32 @@ impl SnapshotSource {
             (e.kind, e.namespace(), e.name())
         }
         entries.sort_by(|a, b| key(a).cmp(&key(b)));
+        let mut duplicates: Vec<String> = Vec::new();
+        let mut duplicate_count = 0usize;
         entries.dedup_by(|later, earlier| {
             let same = key(later) == key(earlier);
             if same {
+                duplicate_count += 1;
+                if duplicates.len() < MAX_DETAILED_WARNINGS {
+                    duplicates.push(format!(
+                        "{} is there twice ({} and {}): the later is used",
+                        raw.describe(earlier),
+                        raw.origin(earlier),
+                        raw.origin(later)
+                    ));
+                }
                 std::mem::swap(later, earlier);
             }
             same
         });
+        let mut warnings = duplicates;
+        if duplicate_count > MAX_DETAILED_WARNINGS {
+            warnings.push(format!(
+                "… and {} more duplicate object(s)",
+                duplicate_count - MAX_DETAILED_WARNINGS
+            ));
+        }
+        warnings.extend(misspelled_kinds(&raw.skipped_kinds));
         entries.shrink_to_fit();
         let mut by_kind: HashMap<Kind, Range<usize>> = HashMap::new();
         for (i, entry) in entries.iter().enumerate() {
@@ -64,7 +111,14 @@ impl SnapshotSource {
             raw,
             entries,
             by_kind,
+            warnings,
         }
+    }
+
+    /// What the files hold that vmctl did not use as is: duplicate objects, kinds that look
+    /// like a misspelling of one vmctl reads. Said on stderr when the source is opened.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// `capturedAt` of a vmctl snapshot, if the files are one.
