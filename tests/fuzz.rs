@@ -46,7 +46,7 @@ const DEFAULT_READER_ITERATIONS: u64 = 3000;
 const DEFAULT_PIPELINE_RUNS: u64 = 200;
 /// One input to the reader: examples are a few kB, so seconds mean a hang (or worse than
 /// linear work).
-const READER_HANG: Duration = Duration::from_secs(10);
+const READER_HANG: Duration = Duration::from_secs(20);
 /// An input slower than this is kept (not failed) for a look.
 const SLOW_NOTE: Duration = Duration::from_secs(1);
 /// One run of the binary (a debug build reads the examples in about 0.2 s).
@@ -761,13 +761,13 @@ fn fuzz_snapshot_reader() {
         std::thread::sleep(Duration::from_millis(50));
         let b = began.load(Ordering::SeqCst);
         let now = clock.elapsed().as_millis() as u64 + 1;
-        if b != 0 && now.saturating_sub(b) > READER_HANG.as_millis() as u64 * 3 {
+        if b != 0 && now.saturating_sub(b) > READER_HANG.as_millis() as u64 * 2 {
             let (name, input, it) = current.lock().map(|c| c.clone()).unwrap_or_default();
             let dir = save(
                 &cfg,
                 &format!("reader-hang-{:x}-{it}", cfg.seed),
                 &[(&name, &input)],
-                &format!("hang: one input ran over {:?}\n", READER_HANG * 3),
+                &format!("hang: one input ran over {:?}\n", READER_HANG * 2),
             );
             panic!("the reader hangs on {} (iteration {it})", dir.display());
         }
@@ -1090,22 +1090,42 @@ fn fuzz_commands() {
         if bad.is_empty() {
             continue;
         }
-        // Shrink the (first) mutated file while the same kind of failure stays.
+        // Shrink while the same kind of failure stays: files put back as they are in
+        // examples/, then each mutated file cut down.
         let kind = bad[0].split(':').next().unwrap_or("").to_string();
+        let budget = if kind == "hang" { 3 } else { SHRINK_RUNS };
+        let mut spent = 0;
+        let fails_same = |c: &RunCase| {
+            lay_out(work.path(), c);
+            let r = run_vmctl(work.path(), &c.args);
+            judge(c, &r, cfg.strict_tables)
+                .0
+                .iter()
+                .any(|b| b.split(':').next() == Some(kind.as_str()))
+        };
         let mut small = case.clone();
-        if let Some(i) = small.mutated.iter().position(|(_, b)| !b.is_empty()) {
-            let original = small.mutated[i].1.clone();
-            let budget = if kind == "hang" { 3 } else { SHRINK_RUNS };
-            let shrunk = shrink(&original, budget, |cand| {
-                let mut c = case.clone();
+        let mut i = 0;
+        while i < small.mutated.len() && small.mutated.len() > 1 && spent < budget {
+            let mut c = small.clone();
+            c.mutated.remove(i);
+            spent += 1;
+            if fails_same(&c) {
+                small = c;
+            } else {
+                i += 1;
+            }
+        }
+        for i in 0..small.mutated.len() {
+            if small.mutated[i].1.is_empty() || spent >= budget {
+                continue;
+            }
+            let left = (budget - spent) / (small.mutated.len() - i);
+            let shrunk = shrink(&small.mutated[i].1, left, |cand| {
+                let mut c = small.clone();
                 c.mutated[i].1 = cand.to_vec();
-                lay_out(work.path(), &c);
-                let r = run_vmctl(work.path(), &c.args);
-                judge(&c, &r, cfg.strict_tables)
-                    .0
-                    .iter()
-                    .any(|b| b.split(':').next() == Some(kind.as_str()))
+                fails_same(&c)
             });
+            spent += left;
             small.mutated[i].1 = shrunk;
         }
         let case_name = format!("commands-{:x}-{it}", cfg.seed);
