@@ -148,7 +148,8 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
-/// Every YAML file of `examples/`, each also as JSON (the reader's other parser).
+/// Every YAML file of `examples/`, each also as JSON (the reader's other parser), the
+/// explain fixtures of `tests/fixtures/explain/`, and a vmctl snapshot file.
 fn seeds() -> Vec<Seed> {
     let mut seeds = Vec::new();
     for dir in ["cluster", "incidents"] {
@@ -173,6 +174,27 @@ fn seeds() -> Vec<Seed> {
                 bytes: text.into_bytes(),
             });
         }
+    }
+    // The explain fixtures (reader only: the commands mutate examples/), as they are.
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explain")];
+    let mut fixtures = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                fixtures.push(path);
+            }
+        }
+    }
+    fixtures.sort();
+    for path in fixtures {
+        seeds.push(Seed {
+            name: format!("fixtures/{}", path.display()),
+            ext: "yaml",
+            bytes: std::fs::read(&path).unwrap(),
+        });
     }
     // A vmctl snapshot file (what `vmctl snapshot` writes), small.
     seeds.push(Seed {
