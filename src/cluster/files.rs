@@ -1030,6 +1030,21 @@ impl<'de> Visitor<'de> for Counted<'_> {
         self.take()?;
         Ok(Value::from(n))
     }
+    // As `Value` does: a number only when it fits (else "JSON number out of range").
+    fn visit_i128<E: de::Error>(self, n: i128) -> std::result::Result<Value, E> {
+        self.take()?;
+        <serde_json::Number as serde::Deserialize>::deserialize(
+            de::value::I128Deserializer::<E>::new(n),
+        )
+        .map(Value::Number)
+    }
+    fn visit_u128<E: de::Error>(self, n: u128) -> std::result::Result<Value, E> {
+        self.take()?;
+        <serde_json::Number as serde::Deserialize>::deserialize(
+            de::value::U128Deserializer::<E>::new(n),
+        )
+        .map(Value::Number)
+    }
     fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
         self.take()?;
         Ok(Value::Null)
