@@ -10,7 +10,8 @@
 //! Two targets:
 //! - `reader`: in process, `parse_text_into` on the mutated text, then every object decoded
 //!   (`RawFiles::value`, labels) and a `SnapshotSource` built from it. It must return (Ok or
-//!   Err), never panic, and never take more than `READER_HANG` for one input.
+//!   Err), never panic, never take more than `READER_HANG` for one input, and keep no more
+//!   than `text_bound` of object text (aliases cannot blow an input up).
 //! - `pipeline`: the built binary on a mutated copy of `examples/cluster` or
 //!   `examples/incidents`, `--from DIR --now 2026-12-03T10:00:00Z` with `status`,
 //!   `plan-drain NODE` or `explain NAME`, as a table or `-o json`. A run must end within
@@ -666,13 +667,26 @@ fn save(cfg: &Config, case: &str, files: &[(&str, &[u8])], why: &str) -> PathBuf
 // ---------------------------------------------------------------------------------------
 // Target 1: the snapshot reader, in process.
 
+/// What the reader may keep for an input of `n` bytes: its objects' JSON text is at most
+/// this long (YAML rewritten as compact JSON is shorter than the YAML, but for aliases,
+/// which vmctl bounds by the file's size).
+fn text_bound(n: usize) -> usize {
+    16 * n + (1 << 20)
+}
+
 /// Reads `text` as a file named `name`, decodes every object and builds a source from it.
 fn read_everything(name: &str, text: String) {
     let path = Path::new(name);
     let mut raw = RawFiles::default();
+    let n = text.len();
     if parse_text_into(path, text, &mut raw).is_err() {
         return;
     }
+    let kept: usize = raw.entries.iter().map(|e| raw.text(e).len()).sum();
+    assert!(
+        kept <= text_bound(n),
+        "memory: {n} bytes of input made {kept} bytes of object text"
+    );
     for entry in &raw.entries {
         let _ = raw.value(entry);
         let _ = raw.labels(entry);
