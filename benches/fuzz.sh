@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 ITERATIONS=${1:-100000}
 SEED=${2:-random}
 if [ "$SEED" = random ]; then
-  SEED=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
+  SEED=0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 fi
 export VMCTL_FUZZ_SEED=$SEED
 export VMCTL_FUZZ_ITERATIONS=$ITERATIONS
