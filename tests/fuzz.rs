@@ -24,8 +24,8 @@
 //!   `VMCTL_FUZZ_STRICT_TABLES=1`.
 //!
 //! Knobs (environment): `VMCTL_FUZZ_SEED` (a number, or `random`; default fixed),
-//! `VMCTL_FUZZ_ITERATIONS` (reader inputs, default 3000), `VMCTL_FUZZ_RUNS` (pipeline runs,
-//! default 200), `VMCTL_FUZZ_START` (first iteration: with ITERATIONS/RUNS=1 it replays one
+//! `VMCTL_FUZZ_ITERATIONS` (reader inputs, default 5000), `VMCTL_FUZZ_RUNS` (pipeline runs,
+//! default 300), `VMCTL_FUZZ_START` (first iteration: with ITERATIONS/RUNS=1 it replays one
 //! case), `VMCTL_FUZZ_STRICT_TABLES=1`, `VMCTL_FUZZ_OUT` (where failing inputs go, default
 //! `target/fuzz-failures`). A failing input is written there, shrunk, and its path is in the
 //! assertion message.
@@ -43,8 +43,8 @@ use vmctl::cluster::files::{RawFiles, parse_text_into};
 use vmctl::cluster::snapshot::SnapshotSource;
 
 const DEFAULT_SEED: u64 = 0x766d_6374_6c5f_6675; // "vmctl_fu"
-const DEFAULT_READER_ITERATIONS: u64 = 3000;
-const DEFAULT_PIPELINE_RUNS: u64 = 200;
+const DEFAULT_READER_ITERATIONS: u64 = 5000;
+const DEFAULT_PIPELINE_RUNS: u64 = 300;
 /// One input to the reader: examples are a few kB, so seconds mean a hang (or worse than
 /// linear work).
 const READER_HANG: Duration = Duration::from_secs(20);
@@ -356,6 +356,12 @@ const VALUES: &[&str] = &[
     "\"very-long-name-very-long-name-very-long-name-very-long-name-very-long-name-very-long\"",
 ];
 
+/// Fields whose values the tables show.
+const SHOWN_FIELDS: &[&str] = &[
+    "name\": ", " name: ", "phase", "reason", "message", "nodeName", "Strategy", "type", "mode",
+    "Version",
+];
+
 /// Quoted strings holding control characters as escapes (valid in YAML and JSON).
 const ESCAPED_CONTROLS: &[&str] = &[
     "\"\\u001b[31mred\\u001b[0m\"",
@@ -555,8 +561,24 @@ fn mutate_once(rng: &mut Rng, b: &mut Vec<u8>, seeds: &[Seed], gentle: bool) {
         }
         16 => {
             // A value becomes a quoted string with escaped control characters: still valid
-            // YAML and JSON, so they reach the output.
-            let ls = lines(b);
+            // YAML and JSON, so they reach the output. Half the time a field that tables
+            // show (a name, a phase, a reason, a message).
+            let mut ls = lines(b);
+            if rng.chance(50) {
+                let shown = |l: &[u8]| {
+                    SHOWN_FIELDS
+                        .iter()
+                        .any(|f| l.windows(f.len()).any(|w| w == f.as_bytes()))
+                };
+                let some: Vec<_> = ls
+                    .iter()
+                    .copied()
+                    .filter(|&(s, e)| shown(&b[s..e]))
+                    .collect();
+                if !some.is_empty() {
+                    ls = some;
+                }
+            }
             if !ls.is_empty() {
                 let (s, e) = *rng.pick(&ls);
                 if let Some(colon) = b[s..e].windows(2).position(|w| w == b": ") {
