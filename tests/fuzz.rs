@@ -12,11 +12,11 @@
 //!   (`RawFiles::value`, labels) and a `SnapshotSource` built from it. It must return (Ok or
 //!   Err), never panic, never take more than `READER_HANG` for one input, and keep no more
 //!   than `text_bound` of object text (aliases cannot blow an input up).
-//! - `pipeline`: the built binary on a mutated copy of `examples/cluster` or
+//! - `commands`: the built binary on a mutated copy of `examples/cluster` or
 //!   `examples/incidents`, `--from DIR --now 2026-12-03T10:00:00Z` with `status`,
 //!   `plan-drain NODE` or `explain NAME`, as a table or `-o json`. A run must end within
 //!   `RUN_TIMEOUT` (else: a hang), exit with a documented code (0..=6), print no "panicked",
-//!   stay under `MEMORY_BOUND` of peak RSS (and under an address-space limit, so a blow-up
+//!   stay under `MEMORY_BOUND_KB` of peak RSS (GNU time) (and under an address-space limit, so a blow-up
 //!   aborts instead of eating the machine), print valid JSON for `-o json`, and write no raw
 //!   control character (C0 but `\n`/`\t`, DEL, C1) to stdout for `explain` and for `-o json`.
 //!   Raw control characters in `status`/`plan-drain` tables are known (escaping them there is
