@@ -755,17 +755,21 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
     let file = found.file_index()?;
     let mut json = String::new();
     let mut entries = Vec::new();
+    // Values the file's documents may make: without aliases never more than its bytes.
+    let budget = std::cell::Cell::new(text.len().saturating_add(1024));
     for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let doc = YamlDocSeed(&mut json).deserialize(document).map_err(|e| {
-            let at = match e.location() {
-                Some(loc) => format!("{}:{}:{}", path.display(), loc.line(), loc.column()),
-                None => path.display().to_string(),
-            };
-            Error::bad_input(
-                at,
-                format!("invalid YAML: {}", strip_location(&e.to_string())),
-            )
-        })?;
+        let doc = YamlDocSeed(&mut json, &budget)
+            .deserialize(document)
+            .map_err(|e| {
+                let at = match e.location() {
+                    Some(loc) => format!("{}:{}:{}", path.display(), loc.line(), loc.column()),
+                    None => path.display().to_string(),
+                };
+                Error::bad_input(
+                    at,
+                    format!("invalid YAML: {}", strip_location(&e.to_string())),
+                )
+            })?;
         let origin = Origin {
             file: path.to_path_buf(),
             document: index + 1,
@@ -829,7 +833,7 @@ enum YamlDoc {
     },
 }
 
-struct YamlDocSeed<'j>(&'j mut String);
+struct YamlDocSeed<'j>(&'j mut String, &'j std::cell::Cell<usize>);
 
 impl<'de> DeserializeSeed<'de> for YamlDocSeed<'_> {
     type Value = YamlDoc;
@@ -851,9 +855,9 @@ impl<'de> Visitor<'de> for YamlDocSeed<'_> {
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
                 // A later duplicate replaces an earlier one, as in a `Value`.
-                items = Some(map.next_value_seed(YamlItemsSeed(&mut *self.0))?);
+                items = Some(map.next_value_seed(YamlItemsSeed(&mut *self.0, self.1))?);
             } else {
-                let value: Value = map.next_value()?;
+                let value = map.next_value_seed(Counted(self.1))?;
                 top.insert(key, value);
             }
         }
@@ -864,7 +868,7 @@ impl<'de> Visitor<'de> for YamlDocSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<YamlDoc, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
+        while let Some(item) = seq.next_element_seed(Counted(self.1))? {
             items.push(item);
         }
         Ok(YamlDoc::Value(Value::Array(items)))
@@ -897,7 +901,7 @@ impl<'de> Visitor<'de> for YamlDocSeed<'_> {
 
 /// A YAML List's `items`, written item by item to the JSON text: their ranges, or `None` when
 /// `items` is not a list.
-struct YamlItemsSeed<'j>(&'j mut String);
+struct YamlItemsSeed<'j>(&'j mut String, &'j std::cell::Cell<usize>);
 
 impl<'de> DeserializeSeed<'de> for YamlItemsSeed<'_> {
     type Value = Option<Vec<(usize, usize)>>;
@@ -918,7 +922,7 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
         mut seq: A,
     ) -> std::result::Result<Self::Value, A::Error> {
         let mut ranges = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element::<Value>()? {
+        while let Some(item) = seq.next_element_seed(Counted(self.1))? {
             let start = self.0.len();
             let text = serde_json::to_string(&item).map_err(de::Error::custom)?;
             self.0.push_str(&text);
@@ -949,6 +953,108 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
     }
     fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
         Ok(None)
+    }
+}
+
+/// A YAML value as a `Value`, each of its values (scalars and collections) taken from a
+/// budget: aliases may repeat an anchor's values many times over (serde_yaml allows 100
+/// repetitions per event of the document: a 100 kB file could make a tree of gigabytes).
+struct Counted<'b>(&'b std::cell::Cell<usize>);
+
+impl Counted<'_> {
+    fn take<E: de::Error>(&self) -> std::result::Result<(), E> {
+        match self.0.get().checked_sub(1) {
+            Some(left) => {
+                self.0.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(
+                "aliases repeat more values than the file holds (vmctl refuses such expansion)",
+            )),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Counted<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Counted<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        self.take()?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.take()?;
+            let value = map.next_value_seed(Counted(self.0))?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        self.take()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Counted(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::String(s.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::String(s))
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::from(n))
+    }
+    // As `Value` does: a number only when it fits (else "JSON number out of range").
+    fn visit_i128<E: de::Error>(self, n: i128) -> std::result::Result<Value, E> {
+        self.take()?;
+        <serde_json::Number as serde::Deserialize>::deserialize(
+            de::value::I128Deserializer::<E>::new(n),
+        )
+        .map(Value::Number)
+    }
+    fn visit_u128<E: de::Error>(self, n: u128) -> std::result::Result<Value, E> {
+        self.take()?;
+        <serde_json::Number as serde::Deserialize>::deserialize(
+            de::value::U128Deserializer::<E>::new(n),
+        )
+        .map(Value::Number)
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> std::result::Result<Value, E> {
+        self.take()?;
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
     }
 }
 

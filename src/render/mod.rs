@@ -93,7 +93,7 @@ pub fn write_structured<T: Serialize>(format: OutputFormat, report: &T) -> Resul
         return write_stdout(&structured(format, report)?);
     }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let written = serde_json::to_writer_pretty(&mut out, report)
+    let written = to_json_writer(&mut out, report)
         .map_err(|e| {
             let broken = e.io_error_kind() == Some(io::ErrorKind::BrokenPipe);
             (e.to_string(), broken)
@@ -114,8 +114,88 @@ pub fn structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<Stri
     match format {
         OutputFormat::Yaml => serde_yaml::to_string(report)
             .map_err(|e| Error::Internal(format!("serialising YAML: {e}"))),
-        _ => serde_json::to_string_pretty(report)
-            .map(|s| s + "\n")
-            .map_err(|e| Error::Internal(format!("serialising JSON: {e}"))),
+        _ => {
+            let mut out = Vec::new();
+            to_json_writer(&mut out, report)
+                .map_err(|e| Error::Internal(format!("serialising JSON: {e}")))?;
+            out.push(b'\n');
+            String::from_utf8(out).map_err(|e| Error::Internal(format!("serialising JSON: {e}")))
+        }
+    }
+}
+
+/// Pretty JSON whose strings carry no raw control character: serde_json escapes C0 but
+/// writes DEL and C1 (U+0080..U+009F, e.g. U+009B, a CSI) as they are; here they are
+/// written as `\u007f`, `\u009b` (the same JSON, safe on a terminal).
+fn to_json_writer<W: Write, T: Serialize>(out: W, value: &T) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, NoControls(Default::default()));
+    value.serialize(&mut ser)
+}
+
+struct NoControls<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+impl serde_json::ser::Formatter for NoControls<'_> {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in s.char_indices() {
+            if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
+                w.write_all(&s.as_bytes()[start..i])?;
+                write!(w, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        w.write_all(&s.as_bytes()[start..])
+    }
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_del_and_c1_and_stays_pretty() {
+        let v = serde_json::json!({"phase": "a\u{7f}b\u{9b}c\u{1b}d\u{e9}", "n": [1, 2]});
+        let text = structured(OutputFormat::Json, &v).unwrap();
+        assert_eq!(
+            text,
+            serde_json::to_string_pretty(&v)
+                .unwrap()
+                .replace('\u{7f}', "\\u007f")
+                .replace('\u{9b}', "\\u009b")
+                + "\n"
+        );
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
     }
 }
