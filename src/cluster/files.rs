@@ -502,7 +502,15 @@ fn read_limited_into(
     if meta.len() > *budget {
         return Err(too_large(path, limits));
     }
+    // The exact size up front, as fs::read_to_string does: growing by doubling would cost up
+    // to twice the file at the peak (measured: 10k VMIs, 343 MB RSS instead of 245 MB).
     let mut text = String::new();
+    text.try_reserve_exact(
+        usize::try_from(meta.len())
+            .unwrap_or(usize::MAX)
+            .saturating_add(1),
+    )
+    .map_err(|e| Error::bad_input(path.display(), format!("cannot read: {e}")))?;
     let read = file
         .take(budget.saturating_add(1))
         .read_to_string(&mut text)

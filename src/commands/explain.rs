@@ -670,26 +670,29 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         Some(v) => format!("KubeVirt {v}"),
         None => "KubeVirt version unknown".to_string(),
     };
-    match &d.migration {
-        Some(m) if m.object_exists => out.push_str(&format!(
-            "Migration {}/{} · VMI {}/{} · {kv}\n",
+    let header = match &d.migration {
+        Some(m) if m.object_exists => format!(
+            "Migration {}/{} · VMI {}/{} · {kv}",
             m.namespace, m.name, d.vmi.namespace, d.vmi.name
-        )),
-        Some(m) => out.push_str(&format!(
-            "Migration uid {} (object gone; from the VMI's migrationState) · VMI {}/{} · {kv}\n",
+        ),
+        Some(m) => format!(
+            "Migration uid {} (object gone; from the VMI's migrationState) · VMI {}/{} · {kv}",
             m.uid.as_deref().unwrap_or("?"),
             d.vmi.namespace,
             d.vmi.name
-        )),
-        None => out.push_str(&format!(
-            "VMI {}/{} (no migration on record) · {kv}\n",
+        ),
+        None => format!(
+            "VMI {}/{} (no migration on record) · {kv}",
             d.vmi.namespace, d.vmi.name
-        )),
-    }
-    out.push_str(&format!(
-        "as of {}{clock} · {}\n\n",
+        ),
+    };
+    out.push_str(&fmt::printable(&header));
+    out.push('\n');
+    out.push_str(&fmt::printable(&format!(
+        "as of {}{clock} · {}",
         report.as_of, report.source
-    ));
+    )));
+    out.push_str("\n\n");
     let head = format!(
         "{} · {} · {}{}",
         d.outcome.as_str().to_uppercase(),
