@@ -894,14 +894,29 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
             plan.start_seconds = Some(0);
             plan.estimate_seconds = remaining;
             plan.end_seconds = remaining;
-            plan.explanation = format!(
-                "migration {} is already in flight (phase {}){}; the drain waits for it",
-                m.name(),
-                m.phase(),
-                remaining
-                    .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
-                    .unwrap_or_default()
-            );
+            // A phase this vmctl does not know: KubeVirt counts it as running (IsRunning),
+            // and so does the plan, but it makes no estimate from it.
+            let unknown_phase = matches!(m.phase(), crate::model::vmim::MigrationPhase::Other(_));
+            if unknown_phase {
+                plan.estimate_seconds = None;
+                plan.end_seconds = None;
+            }
+            plan.explanation = if unknown_phase {
+                format!(
+                    "migration {} is in phase {:?}, which this vmctl does not know: KubeVirt counts it as running, so the drain waits for it, but no estimate is made",
+                    m.name(),
+                    m.phase().as_str()
+                )
+            } else {
+                format!(
+                    "migration {} is already in flight (phase {}){}; the drain waits for it",
+                    m.name(),
+                    m.phase(),
+                    remaining
+                        .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
+                        .unwrap_or_default()
+                )
+            };
             if m.phase().counts_as_running() {
                 in_flight_on_drained.push((node.clone(), remaining.unwrap_or(SETUP_SECONDS)));
             }
@@ -2179,6 +2194,23 @@ mod tests {
         let a = row(&plan, "a");
         assert_eq!(a.action, Action::AlreadyMigrating);
         assert_eq!(a.target.as_deref(), Some("node-1"));
+        assert_eq!(plan.limits.in_flight_per_node["node-3"], 1);
+        assert!(a.explanation.contains("about"), "{}", a.explanation);
+
+        // A phase vmctl does not know: counted as running (as KubeVirt's IsRunning does),
+        // but never given an estimate (issue 11: `Exploded` read as "about 15s left").
+        i.vmims[0].status.phase = Some("Exploded".into());
+        let plan = plan_drain(&i);
+        let a = row(&plan, "a");
+        assert_eq!(a.action, Action::AlreadyMigrating);
+        assert_eq!(a.estimate_seconds, None);
+        assert!(
+            a.explanation
+                .contains("phase \"Exploded\", which this vmctl does not know"),
+            "{}",
+            a.explanation
+        );
+        assert!(!a.explanation.contains("left"), "{}", a.explanation);
         assert_eq!(plan.limits.in_flight_per_node["node-3"], 1);
     }
 
