@@ -75,9 +75,11 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
         .filter_map(VirtualMachineInstance::uid)
         .collect();
     // The pods of a PDB without a fresh status stay whole: the plan computes its budget.
-    let (pdb_pods, pods) = pods_of_unsynced_pdbs(pods.into_iter().map(Pod::from), &pdbs);
     let spread = spread_selectors(&vmis);
-    let (pods, node_usage) = split_pods(pods, &args.nodes, &vmi_uids, &spread);
+    let (pdb_pods, (pods, node_usage)) =
+        pods_of_unsynced_pdbs(pods.into_iter().map(Pod::from), &pdbs, |rest| {
+            split_pods(rest, &args.nodes, &vmi_uids, &spread)
+        });
     let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
     let bandwidth = args
         .bandwidth
