@@ -383,3 +383,29 @@ fn a_misspelled_kind_and_a_duplicate_are_warned_about() {
     );
     assert!(err.contains("the later is used"), "{err}");
 }
+
+#[test]
+fn a_raw_control_character_is_located_and_an_event_is_an_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "vmis.yaml",
+        "kind: VirtualMachineInstance\nmetadata:\n  name: a\n  namespace: \"x\u{1b}y\"\n",
+    );
+    let o = vmctl(&["--from", &f, "status"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &[&format!("{f}:4:16"), "control character U+001B", "\\u001b"],
+    );
+    // The error line itself carries no raw control byte.
+    assert!(!stderr(&o).contains('\u{1b}'));
+
+    let f = write(
+        dir.path(),
+        "events.yaml",
+        "apiVersion: v1\nkind: EventList\nitems:\n- {kind: Event, metadata: {namespace: x}}\n",
+    );
+    let o = vmctl(&["--from", &f, "status"]);
+    assert_one_line_error(&o, 4, &["an Event has no metadata.name"]);
+}

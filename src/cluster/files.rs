@@ -301,6 +301,14 @@ fn json_message(e: &serde_json::Error) -> String {
     }
 }
 
+/// "an Event", "a Pod".
+fn article(word: &str) -> &'static str {
+    match word.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
 /// The `kind` vmctl writes at the top of its own snapshot files.
 pub const SNAPSHOT_KIND: &str = "Snapshot";
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
@@ -696,13 +704,13 @@ fn make_entry(
     if !header.is_object {
         return Err(Error::bad_input(
             origin,
-            format!("a {kind} item is not an object"),
+            format!("{} {kind} item is not an object", article(kind.name())),
         ));
     }
     let Some(name) = header.name else {
         return Err(Error::bad_input(
             origin,
-            format!("a {kind} has no metadata.name"),
+            format!("{} {kind} has no metadata.name", article(kind.name())),
         ));
     };
     Ok(Entry {
@@ -751,7 +759,39 @@ fn flow_depth_exceeded(text: &str, limit: usize) -> Option<usize> {
     None
 }
 
+/// The first character YAML does not allow raw (C0 controls but tab, LF and CR; DEL; C1
+/// controls but NEL), as (line, column, char): libyaml reports it at line 1 column 1.
+fn forbidden_control(text: &str) -> Option<(usize, usize, char)> {
+    let mut line = 1;
+    let mut column = 1;
+    for c in text.chars() {
+        let forbidden = match c {
+            '\t' | '\n' | '\r' | '\u{85}' | '\u{feff}' => false,
+            c => c.is_control(),
+        };
+        if forbidden {
+            return Some((line, column, c));
+        }
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    None
+}
+
 fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> {
+    if let Some((line, column, c)) = forbidden_control(text) {
+        return Err(Error::bad_input(
+            format!("{}:{line}:{column}", path.display()),
+            format!(
+                "invalid YAML: control character U+{:04X} (YAML allows it only escaped in a double-quoted string, e.g. \"\\u{:04x}\")",
+                c as u32, c as u32
+            ),
+        ));
+    }
     if let Some(line) = flow_depth_exceeded(text, MAX_YAML_FLOW_DEPTH) {
         return Err(Error::bad_input(
             format!("{}:{line}", path.display()),
