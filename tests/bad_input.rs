@@ -99,11 +99,16 @@ fn a_field_of_the_wrong_type_names_the_object_and_file() {
         "vmi.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: vm-a, namespace: prod}\nspec: {domain: {memory: {guest: lots}}}\n",
     );
-    let o = vmctl(&["--from", &f, "status"]);
+    // A command that needs the object fails naming it (status skips it, see below).
+    let o = vmctl(&["--from", &f, "explain", "-n", "prod", "vm/vm-a"]);
     assert_one_line_error(
         &o,
         4,
-        &[&f, "VirtualMachineInstance prod/vm-a", "invalid quantity"],
+        &[
+            &f,
+            "VirtualMachineInstance prod/vm-a",
+            "spec.domain.memory.guest: invalid quantity",
+        ],
     );
 }
 
@@ -408,4 +413,45 @@ fn a_raw_control_character_is_located_and_an_event_is_an_event() {
     );
     let o = vmctl(&["--from", &f, "status"]);
     assert_one_line_error(&o, 4, &["an Event has no metadata.name"]);
+}
+
+#[test]
+fn one_malformed_object_costs_itself_in_status_not_the_fleet_view() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    write(
+        dir.path(),
+        "broken.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: broken, namespace: ns, labels: {kubevirt.io/nodeName: n1}}\nstatus: {phase: Running, nodeName: n1, migrationState: {startTimestamp: yesterday}}\n",
+    );
+    let d = dir.path().display().to_string();
+    let o = vmctl(&["--from", &d, "status", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["vmis"].as_array().map(Vec::len), Some(1), "{v:#}");
+    let skipped = v["skipped"].to_string();
+    assert!(
+        skipped.contains("VirtualMachineInstance ns/broken") && skipped.contains("status."),
+        "{skipped}"
+    );
+    assert!(
+        stderr(&o).contains("warning: skipped, it does not decode:"),
+        "{}",
+        stderr(&o)
+    );
+    // A command that needs the object names it as the reason instead.
+    write(
+        dir.path(),
+        "nodes.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
+    );
+    let o = vmctl(&["--from", &d, "plan-drain", "n1"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &[
+            "VirtualMachineInstance ns/broken",
+            "status.migrationState.startTimestamp: not an RFC 3339 time",
+        ],
+    );
 }

@@ -74,6 +74,35 @@ pub trait Source: Send + Sync {
         }
     }
 
+    /// [`Self::list_decoded`] for commands that can do without an object that does not
+    /// decode: the objects that do, and for each one that does not, the error naming it and
+    /// its field. The fast path is the strict one; only a failure lists again, object by
+    /// object.
+    fn list_decoded_lenient<T: DeserializeOwned + Send>(
+        &self,
+        kind: Kind,
+        query: &Query,
+    ) -> impl Future<Output = Result<(Vec<T>, Vec<String>)>> + Send {
+        async move {
+            match self.list_decoded::<T>(kind, query).await {
+                Ok(objects) => Ok((objects, Vec::new())),
+                Err(Error::BadInput { .. }) => {
+                    let values = self.list(kind, query).await?;
+                    let mut objects = Vec::with_capacity(values.len());
+                    let mut skipped = Vec::new();
+                    for value in values {
+                        match decode::<T, _>(self, kind, value) {
+                            Ok(t) => objects.push(t),
+                            Err(e) => skipped.push(e.to_string()),
+                        }
+                    }
+                    Ok((objects, skipped))
+                }
+                Err(e) => Err(e),
+            }
+        }
+    }
+
     /// A one-line description for headers and errors ("snapshot examples/cluster").
     fn describe(&self) -> String;
 
@@ -121,8 +150,8 @@ pub fn decode_ref<T: DeserializeOwned, S: Source + ?Sized>(
     kind: Kind,
     value: &Value,
 ) -> Result<T> {
-    T::deserialize(value)
-        .map_err(|e| Error::bad_input(source.origin_of(kind, value), e.to_string()))
+    super::decode::from_value(value)
+        .map_err(|message| Error::bad_input(source.origin_of(kind, value), message))
 }
 
 /// Lists and decodes.
@@ -132,6 +161,15 @@ pub async fn list_as<T: DeserializeOwned + Send>(
     query: &Query,
 ) -> Result<Vec<T>> {
     source.list_decoded(kind, query).await
+}
+
+/// [`Source::list_decoded_lenient`] as a free function, like [`list_as`].
+pub async fn list_lenient<T: DeserializeOwned + Send>(
+    source: &impl Source,
+    kind: Kind,
+    query: &Query,
+) -> Result<(Vec<T>, Vec<String>)> {
+    source.list_decoded_lenient(kind, query).await
 }
 
 /// Gets and decodes.

@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::cli::StatusArgs;
 use crate::cluster::selector::{LabelRequirement, LabelSelector};
-use crate::cluster::{Kind, Query, list_as};
+use crate::cluster::source::list_lenient;
+use crate::cluster::{Kind, Query};
 use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::model::vmi::{MigrationMode, MigrationState};
@@ -53,7 +54,8 @@ pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
     Ok(labels)
 }
 
-async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
+/// The inputs, and the objects skipped because they do not decode (named, with the field).
+async fn gather(ctx: &Context, args: &StatusArgs) -> Result<(StatusInputs, Vec<String>)> {
     let vmi_query = ctx.scope.query().with_labels(vmi_selector(args)?);
     let pod_query = ctx
         .scope
@@ -61,23 +63,33 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<StatusInputs> {
         .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
     let scope_query = ctx.scope.query();
     let cluster_query = Query::all();
-    let (vmis, vmims, pods, kubevirts) = tokio::try_join!(
-        list_as::<VirtualMachineInstance>(&ctx.source, Kind::VirtualMachineInstance, &vmi_query),
-        list_as::<VirtualMachineInstanceMigration>(
+    // One object that does not decode costs that object, not the whole fleet view: it is
+    // named under `skipped` (issue 11).
+    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4)) = tokio::try_join!(
+        list_lenient::<VirtualMachineInstance>(
+            &ctx.source,
+            Kind::VirtualMachineInstance,
+            &vmi_query
+        ),
+        list_lenient::<VirtualMachineInstanceMigration>(
             &ctx.source,
             Kind::VirtualMachineInstanceMigration,
             &scope_query
         ),
-        list_as::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
-        list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
+        list_lenient::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
+        list_lenient::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
     )?;
-    Ok(StatusInputs {
-        vmis,
-        vmims,
-        // Same size: collected in place, no second vector of pods.
-        pods: pods.into_iter().map(|p| p.0).collect(),
-        kubevirt: kubevirts.into_iter().next(),
-    })
+    let skipped: Vec<String> = [s1, s2, s3, s4].into_iter().flatten().collect();
+    Ok((
+        StatusInputs {
+            vmis,
+            vmims,
+            // Same size: collected in place, no second vector of pods.
+            pods: pods.into_iter().map(|p| p.0).collect(),
+            kubevirt: kubevirts.into_iter().next(),
+        },
+        skipped,
+    ))
 }
 
 /// A launcher pod as far as `build_report` reads it: metadata, `spec.nodeName`,
@@ -126,6 +138,10 @@ pub struct StatusReport {
     /// VMIMs that are not final (Succeeded/Failed), oldest first.
     pub migrations: Vec<MigrationRow>,
     pub warnings: Vec<Warning>,
+    /// Objects that were there but do not decode, each named with the field at fault; the
+    /// rest of the report stands without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -633,6 +649,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
         vmis,
         migrations,
         warnings,
+        skipped: Vec::new(),
     }
 }
 
@@ -1113,9 +1130,16 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     if args.watch {
         return super::status_watch::run(ctx, args).await;
     }
-    let mut inputs = gather(ctx, args).await?;
+    let (mut inputs, skipped) = gather(ctx, args).await?;
     filter_names(&mut inputs, &args.names)?;
-    let report = build_report(&inputs, ctx.now, &ctx.source_description());
+    let mut report = build_report(&inputs, ctx.now, &ctx.source_description());
+    for s in &skipped {
+        eprintln!(
+            "warning: skipped, it does not decode: {}",
+            crate::render::fmt::printable(s)
+        );
+    }
+    report.skipped = skipped;
     // The objects are no longer needed: free them before rendering (peak memory, issue 9).
     drop(inputs);
     let text = match ctx.output {
