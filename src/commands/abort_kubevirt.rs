@@ -220,7 +220,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     }
     let recreated = recreated_by(&vmim, vmi.as_ref());
     if let Some(r) = &recreated {
-        eprintln!(
+        crate::say!(
             "{} {}",
             ctx.style.paint("warning:", Tone::Warn),
             r.warning(&namespace, &name, &vmi_name)
@@ -276,7 +276,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         ))?;
         return Ok(exit::FINDING);
     }
-    eprintln!(
+    crate::say!(
         "abort requested: deleted migration {namespace}/{name} (phase {phase}){}",
         if before_handoff {
             "; it had not started streaming"
@@ -304,7 +304,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
             && !said_aborting
         {
             said_aborting = true;
-            eprintln!("abortStatus Aborting: virt-handler is cancelling the job");
+            crate::say!("abortStatus Aborting: virt-handler is cancelling the job");
         }
         let final_abort = s
             .as_ref()
@@ -338,11 +338,11 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         }
         tokio::select! {
             _ = &mut ctrl_c => {
-                eprintln!("interrupted: the abort was requested and goes on; check with: vmctl status {vmi_name} -n {namespace}");
+                crate::say!("interrupted: the abort was requested and goes on; check with: vmctl status {vmi_name} -n {namespace}");
                 return Ok(exit::INTERRUPTED);
             }
             _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
-                eprintln!(
+                crate::say!(
                     "timed out after {} waiting for the abort to be reported (phase {}); check with: vmctl explain migration/{name} -n {namespace}",
                     fmt::duration(started.elapsed().as_secs() as i64),
                     current.phase()

@@ -953,7 +953,7 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
     let target = parse_target(&args.target)?;
     let resolved = resolve(ctx, &target).await?;
     if let Some(note) = &resolved.note {
-        eprintln!("note: {note}");
+        crate::say!("note: {note}");
     }
     let mut notes = Vec::new();
     let evidence = gather(ctx, resolved, &mut notes).await?;

@@ -452,7 +452,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         text.push_str("  nothing was created.\n");
         if ctx.output.is_structured() {
             write_stdout(&structured(ctx.output, &pre)?)?;
-            eprint!("{text}");
+            eprint!("{}", crate::render::fmt::printable_lines(&text));
         } else {
             write_stdout(&text)?;
         }
@@ -596,10 +596,10 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let driver = KubeVirtDriver::new(live);
 
     for n in &notes {
-        eprintln!("note: {n}");
+        crate::say!("note: {n}");
     }
     if post_copy_allowed {
-        eprintln!(
+        crate::say!(
             "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
             ctx.style.paint("warning:", Tone::Bad),
             pre.target.as_deref().unwrap_or("the target"),
@@ -611,7 +611,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let started = Instant::now();
     if let Some(t) = &temporary {
         driver.create_policy(&t.policy).await?;
-        eprintln!(
+        crate::say!(
             "created MigrationPolicy {} ({}); it wins because {}",
             t.policy.name(),
             [
@@ -644,7 +644,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         }
     };
     let vmim_name = vmim.name().to_string();
-    eprintln!(
+    crate::say!(
         "migration {namespace}/{vmim_name} created ({}) for {}: {} → {} (predicted)",
         if method == "create-vmim" {
             "VirtualMachineInstanceMigration"
@@ -718,7 +718,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             if let Some(p) = &policy_alive {
                 cleanup_policy(&driver, p).await;
             }
-            eprintln!("the migration goes on in the cluster; abort it with: {abort_cmd}");
+            crate::say!("the migration goes on in the cluster; abort it with: {abort_cmd}");
             return Err(e);
         }
     };
@@ -741,7 +741,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
                 );
             if never_started && method == "create-vmim" {
                 let gone = driver.delete_vmim(&namespace, &vmim_name).await;
-                eprintln!(
+                crate::say!(
                     "interrupted before the migration started: deleted the migration {vmim_name} vmctl created{}",
                     if gone.is_err() {
                         " (the delete failed; delete it yourself)"
@@ -752,27 +752,27 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             } else if never_started {
                 // virt-api created it for the VM; deleting it is an abort like any other.
                 let _ = driver.delete_vmim(&namespace, &vmim_name).await;
-                eprintln!(
+                crate::say!(
                     "interrupted before the migration started: cancelled {vmim_name} (the migration virt-api created for vmctl)"
                 );
             } else {
-                eprintln!(
+                crate::say!(
                     "interrupted: vmctl stops following; the migration {vmim_name} belongs to the cluster and goes on (phase {}).",
                     followed.phase()
                 );
-                eprintln!("  follow it: vmctl status --watch -n {namespace}");
-                eprintln!("  abort it:  {abort_cmd}");
+                crate::say!("  follow it: vmctl status --watch -n {namespace}");
+                crate::say!("  abort it:  {abort_cmd}");
             }
             Ok(exit::INTERRUPTED)
         }
         Ending::TimedOut => {
             view.close();
-            eprintln!(
+            crate::say!(
                 "timed out after {} waiting (phase {}); the migration goes on in the cluster.",
                 fmt::duration(elapsed_ms as i64 / 1000),
                 followed.phase()
             );
-            eprintln!("  abort it: {abort_cmd}");
+            crate::say!("  abort it: {abort_cmd}");
             Ok(exit::TIMEOUT)
         }
         Ending::Final if !wait => {
@@ -816,8 +816,8 @@ fn short_suffix() -> String {
 
 async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
     match driver.delete_policy(name).await {
-        Ok(_) => eprintln!("deleted the temporary MigrationPolicy {name}"),
-        Err(e) => eprintln!(
+        Ok(_) => crate::say!("deleted the temporary MigrationPolicy {name}"),
+        Err(e) => crate::say!(
             "could not delete the temporary MigrationPolicy {name}: {e}\n  delete it yourself: kubectl delete migrationpolicy {name}"
         ),
     }
@@ -1027,7 +1027,7 @@ async fn follow(
                         (Some(e), _) => format!(", streaming {}", fmt::duration(e as i64)),
                         _ => String::new(),
                     };
-                    eprintln!(
+                    crate::say!(
                         "[{}] phase {}{}{}",
                         seconds(now_ms),
                         f.phase(),
@@ -1321,7 +1321,7 @@ async fn diagnose(
         {
             Ok(e) => e,
             Err(e) => {
-                eprintln!("note: cannot read the evidence for a diagnosis: {e}");
+                crate::say!("note: cannot read the evidence for a diagnosis: {e}");
                 return None;
             }
         };

@@ -73,6 +73,15 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// [`printable`] line by line: the line breaks of a message vmctl writes stay, everything
+/// else is escaped.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A character that acts on a terminal or reorders text.
 fn hostile(c: char) -> bool {
     c.is_control()
@@ -94,6 +103,10 @@ mod tests {
         assert_eq!(printable("a\u{202e}b\u{85}c"), "a\\u{202e}b\\u{85}c");
         let once = printable("x\u{1b}]0;t\u{7}");
         assert_eq!(printable(&once), once);
+        assert_eq!(
+            printable_lines("phase \u{1b}[2J\n  abort it: x\r"),
+            "phase \\u{1b}[2J\n  abort it: x\\r"
+        );
     }
 
     #[test]

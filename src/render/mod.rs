@@ -175,6 +175,15 @@ impl serde_json::ser::Formatter for NoControls<'_> {
     }
 }
 
+/// `eprintln!` for lines that carry text from the cluster: escaped line by line
+/// ([`fmt::printable_lines`]), so no raw control byte reaches the terminal (issue 11).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::render::fmt::printable_lines(&format!($($arg)*)))
+    };
+}
+
 #[cfg(test)]
 mod json_tests {
     use super::*;
