@@ -256,11 +256,9 @@ fn deep_yaml_flow_nesting_is_refused_before_parsing() {
             "[".repeat(100_000)
         ),
     );
-    let started = std::time::Instant::now();
+    // Refused before parsing (the parser's cost on this is in the issue, not timed here).
     let o = vmctl(&["--from", &f, "status"]);
     assert_one_line_error(&o, 4, &[&format!("{f}:2"), "more than 1000 nested"]);
-    // Not a timing claim: the parser would take tens of seconds on this.
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[test]

@@ -35,7 +35,14 @@ fn poison(value: &mut Value, key: Option<&str>) {
         Value::String(s)
             if matches!(
                 key,
-                Some("message" | "reason" | "failureReason" | "note" | "waitingFor")
+                Some(
+                    "message"
+                        | "reason"
+                        | "failureReason"
+                        | "note"
+                        | "waitingFor"
+                        | "observedKubeVirtVersion"
+                )
             ) =>
         {
             s.push_str(EVIL);

@@ -1401,7 +1401,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
         let h = self.0;
         h.is_object = true;
-        while let Some(key) = map.next_key_seed(TopKey)? {
+        while let Some(key) = map.next_key_seed(KeyWith(top_field))? {
             match key {
                 TopField::Kind => h.kind = map.next_value_seed(StrSeed(&mut h.newest))?,
                 TopField::Metadata => {
@@ -1675,49 +1675,33 @@ enum TopField {
     Other(KeyClass),
 }
 
-struct TopKey;
+fn top_field(key: &str) -> TopField {
+    match key {
+        "kind" => TopField::Kind,
+        "metadata" => TopField::Metadata,
+        k => TopField::Other(classify_key(k)),
+    }
+}
 
-impl<'de> DeserializeSeed<'de> for TopKey {
-    type Value = TopField;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<TopField, D::Error> {
+/// A map key read through a function, without allocating it.
+struct KeyWith<F>(F);
+
+impl<'de, T, F: FnOnce(&str) -> T> DeserializeSeed<'de> for KeyWith<F> {
+    type Value = T;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<T, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for TopKey {
-    type Value = TopField;
+impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for KeyWith<F> {
+    type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a key")
     }
 
-    fn visit_str<E>(self, key: &str) -> std::result::Result<TopField, E> {
-        Ok(match key {
-            "kind" => TopField::Kind,
-            "metadata" => TopField::Metadata,
-            k => TopField::Other(classify_key(k)),
-        })
-    }
-}
-
-struct ClassifyKey;
-
-impl<'de> DeserializeSeed<'de> for ClassifyKey {
-    type Value = KeyClass;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<KeyClass, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ClassifyKey {
-    type Value = KeyClass;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E>(self, key: &str) -> std::result::Result<KeyClass, E> {
-        Ok(classify_key(key))
+    fn visit_str<E>(self, key: &str) -> std::result::Result<T, E> {
+        Ok((self.0)(key))
     }
 }
 
@@ -1746,7 +1730,7 @@ impl<'de> Visitor<'de> for Scan<'_> {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(class) = map.next_key_seed(ClassifyKey)? {
+        while let Some(class) = map.next_key_seed(KeyWith(classify_key))? {
             match class {
                 KeyClass::Opaque => {
                     map.next_value::<IgnoredAny>()?;

@@ -916,10 +916,11 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         .cluster_eviction_strategy
         .as_deref()
         .unwrap_or("None (default)");
-    out.push_str(&format!(
+    // The KubeVirt version and strategy are cluster text.
+    out.push_str(&crate::render::fmt::printable_lines(&format!(
         "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
         report.as_of, report.source
-    ));
+    )));
     if report.vmis.is_empty() {
         out.push_str("No VMIs found.\n");
     } else {

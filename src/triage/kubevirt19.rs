@@ -16,13 +16,6 @@ use crate::model::vmi::{COND_DECENTRALIZED_FAILURE, MigrationMode, SideState};
 use crate::model::vmim::{COND_DECENTRALIZED_BLOCKED, DecentralizedRole, MigrationPhase};
 use crate::model::{Condition, VirtualMachineInstanceMigration};
 
-/// Cluster text goes into prose that a terminal shows: control bytes become spaces.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
 // ---------------------------------------------------------------- priority queue
 
 /// True when virt-controller orders pending migrations by `spec.priority`: gate
@@ -286,10 +279,6 @@ fn side_words(s: &Option<SideInfo>) -> Option<String> {
 
 /// The in-progress sentence of a decentralized migration in WaitingForSync / Synchronizing.
 pub(crate) fn sync_summary(v: &View) -> String {
-    clean(&sync_summary_raw(v))
-}
-
-fn sync_summary_raw(v: &View) -> String {
     let Some(d) = decentralized_info(v) else {
         return format!(
             "{}: a decentralized migration waiting for its peer (neither spec.sendTo nor spec.receive is set, so vmctl cannot tell which side this is).",
@@ -620,8 +609,8 @@ fn decentralized_blocked(v: &View) -> Option<Finding> {
     } else {
         format!("status.conditions[type={COND_DECENTRALIZED_BLOCKED}]")
     };
-    let reason = clean(c.reason.as_deref().unwrap_or("(no reason)"));
-    let message = clean(c.message.as_deref().unwrap_or("(no message)"));
+    let reason = c.reason.as_deref().unwrap_or("(no reason)");
+    let message = c.message.as_deref().unwrap_or("(no message)");
     let value = format!("True, reason {reason}: {message}");
     f.evidence.push(if kind == "VirtualMachineInstance" {
         v.vmi_fact(&field, value)
@@ -647,9 +636,9 @@ fn decentralized_blocked(v: &View) -> Option<Finding> {
     } else {
         ""
     };
-    f.summary = clean(&format!(
+    f.summary = format!(
         "The decentralized (cross-cluster) migration{role} is blocked by the synchronization controller{failed}: {reason}: {message}"
-    ));
+    );
     f.next_steps.extend(sync_steps(v));
     Some(f)
 }
@@ -707,9 +696,6 @@ pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {
             }
         }
     }
-    for f in &mut out {
-        f.value = clean(&f.value);
-    }
     out
 }
 
@@ -742,7 +728,7 @@ pub(crate) fn sync_steps(v: &View) -> Vec<String> {
         "Both clusters need the DecentralizedLiveMigration feature gate: kubectl get kubevirt -A -o jsonpath='{.items[*].spec.configuration.developerConfiguration.featureGates}'"
             .to_string(),
     );
-    out.iter().map(|s| clean(s)).collect()
+    out
 }
 
 /// The stall detector's own words for a monitor abort: (summary, evidence), when it was on
