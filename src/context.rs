@@ -107,6 +107,8 @@ pub struct Context {
     pub style: Style,
     pub now: Timestamp,
     pub clock: ClockSource,
+    /// Warnings about the input (see [`Context::warn`]).
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 /// `--max-input-size` as bytes.
@@ -132,6 +134,7 @@ pub fn parse_time(text: &str, what: &str) -> Result<Timestamp> {
 impl Context {
     /// Opens the source the global flags name and settles scope and clock.
     pub async fn new(global: &GlobalArgs) -> Result<Context> {
+        let mut warnings = Vec::new();
         let given_now = global
             .now
             .as_deref()
@@ -140,18 +143,21 @@ impl Context {
         let (source, default_scope, clock_from_source) = match &global.from {
             Some(path) => {
                 let snapshot = SnapshotSource::open_with(path, read_limits(global)?)?;
-                for w in snapshot.warnings() {
-                    eprintln!("warning: {}", crate::render::fmt::printable(w));
-                }
+                warnings.extend(snapshot.warnings().iter().cloned());
                 let clock = match (snapshot.captured_at(), snapshot.newest_timestamp()) {
                     (Some(at), _) => Some((
                         parse_time(at, "snapshot capturedAt")?,
                         ClockSource::Captured,
                     )),
-                    (None, Some(newest)) => newest
-                        .parse::<Timestamp>()
-                        .ok()
-                        .map(|t| (t, ClockSource::NewestInSnapshot)),
+                    (None, Some(newest)) => match newest.parse::<Timestamp>() {
+                        Ok(t) => Some((t, ClockSource::NewestInSnapshot)),
+                        Err(e) => {
+                            warnings.push(format!(
+                                "the newest time in the snapshot, {newest:?}, is not a time ({e}): ages are measured from this machine's clock"
+                            ));
+                            None
+                        }
+                    },
                     (None, None) => None,
                 };
                 // A snapshot has no kubeconfig context: default to every namespace.
@@ -180,14 +186,34 @@ impl Context {
             (None, Some((t, c))) => (t, c),
             (None, None) => (Timestamp::now(), ClockSource::System),
         };
-        Ok(Context {
+        let ctx = Context {
             source,
             scope,
             output: global.output,
             style: Style::detect(global.no_color),
             now,
             clock,
-        })
+            warnings: std::sync::Mutex::new(Vec::new()),
+        };
+        for w in warnings {
+            ctx.warn(w);
+        }
+        Ok(ctx)
+    }
+
+    /// Says a warning about the input on stderr now, and keeps it for the JSON/YAML
+    /// document's `warnings[]`: nothing vmctl ignores or assumes about its input is silent.
+    pub fn warn(&self, message: String) {
+        // One line: a newline in a name must not start a line of its own.
+        eprintln!("warning: {}", crate::render::fmt::printable(&message));
+        if let Ok(mut all) = self.warnings.lock() {
+            all.push(message);
+        }
+    }
+
+    /// Every warning said so far, in order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
     /// Seconds from `t` to now.

@@ -19,8 +19,16 @@ fn stderr(o: &Output) -> String {
 fn assert_one_line_error(o: &Output, code: i32, needles: &[&str]) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(code), "stderr: {err}");
-    let first = err.lines().next().unwrap_or_default();
-    assert!(first.starts_with("error: "), "{err}");
+    // Warnings about the input may come first; then one error line (and its hint).
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        err.lines().all(|l| l.starts_with("error: ")
+            || l.starts_with("warning: ")
+            || l.starts_with("hint: ")),
+        "{err}"
+    );
+    let first = errors[0];
     for n in needles {
         assert!(first.contains(n), "{first:?} lacks {n:?}");
     }
@@ -449,7 +457,171 @@ fn one_malformed_object_costs_itself_in_status_not_the_fleet_view() {
         4,
         &[
             "VirtualMachineInstance ns/broken",
-            "status.migrationState.startTimestamp: not an RFC 3339 time",
+            r#"status.migrationState.startTimestamp: "yesterday" is not an RFC 3339 time"#,
         ],
     );
+}
+
+/// The warnings of a `-o json` document (`warnings[]`, as strings or `{message}` objects).
+fn json_warnings(v: &serde_json::Value) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|w| match w.as_str() {
+                    Some(s) => s.to_string(),
+                    None => w["message"].as_str().unwrap_or_default().to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_time_field_that_is_not_a_time_is_warned_about_and_other_rfc3339_forms_count() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "vmis.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: a\n  namespace: ns\n  creationTimestamp: \"2026-11-29T02:00:00Z\"\nstatus:\n  phase: Running\n  nodeName: n1\n---\n\
+         apiVersion: v1\nkind: Event\nmetadata: {name: e1, namespace: ns}\ninvolvedObject: {kind: VirtualMachineInstance, name: a, namespace: ns}\nreason: X\nmessage: m\n\
+         eventTime: \"2026-11-29T04:30:00.123456+01:00\"\nlastTimestamp: \"2026-13-45T00:00:00Z\"\n",
+    );
+    let d = dir.path().display().to_string();
+    for cmd in [
+        vec!["status", "-o", "json"],
+        vec!["explain", "vm/a", "-n", "ns", "-o", "json"],
+    ] {
+        let mut args = vec!["--from", d.as_str()];
+        args.extend(cmd.iter().copied());
+        let o = vmctl(&args);
+        let err = stderr(&o);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{cmd:?}: {err}");
+        let said = "Event ns/e1: lastTimestamp \"2026-13-45T00:00:00Z\" is not an RFC 3339 time";
+        assert!(err.contains(said), "{cmd:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // The MicroTime with an offset is the newest time: 03:30 UTC, to the second. The
+        // impossible month is not a clock.
+        assert_eq!(v["asOf"], "2026-11-29T03:30:00Z", "{cmd:?}");
+        assert!(
+            json_warnings(&v).iter().any(|w| w.contains(said)),
+            "{cmd:?}: {:?}",
+            v["warnings"]
+        );
+    }
+}
+
+#[test]
+fn unknown_enum_values_are_warned_about_once_per_value_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..3 {
+        text.push_str(&format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {{name: v{i}, namespace: ns, uid: u{i}, labels: {{kubevirt.io/nodeName: n1}}}}\n\
+             spec: {{evictionStrategy: LiveMigrate}}\nstatus: {{phase: Hibernating, nodeName: n1}}\n---\n"
+        ));
+    }
+    text.push_str(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceMigration\nmetadata: {name: m, namespace: ns, labels: {kubevirt.io/vmi-name: v0}}\nspec: {vmiName: v0}\nstatus: {phase: Exploded}\n---\n\
+         apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",
+    );
+    write(dir.path(), "all.yaml", &text);
+    let d = dir.path().display().to_string();
+    let phase = "VirtualMachineInstance ns/v0 and 2 more: status.phase \"Hibernating\" is not a value this vmctl knows";
+    let vmim = "VirtualMachineInstanceMigration ns/m: status.phase \"Exploded\" is not a value this vmctl knows";
+    for (cmd, wanted) in [
+        (vec!["status", "-o", "json"], vec![phase, vmim]),
+        (vec!["plan-drain", "n1", "-o", "json"], vec![phase, vmim]),
+        (
+            vec!["explain", "vm/v0", "-n", "ns", "-o", "json"],
+            vec![vmim],
+        ),
+    ] {
+        let mut args = vec!["--from", d.as_str()];
+        args.extend(cmd.iter().copied());
+        let o = vmctl(&args);
+        let err = stderr(&o);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{cmd:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let in_json = json_warnings(&v);
+        for w in wanted {
+            assert_eq!(err.matches(w).count(), 1, "{cmd:?}: {err}");
+            assert_eq!(
+                in_json.iter().filter(|j| j.contains(w)).count(),
+                1,
+                "{cmd:?}: {in_json:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn status_names_a_temporary_policy_vmctl_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = |name: &str, created: &str| {
+        format!(
+            "apiVersion: migrations.kubevirt.io/v1alpha1\nkind: MigrationPolicy\nmetadata:\n  name: {name}\n  creationTimestamp: \"{created}\"\n  labels: {{app.kubernetes.io/managed-by: vmctl}}\n  annotations: {{vmctl.io/migration-of: ns/a}}\nspec: {{allowPostCopy: true}}\n---\n"
+        )
+    };
+    let text = format!(
+        "{}{}{}apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceMigration\nmetadata:\n  name: live\n  namespace: ns\n  creationTimestamp: \"2026-11-29T02:59:00Z\"\n  annotations: {{vmctl.io/temporary-migration-policy: vmctl-ns-a-busy}}\nspec: {{vmiName: a}}\nstatus: {{phase: Running}}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {{name: a, namespace: ns, creationTimestamp: \"2026-11-29T03:00:00Z\"}}\nstatus: {{phase: Running, nodeName: n1}}\n",
+        policy("vmctl-ns-a-old", "2026-11-29T01:00:00Z"),
+        policy("vmctl-ns-a-busy", "2026-11-29T02:58:00Z"),
+        policy("vmctl-ns-a-new", "2026-11-29T02:59:30Z"),
+    );
+    write(dir.path(), "all.yaml", &text);
+    let d = dir.path().display().to_string();
+    let o = vmctl(&["--from", &d, "status", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let leftovers: Vec<&serde_json::Value> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "leftover-policy")
+        .collect();
+    // The one in use by a migration in flight, and the one just made, are not leftovers.
+    assert_eq!(leftovers.len(), 1, "{:#}", v["warnings"]);
+    assert_eq!(leftovers[0]["vmi"], "ns/a");
+    let m = leftovers[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("MigrationPolicy vmctl-ns-a-old was made by vmctl 2h00m ago")
+            && m.contains("it still allows post-copy")
+            && m.ends_with("kubectl delete migrationpolicy vmctl-ns-a-old"),
+        "{m}"
+    );
+    // The table shows it under Attention; another namespace's view does not judge it.
+    let o = vmctl(&["--from", &d, "status"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("kubectl delete migrationpolicy vmctl-ns-a-old"),
+        "{out}"
+    );
+    let o = vmctl(&["--from", &d, "-n", "other", "status", "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        !v["warnings"].to_string().contains("leftover-policy"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn a_megabyte_value_is_not_echoed_by_a_yaml_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "big.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: !!int {}\n",
+            "9".repeat(1_000_000)
+        ),
+    );
+    let o = vmctl(&["--from", &f, "status"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &["big.yaml:4:9", "(1000000 chars), expected an integer"],
+    );
+    assert!(stderr(&o).len() < 400, "{}", stderr(&o).len());
 }

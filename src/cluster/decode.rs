@@ -13,7 +13,10 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        message(&path, &without_location(&inner))
+        // Only on the error path: the object again as a tree, for the value at `path`.
+        let tree: Option<serde_json::Value> = serde_json::from_str(text).ok();
+        let value = tree.as_ref().and_then(|t| string_at(t, &path));
+        message(&path, &without_location(&inner), value)
     })
 }
 
@@ -21,7 +24,7 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
 pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        message(&path, &e.into_inner().to_string())
+        message(&path, &e.into_inner().to_string(), string_at(value, &path))
     })
 }
 
@@ -35,16 +38,57 @@ fn without_location(e: &serde_json::Error) -> String {
     }
 }
 
-fn message(path: &str, raw: &str) -> String {
+/// The string at a serde_path_to_error path (`status.conditions[0].lastTransitionTime`).
+fn string_at<'v>(root: &'v serde_json::Value, path: &str) -> Option<&'v str> {
+    let mut at = root;
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            at = at.get(key)?;
+        }
+        while let Some(tail) = rest.strip_prefix('[') {
+            let (index, after) = tail.split_once(']')?;
+            at = at.get(index.parse::<usize>().ok()?)?;
+            rest = after;
+        }
+    }
+    at.as_str()
+}
+
+/// A value for a message: quoted, cut to [`MAX_VALUE_CHARS`].
+fn quoted(value: &str) -> String {
+    let n = value.chars().count();
+    if n > MAX_VALUE_CHARS {
+        let cut: String = value.chars().take(MAX_VALUE_CHARS).collect();
+        format!("{:?} ({n} chars)", format!("{cut}…"))
+    } else {
+        format!("{value:?}")
+    }
+}
+
+fn message(path: &str, raw: &str, value: Option<&str>) -> String {
     let field = path.rsplit('.').next().unwrap_or(path);
     let is_time = field.ends_with("Timestamp") || field.ends_with("Time");
-    let text = if is_time && (raw.contains("overflowed") || raw.contains("required range")) {
-        "a time beyond what vmctl can represent (the last is 9999-12-30)".to_string()
-    } else if is_time && raw.starts_with("failed to") {
-        let cut: String = raw.chars().take(MAX_VALUE_CHARS * 2).collect();
-        format!("not an RFC 3339 time ({cut})")
-    } else {
-        plain_words(&shorten_quoted(raw))
+    let failed = raw.contains("overflowed")
+        || raw.contains("required range")
+        || raw.starts_with("failed to");
+    let text = match value {
+        // A well-formed time past jiff's last day (9999-12-30).
+        Some(v) if is_time && failed && v.starts_with("9999-") => {
+            "a time beyond what vmctl can represent (the last is 9999-12-30)".to_string()
+        }
+        Some(v) if is_time && failed => format!("{} is not an RFC 3339 time", quoted(v)),
+        None if is_time && (raw.contains("overflowed") || raw.contains("required range")) => {
+            "a time beyond what vmctl can represent (the last is 9999-12-30)".to_string()
+        }
+        None if is_time && raw.starts_with("failed to") => {
+            let cut: String = raw.chars().take(MAX_VALUE_CHARS * 2).collect();
+            format!("not an RFC 3339 time ({cut})")
+        }
+        _ => plain_words(&shorten_quoted(raw)),
     };
     if path.is_empty() || path == "." {
         text
@@ -97,29 +141,40 @@ fn skip_word(text: &str) -> &str {
     }
 }
 
+/// A parser's message with its quoted values cut (see [`shorten_quoted`]), and cut as a
+/// whole to a few hundred characters.
+pub fn shorten(text: &str) -> String {
+    let short = shorten_quoted(text);
+    let n = short.chars().count();
+    if n > MAX_VALUE_CHARS * 6 {
+        let cut: String = short.chars().take(MAX_VALUE_CHARS * 6).collect();
+        format!("{cut}… ({n} chars)")
+    } else {
+        short
+    }
+}
+
 /// Quoted values longer than [`MAX_VALUE_CHARS`] are cut (`"aaaa…" (1048576 chars)`).
 fn shorten_quoted(text: &str) -> String {
     let mut out = String::new();
-    let mut parts = text.split('"');
-    if let Some(first) = parts.next() {
-        out.push_str(first);
-    }
-    let mut inside = true;
-    for part in parts {
-        out.push('"');
+    // Whether the quote that closes the last quoted part is written already.
+    let mut closed = false;
+    for (i, part) in text.split('"').enumerate() {
+        let inside = i % 2 == 1;
+        if i > 0 && !closed {
+            out.push('"');
+        }
+        closed = false;
         let n = part.chars().count();
         if inside && n > MAX_VALUE_CHARS {
             out.extend(part.chars().take(MAX_VALUE_CHARS));
             out.push_str(&format!("…\" ({n} chars)"));
-            // The closing quote is already written.
-            inside = !inside;
-            continue;
+            closed = true;
+        } else {
+            out.push_str(part);
         }
-        out.push_str(part);
-        inside = !inside;
     }
-    // A message with an odd number of quotes: leave what was written.
-    out.replace("\" ({", " ({").replace("\"\"", "\"")
+    out
 }
 
 #[cfg(test)]
@@ -140,8 +195,18 @@ mod tests {
             r#"{"status":{"migrationState":{"startTimestamp":"yesterday"}}}"#,
         )
         .unwrap_err();
+        assert_eq!(
+            e,
+            r#"status.migrationState.startTimestamp: "yesterday" is not an RFC 3339 time"#
+        );
+        let long = "y".repeat(5000);
+        let e = from_value::<VirtualMachineInstance>(&serde_json::json!(
+            {"status": {"conditions": [{"type": "Ready"}, {"type": "X", "lastTransitionTime": long}]}}
+        ))
+        .unwrap_err();
         assert!(
-            e.starts_with("status.migrationState.startTimestamp: not an RFC 3339 time ("),
+            e.starts_with(r#"status.conditions[1].lastTransitionTime: "yyyy"#)
+                && e.ends_with(r#"…" (5000 chars) is not an RFC 3339 time"#),
             "{e}"
         );
         let e = from_str::<VirtualMachineInstance>(

@@ -22,6 +22,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use k8s_openapi::jiff::Timestamp;
 use serde::Deserializer;
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -112,8 +113,10 @@ pub struct Header {
     /// `metadata.namespace` is there but is not a string: selectors on it read the object.
     odd_namespace: bool,
     /// The newest RFC 3339 UTC timestamp (`2026-11-29T03:00:00Z`) among the object's
-    /// string values.
+    /// time fields.
     newest: Option<[u8; 20]>,
+    /// The first time field whose value is not a time (said as a warning).
+    bad_time: Option<Box<BadTime>>,
 }
 
 impl Header {
@@ -128,6 +131,11 @@ impl Header {
     /// Whether `metadata.namespace` holds something other than a string.
     pub fn odd_namespace(&self) -> bool {
         self.odd_namespace
+    }
+
+    /// The first time field whose value is not an RFC 3339 time.
+    pub fn bad_time(&self) -> Option<&BadTime> {
+        self.bad_time.as_deref()
     }
 
     /// The newest timestamp string among the object's values.
@@ -208,7 +216,7 @@ impl RawFiles {
                 .unwrap_or("null");
             let mut de = serde_json::Deserializer::from_str(text);
             // The text was checked when it was read.
-            if LabelsSeed(&mut labels, &mut None)
+            if LabelsSeed(&mut labels, &mut TimeNotes::default())
                 .deserialize(&mut de)
                 .is_err()
             {
@@ -729,7 +737,8 @@ fn make_entry(
                     .then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
             }),
             odd_namespace: header.odd_namespace,
-            newest: header.newest,
+            newest: header.newest.newest,
+            bad_time: header.newest.bad,
         },
     })
 }
@@ -815,7 +824,10 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
                 };
                 Error::bad_input(
                     at,
-                    format!("invalid YAML: {}", strip_location(&e.to_string())),
+                    format!(
+                        "invalid YAML: {}",
+                        super::decode::shorten(&strip_location(&e.to_string()))
+                    ),
                 )
             })?;
         let origin = Origin {
@@ -1263,8 +1275,8 @@ impl<'de> Visitor<'de> for TopVisitor {
         // Later duplicate keys win, as they do in a `Value`.
         while let Some(key) = map.next_key_seed(KeyIn(&["kind", "capturedAt", "items"]))? {
             match key {
-                Some(0) => kind = map.next_value_seed(StrSeed(&mut None))?,
-                Some(1) => captured_at = map.next_value_seed(StrSeed(&mut None))?,
+                Some(0) => kind = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
+                Some(1) => captured_at = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
                 Some(2) => items = Some(map.next_value_seed(ItemsSeed)?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -1365,7 +1377,7 @@ struct RawHeader<'de> {
     odd_namespace: bool,
     /// The text of `metadata.labels`, a slice of the object's text.
     labels: Option<&'de str>,
-    newest: Option<[u8; 20]>,
+    newest: TimeNotes,
 }
 
 fn parse_header<'de>(text: &'de str, origin: &Origin) -> Result<RawHeader<'de>> {
@@ -1413,14 +1425,14 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
                     map.next_value_seed(MetaSeed(h))?;
                 }
                 // An Event's `lastTimestamp`, `eventTime` …
-                TopField::Other(KeyClass::Time) => {
-                    map.next_value_seed(Scan(&mut h.newest, true))?
+                TopField::Other(KeyClass::Time(key)) => {
+                    map.next_value_seed(Scan(&mut h.newest, Some(key)))?
                 }
                 TopField::Other(KeyClass::Opaque) => {
                     map.next_value::<IgnoredAny>()?;
                 }
                 TopField::Other(KeyClass::Other) => {
-                    map.next_value_seed(Scan(&mut h.newest, false))?
+                    map.next_value_seed(Scan(&mut h.newest, None))?
                 }
             }
         }
@@ -1429,7 +1441,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
 
     // Anything but an object: not an object (the caller says so); still consumed.
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut self.0.newest, false).visit_seq(seq)
+        Scan(&mut self.0.newest, None).visit_seq(seq)
     }
     fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
         Ok(())
@@ -1488,9 +1500,16 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
                     let labels: &'de RawValue = map.next_value()?;
                     h.labels = Some(labels.get());
                 }
-                Some(3 | 4) => map.next_value_seed(Scan(&mut h.newest, true))?,
+                Some(3) => map.next_value_seed(Scan(
+                    &mut h.newest,
+                    Some(TimeKey::new("creationTimestamp")),
+                ))?,
+                Some(4) => map.next_value_seed(Scan(
+                    &mut h.newest,
+                    Some(TimeKey::new("deletionTimestamp")),
+                ))?,
                 // The rest of metadata, annotations included: not a clock.
-                _ => map.next_value_seed(Scan(&mut h.newest, false))?,
+                _ => map.next_value_seed(Scan(&mut h.newest, None))?,
             }
         }
         Ok(())
@@ -1498,7 +1517,7 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
 
     // `metadata` that is not an object: no name, no namespace, no labels.
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut self.0.newest, false).visit_seq(seq)
+        Scan(&mut self.0.newest, None).visit_seq(seq)
     }
     fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
         Ok(())
@@ -1524,7 +1543,7 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
 /// duplicate key replaces an earlier one, as in a `Value`).
 type Labels<'de> = Vec<(Cow<'de, str>, Option<Cow<'de, str>>)>;
 
-struct LabelsSeed<'a, 'de>(&'a mut Labels<'de>, &'a mut Option<[u8; 20]>);
+struct LabelsSeed<'a, 'de>(&'a mut Labels<'de>, &'a mut TimeNotes);
 
 impl<'de> DeserializeSeed<'de> for LabelsSeed<'_, 'de> {
     type Value = ();
@@ -1541,7 +1560,7 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        while let Some(key) = map.next_key_seed(StrSeed(&mut None))? {
+        while let Some(key) = map.next_key_seed(StrSeed(&mut TimeNotes::default()))? {
             let key = key.unwrap_or_default();
             let value = map.next_value_seed(StrSeed(&mut *self.1))?;
             match self.0.iter_mut().find(|(k, _)| *k == key) {
@@ -1553,7 +1572,7 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
-        Scan(&mut *self.1, false).visit_seq(seq)
+        Scan(&mut *self.1, None).visit_seq(seq)
     }
     fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
         Ok(())
@@ -1577,7 +1596,7 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
 
 /// A value that is kept when it is a string (borrowed when it can be); anything else is
 /// consumed and gives `None`. Timestamps are noted on the way.
-struct StrSeed<'n>(&'n mut Option<[u8; 20]>);
+struct StrSeed<'n>(&'n mut TimeNotes);
 
 impl<'de> DeserializeSeed<'de> for StrSeed<'_> {
     type Value = Option<Cow<'de, str>>;
@@ -1588,7 +1607,7 @@ impl<'de> DeserializeSeed<'de> for StrSeed<'_> {
 }
 
 /// [`StrSeed`] that also says whether there was a value at all.
-struct PresentStr<'n>(&'n mut Option<[u8; 20]>, &'n mut bool);
+struct PresentStr<'n>(&'n mut TimeNotes, &'n mut bool);
 
 impl<'de> DeserializeSeed<'de> for PresentStr<'_> {
     type Value = Option<Cow<'de, str>>;
@@ -1614,11 +1633,11 @@ impl<'de> Visitor<'de> for PresentStr<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
         *self.1 = true;
-        Scan(self.0, false).visit_seq(seq).map(|()| None)
+        Scan(self.0, None).visit_seq(seq).map(|()| None)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
         *self.1 = true;
-        Scan(self.0, false).visit_map(map).map(|()| None)
+        Scan(self.0, None).visit_map(map).map(|()| None)
     }
     fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
         *self.1 = true;
@@ -1646,14 +1665,14 @@ impl<'de> Visitor<'de> for PresentStr<'_> {
 /// time (`creationTimestamp`, `lastTransitionTime`, `phaseTransitionTimestamp`,
 /// `startedAt` …), never a label, an annotation or any other text a tenant controls (issue 11:
 /// an annotation shaped like `2999-01-01T00:00:00Z` must not become the snapshot's clock).
-/// The flag says whether this value sits under such a key.
-struct Scan<'n>(&'n mut Option<[u8; 20]>, bool);
+/// The key says whether this value sits under such a key, and which.
+struct Scan<'n>(&'n mut TimeNotes, Option<TimeKey>);
 
 /// What a key says about its value, for [`Scan`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum KeyClass {
-    /// A time field.
-    Time,
+    /// A time field, and its key.
+    Time(TimeKey),
     /// Free-form text owned by users (labels, annotations): not scanned at all.
     Opaque,
     Other,
@@ -1662,8 +1681,8 @@ enum KeyClass {
 fn classify_key(key: &str) -> KeyClass {
     match key {
         "labels" | "annotations" | "managedFields" => KeyClass::Opaque,
-        "startedAt" | "finishedAt" => KeyClass::Time,
-        k if k.ends_with("Timestamp") || k.ends_with("Time") => KeyClass::Time,
+        "startedAt" | "finishedAt" => KeyClass::Time(TimeKey::new(key)),
+        k if k.ends_with("Timestamp") || k.ends_with("Time") => KeyClass::Time(TimeKey::new(k)),
         _ => KeyClass::Other,
     }
 }
@@ -1720,8 +1739,8 @@ impl<'de> Visitor<'de> for Scan<'_> {
     }
 
     fn visit_str<E>(self, s: &str) -> std::result::Result<(), E> {
-        if self.1 {
-            note_timestamp(s, self.0);
+        if let Some(key) = self.1 {
+            self.0.note(s, key);
         }
         Ok(())
     }
@@ -1735,8 +1754,8 @@ impl<'de> Visitor<'de> for Scan<'_> {
                 KeyClass::Opaque => {
                     map.next_value::<IgnoredAny>()?;
                 }
-                KeyClass::Time => map.next_value_seed(Scan(&mut *self.0, true))?,
-                KeyClass::Other => map.next_value_seed(Scan(&mut *self.0, false))?,
+                KeyClass::Time(key) => map.next_value_seed(Scan(&mut *self.0, Some(key)))?,
+                KeyClass::Other => map.next_value_seed(Scan(&mut *self.0, None))?,
             }
         }
         Ok(())
@@ -1758,13 +1777,105 @@ impl<'de> Visitor<'de> for Scan<'_> {
     }
 }
 
-fn note_timestamp(s: &str, newest: &mut Option<[u8; 20]>) {
-    if looks_like_timestamp(s)
-        && let Ok(bytes) = <[u8; 20]>::try_from(s.as_bytes())
-        && newest.is_none_or(|n| bytes > n)
-    {
-        *newest = Some(bytes);
+/// The key of a time field, copied (keys are short; a longer one is cut).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TimeKey {
+    bytes: [u8; 40],
+    len: u8,
+}
+
+impl TimeKey {
+    fn new(key: &str) -> TimeKey {
+        let mut end = key.len().min(40);
+        while !key.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0; 40];
+        bytes[..end].copy_from_slice(&key.as_bytes()[..end]);
+        TimeKey {
+            bytes,
+            len: end as u8,
+        }
     }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("?")
+    }
+}
+
+/// A time field whose value is not an RFC 3339 time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadTime {
+    /// The field's key (`startTimestamp`, `lastTransitionTime` …).
+    pub field: String,
+    /// The value, cut to 64 characters.
+    pub value: String,
+}
+
+/// What the time fields of one object say: the newest time, and the first value that is
+/// not a time.
+#[derive(Debug, Default)]
+struct TimeNotes {
+    newest: Option<[u8; 20]>,
+    bad: Option<Box<BadTime>>,
+}
+
+impl TimeNotes {
+    /// Notes the value of a time field. Kubernetes writes `2026-11-29T03:00:00Z` (and
+    /// `…:00.000000Z` for a MicroTime); any other RFC 3339 form counts too, in UTC to the
+    /// second. A value that is not a time is kept as the object's bad time (the first one).
+    fn note(&mut self, s: &str, key: TimeKey) {
+        if s.is_empty() {
+            return;
+        }
+        let bytes = if looks_like_timestamp(s) && plausible_timestamp(s.as_bytes()) {
+            <[u8; 20]>::try_from(s.as_bytes()).ok()
+        } else {
+            canonical_timestamp(s)
+        };
+        match bytes {
+            Some(b) if self.newest.is_none_or(|n| b > n) => {
+                // Only a candidate is checked in full (a 30th of February passes the cheap
+                // check): at most a few per object.
+                if std::str::from_utf8(&b).is_ok_and(|t| t.parse::<Timestamp>().is_ok()) {
+                    self.newest = Some(b);
+                } else {
+                    self.bad(s, key);
+                }
+            }
+            Some(_) => {}
+            None => self.bad(s, key),
+        }
+    }
+
+    fn bad(&mut self, s: &str, key: TimeKey) {
+        if self.bad.is_none() {
+            self.bad = Some(Box::new(BadTime {
+                field: key.as_str().to_string(),
+                value: if s.chars().count() > 64 {
+                    format!("{}…", s.chars().take(64).collect::<String>())
+                } else {
+                    s.to_string()
+                },
+            }));
+        }
+    }
+}
+
+/// Month, day, hour, minute and second in range (the digits are known to be digits).
+fn plausible_timestamp(b: &[u8]) -> bool {
+    let n = |i: usize| u32::from(b[i] - b'0') * 10 + u32::from(b[i + 1] - b'0');
+    (1..=12).contains(&n(5)) && (1..=31).contains(&n(8)) && n(11) < 24 && n(14) < 60 && n(17) < 60
+}
+
+/// Any RFC 3339 time as `YYYY-MM-DDTHH:MM:SSZ` in UTC, to the second.
+fn canonical_timestamp(s: &str) -> Option<[u8; 20]> {
+    if s.len() > 64 {
+        return None;
+    }
+    let t: Timestamp = s.parse().ok()?;
+    let text = t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    <[u8; 20]>::try_from(text.as_bytes()).ok()
 }
 
 /// An RFC 3339 UTC timestamp string: `2026-11-29T03:00:00Z`.

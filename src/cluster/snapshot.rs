@@ -101,6 +101,23 @@ impl SnapshotSource {
             ));
         }
         warnings.extend(misspelled_kinds(&raw.skipped_kinds));
+        let mut bad_times = entries.iter().filter(|e| e.header.bad_time().is_some());
+        for entry in bad_times.by_ref().take(MAX_DETAILED_WARNINGS) {
+            if let Some(bad) = entry.header.bad_time() {
+                warnings.push(format!(
+                    "{}: {} {:?} is not an RFC 3339 time; it is not read as a time",
+                    raw.describe(entry),
+                    bad.field,
+                    bad.value
+                ));
+            }
+        }
+        let more = bad_times.count();
+        if more > 0 {
+            warnings.push(format!(
+                "… and {more} more object(s) with a time field that is not a time"
+            ));
+        }
         entries.shrink_to_fit();
         let mut by_kind: HashMap<Kind, Range<usize>> = HashMap::new();
         for (i, entry) in entries.iter().enumerate() {

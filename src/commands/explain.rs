@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::cli::ExplainArgs;
+use crate::cluster::source::list_lenient;
 use crate::cluster::{Kind, Query, get_as, list_as};
 use crate::context::{ClockSource, Context};
 use crate::error::{Error, Result, exit};
@@ -393,7 +394,8 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         vmi_fut,
         migrations_fut,
         list_as::<Pod>(source, Kind::Pod, &pod_query),
-        list_as::<Event>(source, Kind::Event, &event_query),
+        // Lenient: an Event anyone in the namespace wrote badly costs that Event only.
+        list_lenient::<Event>(source, Kind::Event, &event_query),
         list_as::<KubeVirt>(source, Kind::KubeVirt, &cluster),
         list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
         get_as::<Namespace>(source, Kind::Namespace, None, &ns),
@@ -405,7 +407,12 @@ async fn gather(ctx: &Context, resolved: Resolved, notes: &mut Vec<String>) -> R
         Source::Events,
         "events",
         "the diagnosis rests on object status alone",
-        events,
+        events.map(|(events, skipped)| {
+            for s in skipped {
+                ctx.warn(format!("skipped, it does not decode: {s}"));
+            }
+            events
+        }),
         &mut unreadable,
     )?;
     let kubevirt = tolerate(
@@ -515,6 +522,9 @@ pub struct ExplainReport {
     /// What vmctl could not read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What was said about the input on stderr (unknown values, duplicates …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 pub fn build_report(
@@ -536,6 +546,7 @@ pub fn build_report(
         diagnosis: diagnose(evidence),
         history: with_history.then(|| history(evidence)),
         notes,
+        warnings: Vec::new(),
     }
 }
 
@@ -957,7 +968,20 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
     }
     let mut notes = Vec::new();
     let evidence = gather(ctx, resolved, &mut notes).await?;
-    let report = build_report(&evidence, args.history, &ctx.source_description(), notes);
+    for w in crate::model::unknown::warnings(
+        &evidence.vmi,
+        evidence.migrations.iter().chain(
+            evidence
+                .migration
+                .iter()
+                .filter(|m| !evidence.migrations.iter().any(|o| o.name() == m.name())),
+        ),
+        &evidence.kubevirt,
+    ) {
+        ctx.warn(w);
+    }
+    let mut report = build_report(&evidence, args.history, &ctx.source_description(), notes);
+    report.warnings = ctx.warnings();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
         OutputFormat::Table | OutputFormat::Wide => render_table(

@@ -128,6 +128,9 @@ pub struct DrainPlanDocument<'a> {
     pub source: String,
     #[serde(flatten)]
     pub plan: &'a DrainPlan,
+    /// What was said about the input on stderr (unknown values, duplicates …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 fn verdict_tone(v: Verdict) -> Tone {
@@ -425,6 +428,13 @@ pub fn render_table(
 
 pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
     let inputs = gather(ctx, args).await?;
+    for w in crate::model::unknown::warnings(
+        inputs.vmis.iter().chain(&inputs.incoming),
+        &inputs.vmims,
+        &inputs.kubevirt,
+    ) {
+        ctx.warn(w);
+    }
     let plan = plan_drain(&inputs);
     let source = ctx.source_description();
     let text = match ctx.output {
@@ -436,6 +446,7 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
                 as_of: ctx.now.to_string(),
                 source,
                 plan: &plan,
+                warnings: ctx.warnings(),
             },
         )?,
         OutputFormat::Table | OutputFormat::Wide => render_table(

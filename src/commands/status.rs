@@ -15,7 +15,8 @@ use crate::error::{Error, Result, exit};
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::vmim::DecentralizedRole;
 use crate::model::{
-    KubeVirt, Pod, PodFacts, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
+    KubeVirt, MigrationPolicy, Pod, PodFacts, Time, VirtualMachineInstance,
+    VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
 use crate::policy::budget::completion_budget_seconds;
@@ -55,7 +56,10 @@ pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
 }
 
 /// The inputs, and the objects skipped because they do not decode (named, with the field).
-async fn gather(ctx: &Context, args: &StatusArgs) -> Result<(StatusInputs, Vec<String>)> {
+async fn gather(
+    ctx: &Context,
+    args: &StatusArgs,
+) -> Result<(StatusInputs, Vec<String>, Vec<MigrationPolicy>)> {
     let vmi_query = ctx.scope.query().with_labels(vmi_selector(args)?);
     let pod_query = ctx
         .scope
@@ -65,7 +69,13 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<(StatusInputs, Vec<S
     let cluster_query = Query::all();
     // One object that does not decode costs that object, not the whole fleet view: it is
     // named under `skipped` (issue 11).
-    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4)) = tokio::try_join!(
+    // vmctl's own temporary policies, to find any that outlived its migration.
+    let vmctl_policies = Query::all().with_label(&format!(
+        "{}={}",
+        crate::migration::kubevirt::MANAGED_BY_LABEL,
+        crate::migration::kubevirt::MANAGED_BY_VALUE
+    ))?;
+    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4), policies) = tokio::try_join!(
         list_lenient::<VirtualMachineInstance>(
             &ctx.source,
             Kind::VirtualMachineInstance,
@@ -78,8 +88,38 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<(StatusInputs, Vec<S
         ),
         list_lenient::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
         list_lenient::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
+        async {
+            // Optional: a namespaced user may not read cluster-scoped policies.
+            match list_lenient::<MigrationPolicy>(
+                &ctx.source,
+                Kind::MigrationPolicy,
+                &vmctl_policies,
+            )
+            .await
+            {
+                Ok(found) => Ok(Ok(found)),
+                Err(crate::error::Error::Api {
+                    status: Some(status @ (403 | 404 | 429 | 500..=599)),
+                    message,
+                    ..
+                }) => Ok(Err(format!(
+                    "could not read MigrationPolicies (HTTP {status}: {message}): temporary policies vmctl may have left behind are not checked"
+                ))),
+                Err(e) => Err(e),
+            }
+        },
     )?;
-    let skipped: Vec<String> = [s1, s2, s3, s4].into_iter().flatten().collect();
+    let (policies, s5) = match policies {
+        Ok(found) => found,
+        Err(note) => {
+            ctx.warn(note);
+            (Vec::new(), Vec::new())
+        }
+    };
+    let skipped: Vec<String> = [s1, s2, s3, s4, s5].into_iter().flatten().collect();
+    for w in crate::model::unknown::warnings(&vmis, &vmims, &kubevirts) {
+        ctx.warn(w);
+    }
     Ok((
         StatusInputs {
             vmis,
@@ -89,6 +129,7 @@ async fn gather(ctx: &Context, args: &StatusArgs) -> Result<(StatusInputs, Vec<S
             kubevirt: kubevirts.into_iter().next(),
         },
         skipped,
+        policies,
     ))
 }
 
@@ -287,7 +328,8 @@ pub struct MigrationRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Warning {
-    /// `namespace/name` of the VMI.
+    /// `namespace/name` of the VMI (absent for a warning about the input as a whole).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub vmi: String,
     /// `evacuation`, `post-copy`, `failed`, `blocks-drain`, `not-migratable`.
     pub kind: String,
@@ -1119,7 +1161,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             out.push_str(&format!(
                 "  {} {}: {}\n",
                 style.paint("!", tone),
-                w.vmi,
+                crate::render::fmt::printable(&w.vmi),
                 crate::render::fmt::printable(&w.message)
             ));
         }
@@ -1127,13 +1169,48 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
     out
 }
 
+/// The Attention line for a temporary policy vmctl left behind.
+fn leftover_warning(l: &crate::policy::preflight::LeftoverPolicy) -> Warning {
+    let made_for = match &l.vmi {
+        Some(vmi) => format!("one migration of {vmi}"),
+        None => "one migration".to_string(),
+    };
+    let allows = if l.allows.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " it still allows {} for every VMI it selects;",
+            l.allows.join(" and ")
+        )
+    };
+    Warning {
+        vmi: l.vmi.clone().unwrap_or_default(),
+        kind: "leftover-policy".into(),
+        message: format!(
+            "MigrationPolicy {} was made by vmctl {} ago for {made_for}, which is no longer in flight:{allows} remove it: kubectl delete migrationpolicy {}",
+            l.name,
+            crate::render::fmt::duration(l.age_seconds),
+            l.name
+        ),
+    }
+}
+
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     if args.watch {
         return super::status_watch::run(ctx, args).await;
     }
-    let (mut inputs, skipped) = gather(ctx, args).await?;
+    let (mut inputs, skipped, policies) = gather(ctx, args).await?;
+    let leftovers = crate::policy::preflight::leftover_temporary_policies(
+        &policies,
+        &inputs.vmims,
+        ctx.now,
+        ctx.scope.namespace(),
+    );
     filter_names(&mut inputs, &args.names)?;
     let mut report = build_report(&inputs, ctx.now, &ctx.source_description());
+    report
+        .warnings
+        .extend(leftovers.iter().map(leftover_warning));
     for s in &skipped {
         eprintln!(
             "warning: skipped, it does not decode: {}",
@@ -1141,10 +1218,20 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         );
     }
     report.skipped = skipped;
+    // What was said about the input on stderr, for the document too (not the table's
+    // Attention list: stderr already has it).
+    let input_warnings = ctx.warnings();
     // The objects are no longer needed: free them before rendering (peak memory, issue 9).
     drop(inputs);
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => {
+            report
+                .warnings
+                .extend(input_warnings.into_iter().map(|message| Warning {
+                    vmi: String::new(),
+                    kind: "input".into(),
+                    message,
+                }));
             write_structured(ctx.output, &report)?;
             return Ok(exit::OK);
         }

@@ -30,6 +30,8 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY_VALUE: &str = "vmctl";
 /// Label on a temporary policy naming the VMI it was made for (`namespace.name`).
 pub const POLICY_FOR_LABEL: &str = "vmctl.io/migration-for";
+/// Annotation on a temporary policy naming the VMI it was made for, exactly (`namespace/name`).
+pub const POLICY_FOR_ANNOTATION: &str = "vmctl.io/migration-of";
 /// `generateName` of the VMIMs vmctl creates for bare VMIs.
 pub const VMIM_GENERATE_NAME: &str = "vmctl-migrate-";
 /// virt-handler's metrics port (HTTPS), and its pods' label.

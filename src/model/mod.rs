@@ -7,6 +7,7 @@
 pub mod kubevirt;
 pub mod pod_facts;
 pub mod quantity;
+pub mod unknown;
 pub mod vm;
 pub mod vmi;
 pub mod vmim;

@@ -339,6 +339,10 @@ fn build_policy(
     );
     let mut annotations = BTreeMap::new();
     annotations.insert(
+        crate::migration::kubevirt::POLICY_FOR_ANNOTATION.to_string(),
+        format!("{}/{}", vmi.namespace(), vmi.name()),
+    );
+    annotations.insert(
         "vmctl.io/purpose".to_string(),
         format!(
             "temporary policy for one migration of {}/{}; vmctl deletes it when the migration ends",
@@ -364,6 +368,94 @@ fn build_policy(
             ..MigrationPolicySpec::default()
         },
     }
+}
+
+/// A temporary MigrationPolicy vmctl made that outlived the migration it was made for
+/// (vmctl was killed, or its delete failed): it still changes the migrations of every VMI
+/// it selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftoverPolicy {
+    pub name: String,
+    /// `namespace/name` of the VMI it was made for, when the policy says.
+    pub vmi: Option<String>,
+    pub age_seconds: i64,
+    /// What it allows: `post-copy`, `auto-converge`.
+    pub allows: Vec<&'static str>,
+}
+
+/// Seconds between creating a temporary policy and its VMIM: younger policies are not
+/// judged (their migration may not exist yet).
+const POLICY_GRACE_SECONDS: i64 = 120;
+
+/// vmctl's temporary policies whose migration is over or gone: no VMIM in flight names the
+/// policy (`vmctl.io/temporary-migration-policy`). With `namespace`, only the VMIMs of that
+/// namespace are known, so only the policies made for a VMI there are judged.
+pub fn leftover_temporary_policies(
+    policies: &[MigrationPolicy],
+    vmims: &[VirtualMachineInstanceMigration],
+    now: k8s_openapi::jiff::Timestamp,
+    namespace: Option<&str>,
+) -> Vec<LeftoverPolicy> {
+    use crate::migration::kubevirt::{
+        MANAGED_BY_LABEL, MANAGED_BY_VALUE, POLICY_ANNOTATION, POLICY_FOR_ANNOTATION,
+    };
+    let in_use: std::collections::HashSet<&str> = vmims
+        .iter()
+        .filter(|m| !m.is_final())
+        .filter_map(|m| {
+            m.metadata
+                .annotations
+                .as_ref()?
+                .get(POLICY_ANNOTATION)
+                .map(String::as_str)
+        })
+        .collect();
+    policies
+        .iter()
+        .filter(|p| {
+            p.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(MANAGED_BY_LABEL))
+                .is_some_and(|v| v == MANAGED_BY_VALUE)
+        })
+        .filter_map(|p| {
+            let name = p.name();
+            let vmi = p
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(POLICY_FOR_ANNOTATION))
+                .cloned();
+            if let Some(ns) = namespace {
+                let here = vmi
+                    .as_deref()
+                    .and_then(|v| v.split_once('/'))
+                    .map(|(n, _)| n);
+                if here != Some(ns) {
+                    return None;
+                }
+            }
+            let created = p.metadata.creation_timestamp.as_ref()?.0;
+            let age_seconds = now.as_second() - created.as_second();
+            if age_seconds < POLICY_GRACE_SECONDS || in_use.contains(name) {
+                return None;
+            }
+            let mut allows = Vec::new();
+            if p.spec.allow_post_copy == Some(true) {
+                allows.push("post-copy");
+            }
+            if p.spec.allow_auto_converge == Some(true) {
+                allows.push("auto-converge");
+            }
+            Some(LeftoverPolicy {
+                name: name.to_string(),
+                vmi,
+                age_seconds,
+                allows,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -490,5 +582,56 @@ mod tests {
 
         inputs.vmi.status.phase = Some(VmiPhase::Succeeded);
         assert_eq!(preflight(&inputs).refusal.as_deref(), Some("not-running"));
+    }
+
+    #[test]
+    fn a_temporary_policy_is_leftover_once_no_migration_in_flight_names_it() {
+        let policy = |name: &str, ns: &str, created: &str| -> MigrationPolicy {
+            serde_json::from_value(json!({"metadata": {"name": name,
+                "creationTimestamp": created,
+                "labels": {"app.kubernetes.io/managed-by": "vmctl"},
+                "annotations": {"vmctl.io/migration-of": format!("{ns}/db")}},
+                "spec": {"allowPostCopy": true}}))
+            .unwrap()
+        };
+        let vmim = |name: &str, phase: &str, policy: &str| -> VirtualMachineInstanceMigration {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "prod",
+                "annotations": {"vmctl.io/temporary-migration-policy": policy}},
+                "spec": {"vmiName": "db"}, "status": {"phase": phase}}))
+            .unwrap()
+        };
+        let now: k8s_openapi::jiff::Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
+        let mut not_vmctl = policy("theirs", "prod", "2026-11-28T03:00:00Z");
+        not_vmctl.metadata.labels = None;
+        let policies = vec![
+            policy("in-use", "prod", "2026-11-29T02:00:00Z"),
+            policy("done", "prod", "2026-11-29T02:00:00Z"),
+            policy("fresh", "prod", "2026-11-29T02:59:30Z"),
+            policy("elsewhere", "dev", "2026-11-29T01:00:00Z"),
+            not_vmctl,
+        ];
+        let vmims = vec![
+            vmim("m1", "Running", "in-use"),
+            vmim("m2", "Succeeded", "done"),
+        ];
+        let names = |ns| {
+            leftover_temporary_policies(&policies, &vmims, now, ns)
+                .into_iter()
+                .map(|l| (l.name, l.vmi, l.age_seconds, l.allows))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(Some("prod")),
+            vec![(
+                "done".into(),
+                Some("prod/db".into()),
+                3600,
+                vec!["post-copy"]
+            )]
+        );
+        assert_eq!(
+            names(None).iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
+            vec!["done", "elsewhere"]
+        );
     }
 }
