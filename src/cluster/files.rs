@@ -35,6 +35,33 @@ use super::selector::LabelSelector;
 use super::source::fill_kind;
 use crate::error::{Error, Result};
 
+/// The scalar visits of a visitor that answers some scalars alike: `scalars!(value; bool,
+/// i64)` writes `visit_bool` and `visit_i64` returning `Ok(value)`.
+macro_rules! scalars {
+    ($value:expr; $($kind:ident),+) => { $(scalars!(@one $kind $value);)+ };
+    (@one str $v:expr) => {
+        fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one bool $v:expr) => {
+        fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one i64 $v:expr) => {
+        fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one u64 $v:expr) => {
+        fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one f64 $v:expr) => {
+        fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one unit $v:expr) => {
+        fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+    (@one none $v:expr) => {
+        fn visit_none<E>(self) -> std::result::Result<Self::Value, E> { Ok($v) }
+    };
+}
+
 /// Where an object was read from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
@@ -993,27 +1020,7 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
         IgnoredAny.visit_map(map).map(|_| None)
     }
-    fn visit_str<E>(self, _: &str) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E>(self) -> std::result::Result<Self::Value, E> {
-        Ok(None)
-    }
+    scalars!(None; str, bool, i64, u64, f64, unit, none);
 }
 
 /// A YAML value as a `Value`, each of its values (scalars and collections) taken from a
@@ -1245,27 +1252,10 @@ impl<'de> Visitor<'de> for TopVisitor {
         f.write_str("a Kubernetes object or List")
     }
 
-    fn visit_unit<E>(self) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Null)
-    }
-    fn visit_none<E>(self) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Null)
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Other("a boolean"))
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Other("a number"))
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Other("a number"))
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Other("a number"))
-    }
-    fn visit_str<E>(self, _: &str) -> std::result::Result<Top<'de>, E> {
-        Ok(Top::Other("a string"))
-    }
+    scalars!(Top::Null; unit, none);
+    scalars!(Top::Other("a boolean"); bool);
+    scalars!(Top::Other("a number"); i64, u64, f64);
+    scalars!(Top::Other("a string"); str);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Top<'de>, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Top::Other("a list"))
@@ -1319,27 +1309,7 @@ impl<'de> Visitor<'de> for ItemsVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Items<'de>, A::Error> {
         IgnoredAny.visit_map(map).map(|_| Items::NotAList)
     }
-    fn visit_unit<E>(self) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_none<E>(self) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
-    fn visit_str<E>(self, _: &str) -> std::result::Result<Items<'de>, E> {
-        Ok(Items::NotAList)
-    }
+    scalars!(Items::NotAList; unit, none, bool, i64, u64, f64, str);
 }
 
 /// A map key, matched against a fixed list without allocating: `Some(index)` or `None`.
@@ -1443,24 +1413,7 @@ impl<'de> Visitor<'de> for HeaderVisitor<'_, 'de> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
         Scan(&mut self.0.newest, None).visit_seq(seq)
     }
-    fn visit_str<E>(self, _: &str) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> std::result::Result<(), E> {
-        Ok(())
-    }
+    scalars!((); str, bool, i64, u64, f64, unit);
 }
 
 struct MetaSeed<'h, 'de>(&'h mut RawHeader<'de>);
@@ -1519,24 +1472,7 @@ impl<'de> Visitor<'de> for MetaSeed<'_, 'de> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
         Scan(&mut self.0.newest, None).visit_seq(seq)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> std::result::Result<(), E> {
-        Ok(())
-    }
+    scalars!((); str, bool, i64, u64, f64, unit);
 }
 
 /// `metadata.labels`: string values kept, other values recorded as `None` (a later
@@ -1574,24 +1510,7 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
         Scan(&mut *self.1, None).visit_seq(seq)
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> std::result::Result<(), E> {
-        Ok(())
-    }
+    scalars!((); str, bool, i64, u64, f64, unit);
 }
 
 /// A value that is kept when it is a string (borrowed when it can be); anything else is
@@ -1760,21 +1679,7 @@ impl<'de> Visitor<'de> for Scan<'_> {
         }
         Ok(())
     }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> std::result::Result<(), E> {
-        Ok(())
-    }
+    scalars!((); bool, i64, u64, f64, unit);
 }
 
 /// The key of a time field, copied (keys are short; a longer one is cut).
