@@ -130,8 +130,14 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               migrationId, connectUrl, synchronizationAddresses[], liveSide
                               (source|target), liveHere}; its sourceNode/targetNode come from
                               migrationState.sourceState/targetState
-    warnings[]                {vmi, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
-                              migration-required|decentralized-failure|storage-not-migratable), message}
+    warnings[]                {vmi?, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
+                              migration-required|decentralized-failure|storage-not-migratable|
+                              leftover-policy|input), message}: leftover-policy is a temporary
+                              MigrationPolicy vmctl made whose migration is no longer in flight
+                              (with the kubectl delete that removes it); input is what was said
+                              on stderr about the input (duplicates, unknown kinds and values,
+                              time fields that are not times, lists that could not be read)
+    skipped[]                 objects that do not decode, named with the field
     (fields marked ? are omitted when empty)
 
 EXIT CODES: 0 success; see vmctl(1).";
@@ -196,6 +202,7 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               expectedPods, source (status | computed), syncFailed, stale, ...},
                               vmis[], evictions[] {vmi, pod, httpStatus, answer, text}}
     waves, defaultsAssumed, kubevirtVersion, assumptions[]
+    warnings[]                what was said on stderr about the input (omitted when none)
 
 PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API reads them: selector {} selects
 every pod of its namespace (Kubernetes 1.29+), a null selector none, an invalid selector makes
@@ -267,6 +274,7 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     history[]                 with --history: every migration of the VMI, oldest first, with the
                               backoff between them
     notes[]                   what was assumed (objects that could not be read)
+    warnings[]                what was said on stderr about the input (omitted when none)
 
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
