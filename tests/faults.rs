@@ -101,3 +101,25 @@ fn no_cluster_at_all_is_a_cluster_error() {
     assert!(err.contains("no cluster configured"), "{err}");
     assert!(err.contains("--from PATH"), "{err}");
 }
+
+#[test]
+fn status_goes_on_when_migration_policies_cannot_be_read() {
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    server.inject_fault(Fault::status(403).path("/migrationpolicies"));
+    let out = run(&server, &["status", "-A", "-o", "json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let said = "could not read MigrationPolicies (HTTP 403";
+    assert!(err.contains(said), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "input" && w["message"].as_str().unwrap().contains(said)),
+        "{:#}",
+        r["warnings"]
+    );
+    assert!(!r["vmis"].as_array().unwrap().is_empty());
+}
