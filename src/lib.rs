@@ -10,4 +10,5 @@ pub mod model;
 pub mod names;
 pub mod policy;
 pub mod render;
+pub mod text;
 pub mod triage;

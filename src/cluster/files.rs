@@ -521,7 +521,7 @@ fn too_large(path: &Path, limits: ReadLimits) -> Error {
         path.display(),
         format!(
             "the input is larger than {} in all: vmctl stops reading there (raise the limit with --max-input-size, e.g. --max-input-size 8Gi)",
-            crate::render::fmt::bytes(limits.max_bytes)
+            crate::text::bytes(limits.max_bytes)
         ),
     )
 }

@@ -65,7 +65,7 @@ impl TargetPod<'_> {
             })
             .map(|(r, q)| show_amount(r, *q))
             .collect();
-        let memory = crate::render::fmt::bytes(u64::try_from(self.memory().max(0)).unwrap_or(0));
+        let memory = crate::text::bytes(u64::try_from(self.memory().max(0)).unwrap_or(0));
         if extra.is_empty() {
             format!("a {memory} target pod")
         } else {

@@ -582,7 +582,7 @@ pub fn show_amount(resource: &str, amount: i128) -> String {
     {
         format!(
             "{} {resource}",
-            crate::render::fmt::bytes(u64::try_from(amount.max(0)).unwrap_or(u64::MAX))
+            crate::text::bytes(u64::try_from(amount.max(0)).unwrap_or(u64::MAX))
         )
     } else {
         format!("{amount} {resource}")
