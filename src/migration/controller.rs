@@ -601,5 +601,6 @@ fn mib(bytes: u64) -> String {
     crate::render::fmt::bytes(bytes)
 }
 
+/// The traces are shared with the loop's tests (`driver/tests.rs`).
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -8,9 +8,9 @@ use super::*;
 const MIB: u64 = 1 << 20;
 
 /// One row of a trace: seconds, remaining MiB, iteration, sent MiB/s, dirtied MiB/s.
-type Row = (f64, u64, u64, u64, u64);
+pub(crate) type Row = (f64, u64, u64, u64, u64);
 
-fn sample(row: Row) -> JobSample {
+pub(crate) fn sample(row: Row) -> JobSample {
     let (t, remaining, iteration, bps, dirty) = row;
     JobSample {
         elapsed_ms: (t * 1000.0) as u64,
@@ -25,7 +25,7 @@ fn sample(row: Row) -> JobSample {
     }
 }
 
-fn cfg() -> Config {
+pub(crate) fn cfg() -> Config {
     Config {
         allow_postcopy: false,
         allow_auto_converge: false,
@@ -57,7 +57,7 @@ fn decisions(steps: &[(u64, Decision, String)]) -> Vec<Decision> {
 
 /// LAB.md: 16 MiB/s cap, 4 MiB/s dirtied — converges after 7 passes in ~18 s; remaining
 /// falls within each pass and jumps up at the next (the saw-tooth).
-const SAW_TOOTH_CONVERGING: &[Row] = &[
+pub(crate) const SAW_TOOTH_CONVERGING: &[Row] = &[
     (0.4, 256, 1, 16, 0),
     (2.0, 230, 1, 16, 0),
     (6.0, 170, 1, 16, 0),
@@ -77,7 +77,7 @@ const SAW_TOOTH_CONVERGING: &[Row] = &[
 
 /// LAB.md: 64 MiB/s dirtied, 32 MiB/s cap, 30 ms max downtime: every pass starts with
 /// 144–157 MiB (the 160 MiB working set saturates the dirty rate near 32 MiB/s).
-const NOT_CONVERGING: &[Row] = &[
+pub(crate) const NOT_CONVERGING: &[Row] = &[
     (0.4, 256, 1, 32, 0),
     (3.0, 180, 1, 32, 0),
     (6.0, 80, 1, 32, 0),
