@@ -8,7 +8,7 @@
 //! Here: an abort (controller, Ctrl-C, --timeout) waits until the guest runs on the source
 //! again.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};

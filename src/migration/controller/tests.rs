@@ -557,14 +557,45 @@ fn recorded_traces() {
 }
 
 #[test]
-fn budget_and_initial_downtime_follow_kubevirt() {
-    assert_eq!(completion_budget_secs(150, 256 * MIB), 150);
-    // 2 GiB = 2.147 GB -> ceil 3 -> 450 s (FACTS §5.2).
-    assert_eq!(completion_budget_secs(150, 2 << 30), 450);
-    assert_eq!(completion_budget_secs(0, 2 << 30), 0);
+fn initial_downtime_and_kubevirts_controller_follow_kubevirt() {
     assert_eq!(initial_downtime_ms(900), 300);
     assert_eq!(initial_downtime_ms(30), 30);
-    assert_eq!(Config::kubevirt_defaults(2 << 30).budget_secs, 450);
+    // KubeVirt's defaults: 2 GiB = 2.147 GB -> ceil 3 -> 450 s (FACTS §5.2); 900 ms
+    // ceiling, starting at 300 ms; nothing allowed.
+    let defaults = crate::model::MigrationConfig::default().effective(None);
+    assert_eq!(
+        Config::for_kubevirt(&defaults, 2 << 30),
+        Config {
+            allow_postcopy: false,
+            allow_auto_converge: false,
+            allow_pause: false,
+            progress_timeout_secs: 150,
+            budget_secs: 450,
+            initial_downtime_ms: 300,
+            max_downtime_ms: 900,
+            early_detection: true,
+        }
+    );
+    let policy = crate::model::MigrationConfig {
+        allow_post_copy: Some(true),
+        allow_auto_converge: Some(true),
+        completion_timeout_per_gib: Some(10),
+        progress_timeout: Some(30),
+        max_downtime_ms: Some(100),
+        ..Default::default()
+    }
+    .effective(None);
+    let c = Config::for_kubevirt(&policy, 256 * MIB);
+    assert!(c.allow_postcopy && c.allow_auto_converge && !c.allow_pause);
+    assert_eq!(
+        (
+            c.progress_timeout_secs,
+            c.budget_secs,
+            c.initial_downtime_ms,
+            c.max_downtime_ms
+        ),
+        (30, 10, 100, 100)
+    );
 }
 
 /// A tiny pre-copy model: a working set dirtied at `dirty` MiB/s, sent at `bw` MiB/s,
