@@ -2,12 +2,16 @@
 //! made on the driver.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::*;
 use crate::migration::controller::tests::{NOT_CONVERGING, Row, SAW_TOOTH_CONVERGING, cfg, sample};
 use crate::migration::controller::{AbortCause, Config};
 
 const PERIOD: Duration = Duration::from_millis(400);
+const ABORTED: &str = "operation aborted: migration out job: canceled by client";
+const ABORTING: &str = "aborting the migration; waiting for the guest to run on the source again";
+const RESUMED: &str = "resumed the guest on the source (vmctl had paused it)";
 
 /// What the loop asked the driver to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,32 +36,46 @@ enum Beat {
 }
 
 /// Plays a script of samples, records every call, fails the calls it is told to fail.
-struct ScriptedDriver<'a> {
+struct ScriptedDriver {
     script: VecDeque<Beat>,
     next: Option<JobSample>,
     clock_ms: u64,
-    interrupt: &'a AtomicBool,
+    /// The Ctrl-C flag the loop reads (set by `Beat::CtrlC`).
+    interrupt: Arc<AtomicBool>,
     calls: Vec<Call>,
     failing: Vec<Call>,
     /// `None`: every decision; else only these.
     supported: Option<Vec<Decision>>,
     downtime_ms: u64,
     paused: bool,
+    /// Someone else resumes the guest at every wait.
+    resumed_behind_our_back: bool,
+    // The run's setup, for `play`:
+    initial_downtime_ms: Option<u64>,
+    deadline: Option<Duration>,
 }
 
-impl<'a> ScriptedDriver<'a> {
-    fn new(interrupt: &'a AtomicBool, script: impl IntoIterator<Item = Beat>) -> Self {
+impl ScriptedDriver {
+    fn new(script: impl IntoIterator<Item = Beat>) -> Self {
         ScriptedDriver {
             script: script.into_iter().collect(),
             next: None,
             clock_ms: 0,
-            interrupt,
+            interrupt: Arc::new(AtomicBool::new(false)),
             calls: Vec::new(),
             failing: Vec::new(),
             supported: None,
             downtime_ms: 300,
             paused: false,
+            resumed_behind_our_back: false,
+            initial_downtime_ms: None,
+            deadline: None,
         }
+    }
+
+    /// Samples of `rows`, then the end.
+    fn over(rows: &[Row], end: JobResult) -> Self {
+        Self::new(then_end(samples(rows), end))
     }
 
     fn failing(mut self, calls: &[Call]) -> Self {
@@ -76,8 +94,11 @@ impl<'a> ScriptedDriver<'a> {
     }
 }
 
-impl Driver for ScriptedDriver<'_> {
+impl Driver for ScriptedDriver {
     fn wait(&mut self, period: Duration) -> Option<JobResult> {
+        if self.resumed_behind_our_back {
+            self.paused = false;
+        }
         let beat = self
             .script
             .pop_front()
@@ -201,6 +222,10 @@ impl Recorder {
     fn has(&self, text: &str) -> bool {
         self.events.iter().any(|e| e.text.contains(text))
     }
+
+    fn modes(&self) -> Vec<Mode> {
+        self.samples.iter().map(|s| s.mode).collect()
+    }
 }
 
 fn samples(rows: &[Row]) -> Vec<Beat> {
@@ -212,55 +237,73 @@ fn then_end(mut beats: Vec<Beat>, result: JobResult) -> Vec<Beat> {
     beats
 }
 
-/// Makes beat `i` a Ctrl-C.
-fn ctrl_c_at(mut beats: Vec<Beat>, i: usize) -> Vec<Beat> {
-    if let Beat::Sample(s) = beats[i].clone() {
-        beats[i] = Beat::CtrlC(s);
+/// Makes the beats at `at` Ctrl-Cs.
+fn ctrl_c_at(mut beats: Vec<Beat>, at: &[usize]) -> Vec<Beat> {
+    for i in at {
+        if let Beat::Sample(s) = beats[*i].clone() {
+            beats[*i] = Beat::CtrlC(s);
+        }
     }
     beats
 }
 
-fn settings(interrupt: &AtomicBool) -> Settings<'_> {
-    Settings {
-        period: PERIOD,
-        interrupt,
-        deadline: None,
-        downtime: DowntimeMemo::default(),
+/// The controller's options on `cfg()` (30 ms max downtime, nothing allowed).
+fn allowing(postcopy: bool, pause: bool) -> Config {
+    Config {
+        allow_postcopy: postcopy,
+        allow_pause: pause,
+        ..cfg()
     }
 }
 
-fn run(
-    driver: &mut ScriptedDriver<'_>,
-    config: Config,
-    settings: &Settings<'_>,
-) -> (Driven, Recorder) {
-    let mut controller = Controller::new(config);
-    let mut progress = Recorder::default();
-    let driven = drive(driver, &mut controller, &mut progress, settings);
-    (driven, progress)
+/// A ceiling within reach on `NOT_CONVERGING`: raise to 4 s at 12.8 s, which does not
+/// help, then pause at 17.6 s.
+fn raise_then_pause() -> Config {
+    Config {
+        initial_downtime_ms: 300,
+        max_downtime_ms: 4000,
+        ..allowing(false, true)
+    }
 }
 
-const ABORTED: &str = "operation aborted: migration out job: canceled by client";
+struct Played {
+    driver: ScriptedDriver,
+    driven: Driven,
+    progress: Recorder,
+}
+
+/// Sets the initial downtime (if the driver's setup says), then drives the script.
+fn play(mut driver: ScriptedDriver, config: Config) -> Played {
+    let interrupt = driver.interrupt.clone();
+    let mut progress = Recorder::default();
+    let downtime = match driver.initial_downtime_ms {
+        Some(ms) => set_initial_downtime(&mut driver, ms, &mut progress),
+        None => DowntimeMemo::default(),
+    };
+    let settings = Settings {
+        period: PERIOD,
+        interrupt: &interrupt,
+        deadline: driver.deadline,
+        downtime,
+    };
+    let mut controller = Controller::new(config);
+    let driven = drive(&mut driver, &mut controller, &mut progress, &settings);
+    Played {
+        driver,
+        driven,
+        progress,
+    }
+}
 
 #[test]
 fn converging_pre_copy_completes_untouched() {
-    let interrupt = AtomicBool::new(false);
-    let script = then_end(samples(SAW_TOOTH_CONVERGING), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let mut progress = Recorder::default();
-    let downtime = set_initial_downtime(&mut driver, 30, &mut progress);
-    assert_eq!(
-        downtime,
-        DowntimeMemo {
-            original_ms: Some(300),
-            changed: true
-        }
-    );
-    let settings = Settings {
-        downtime,
-        ..settings(&interrupt)
-    };
-    let (driven, progress) = run(&mut driver, cfg(), &settings);
+    let mut driver = ScriptedDriver::over(SAW_TOOTH_CONVERGING, Ok(()));
+    driver.initial_downtime_ms = Some(30);
+    let Played {
+        driver,
+        driven,
+        progress,
+    } = play(driver, cfg());
 
     assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
     assert_eq!(driven.result, Ok(()));
@@ -276,57 +319,69 @@ fn converging_pre_copy_completes_untouched() {
 }
 
 #[test]
-fn the_initial_downtime_that_cannot_be_set_is_said_and_not_restored() {
-    let interrupt = AtomicBool::new(false);
-    let mut driver = ScriptedDriver::new(&interrupt, [Beat::End(Err("failed".into()))])
-        .failing(&[Call::SetMaxDowntime(30)]);
+fn the_initial_downtime_remembers_what_it_replaced() {
+    let mut driver = ScriptedDriver::new([]);
+    driver.downtime_ms = 500;
     let mut progress = Recorder::default();
-    let downtime = set_initial_downtime(&mut driver, 30, &mut progress);
+    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
     assert_eq!(
-        progress.texts(),
+        memo,
+        DowntimeMemo {
+            original_ms: Some(500),
+            changed: true
+        }
+    );
+    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    assert!(!memo.changed, "300 was set already");
+    assert_eq!(
+        driver.calls,
+        [Call::SetMaxDowntime(300), Call::SetMaxDowntime(300)]
+    );
+    assert!(progress.events.is_empty());
+}
+
+#[test]
+fn the_initial_downtime_that_cannot_be_set_is_said_and_not_restored() {
+    let mut driver =
+        ScriptedDriver::new([Beat::End(Err("failed".into()))]).failing(&[Call::SetMaxDowntime(30)]);
+    driver.initial_downtime_ms = Some(30);
+    let played = play(driver, cfg());
+    assert_eq!(
+        played.progress.texts(),
         ["could not set the max downtime to 30 ms: refused by the script"]
     );
-    let settings = Settings {
-        downtime,
-        ..settings(&interrupt)
-    };
-    let (driven, _) = run(&mut driver, cfg(), &settings);
-    assert_eq!(driven.result, Err("failed".into()));
+    assert_eq!(played.driven.result, Err("failed".into()));
     // Only the attempt: nothing was changed, so nothing is put back.
-    assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
+    assert_eq!(played.driver.calls, [Call::SetMaxDowntime(30)]);
 }
 
 #[test]
 fn samples_with_nothing_to_copy_are_neither_drawn_nor_judged() {
-    let interrupt = AtomicBool::new(false);
     let script = [
         Beat::Nothing,
         Beat::Sample(JobSample::default()),
         Beat::Sample(sample((0.8, 256, 1, 16, 0))),
         Beat::End(Ok(())),
     ];
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    assert_eq!(progress.samples.len(), 1);
-    assert_eq!(progress.samples[0].elapsed_ms, 800);
-    assert_eq!(driven.result, Ok(()));
-    assert!(driver.calls.is_empty());
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert_eq!(played.progress.samples.len(), 1);
+    assert_eq!(played.progress.samples[0].elapsed_ms, 800);
+    assert_eq!(played.driven.result, Ok(()));
+    assert!(played.driver.calls.is_empty());
 }
 
 #[test]
 fn not_converging_the_controllers_decisions_are_applied_in_order() {
     // Raise the max downtime (within reach of the ceiling), then, when that did not help,
     // pause: the controller's order, applied as it decides.
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        initial_downtime_ms: 300,
-        max_downtime_ms: 4000,
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
+    let Played {
+        driver,
+        driven,
+        progress,
+    } = play(
+        ScriptedDriver::over(NOT_CONVERGING, Ok(())),
+        raise_then_pause(),
+    );
 
     assert_eq!(
         driver.calls,
@@ -340,15 +395,11 @@ fn not_converging_the_controllers_decisions_are_applied_in_order() {
     assert_eq!(driven.mode, Mode::Paused);
     // The pause doubled the budget: the view measures against the new one.
     assert_eq!(progress.budgets, [Some(300)]);
-    // Every sample after the pause is drawn as paused, although the hypervisor's sample
-    // does not say so.
-    let after_pause: Vec<Mode> = progress
-        .samples
-        .iter()
-        .filter(|s| s.elapsed_ms > 17_600)
-        .map(|s| s.mode)
-        .collect();
-    assert_eq!(after_pause, [Mode::Paused, Mode::Paused, Mode::Paused]);
+    // The samples after the pause are drawn as paused, although the hypervisor's do not
+    // say so.
+    let modes = progress.modes();
+    assert_eq!(modes[..11], [Mode::PreCopy; 11]);
+    assert_eq!(modes[11..], [Mode::Paused; 3]);
     let texts = progress.texts();
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert!(
@@ -361,36 +412,33 @@ fn not_converging_the_controllers_decisions_are_applied_in_order() {
 
 #[test]
 fn not_converging_with_post_copy_allowed_switches_to_post_copy() {
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_postcopy: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
+    let Played {
+        driver,
+        driven,
+        progress,
+    } = play(
+        ScriptedDriver::over(NOT_CONVERGING, Ok(())),
+        allowing(true, false),
+    );
     assert_eq!(driver.calls, [Call::Apply(Decision::StartPostCopy)]);
     assert_eq!(driven.mode, Mode::PostCopy);
-    let modes: Vec<Mode> = progress.samples.iter().map(|s| s.mode).collect();
-    // Pass 2 starts at the fifth sample: from the next one on, post-copy.
+    // Pass 2 starts at the fifth sample (8 s): from the next one on, post-copy.
+    let modes = progress.modes();
     assert_eq!(modes[..5], [Mode::PreCopy; 5]);
-    assert!(modes[5..].iter().all(|m| *m == Mode::PostCopy), "{modes:?}");
+    assert_eq!(modes[5..], [Mode::PostCopy; 9]);
 }
 
 #[test]
 fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
     // Post-copy refused by the hypervisor: the controller takes its next option (pause),
     // and the failed migration then resumes the guest vmctl paused.
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_postcopy: true,
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Err("migration failed".into()));
-    let mut driver =
-        ScriptedDriver::new(&interrupt, script).failing(&[Call::Apply(Decision::StartPostCopy)]);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
+    let driver = ScriptedDriver::over(NOT_CONVERGING, Err("migration failed".into()))
+        .failing(&[Call::Apply(Decision::StartPostCopy)]);
+    let Played {
+        driver,
+        driven,
+        progress,
+    } = play(driver, allowing(true, true));
 
     assert_eq!(
         driver.calls,
@@ -402,72 +450,50 @@ fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
     );
     assert_eq!(driven.result, Err("migration failed".into()));
     assert!(progress.has("could not apply the decision: refused by the script"));
-    assert_eq!(
-        progress.texts().last().copied(),
-        Some("resumed the guest on the source (vmctl had paused it)")
-    );
-    // Post-copy never happened.
-    assert!(progress.samples.iter().all(|s| s.mode != Mode::PostCopy));
+    assert_eq!(progress.texts().last().copied(), Some(RESUMED));
+    assert!(!progress.modes().contains(&Mode::PostCopy));
     assert!(driven.notes.is_empty());
 }
 
 #[test]
 fn a_failed_controller_abort_is_tried_again_at_the_next_judgement() {
-    let interrupt = AtomicBool::new(false);
-    let mut driver = ScriptedDriver::new(&interrupt, then_end(samples(NOT_CONVERGING), Ok(())))
-        .failing(&[Call::Abort]);
-    let (driven, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    // Pass 3 proves it (12.8 s): abort refused; pass 4 and 5 prove it again.
-    assert_eq!(driver.calls, [Call::Abort, Call::Abort, Call::Abort]);
-    assert_eq!(driven.stopped_by, None);
-    assert_eq!(
-        progress
-            .texts()
-            .iter()
-            .filter(|t| t.starts_with("could not apply the decision"))
-            .count(),
-        3
-    );
+    let driver = ScriptedDriver::over(NOT_CONVERGING, Ok(())).failing(&[Call::Abort]);
+    let played = play(driver, cfg());
+    // Pass 3 proves it (12.8 s): abort refused; passes 4 and 5 prove it again.
+    assert_eq!(played.driver.calls, [Call::Abort, Call::Abort, Call::Abort]);
+    assert_eq!(played.driven.stopped_by, None);
+    let refused = played
+        .progress
+        .texts()
+        .iter()
+        .filter(|t| t.starts_with("could not apply the decision"))
+        .count();
+    assert_eq!(refused, 3);
 }
 
 #[test]
 fn the_controllers_abort_stops_judging() {
-    let interrupt = AtomicBool::new(false);
-    let script = then_end(samples(NOT_CONVERGING), Err(ABORTED.into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Abort]);
-    assert_eq!(driven.stopped_by, Some(Stop::Controller("not-converging")));
-    // Still drawn after the abort, until the job ends.
-    assert_eq!(progress.samples.len(), NOT_CONVERGING.len());
-    assert_eq!(
-        AbortCause::NotConverging.cause_id(),
-        "not-converging",
-        "the cause id the report carries"
+    let played = play(
+        ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into())),
+        cfg(),
     );
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(
+        played.driven.stopped_by,
+        Some(Stop::Controller(AbortCause::NotConverging.cause_id()))
+    );
+    // Still drawn after the abort, until the job ends.
+    assert_eq!(played.progress.samples.len(), NOT_CONVERGING.len());
 }
 
 #[test]
 fn the_max_downtime_vmctl_changed_is_restored_when_the_migration_does_not_happen() {
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        initial_downtime_ms: 300,
-        max_downtime_ms: 4000,
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Err("migration failed".into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err("migration failed".into()));
     driver.downtime_ms = 500;
-    let mut progress = Recorder::default();
-    let downtime = set_initial_downtime(&mut driver, 300, &mut progress);
-    let settings = Settings {
-        downtime,
-        ..settings(&interrupt)
-    };
-    let (driven, _) = run(&mut driver, config, &settings);
+    driver.initial_downtime_ms = Some(300);
+    let played = play(driver, raise_then_pause());
     assert_eq!(
-        driver.calls,
+        played.driver.calls,
         [
             Call::SetMaxDowntime(300),
             Call::Apply(Decision::RaiseMaxDowntime { ms: 4000 }),
@@ -476,198 +502,128 @@ fn the_max_downtime_vmctl_changed_is_restored_when_the_migration_does_not_happen
             Call::SetMaxDowntime(500),
         ]
     );
-    assert_eq!(driver.downtime_ms, 500);
-    assert!(driven.result.is_err());
+    assert_eq!(played.driver.downtime_ms, 500);
 }
 
 #[test]
 fn a_raise_alone_is_restored_too_and_a_success_restores_nothing() {
-    let config = Config {
-        initial_downtime_ms: 300,
-        max_downtime_ms: 5000,
-        ..cfg()
+    // The initial 300 ms was set already (nothing changed); raised at 12.8 s to 4 s.
+    let run = |end: JobResult| {
+        let mut driver = ScriptedDriver::over(&NOT_CONVERGING[..10], end);
+        driver.initial_downtime_ms = Some(300);
+        play(driver, raise_then_pause()).driver.calls
     };
-    // Raised at 12.8 s, the migration then fails: the original (300, as set) comes back.
-    let interrupt = AtomicBool::new(false);
-    let script = then_end(samples(&NOT_CONVERGING[..11]), Err("failed".into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let mut progress = Recorder::default();
-    let downtime = set_initial_downtime(&mut driver, 300, &mut progress);
-    assert!(!downtime.changed);
-    let first = Settings {
-        downtime,
-        ..settings(&interrupt)
-    };
-    run(&mut driver, config.clone(), &first);
+    let set = Call::SetMaxDowntime(300);
+    let raise = Call::Apply(Decision::RaiseMaxDowntime { ms: 4000 });
     assert_eq!(
-        driver.calls,
-        [
-            Call::SetMaxDowntime(300),
-            Call::Apply(Decision::RaiseMaxDowntime { ms: 5000 }),
-            Call::SetMaxDowntime(300),
-        ]
+        run(Err("failed".into())),
+        [set.clone(), raise.clone(), set.clone()]
     );
+    assert_eq!(run(Ok(())), [set, raise]);
+}
 
-    let script = then_end(samples(&NOT_CONVERGING[..11]), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let downtime = set_initial_downtime(&mut driver, 300, &mut progress);
-    let settings = Settings {
-        downtime,
-        ..settings(&interrupt)
-    };
-    run(&mut driver, config, &settings);
+#[test]
+fn nothing_changed_nothing_restored() {
+    let played = play(
+        ScriptedDriver::over(&NOT_CONVERGING[..8], Err("failed".into())),
+        allowing(false, true),
+    );
+    // Paused at 12.8 s; the failure resumes the guest; the max downtime was never touched.
     assert_eq!(
-        driver.calls,
-        [
-            Call::SetMaxDowntime(300),
-            Call::Apply(Decision::RaiseMaxDowntime { ms: 5000 }),
-        ]
+        played.driver.calls,
+        [Call::Apply(Decision::Pause), Call::Resume]
     );
 }
 
 #[test]
 fn a_guest_vmctl_paused_is_resumed_when_the_migration_is_aborted() {
     // Paused by the controller at 12.8 s, then Ctrl-C at 17.2 s.
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), 9), Err(ABORTED.into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
+    let script = then_end(
+        ctrl_c_at(samples(NOT_CONVERGING), &[9]),
+        Err(ABORTED.into()),
+    );
+    let played = play(ScriptedDriver::new(script), allowing(false, true));
     assert_eq!(
-        driver.calls,
+        played.driver.calls,
         [Call::Apply(Decision::Pause), Call::Abort, Call::Resume]
     );
-    assert_eq!(driven.stopped_by, Some(Stop::Interrupt));
-    assert!(!driver.paused);
-    assert!(progress.has("resumed the guest on the source (vmctl had paused it)"));
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert!(!played.driver.paused);
+    assert!(played.progress.has(RESUMED));
 }
 
 #[test]
 fn a_resume_that_fails_is_a_note_for_the_summary() {
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Err("failed".into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script).failing(&[Call::Resume]);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Apply(Decision::Pause), Call::Resume]);
+    let driver =
+        ScriptedDriver::over(NOT_CONVERGING, Err("failed".into())).failing(&[Call::Resume]);
+    let played = play(driver, allowing(false, true));
     assert_eq!(
-        driven.notes,
+        played.driver.calls,
+        [Call::Apply(Decision::Pause), Call::Resume]
+    );
+    assert_eq!(
+        played.driven.notes,
         ["could not resume the guest vmctl paused: refused by the script"]
     );
-    assert!(!progress.has("resumed the guest"));
+    assert!(!played.progress.has(RESUMED));
 }
 
 #[test]
 fn a_guest_that_is_no_longer_paused_is_not_resumed() {
-    // The driver says there is nothing to resume (someone resumed it): no call, no event.
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_pause: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Err("failed".into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let mut controller = Controller::new(config);
-    let mut progress = Recorder::default();
-    // Let the loop pause it, then unpause it behind the loop's back before the end.
-    let driven = {
-        let s = settings(&interrupt);
-        let mut d = DriverThatUnpauses(&mut driver);
-        drive(&mut d, &mut controller, &mut progress, &s)
-    };
-    assert!(driven.paused_by_us);
-    assert_eq!(driver.calls, [Call::Apply(Decision::Pause)]);
-    assert!(!progress.has("resumed the guest"));
-}
-
-/// A scripted driver whose guest is resumed by someone else right after the pause.
-struct DriverThatUnpauses<'a, 'b>(&'a mut ScriptedDriver<'b>);
-
-impl Driver for DriverThatUnpauses<'_, '_> {
-    fn wait(&mut self, period: Duration) -> Option<JobResult> {
-        self.0.paused = false;
-        self.0.wait(period)
-    }
-    fn elapsed_ms(&self) -> u64 {
-        self.0.elapsed_ms()
-    }
-    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
-        self.0.sample(elapsed_ms)
-    }
-    fn supports(&self, decision: &Decision) -> bool {
-        self.0.supports(decision)
-    }
-    fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
-        self.0.apply(decision)
-    }
-    fn abort(&mut self) -> Result<(), DriverError> {
-        self.0.abort()
-    }
-    fn resume(&mut self) -> Result<bool, DriverError> {
-        self.0.resume()
-    }
-    fn max_downtime_ms(&mut self) -> Option<u64> {
-        self.0.max_downtime_ms()
-    }
-    fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
-        self.0.set_max_downtime_ms(ms)
-    }
+    // Someone resumed it: the driver says there is nothing to resume; no call, no event.
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err("failed".into()));
+    driver.resumed_behind_our_back = true;
+    let played = play(driver, allowing(false, true));
+    assert!(played.driven.paused_by_us);
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::Pause)]);
+    assert!(!played.progress.has(RESUMED));
 }
 
 #[test]
 fn ctrl_c_before_post_copy_aborts_the_job_once() {
-    let interrupt = AtomicBool::new(false);
     // Nothing allowed: the controller would abort at 12.8 s; Ctrl-C at 3 s comes first.
-    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), 1), Err(ABORTED.into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (driven, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Abort]);
-    assert_eq!(driven.stopped_by, Some(Stop::Interrupt));
+    let script = then_end(
+        ctrl_c_at(samples(NOT_CONVERGING), &[1]),
+        Err(ABORTED.into()),
+    );
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
     assert_eq!(
-        progress.texts(),
-        ["Ctrl-C: aborting the migration; waiting for the guest to run on the source again"]
+        played.progress.events,
+        [TimedEvent {
+            at_ms: 400,
+            text: format!("Ctrl-C: {ABORTING}")
+        }]
     );
     // The loop consumed the Ctrl-C.
-    assert!(!interrupt.load(Ordering::SeqCst));
+    assert!(!played.driver.interrupt.load(Ordering::SeqCst));
 }
 
 #[test]
 fn ctrl_c_whose_abort_fails_leaves_the_migration_running() {
-    let interrupt = AtomicBool::new(false);
-    let script = then_end(ctrl_c_at(samples(SAW_TOOTH_CONVERGING), 1), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script).failing(&[Call::Abort]);
-    let (driven, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Abort]);
-    assert_eq!(driven.stopped_by, None);
-    assert_eq!(driven.result, Ok(()));
+    let script = then_end(ctrl_c_at(samples(SAW_TOOTH_CONVERGING), &[1]), Ok(()));
+    let played = play(ScriptedDriver::new(script).failing(&[Call::Abort]), cfg());
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driven.result, Ok(()));
     assert_eq!(
-        progress.texts(),
+        played.progress.texts(),
         ["Ctrl-C: abort failed: refused by the script"]
     );
 }
 
 #[test]
 fn ctrl_c_in_post_copy_does_not_abort_and_says_so() {
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_postcopy: true,
-        ..cfg()
-    };
     // Post-copy from 8 s; Ctrl-C at 12.4 s and again at 17.6 s.
-    let script = ctrl_c_at(ctrl_c_at(samples(NOT_CONVERGING), 6), 10);
-    let mut driver = ScriptedDriver::new(&interrupt, then_end(script, Ok(())));
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Apply(Decision::StartPostCopy)]);
-    assert_eq!(driven.stopped_by, None);
-    assert_eq!(driven.result, Ok(()));
-    assert_eq!(driven.mode, Mode::PostCopy);
-    let refusals: Vec<u64> = progress
+    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), &[6, 10]), Ok(()));
+    let played = play(ScriptedDriver::new(script), allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.mode, Mode::PostCopy);
+    let refusals: Vec<u64> = played
+        .progress
         .events
         .iter()
         .filter(|e| e.text == NOT_ABORTING_IN_POSTCOPY)
@@ -680,59 +636,45 @@ fn ctrl_c_in_post_copy_does_not_abort_and_says_so() {
 #[test]
 fn ctrl_c_when_the_hypervisor_shows_post_copy_does_not_abort() {
     // Post-copy that vmctl did not start (the hypervisor's own switch) counts the same.
-    let interrupt = AtomicBool::new(false);
     let mut beats = samples(&SAW_TOOTH_CONVERGING[..4]);
     for b in &mut beats[2..] {
         if let Beat::Sample(s) = b {
             s.mode = Mode::PostCopy;
         }
     }
-    let script = then_end(ctrl_c_at(beats, 3), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let (_, progress) = run(&mut driver, cfg(), &settings(&interrupt));
-    assert!(driver.calls.is_empty(), "{:?}", driver.calls);
-    assert_eq!(progress.texts(), [NOT_ABORTING_IN_POSTCOPY]);
+    let script = then_end(ctrl_c_at(beats, &[3]), Ok(()));
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert!(played.driver.calls.is_empty(), "{:?}", played.driver.calls);
+    assert_eq!(played.progress.texts(), [NOT_ABORTING_IN_POSTCOPY]);
 }
 
 #[test]
 fn the_deadline_aborts_in_pre_copy_once() {
-    let interrupt = AtomicBool::new(false);
-    let script = then_end(samples(SAW_TOOTH_CONVERGING), Err(ABORTED.into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let settings = Settings {
-        deadline: Some(Duration::from_secs(5)),
-        ..settings(&interrupt)
-    };
-    let (driven, progress) = run(&mut driver, cfg(), &settings);
-    // 6.0 s is the first sample past 5 s; the later ones abort nothing more.
-    assert_eq!(driver.calls, [Call::Abort]);
-    assert_eq!(driven.stopped_by, Some(Stop::Timeout));
+    let mut driver = ScriptedDriver::over(SAW_TOOTH_CONVERGING, Err(ABORTED.into()));
+    driver.deadline = Some(Duration::from_secs(5));
+    let played = play(driver, cfg());
+    // At 6.0 s, the first wait past 5 s (timed at the sample before); the later ones abort
+    // nothing more.
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
     assert_eq!(
-        progress.events,
+        played.progress.events,
         [TimedEvent {
             at_ms: 2_000,
-            text: "--timeout reached: aborting the migration; waiting for the guest to run on the source again".into()
+            text: format!("--timeout reached: {ABORTING}")
         }]
     );
 }
 
 #[test]
 fn the_deadline_in_post_copy_is_refused_once() {
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_postcopy: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Ok(()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
-    let settings = Settings {
-        deadline: Some(Duration::from_secs(9)),
-        ..settings(&interrupt)
-    };
-    let (driven, progress) = run(&mut driver, config, &settings);
-    assert_eq!(driver.calls, [Call::Apply(Decision::StartPostCopy)]);
-    assert_eq!(driven.stopped_by, None);
-    let refusals = progress
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Ok(()));
+    driver.deadline = Some(Duration::from_secs(9));
+    let played = play(driver, allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(played.driven.stopped_by, None);
+    let refusals = played
+        .progress
         .texts()
         .iter()
         .filter(|t| **t == NOT_ABORTING_IN_POSTCOPY)
@@ -744,21 +686,20 @@ fn the_deadline_in_post_copy_is_refused_once() {
 fn a_driver_that_cannot_take_a_decision_gets_it_as_advice() {
     // KubeVirt's shape: only abort. Post-copy is advice; the controller moves on to what is
     // left (abort), which the driver can take.
-    let interrupt = AtomicBool::new(false);
-    let config = Config {
-        allow_postcopy: true,
-        ..cfg()
-    };
-    let script = then_end(samples(NOT_CONVERGING), Err(ABORTED.into()));
-    let mut driver = ScriptedDriver::new(&interrupt, script);
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into()));
     driver.supported = Some(vec![Decision::Abort {
         cause: AbortCause::NotConverging,
     }]);
-    let (driven, progress) = run(&mut driver, config, &settings(&interrupt));
-    assert_eq!(driver.calls, [Call::Abort]);
-    assert_eq!(driven.stopped_by, Some(Stop::Controller("not-converging")));
-    assert!(
-        progress.has("advice only: vmctl cannot switch to post-copy from outside this migration")
+    let played = play(driver, allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(
+        played.driven.stopped_by,
+        Some(Stop::Controller("not-converging"))
     );
-    assert_eq!(driven.mode, Mode::PreCopy);
+    assert!(
+        played
+            .progress
+            .has("advice only: vmctl cannot switch to post-copy from outside this migration")
+    );
+    assert_eq!(played.driven.mode, Mode::PreCopy);
 }
