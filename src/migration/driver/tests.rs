@@ -272,6 +272,10 @@ struct Played {
     progress: Recorder,
 }
 
+fn parts(p: Played) -> (ScriptedDriver, Driven, Recorder) {
+    (p.driver, p.driven, p.progress)
+}
+
 /// Sets the initial downtime (if the driver's setup says), then drives the script.
 fn play(mut driver: ScriptedDriver, config: Config) -> Played {
     let interrupt = driver.interrupt.clone();
@@ -299,11 +303,7 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
 fn converging_pre_copy_completes_untouched() {
     let mut driver = ScriptedDriver::over(SAW_TOOTH_CONVERGING, Ok(()));
     driver.initial_downtime_ms = Some(30);
-    let Played {
-        driver,
-        driven,
-        progress,
-    } = play(driver, cfg());
+    let (driver, driven, progress) = parts(play(driver, cfg()));
 
     assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
     assert_eq!(driven.result, Ok(()));
@@ -374,14 +374,10 @@ fn samples_with_nothing_to_copy_are_neither_drawn_nor_judged() {
 fn not_converging_the_controllers_decisions_are_applied_in_order() {
     // Raise the max downtime (within reach of the ceiling), then, when that did not help,
     // pause: the controller's order, applied as it decides.
-    let Played {
-        driver,
-        driven,
-        progress,
-    } = play(
+    let (driver, driven, progress) = parts(play(
         ScriptedDriver::over(NOT_CONVERGING, Ok(())),
         raise_then_pause(),
-    );
+    ));
 
     assert_eq!(
         driver.calls,
@@ -412,14 +408,10 @@ fn not_converging_the_controllers_decisions_are_applied_in_order() {
 
 #[test]
 fn not_converging_with_post_copy_allowed_switches_to_post_copy() {
-    let Played {
-        driver,
-        driven,
-        progress,
-    } = play(
+    let (driver, driven, progress) = parts(play(
         ScriptedDriver::over(NOT_CONVERGING, Ok(())),
         allowing(true, false),
-    );
+    ));
     assert_eq!(driver.calls, [Call::Apply(Decision::StartPostCopy)]);
     assert_eq!(driven.mode, Mode::PostCopy);
     // Pass 2 starts at the fifth sample (8 s): from the next one on, post-copy.
@@ -434,11 +426,7 @@ fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
     // and the failed migration then resumes the guest vmctl paused.
     let driver = ScriptedDriver::over(NOT_CONVERGING, Err("migration failed".into()))
         .failing(&[Call::Apply(Decision::StartPostCopy)]);
-    let Played {
-        driver,
-        driven,
-        progress,
-    } = play(driver, allowing(true, true));
+    let (driver, driven, progress) = parts(play(driver, allowing(true, true)));
 
     assert_eq!(
         driver.calls,
