@@ -356,10 +356,9 @@ impl Driver for LibvirtDriver<'_> {
     }
 
     fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
-        let stats = job_stats(self.dom, 0).ok()?;
-        if stats.r#type as u32 == sys::VIR_DOMAIN_JOB_NONE {
-            return None;
-        }
+        let stats = job_stats(self.dom, 0)
+            .ok()
+            .filter(|s| s.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE)?;
         let seen = match domain_status(self.dom) {
             DomainStatus::PostCopy | DomainStatus::PostcopyFailed => Mode::PostCopy,
             DomainStatus::Paused => Mode::Paused,
@@ -433,9 +432,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             "the guest is paused: it stays paused on the destination (VIR_MIGRATE_PAUSED)",
         );
     }
-    if let Ok(job) = job_stats(&dom, 0)
-        && job.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE
-    {
+    if job_running(&dom) {
         return Err(Error::usage(format!(
             "domain {} already has a job running (see `virsh domjobinfo {}`)",
             req.domain, req.domain
@@ -620,26 +617,59 @@ pub fn read_record(dom: &Domain) -> Option<Record> {
     .and_then(|xml| classify::record_from_xml(&xml))
 }
 
+/// True while the domain has a job (a migration, in or out) on this host.
+pub fn job_running(dom: &Domain) -> bool {
+    job_stats(dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE)
+}
+
+/// The domain as [`wait_until`] last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    pub state: DomainStatus,
+    /// A job was still running.
+    pub busy: bool,
+    /// `settled` said yes before the wait ran out.
+    pub settled: bool,
+}
+
+/// Looks at the domain every 200 ms until `settled(state, busy)` says yes or `wait` has
+/// passed (after an abort: until the guest runs on the source again).
+pub fn wait_until(
+    dom: &Domain,
+    wait: Duration,
+    settled: impl Fn(DomainStatus, bool) -> bool,
+) -> Seen {
+    let until = Instant::now() + wait;
+    loop {
+        let busy = job_running(dom);
+        let state = domain_status(dom);
+        if settled(state, busy) || Instant::now() > until {
+            return Seen {
+                state,
+                busy,
+                settled: settled(state, busy),
+            };
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Waits until the source reports the guest running again (after an abort or a failure in
 /// pre-copy); says where it is.
 pub fn wait_for_source(dom: &Domain, req: &Request<'_>, src_host: &str) -> String {
-    let until = Instant::now() + ABORT_WAIT;
-    loop {
-        let busy = job_stats(dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE);
-        match domain_status(dom) {
-            DomainStatus::Running if !busy => {
-                return format!("the guest runs on the source ({src_host}) again");
-            }
-            state if Instant::now() > until => {
-                return format!(
-                    "the source reports the guest {state:?} after {} s -- check `virsh -c '{}' domstate {}`",
-                    ABORT_WAIT.as_secs(),
-                    req.src_uri,
-                    req.domain
-                );
-            }
-            _ => thread::sleep(Duration::from_millis(200)),
-        }
+    let seen = wait_until(dom, ABORT_WAIT, |state, busy| {
+        state == DomainStatus::Running && !busy
+    });
+    if seen.settled {
+        format!("the guest runs on the source ({src_host}) again")
+    } else {
+        format!(
+            "the source reports the guest {:?} after {} s -- check `virsh -c '{}' domstate {}`",
+            seen.state,
+            ABORT_WAIT.as_secs(),
+            req.src_uri,
+            req.domain
+        )
     }
 }
 
