@@ -31,6 +31,12 @@
 //! driver therefore `supports` only [`Decision::Abort`] (if at all), and the controller runs
 //! over its samples to *advise* ("not converging: consider --allow-postcopy"): one judgement
 //! of convergence for both drivers, acted on where the driver can act.
+//! [`Config::for_kubevirt`](super::controller::Config::for_kubevirt) builds the controller
+//! that KubeVirt's own monitor amounts to (the cluster's or the policy's settings).
+//!
+//! `Driver` is synchronous (the libvirt driver blocks on its migration thread). A follower
+//! built on kube's async watcher can feed [`Controller::observe`] directly with the samples
+//! it derives and show the steps as advice, without running [`drive`].
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
