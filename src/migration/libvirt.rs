@@ -1,7 +1,7 @@
 //! The libvirt driver (cargo feature `libvirt`): starts a peer-to-peer live migration with
 //! `virDomainMigrateToURI3` on its own thread and connection; [`LibvirtDriver`] samples the
 //! job and applies the controller's decisions (post-copy, max downtime, pause, abort), and
-//! the one loop, [`drive`](super::driver::drive), runs it every 400 ms.
+//! the one loop, [`drive`], runs it every 400 ms.
 //!
 //! Safety rules (kept by the loop, tested there with a scripted driver): a guest vmctl
 //! paused is resumed if the migration then fails; nothing aborts a migration in post-copy.
