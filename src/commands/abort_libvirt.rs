@@ -87,14 +87,16 @@ async fn abort(domain: String, uri: String, wait: std::time::Duration) -> Result
 
 #[cfg(feature = "libvirt")]
 mod blocking {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use virt::sys;
 
     use super::AbortReport;
     use crate::error::Result;
     use crate::migration::classify::DomainStatus;
-    use crate::migration::libvirt::{self, abort_job, connect, domain_status, job_stats, lookup};
+    use crate::migration::libvirt::{
+        self, Seen, abort_job, connect, domain_status, job_running, job_stats, lookup, wait_until,
+    };
 
     pub fn abort(domain: &str, uri: &str, wait: Duration) -> Result<AbortReport> {
         let conn = connect(uri)?;
@@ -140,9 +142,7 @@ mod blocking {
         }
         if let Err(e) = abort_job(&dom) {
             // The job may have ended between the look and the abort.
-            let still =
-                job_stats(&dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE);
-            if !still {
+            if !job_running(&dom) {
                 return Ok(report(
                     "nothing-to-abort",
                     format!(
@@ -157,42 +157,38 @@ mod blocking {
                 &e,
             ));
         }
-        let until = Instant::now() + wait;
-        loop {
-            let busy =
-                job_stats(&dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE);
-            let state = domain_status(&dom);
-            if !busy && state == DomainStatus::Running {
-                return Ok(report(
-                    "aborted",
-                    format!(
-                        "aborted the migration of {domain}; the guest runs on the source ({host}) again"
-                    ),
-                ));
-            }
-            if !busy && state == DomainStatus::ShutOff {
-                return Ok(report(
-                    "nothing-to-abort",
-                    format!(
-                        "too late: the migration of {domain} completed before the abort took effect; the guest is no longer on {host}"
-                    ),
-                ));
-            }
-            if Instant::now() > until {
-                return Ok(report(
-                    "timed-out",
-                    format!(
-                        "asked libvirt to abort the migration of {domain}, but after {} s the source reports it {state:?}{}",
-                        wait.as_secs(),
-                        if busy {
-                            " with the job still running"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        let seen = wait_until(&dom, wait, |state, busy| {
+            !busy && matches!(state, DomainStatus::Running | DomainStatus::ShutOff)
+        });
+        Ok(match seen {
+            Seen {
+                settled: true,
+                state: DomainStatus::Running,
+                ..
+            } => report(
+                "aborted",
+                format!(
+                    "aborted the migration of {domain}; the guest runs on the source ({host}) again"
+                ),
+            ),
+            Seen { settled: true, .. } => report(
+                "nothing-to-abort",
+                format!(
+                    "too late: the migration of {domain} completed before the abort took effect; the guest is no longer on {host}"
+                ),
+            ),
+            Seen { state, busy, .. } => report(
+                "timed-out",
+                format!(
+                    "asked libvirt to abort the migration of {domain}, but after {} s the source reports it {state:?}{}",
+                    wait.as_secs(),
+                    if busy {
+                        " with the job still running"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        })
     }
 }

@@ -146,7 +146,8 @@ async fn drive(req: Request<'_>) -> Result<i32> {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use crate::migration::libvirt::{self, Stop};
+    use crate::migration::driver::Stop;
+    use crate::migration::libvirt;
     use crate::render::progress::ProgressView;
 
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -220,8 +221,8 @@ async fn drive(req: Request<'_>) -> Result<i32> {
 /// 0 succeeded; 130 aborted by Ctrl-C; 6 aborted by --timeout; 5 the destination could not
 /// be reached at all (nothing was sent); 1 any other failure or abort.
 #[cfg(feature = "libvirt")]
-fn exit_code(summary: &Summary, stopped_by: Option<crate::migration::libvirt::Stop>) -> i32 {
-    use crate::migration::libvirt::Stop;
+fn exit_code(summary: &Summary, stopped_by: Option<crate::migration::driver::Stop>) -> i32 {
+    use crate::migration::driver::Stop;
     match (summary.outcome, stopped_by) {
         (Some(Outcome::Succeeded), _) => exit::OK,
         (_, Some(Stop::Interrupt)) => exit::INTERRUPTED,

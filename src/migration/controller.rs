@@ -35,14 +35,13 @@
 //! abort, saying why.
 
 use super::sample::{JobSample, Mode, PassTracker};
+use crate::model::kubevirt::EffectiveMigrationConfig;
+use crate::policy::budget::budget_for_bytes;
 
 /// QEMU's default max downtime, and the initial one KubeVirt v1.9 sets (FACTS §5.4, §5.7).
+/// (KubeVirt's own defaults — max downtime, progress timeout, completion timeout per GiB —
+/// are in `model::kubevirt`, the budget formula in `policy::budget`.)
 pub const QEMU_DEFAULT_DOWNTIME_MS: u64 = 300;
-/// KubeVirt v1.9's default `maxDowntimeMs` (FACTS §4): the ceiling when none is given.
-pub const DEFAULT_MAX_DOWNTIME_MS: u64 = 900;
-/// KubeVirt's defaults (FACTS §4).
-pub const DEFAULT_PROGRESS_TIMEOUT_SECS: u64 = 150;
-pub const DEFAULT_COMPLETION_TIMEOUT_PER_GIB: u64 = 150;
 
 /// A pass that starts with at least this share of the previous pass's start has not shrunk.
 const STALL_RATIO: f64 = 0.9;
@@ -84,24 +83,23 @@ pub struct Config {
 }
 
 impl Config {
-    /// KubeVirt's defaults for a guest of `memory_bytes`, nothing allowed.
-    pub fn kubevirt_defaults(memory_bytes: u64) -> Self {
+    /// The controller KubeVirt's migration monitor amounts to, for a guest of
+    /// `memory_bytes` under `migration` (the cluster's configuration with its defaults
+    /// applied, or a MigrationPolicy's). Pause is left out: KubeVirt does not pause a guest
+    /// on the controller's terms. For advice on a KubeVirt migration (see
+    /// `migration::driver`).
+    pub fn for_kubevirt(migration: &EffectiveMigrationConfig, memory_bytes: u64) -> Self {
         Config {
-            allow_postcopy: false,
-            allow_auto_converge: false,
+            allow_postcopy: migration.allow_post_copy,
+            allow_auto_converge: migration.allow_auto_converge,
             allow_pause: false,
-            progress_timeout_secs: DEFAULT_PROGRESS_TIMEOUT_SECS,
-            budget_secs: completion_budget_secs(DEFAULT_COMPLETION_TIMEOUT_PER_GIB, memory_bytes),
-            initial_downtime_ms: initial_downtime_ms(DEFAULT_MAX_DOWNTIME_MS),
-            max_downtime_ms: DEFAULT_MAX_DOWNTIME_MS,
+            progress_timeout_secs: migration.progress_timeout,
+            budget_secs: budget_for_bytes(migration.completion_timeout_per_gib, memory_bytes),
+            initial_downtime_ms: initial_downtime_ms(migration.max_downtime_ms),
+            max_downtime_ms: migration.max_downtime_ms,
             early_detection: true,
         }
     }
-}
-
-/// KubeVirt's budget: seconds per GiB × ceil(decimal GB), FACTS §5.2 (0 disables).
-pub fn completion_budget_secs(per_gib: u64, memory_bytes: u64) -> u64 {
-    crate::policy::budget::budget_for_bytes(per_gib, memory_bytes)
 }
 
 /// The max downtime set at the start: min(ceiling, 300 ms), as KubeVirt v1.9 does.
@@ -601,5 +599,6 @@ fn mib(bytes: u64) -> String {
     crate::render::fmt::bytes(bytes)
 }
 
+/// The traces are shared with the loop's tests (`driver/tests.rs`).
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

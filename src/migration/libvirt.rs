@@ -1,12 +1,14 @@
 //! The libvirt driver (cargo feature `libvirt`): starts a peer-to-peer live migration with
-//! `virDomainMigrateToURI3` on its own thread and connection, samples the job every 400 ms,
-//! feeds the controller and applies its decisions (post-copy, max downtime, pause, abort).
+//! `virDomainMigrateToURI3` on its own thread and connection; [`LibvirtDriver`] samples the
+//! job and applies the controller's decisions (post-copy, max downtime, pause, abort), and
+//! the one loop, [`drive`], runs it every 400 ms.
 //!
-//! Safety rules it keeps: a guest vmctl paused is resumed if the migration then fails; an
-//! abort (controller, Ctrl-C, --timeout) waits until the guest runs on the source again;
-//! nothing aborts a migration in post-copy.
+//! Safety rules (kept by the loop, tested there with a scripted driver): a guest vmctl
+//! paused is resumed if the migration then fails; nothing aborts a migration in post-copy.
+//! Here: an abort (controller, Ctrl-C, --timeout) waits until the guest runs on the source
+//! again.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -17,10 +19,13 @@ use virt::sys;
 
 use super::classify::{self, CompletedJob, DomainStatus, JobEnd, JobOperation, Record};
 use super::controller::{Controller, Decision};
+pub use super::driver::Stop;
+use super::driver::{
+    Driver, DriverError, Progress, SAMPLE_PERIOD, Settings, drive, set_initial_downtime,
+};
 use super::plan::Plan;
 use super::sample::{JobSample, Mode, Outcome, Summary};
 use crate::error::{Error, Result};
-use crate::render::progress::{ProgressView, SAMPLE_PERIOD};
 
 /// How long an abort may take to give the guest back to the source.
 const ABORT_WAIT: Duration = Duration::from_secs(60);
@@ -261,15 +266,6 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
 }
 
-/// Who ended a migration early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The controller; with the cause id.
-    Controller(&'static str),
-    Interrupt,
-    Timeout,
-}
-
 /// How a migration ended, for the command's exit code and report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
@@ -280,11 +276,144 @@ pub struct Report {
     pub budget_secs: u64,
 }
 
-/// The result of the migrate thread: Ok, or the libvirt error (code, message).
-type MigrateResult = std::result::Result<(), (i32, String)>;
+/// The result of the migrate thread: Ok, or the libvirt error's message.
+type MigrateResult = std::result::Result<(), String>;
 
-/// Runs a migration to its end, drawing it on `view`.
-pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
+/// The [`Driver`] over a `virt::Domain` on the source: the job runs on its own thread and
+/// connection (`virDomainMigrateToURI3` blocks until the migration is over); the driver
+/// samples it with `virDomainGetJobStats` and steers it.
+pub struct LibvirtDriver<'a> {
+    dom: &'a Domain,
+    src_uri: &'a str,
+    domain: &'a str,
+    started: Instant,
+    job: Option<(mpsc::Receiver<MigrateResult>, thread::JoinHandle<()>)>,
+}
+
+impl<'a> LibvirtDriver<'a> {
+    /// A driver for `dom` (looked up on `src_uri` as `domain`); no job yet.
+    pub fn new(dom: &'a Domain, src_uri: &'a str, domain: &'a str) -> Self {
+        LibvirtDriver {
+            dom,
+            src_uri,
+            domain,
+            started: Instant::now(),
+            job: None,
+        }
+    }
+
+    /// Starts the migration on its own thread and connection; the driver's clock starts now.
+    pub fn start(&mut self, dst_uri: &str, flags: u32, params: MigrateParameters) -> Result<()> {
+        let (tx, rx) = mpsc::channel::<MigrateResult>();
+        let (src, dst, name) = (
+            self.src_uri.to_string(),
+            dst_uri.to_string(),
+            self.domain.to_string(),
+        );
+        let thread = thread::Builder::new()
+            .name("libvirt-migrate".into())
+            .spawn(move || {
+                // Its own connection: the call blocks until the migration is over, and the
+                // sampling must not wait behind it.
+                let result = Connect::open(Some(&src))
+                    .and_then(|c| {
+                        let d = c.lookup_domain_by_name(&name)?;
+                        d.migrate_to_uri3(Some(&dst), params, flags)
+                    })
+                    .map_err(|e| e.message().to_string());
+                let _ = tx.send(result);
+            })
+            .map_err(|e| Error::Internal(format!("starting the migration thread: {e}")))?;
+        self.started = Instant::now();
+        self.job = Some((rx, thread));
+        Ok(())
+    }
+
+    /// Waits for the migration thread to end (after [`drive`] saw the job end).
+    pub fn join(&mut self) {
+        if let Some((_, thread)) = self.job.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Driver for LibvirtDriver<'_> {
+    fn wait(&mut self, period: Duration) -> Option<MigrateResult> {
+        let Some((rx, _)) = &self.job else {
+            return Some(Err("no migration job was started".into()));
+        };
+        match rx.recv_timeout(period) {
+            Ok(result) => Some(result),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Some(Err("the migration thread ended without a result".into()))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
+        let stats = job_stats(self.dom, 0)
+            .ok()
+            .filter(|s| s.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE)?;
+        let seen = match domain_status(self.dom) {
+            DomainStatus::PostCopy | DomainStatus::PostcopyFailed => Mode::PostCopy,
+            DomainStatus::Paused => Mode::Paused,
+            _ => Mode::PreCopy,
+        };
+        Some(to_sample(&stats, elapsed_ms, seen))
+    }
+
+    fn supports(&self, _decision: &Decision) -> bool {
+        true
+    }
+
+    fn apply(&mut self, decision: Decision) -> std::result::Result<(), DriverError> {
+        match decision {
+            Decision::StartPostCopy => ffi::start_postcopy(self.dom),
+            Decision::RaiseMaxDowntime { ms } => self.dom.migrate_set_max_downtime(ms, 0),
+            Decision::Pause => self.dom.suspend().map(|_| ()),
+            Decision::Abort { .. } => ffi::abort_job(self.dom),
+            Decision::Continue => Ok(()),
+        }
+        .map_err(|e| DriverError(e.message().to_string()))
+    }
+
+    fn abort(&mut self) -> std::result::Result<(), DriverError> {
+        ffi::abort_job(self.dom).map_err(|e| DriverError(e.message().to_string()))
+    }
+
+    fn resume(&mut self) -> std::result::Result<bool, DriverError> {
+        if !is_paused_by_user(self.dom) {
+            return Ok(false);
+        }
+        self.dom.resume().map(|_| true).map_err(|e| {
+            DriverError(format!(
+                "{} -- run `virsh -c '{}' resume {}`",
+                e.message(),
+                self.src_uri,
+                self.domain
+            ))
+        })
+    }
+
+    fn max_downtime_ms(&mut self) -> Option<u64> {
+        ffi::max_downtime(self.dom)
+    }
+
+    fn set_max_downtime_ms(&mut self, ms: u64) -> std::result::Result<(), DriverError> {
+        self.dom
+            .migrate_set_max_downtime(ms, 0)
+            .map_err(|e| DriverError(e.message().to_string()))
+    }
+}
+
+/// Runs a migration to its end, drawing it on `progress`: start the job, build the driver,
+/// [`drive`] it, then put together the summary and leave a record for `explain --connect`.
+pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Result<Report> {
     let conn = connect(req.src_uri)?;
     let dom = lookup(&conn, req.src_uri, req.domain)?;
     let guest_paused = match domain_status(&dom) {
@@ -298,14 +427,12 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
         }
     };
     if guest_paused {
-        view.event_at(
+        progress.event_at(
             0,
             "the guest is paused: it stays paused on the destination (VIR_MIGRATE_PAUSED)",
         );
     }
-    if let Ok(job) = job_stats(&dom, 0)
-        && job.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE
-    {
+    if job_running(&dom) {
         return Err(Error::usage(format!(
             "domain {} already has a job running (see `virsh domjobinfo {}`)",
             req.domain, req.domain
@@ -318,157 +445,34 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
         .map_err(|e| api_error("read the memory of", &format!("domain {}", req.domain), &e))?;
     let cfg = req.plan.controller_config(memory_bytes);
     let budget_secs = cfg.budget_secs;
-    view.set_budget(Some(budget_secs));
+    progress.set_budget(Some(budget_secs));
     let mut controller = Controller::new(cfg);
 
-    // The max downtime is a property of the source QEMU: remember it to put it back if the
+    let mut driver = LibvirtDriver::new(&dom, req.src_uri, req.domain);
+    // The max downtime is a property of the source QEMU: remembered to put it back if the
     // migration does not happen.
-    let original_downtime = ffi::max_downtime(&dom);
-    let mut downtime_changed = false;
-    match dom.migrate_set_max_downtime(req.plan.initial_downtime_ms, 0) {
-        Ok(()) => downtime_changed = original_downtime != Some(req.plan.initial_downtime_ms),
-        Err(e) => view.event_at(
-            0,
-            &format!(
-                "could not set the max downtime to {} ms: {}",
-                req.plan.initial_downtime_ms,
-                e.message()
-            ),
-        ),
-    }
-
-    let (tx, rx) = mpsc::channel::<MigrateResult>();
-    let thread = {
-        let (src, dst, name) = (
-            req.src_uri.to_string(),
-            req.dst_uri.to_string(),
-            req.domain.to_string(),
-        );
-        let flags = req.plan.flags_for(guest_paused);
-        let params = MigrateParameters {
-            bandwidth: req.plan.bandwidth_mib,
-            parallel_connections: req
-                .plan
-                .parallel_connections
-                .and_then(|n| i32::try_from(n).ok()),
-            ..Default::default()
-        };
-        thread::Builder::new()
-            .name("libvirt-migrate".into())
-            .spawn(move || {
-                // Its own connection: the call blocks until the migration is over, and the
-                // sampling must not wait behind it.
-                let result = Connect::open(Some(&src))
-                    .and_then(|c| {
-                        let d = c.lookup_domain_by_name(&name)?;
-                        d.migrate_to_uri3(Some(&dst), params, flags)
-                    })
-                    .map_err(|e| (e.code().to_raw() as i32, e.message().to_string()));
-                let _ = tx.send(result);
-            })
-            .map_err(|e| Error::Internal(format!("starting the migration thread: {e}")))?
+    let downtime = set_initial_downtime(&mut driver, req.plan.initial_downtime_ms, progress);
+    let params = MigrateParameters {
+        bandwidth: req.plan.bandwidth_mib,
+        parallel_connections: req
+            .plan
+            .parallel_connections
+            .and_then(|n| i32::try_from(n).ok()),
+        ..Default::default()
     };
-
-    let started = Instant::now();
-    let mut mode = Mode::PreCopy;
-    let mut stopped_by: Option<Stop> = None;
-    let mut paused_by_us = false;
-    let mut refused_noted = false;
-    let mut last_sample: Option<JobSample> = None;
-    let result: MigrateResult = loop {
-        match rx.recv_timeout(SAMPLE_PERIOD) {
-            Ok(result) => break result,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                break Err((0, "the migration thread ended without a result".into()));
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-
-        // The operator: Ctrl-C, or --timeout.
-        let interrupted = req.interrupt.swap(false, Ordering::SeqCst);
-        let timed_out = stopped_by.is_none() && req.timeout.is_some_and(|t| started.elapsed() > t);
-        if interrupted || timed_out {
-            let who = if interrupted {
-                Stop::Interrupt
-            } else {
-                Stop::Timeout
-            };
-            if mode == Mode::PostCopy {
-                if !refused_noted || interrupted {
-                    view.event(
-                        "not aborting: in post-copy the guest runs on the destination with part of its memory still on the source; an abort would lose it. Following the migration to its end.",
-                    );
-                    refused_noted = true;
-                }
-            } else if stopped_by.is_none() {
-                let what = if interrupted {
-                    "Ctrl-C"
-                } else {
-                    "--timeout reached"
-                };
-                match ffi::abort_job(&dom) {
-                    Ok(()) => {
-                        stopped_by = Some(who);
-                        view.event(&format!(
-                            "{what}: aborting the migration; waiting for the guest to run on the source again"
-                        ));
-                    }
-                    Err(e) => view.event(&format!("{what}: abort failed: {}", e.message())),
-                }
-            }
-        }
-
-        let stats = match job_stats(&dom, 0) {
-            Ok(s) => s,
-            Err(_) => continue, // the job may just have ended: the thread's result says
-        };
-        if stats.r#type as u32 == sys::VIR_DOMAIN_JOB_NONE {
-            continue;
-        }
-        mode = match domain_status(&dom) {
-            DomainStatus::PostCopy | DomainStatus::PostcopyFailed => Mode::PostCopy,
-            DomainStatus::Paused if paused_by_us && mode != Mode::PostCopy => Mode::Paused,
-            _ => mode,
-        };
-        let sample = to_sample(&stats, elapsed_ms, mode);
-        if sample.total() == 0 {
-            continue; // still setting up, or already torn down: nothing to show or judge
-        }
-        view.sample(&sample);
-        last_sample = Some(sample.clone());
-        if stopped_by.is_some() {
-            continue;
-        }
-        let step = controller.observe(&sample);
-        if let Some(why) = &step.why {
-            view.event(why);
-        }
-        let applied = match step.decision {
-            Decision::Continue => Ok(()),
-            Decision::StartPostCopy => ffi::start_postcopy(&dom).map(|()| mode = Mode::PostCopy),
-            Decision::RaiseMaxDowntime { ms } => dom.migrate_set_max_downtime(ms, 0).map(|()| {
-                downtime_changed = true;
-            }),
-            Decision::Pause => dom.suspend().map(|()| {
-                paused_by_us = true;
-                mode = Mode::Paused;
-                view.set_budget(Some(controller.budget_secs()));
-            }),
-            Decision::Abort { cause } => ffi::abort_job(&dom).map(|()| {
-                stopped_by = Some(Stop::Controller(cause.cause_id()));
-            }),
-        };
-        if let Err(e) = applied {
-            view.event(&format!("could not apply the decision: {}", e.message()));
-            controller.decision_failed(step.decision);
-        }
+    driver.start(req.dst_uri, req.plan.flags_for(guest_paused), params)?;
+    let settings = Settings {
+        period: SAMPLE_PERIOD,
+        interrupt: req.interrupt,
+        deadline: req.timeout,
+        downtime,
     };
-    let _ = thread.join();
-    let total_ms = started.elapsed().as_millis() as u64;
+    let driven = drive(&mut driver, &mut controller, progress, &settings);
+    driver.join();
+    let mode = driven.mode;
+    let stopped_by = driven.stopped_by;
 
-    // Afterwards: completed-job statistics (kept by the source daemon), and the guest put
-    // back the way it was if the migration did not happen.
+    // Afterwards: completed-job statistics (kept by the source daemon).
     let completed = job_stats(
         &dom,
         sys::VIR_DOMAIN_JOB_STATS_COMPLETED | sys::VIR_DOMAIN_JOB_STATS_KEEP_COMPLETED,
@@ -476,7 +480,7 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
     .ok()
     .map(|s| to_completed(&s));
     let mut summary = Summary {
-        total_ms,
+        total_ms: driven.elapsed_ms,
         memory_total: memory_bytes,
         final_mode: mode,
         ..Default::default()
@@ -491,19 +495,19 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
         }
     }
     if summary.data_processed == 0
-        && let Some(s) = &last_sample
+        && let Some(s) = &driven.last_sample
     {
         summary.data_processed = s.data_processed;
         summary.iterations = s.iteration;
     }
 
-    match result {
+    match &driven.result {
         Ok(()) => {
             summary.outcome = Some(Outcome::Succeeded);
             summary.cause = Some("succeeded".into());
             summary.message = destination_words(req, mode);
         }
-        Err((_code, message)) => {
+        Err(message) => {
             let in_postcopy = mode == Mode::PostCopy;
             let (outcome, cause) = match stopped_by {
                 Some(Stop::Controller(cause)) => (Outcome::Failed, cause),
@@ -511,7 +515,7 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
                     (Outcome::Aborted, "aborted-by-request")
                 }
                 None => {
-                    let cause = classify::failure_cause(&message, in_postcopy);
+                    let cause = classify::failure_cause(message, in_postcopy);
                     let outcome = if cause == "aborted-by-request" {
                         Outcome::Aborted
                     } else {
@@ -522,23 +526,10 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
             };
             summary.outcome = Some(outcome);
             summary.cause = Some(cause.into());
+            // The loop resumed a guest vmctl paused and put the max downtime back; what it
+            // could not do is said here.
             let mut words = vec![format!("libvirt: {message}")];
-            if paused_by_us && is_paused_by_user(&dom) {
-                match dom.resume() {
-                    Ok(()) => {
-                        view.event("resumed the guest on the source (vmctl had paused it)");
-                    }
-                    Err(e) => words.push(format!(
-                        "could not resume the guest vmctl paused: {} -- run `virsh -c '{}' resume {}`",
-                        e.message(),
-                        req.src_uri,
-                        req.domain
-                    )),
-                }
-            }
-            if downtime_changed && let Some(ms) = original_downtime {
-                let _ = dom.migrate_set_max_downtime(ms, 0);
-            }
+            words.extend(driven.notes.iter().cloned());
             if !in_postcopy {
                 words.push(wait_for_source(&dom, req, &src_host));
             } else {
@@ -551,7 +542,7 @@ pub fn migrate(req: &Request<'_>, view: &mut ProgressView) -> Result<Report> {
         }
     }
     summary.final_mode = mode;
-    summary.events = view.events().to_vec();
+    summary.events = progress.events().to_vec();
 
     // Leave a record for `explain --connect` where the guest now is: libvirt keeps
     // statistics only of jobs that succeeded. Best effort: a migration is not failed by it.
@@ -626,26 +617,59 @@ pub fn read_record(dom: &Domain) -> Option<Record> {
     .and_then(|xml| classify::record_from_xml(&xml))
 }
 
+/// True while the domain has a job (a migration, in or out) on this host.
+pub fn job_running(dom: &Domain) -> bool {
+    job_stats(dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE)
+}
+
+/// The domain as [`wait_until`] last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    pub state: DomainStatus,
+    /// A job was still running.
+    pub busy: bool,
+    /// `settled` said yes before the wait ran out.
+    pub settled: bool,
+}
+
+/// Looks at the domain every 200 ms until `settled(state, busy)` says yes or `wait` has
+/// passed (after an abort: until the guest runs on the source again).
+pub fn wait_until(
+    dom: &Domain,
+    wait: Duration,
+    settled: impl Fn(DomainStatus, bool) -> bool,
+) -> Seen {
+    let until = Instant::now() + wait;
+    loop {
+        let busy = job_running(dom);
+        let state = domain_status(dom);
+        if settled(state, busy) || Instant::now() > until {
+            return Seen {
+                state,
+                busy,
+                settled: settled(state, busy),
+            };
+        }
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Waits until the source reports the guest running again (after an abort or a failure in
 /// pre-copy); says where it is.
 pub fn wait_for_source(dom: &Domain, req: &Request<'_>, src_host: &str) -> String {
-    let until = Instant::now() + ABORT_WAIT;
-    loop {
-        let busy = job_stats(dom, 0).is_ok_and(|j| j.r#type as u32 != sys::VIR_DOMAIN_JOB_NONE);
-        match domain_status(dom) {
-            DomainStatus::Running if !busy => {
-                return format!("the guest runs on the source ({src_host}) again");
-            }
-            state if Instant::now() > until => {
-                return format!(
-                    "the source reports the guest {state:?} after {} s -- check `virsh -c '{}' domstate {}`",
-                    ABORT_WAIT.as_secs(),
-                    req.src_uri,
-                    req.domain
-                );
-            }
-            _ => thread::sleep(Duration::from_millis(200)),
-        }
+    let seen = wait_until(dom, ABORT_WAIT, |state, busy| {
+        state == DomainStatus::Running && !busy
+    });
+    if seen.settled {
+        format!("the guest runs on the source ({src_host}) again")
+    } else {
+        format!(
+            "the source reports the guest {:?} after {} s -- check `virsh -c '{}' domstate {}`",
+            seen.state,
+            ABORT_WAIT.as_secs(),
+            req.src_uri,
+            req.domain
+        )
     }
 }
 

@@ -1,8 +1,10 @@
 //! Driving migrations: one `JobSample` shape for both drivers (KubeVirt, libvirt), the
-//! adaptive controller (pure), and the drivers themselves.
+//! adaptive controller (pure), the `Driver` trait with the one loop that drives any driver
+//! (`driver.rs`), and the drivers themselves.
 
 pub mod classify;
 pub mod controller;
+pub mod driver;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 pub mod plan;

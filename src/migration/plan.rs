@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
-use super::controller::{
-    self, DEFAULT_COMPLETION_TIMEOUT_PER_GIB, DEFAULT_MAX_DOWNTIME_MS,
-    DEFAULT_PROGRESS_TIMEOUT_SECS,
+use super::controller;
+use crate::model::kubevirt::{
+    DEFAULT_COMPLETION_TIMEOUT_PER_GIB, DEFAULT_MAX_DOWNTIME_MS, DEFAULT_PROGRESS_TIMEOUT,
 };
+use crate::policy::budget::budget_for_bytes;
 
 /// libvirt's `virDomainMigrateFlags` (stable ABI values; checked against `virt::sys` in the
 /// libvirt build's tests).
@@ -106,9 +107,7 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
         completion_timeout_per_gib: o
             .completion_timeout_per_gib
             .unwrap_or(DEFAULT_COMPLETION_TIMEOUT_PER_GIB),
-        progress_timeout_secs: o
-            .progress_timeout_secs
-            .unwrap_or(DEFAULT_PROGRESS_TIMEOUT_SECS),
+        progress_timeout_secs: o.progress_timeout_secs.unwrap_or(DEFAULT_PROGRESS_TIMEOUT),
         allow_postcopy: o.allow_postcopy,
         allow_auto_converge: o.allow_auto_converge,
         allow_pause: o.allow_pause,
@@ -123,10 +122,7 @@ impl Plan {
             allow_auto_converge: self.allow_auto_converge,
             allow_pause: self.allow_pause,
             progress_timeout_secs: self.progress_timeout_secs,
-            budget_secs: controller::completion_budget_secs(
-                self.completion_timeout_per_gib,
-                memory_bytes,
-            ),
+            budget_secs: budget_for_bytes(self.completion_timeout_per_gib, memory_bytes),
             initial_downtime_ms: self.initial_downtime_ms,
             max_downtime_ms: self.max_downtime_ms,
             early_detection: true,

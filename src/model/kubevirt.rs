@@ -261,12 +261,17 @@ pub struct EffectiveMigrationConfig {
     pub node_drain_taint_key: String,
 }
 
+// KubeVirt's migration defaults (FACTS §4): the one place they are written; the libvirt
+// plan and the controller take theirs from here.
 pub const DEFAULT_PARALLEL_MIGRATIONS_PER_CLUSTER: u32 = 5;
 pub const DEFAULT_PARALLEL_OUTBOUND_MIGRATIONS_PER_NODE: u32 = 2;
+/// Seconds of completion budget per (decimal) GB of guest memory.
 pub const DEFAULT_COMPLETION_TIMEOUT_PER_GIB: u64 = 150;
 /// The default before v1.4 (FACTS §4).
 pub const LEGACY_COMPLETION_TIMEOUT_PER_GIB: u64 = 800;
+/// Seconds without progress before the migration is aborted.
 pub const DEFAULT_PROGRESS_TIMEOUT: u64 = 150;
+/// KubeVirt v1.9's default `maxDowntimeMs`: the ceiling when none is given.
 pub const DEFAULT_MAX_DOWNTIME_MS: u64 = 900;
 pub const DEFAULT_NODE_DRAIN_TAINT_KEY: &str = "kubevirt.io/drain";
 

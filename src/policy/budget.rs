@@ -32,4 +32,16 @@ mod tests {
             None
         );
     }
+
+    #[test]
+    fn the_budget_counts_decimal_gigabytes_rounded_up() {
+        const MIB: u64 = 1 << 20;
+        assert_eq!(budget_for_bytes(150, 256 * MIB), 150);
+        // 2 GiB = 2.147 GB -> ceil 3 -> 450 s (FACTS §5.2).
+        assert_eq!(budget_for_bytes(150, 2 << 30), 450);
+        assert_eq!(budget_for_bytes(150, 1_000_000_000), 150);
+        assert_eq!(budget_for_bytes(150, 1_000_000_001), 300);
+        assert_eq!(budget_for_bytes(0, 2 << 30), 0);
+        assert_eq!(budget_for_bytes(150, 0), 0);
+    }
 }

@@ -20,7 +20,6 @@
 //! ```
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -554,7 +553,30 @@ fn write_json_line<T: Serialize>(
 }
 
 /// How often drivers sample a job (KubeVirt's monitor period).
-pub const SAMPLE_PERIOD: Duration = Duration::from_millis(400);
+pub use crate::migration::driver::SAMPLE_PERIOD;
+
+/// The loop in `migration::driver` draws through this.
+impl crate::migration::driver::Progress for ProgressView {
+    fn sample(&mut self, s: &JobSample) {
+        ProgressView::sample(self, s);
+    }
+
+    fn event(&mut self, text: &str) {
+        ProgressView::event(self, text);
+    }
+
+    fn event_at(&mut self, at_ms: u64, text: &str) {
+        ProgressView::event_at(self, at_ms, text);
+    }
+
+    fn set_budget(&mut self, budget_secs: Option<u64>) {
+        ProgressView::set_budget(self, budget_secs);
+    }
+
+    fn events(&self) -> &[TimedEvent] {
+        ProgressView::events(self)
+    }
+}
 
 #[cfg(test)]
 mod tests {

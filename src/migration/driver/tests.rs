@@ -1,0 +1,693 @@
+//! The loop's rules, over a scripted driver: every test asserts the exact calls the loop
+//! made on the driver.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::*;
+use crate::migration::controller::tests::{NOT_CONVERGING, Row, SAW_TOOTH_CONVERGING, cfg, sample};
+use crate::migration::controller::{AbortCause, Config};
+
+const PERIOD: Duration = Duration::from_millis(400);
+const ABORTED: &str = "operation aborted: migration out job: canceled by client";
+const ABORTING: &str = "aborting the migration; waiting for the guest to run on the source again";
+const RESUMED: &str = "resumed the guest on the source (vmctl had paused it)";
+
+/// What the loop asked the driver to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Call {
+    SetMaxDowntime(u64),
+    Apply(Decision),
+    Abort,
+    Resume,
+}
+
+/// One wait of the loop, as the script plays it.
+#[derive(Debug, Clone)]
+enum Beat {
+    /// The job runs; the next sample is this (its `elapsed_ms` sets the driver's clock).
+    Sample(JobSample),
+    /// The job runs, but there are no statistics to read.
+    Nothing,
+    /// The operator presses Ctrl-C during the wait; then the sample.
+    CtrlC(JobSample),
+    /// The job ends.
+    End(JobResult),
+}
+
+/// Plays a script of samples, records every call, fails the calls it is told to fail.
+struct ScriptedDriver {
+    script: VecDeque<Beat>,
+    next: Option<JobSample>,
+    clock_ms: u64,
+    /// The Ctrl-C flag the loop reads (set by `Beat::CtrlC`).
+    interrupt: Arc<AtomicBool>,
+    calls: Vec<Call>,
+    failing: Vec<Call>,
+    /// `None`: every decision; else only these.
+    supported: Option<Vec<Decision>>,
+    downtime_ms: u64,
+    paused: bool,
+    /// Someone else resumes the guest at every wait.
+    resumed_behind_our_back: bool,
+    // The run's setup, for `play`:
+    initial_downtime_ms: Option<u64>,
+    deadline: Option<Duration>,
+}
+
+impl ScriptedDriver {
+    fn new(script: impl IntoIterator<Item = Beat>) -> Self {
+        ScriptedDriver {
+            script: script.into_iter().collect(),
+            next: None,
+            clock_ms: 0,
+            interrupt: Arc::new(AtomicBool::new(false)),
+            calls: Vec::new(),
+            failing: Vec::new(),
+            supported: None,
+            downtime_ms: 300,
+            paused: false,
+            resumed_behind_our_back: false,
+            initial_downtime_ms: None,
+            deadline: None,
+        }
+    }
+
+    /// Samples of `rows`, then the end.
+    fn over(rows: &[Row], end: JobResult) -> Self {
+        Self::new(then_end(samples(rows), end))
+    }
+
+    fn failing(mut self, calls: &[Call]) -> Self {
+        self.failing = calls.to_vec();
+        self
+    }
+
+    fn call(&mut self, call: Call) -> Result<(), DriverError> {
+        let fails = self.failing.contains(&call);
+        self.calls.push(call);
+        if fails {
+            Err(DriverError("refused by the script".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Driver for ScriptedDriver {
+    fn wait(&mut self, period: Duration) -> Option<JobResult> {
+        if self.resumed_behind_our_back {
+            self.paused = false;
+        }
+        let beat = self
+            .script
+            .pop_front()
+            .unwrap_or(Beat::End(Err("the script ran out".into())));
+        self.next = None;
+        let (s, ctrl_c) = match beat {
+            Beat::Sample(s) => (s, false),
+            Beat::CtrlC(s) => (s, true),
+            Beat::Nothing => {
+                self.clock_ms += period.as_millis() as u64;
+                return None;
+            }
+            Beat::End(result) => {
+                self.clock_ms += period.as_millis() as u64;
+                return Some(result);
+            }
+        };
+        if ctrl_c {
+            self.interrupt.store(true, Ordering::SeqCst);
+        }
+        self.clock_ms = if s.elapsed_ms > 0 {
+            s.elapsed_ms
+        } else {
+            self.clock_ms + period.as_millis() as u64
+        };
+        self.next = Some(s);
+        None
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.clock_ms
+    }
+
+    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
+        let mut s = self.next.take()?;
+        if s.elapsed_ms == 0 {
+            s.elapsed_ms = elapsed_ms;
+        }
+        Some(s)
+    }
+
+    fn supports(&self, decision: &Decision) -> bool {
+        self.supported
+            .as_ref()
+            .is_none_or(|only| only.contains(decision))
+    }
+
+    fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
+        self.call(Call::Apply(decision))?;
+        match decision {
+            Decision::Pause => self.paused = true,
+            Decision::RaiseMaxDowntime { ms } => self.downtime_ms = ms,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn abort(&mut self) -> Result<(), DriverError> {
+        self.call(Call::Abort)
+    }
+
+    fn resume(&mut self) -> Result<bool, DriverError> {
+        if !self.paused {
+            return Ok(false);
+        }
+        self.call(Call::Resume)?;
+        self.paused = false;
+        Ok(true)
+    }
+
+    fn max_downtime_ms(&mut self) -> Option<u64> {
+        Some(self.downtime_ms)
+    }
+
+    fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
+        self.call(Call::SetMaxDowntime(ms))?;
+        self.downtime_ms = ms;
+        Ok(())
+    }
+}
+
+/// Records what the loop draws.
+#[derive(Default)]
+struct Recorder {
+    samples: Vec<JobSample>,
+    events: Vec<TimedEvent>,
+    budgets: Vec<Option<u64>>,
+}
+
+impl Progress for Recorder {
+    fn sample(&mut self, s: &JobSample) {
+        self.samples.push(s.clone());
+    }
+
+    fn event(&mut self, text: &str) {
+        let at_ms = self.samples.last().map_or(0, |s| s.elapsed_ms);
+        self.event_at(at_ms, text);
+    }
+
+    fn event_at(&mut self, at_ms: u64, text: &str) {
+        self.events.push(TimedEvent {
+            at_ms,
+            text: text.to_string(),
+        });
+    }
+
+    fn set_budget(&mut self, budget_secs: Option<u64>) {
+        self.budgets.push(budget_secs);
+    }
+
+    fn events(&self) -> &[TimedEvent] {
+        &self.events
+    }
+}
+
+impl Recorder {
+    fn texts(&self) -> Vec<&str> {
+        self.events.iter().map(|e| e.text.as_str()).collect()
+    }
+
+    fn has(&self, text: &str) -> bool {
+        self.events.iter().any(|e| e.text.contains(text))
+    }
+
+    fn modes(&self) -> Vec<Mode> {
+        self.samples.iter().map(|s| s.mode).collect()
+    }
+}
+
+fn samples(rows: &[Row]) -> Vec<Beat> {
+    rows.iter().map(|r| Beat::Sample(sample(*r))).collect()
+}
+
+fn then_end(mut beats: Vec<Beat>, result: JobResult) -> Vec<Beat> {
+    beats.push(Beat::End(result));
+    beats
+}
+
+/// Makes the beats at `at` Ctrl-Cs.
+fn ctrl_c_at(mut beats: Vec<Beat>, at: &[usize]) -> Vec<Beat> {
+    for i in at {
+        if let Beat::Sample(s) = beats[*i].clone() {
+            beats[*i] = Beat::CtrlC(s);
+        }
+    }
+    beats
+}
+
+/// The controller's options on `cfg()` (30 ms max downtime, nothing allowed).
+fn allowing(postcopy: bool, pause: bool) -> Config {
+    Config {
+        allow_postcopy: postcopy,
+        allow_pause: pause,
+        ..cfg()
+    }
+}
+
+/// A ceiling within reach on `NOT_CONVERGING`: raise to 4 s at 12.8 s, which does not
+/// help, then pause at 17.6 s.
+fn raise_then_pause() -> Config {
+    Config {
+        initial_downtime_ms: 300,
+        max_downtime_ms: 4000,
+        ..allowing(false, true)
+    }
+}
+
+struct Played {
+    driver: ScriptedDriver,
+    driven: Driven,
+    progress: Recorder,
+}
+
+fn parts(p: Played) -> (ScriptedDriver, Driven, Recorder) {
+    (p.driver, p.driven, p.progress)
+}
+
+/// Sets the initial downtime (if the driver's setup says), then drives the script.
+fn play(mut driver: ScriptedDriver, config: Config) -> Played {
+    let interrupt = driver.interrupt.clone();
+    let mut progress = Recorder::default();
+    let downtime = match driver.initial_downtime_ms {
+        Some(ms) => set_initial_downtime(&mut driver, ms, &mut progress),
+        None => DowntimeMemo::default(),
+    };
+    let settings = Settings {
+        period: PERIOD,
+        interrupt: &interrupt,
+        deadline: driver.deadline,
+        downtime,
+    };
+    let mut controller = Controller::new(config);
+    let driven = drive(&mut driver, &mut controller, &mut progress, &settings);
+    Played {
+        driver,
+        driven,
+        progress,
+    }
+}
+
+#[test]
+fn converging_pre_copy_completes_untouched() {
+    let mut driver = ScriptedDriver::over(SAW_TOOTH_CONVERGING, Ok(()));
+    driver.initial_downtime_ms = Some(30);
+    let (driver, driven, progress) = parts(play(driver, cfg()));
+
+    assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
+    assert_eq!(driven.result, Ok(()));
+    assert_eq!(driven.stopped_by, None);
+    assert_eq!(driven.mode, Mode::PreCopy);
+    assert!(!driven.paused_by_us);
+    assert!(driven.notes.is_empty());
+    assert_eq!(progress.samples.len(), SAW_TOOTH_CONVERGING.len());
+    assert!(progress.events.is_empty(), "{:?}", progress.texts());
+    assert_eq!(driven.last_sample.map(|s| s.elapsed_ms), Some(17_800));
+    // The clock is the driver's: the end came one period after the last sample.
+    assert_eq!(driven.elapsed_ms, 18_200);
+}
+
+#[test]
+fn the_initial_downtime_remembers_what_it_replaced() {
+    let mut driver = ScriptedDriver::new([]);
+    driver.downtime_ms = 500;
+    let mut progress = Recorder::default();
+    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    assert_eq!(
+        memo,
+        DowntimeMemo {
+            original_ms: Some(500),
+            changed: true
+        }
+    );
+    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    assert!(!memo.changed, "300 was set already");
+    assert_eq!(
+        driver.calls,
+        [Call::SetMaxDowntime(300), Call::SetMaxDowntime(300)]
+    );
+    assert!(progress.events.is_empty());
+}
+
+#[test]
+fn the_initial_downtime_that_cannot_be_set_is_said_and_not_restored() {
+    let mut driver =
+        ScriptedDriver::new([Beat::End(Err("failed".into()))]).failing(&[Call::SetMaxDowntime(30)]);
+    driver.initial_downtime_ms = Some(30);
+    let played = play(driver, cfg());
+    assert_eq!(
+        played.progress.texts(),
+        ["could not set the max downtime to 30 ms: refused by the script"]
+    );
+    assert_eq!(played.driven.result, Err("failed".into()));
+    // Only the attempt: nothing was changed, so nothing is put back.
+    assert_eq!(played.driver.calls, [Call::SetMaxDowntime(30)]);
+}
+
+#[test]
+fn samples_with_nothing_to_copy_are_neither_drawn_nor_judged() {
+    let script = [
+        Beat::Nothing,
+        Beat::Sample(JobSample::default()),
+        Beat::Sample(sample((0.8, 256, 1, 16, 0))),
+        Beat::End(Ok(())),
+    ];
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert_eq!(played.progress.samples.len(), 1);
+    assert_eq!(played.progress.samples[0].elapsed_ms, 800);
+    assert_eq!(played.driven.result, Ok(()));
+    assert!(played.driver.calls.is_empty());
+}
+
+#[test]
+fn not_converging_the_controllers_decisions_are_applied_in_order() {
+    // Raise the max downtime (within reach of the ceiling), then, when that did not help,
+    // pause: the controller's order, applied as it decides.
+    let (driver, driven, progress) = parts(play(
+        ScriptedDriver::over(NOT_CONVERGING, Ok(())),
+        raise_then_pause(),
+    ));
+
+    assert_eq!(
+        driver.calls,
+        [
+            Call::Apply(Decision::RaiseMaxDowntime { ms: 4000 }),
+            Call::Apply(Decision::Pause),
+        ]
+    );
+    assert_eq!(driven.result, Ok(()));
+    assert!(driven.paused_by_us);
+    assert_eq!(driven.mode, Mode::Paused);
+    // The pause doubled the budget: the view measures against the new one.
+    assert_eq!(progress.budgets, [Some(300)]);
+    // The samples after the pause are drawn as paused, although the hypervisor's do not
+    // say so.
+    let modes = progress.modes();
+    assert_eq!(modes[..11], [Mode::PreCopy; 11]);
+    assert_eq!(modes[11..], [Mode::Paused; 3]);
+    let texts = progress.texts();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].contains("raise max downtime to 4000 ms"),
+        "{texts:?}"
+    );
+    assert!(texts[1].contains("pause the guest"), "{texts:?}");
+    // Succeeded: nothing is put back on a source that no longer runs the guest.
+}
+
+#[test]
+fn not_converging_with_post_copy_allowed_switches_to_post_copy() {
+    let (driver, driven, progress) = parts(play(
+        ScriptedDriver::over(NOT_CONVERGING, Ok(())),
+        allowing(true, false),
+    ));
+    assert_eq!(driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(driven.mode, Mode::PostCopy);
+    // Pass 2 starts at the fifth sample (8 s): from the next one on, post-copy.
+    let modes = progress.modes();
+    assert_eq!(modes[..5], [Mode::PreCopy; 5]);
+    assert_eq!(modes[5..], [Mode::PostCopy; 9]);
+}
+
+#[test]
+fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
+    // Post-copy refused by the hypervisor: the controller takes its next option (pause),
+    // and the failed migration then resumes the guest vmctl paused.
+    let driver = ScriptedDriver::over(NOT_CONVERGING, Err("migration failed".into()))
+        .failing(&[Call::Apply(Decision::StartPostCopy)]);
+    let (driver, driven, progress) = parts(play(driver, allowing(true, true)));
+
+    assert_eq!(
+        driver.calls,
+        [
+            Call::Apply(Decision::StartPostCopy),
+            Call::Apply(Decision::Pause),
+            Call::Resume,
+        ]
+    );
+    assert_eq!(driven.result, Err("migration failed".into()));
+    assert!(progress.has("could not apply the decision: refused by the script"));
+    assert_eq!(progress.texts().last().copied(), Some(RESUMED));
+    assert!(!progress.modes().contains(&Mode::PostCopy));
+    assert!(driven.notes.is_empty());
+}
+
+#[test]
+fn a_failed_controller_abort_is_tried_again_at_the_next_judgement() {
+    let driver = ScriptedDriver::over(NOT_CONVERGING, Ok(())).failing(&[Call::Abort]);
+    let played = play(driver, cfg());
+    // Pass 3 proves it (12.8 s): abort refused; passes 4 and 5 prove it again.
+    assert_eq!(played.driver.calls, [Call::Abort, Call::Abort, Call::Abort]);
+    assert_eq!(played.driven.stopped_by, None);
+    let refused = played
+        .progress
+        .texts()
+        .iter()
+        .filter(|t| t.starts_with("could not apply the decision"))
+        .count();
+    assert_eq!(refused, 3);
+}
+
+#[test]
+fn the_controllers_abort_stops_judging() {
+    let played = play(
+        ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into())),
+        cfg(),
+    );
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(
+        played.driven.stopped_by,
+        Some(Stop::Controller(AbortCause::NotConverging.cause_id()))
+    );
+    // Still drawn after the abort, until the job ends.
+    assert_eq!(played.progress.samples.len(), NOT_CONVERGING.len());
+}
+
+#[test]
+fn the_max_downtime_vmctl_changed_is_restored_when_the_migration_does_not_happen() {
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err("migration failed".into()));
+    driver.downtime_ms = 500;
+    driver.initial_downtime_ms = Some(300);
+    let played = play(driver, raise_then_pause());
+    assert_eq!(
+        played.driver.calls,
+        [
+            Call::SetMaxDowntime(300),
+            Call::Apply(Decision::RaiseMaxDowntime { ms: 4000 }),
+            Call::Apply(Decision::Pause),
+            Call::Resume,
+            Call::SetMaxDowntime(500),
+        ]
+    );
+    assert_eq!(played.driver.downtime_ms, 500);
+}
+
+#[test]
+fn a_raise_alone_is_restored_too_and_a_success_restores_nothing() {
+    // The initial 300 ms was set already (nothing changed); raised at 12.8 s to 4 s.
+    let run = |end: JobResult| {
+        let mut driver = ScriptedDriver::over(&NOT_CONVERGING[..10], end);
+        driver.initial_downtime_ms = Some(300);
+        play(driver, raise_then_pause()).driver.calls
+    };
+    let set = Call::SetMaxDowntime(300);
+    let raise = Call::Apply(Decision::RaiseMaxDowntime { ms: 4000 });
+    assert_eq!(
+        run(Err("failed".into())),
+        [set.clone(), raise.clone(), set.clone()]
+    );
+    assert_eq!(run(Ok(())), [set, raise]);
+}
+
+#[test]
+fn nothing_changed_nothing_restored() {
+    let played = play(
+        ScriptedDriver::over(&NOT_CONVERGING[..8], Err("failed".into())),
+        allowing(false, true),
+    );
+    // Paused at 12.8 s; the failure resumes the guest; the max downtime was never touched.
+    assert_eq!(
+        played.driver.calls,
+        [Call::Apply(Decision::Pause), Call::Resume]
+    );
+}
+
+#[test]
+fn a_guest_vmctl_paused_is_resumed_when_the_migration_is_aborted() {
+    // Paused by the controller at 12.8 s, then Ctrl-C at 17.2 s.
+    let script = then_end(
+        ctrl_c_at(samples(NOT_CONVERGING), &[9]),
+        Err(ABORTED.into()),
+    );
+    let played = play(ScriptedDriver::new(script), allowing(false, true));
+    assert_eq!(
+        played.driver.calls,
+        [Call::Apply(Decision::Pause), Call::Abort, Call::Resume]
+    );
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert!(!played.driver.paused);
+    assert!(played.progress.has(RESUMED));
+}
+
+#[test]
+fn a_resume_that_fails_is_a_note_for_the_summary() {
+    let driver =
+        ScriptedDriver::over(NOT_CONVERGING, Err("failed".into())).failing(&[Call::Resume]);
+    let played = play(driver, allowing(false, true));
+    assert_eq!(
+        played.driver.calls,
+        [Call::Apply(Decision::Pause), Call::Resume]
+    );
+    assert_eq!(
+        played.driven.notes,
+        ["could not resume the guest vmctl paused: refused by the script"]
+    );
+    assert!(!played.progress.has(RESUMED));
+}
+
+#[test]
+fn a_guest_that_is_no_longer_paused_is_not_resumed() {
+    // Someone resumed it: the driver says there is nothing to resume; no call, no event.
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err("failed".into()));
+    driver.resumed_behind_our_back = true;
+    let played = play(driver, allowing(false, true));
+    assert!(played.driven.paused_by_us);
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::Pause)]);
+    assert!(!played.progress.has(RESUMED));
+}
+
+#[test]
+fn ctrl_c_before_post_copy_aborts_the_job_once() {
+    // Nothing allowed: the controller would abort at 12.8 s; Ctrl-C at 3 s comes first.
+    let script = then_end(
+        ctrl_c_at(samples(NOT_CONVERGING), &[1]),
+        Err(ABORTED.into()),
+    );
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert_eq!(
+        played.progress.events,
+        [TimedEvent {
+            at_ms: 400,
+            text: format!("Ctrl-C: {ABORTING}")
+        }]
+    );
+    // The loop consumed the Ctrl-C.
+    assert!(!played.driver.interrupt.load(Ordering::SeqCst));
+}
+
+#[test]
+fn ctrl_c_whose_abort_fails_leaves_the_migration_running() {
+    let script = then_end(ctrl_c_at(samples(SAW_TOOTH_CONVERGING), &[1]), Ok(()));
+    let played = play(ScriptedDriver::new(script).failing(&[Call::Abort]), cfg());
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(
+        played.progress.texts(),
+        ["Ctrl-C: abort failed: refused by the script"]
+    );
+}
+
+#[test]
+fn ctrl_c_in_post_copy_does_not_abort_and_says_so() {
+    // Post-copy from 8 s; Ctrl-C at 12.4 s and again at 17.6 s.
+    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), &[6, 10]), Ok(()));
+    let played = play(ScriptedDriver::new(script), allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.mode, Mode::PostCopy);
+    let refusals: Vec<u64> = played
+        .progress
+        .events
+        .iter()
+        .filter(|e| e.text == NOT_ABORTING_IN_POSTCOPY)
+        .map(|e| e.at_ms)
+        .collect();
+    // Said at each Ctrl-C (timed at the sample before it).
+    assert_eq!(refusals, [10_000, 17_200]);
+}
+
+#[test]
+fn ctrl_c_when_the_hypervisor_shows_post_copy_does_not_abort() {
+    // Post-copy that vmctl did not start (the hypervisor's own switch) counts the same.
+    let mut beats = samples(&SAW_TOOTH_CONVERGING[..4]);
+    for b in &mut beats[2..] {
+        if let Beat::Sample(s) = b {
+            s.mode = Mode::PostCopy;
+        }
+    }
+    let script = then_end(ctrl_c_at(beats, &[3]), Ok(()));
+    let played = play(ScriptedDriver::new(script), cfg());
+    assert!(played.driver.calls.is_empty(), "{:?}", played.driver.calls);
+    assert_eq!(played.progress.texts(), [NOT_ABORTING_IN_POSTCOPY]);
+}
+
+#[test]
+fn the_deadline_aborts_in_pre_copy_once() {
+    let mut driver = ScriptedDriver::over(SAW_TOOTH_CONVERGING, Err(ABORTED.into()));
+    driver.deadline = Some(Duration::from_secs(5));
+    let played = play(driver, cfg());
+    // At 6.0 s, the first wait past 5 s (timed at the sample before); the later ones abort
+    // nothing more.
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
+    assert_eq!(
+        played.progress.events,
+        [TimedEvent {
+            at_ms: 2_000,
+            text: format!("--timeout reached: {ABORTING}")
+        }]
+    );
+}
+
+#[test]
+fn the_deadline_in_post_copy_is_refused_once() {
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Ok(()));
+    driver.deadline = Some(Duration::from_secs(9));
+    let played = play(driver, allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(played.driven.stopped_by, None);
+    let refusals = played
+        .progress
+        .texts()
+        .iter()
+        .filter(|t| **t == NOT_ABORTING_IN_POSTCOPY)
+        .count();
+    assert_eq!(refusals, 1);
+}
+
+#[test]
+fn a_driver_that_cannot_take_a_decision_gets_it_as_advice() {
+    // KubeVirt's shape: only abort. Post-copy is advice; the controller moves on to what is
+    // left (abort), which the driver can take.
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into()));
+    driver.supported = Some(vec![Decision::Abort {
+        cause: AbortCause::NotConverging,
+    }]);
+    let played = play(driver, allowing(true, false));
+    assert_eq!(played.driver.calls, [Call::Abort]);
+    assert_eq!(
+        played.driven.stopped_by,
+        Some(Stop::Controller("not-converging"))
+    );
+    assert!(
+        played
+            .progress
+            .has("advice only: vmctl cannot switch to post-copy from outside this migration")
+    );
+    assert_eq!(played.driven.mode, Mode::PreCopy);
+}
