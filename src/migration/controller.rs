@@ -596,7 +596,7 @@ impl Controller {
 }
 
 fn mib(bytes: u64) -> String {
-    crate::render::fmt::bytes(bytes)
+    crate::text::bytes(bytes)
 }
 
 /// The traces are shared with the loop's tests (`driver/tests.rs`).
