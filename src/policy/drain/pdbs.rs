@@ -1,0 +1,547 @@
+//! Step **PDBs**: the PodDisruptionBudgets over the drained VMIs' launcher pods, read as the
+//! eviction API reads them ([`crate::policy::pdb`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Action, DrainBlocker, DrainInputs, PdbEviction, PdbReport, VmiPlan, is_launcher_of};
+use crate::model::{KubeVirt, Pod, PodDisruptionBudget, VirtualMachineInstance};
+use crate::policy::index::{PodIndex, work};
+use crate::policy::pdb::{
+    Budget, BudgetSource, EvaluatedPdb, EvictionAnswer, MORE_THAN_ONE_PDB, PdbIndex, PdbSelector,
+    budget, evict,
+};
+use crate::policy::scheduling::holds_resources;
+
+/// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status and
+/// hands the rest, one at a time, to `rest` (e.g. [`split_pods`]): (selected, what `rest`
+/// returned). The plan computes such a PDB's budget from every pod it selects, as the
+/// disruption controller does, so these must reach [`DrainInputs::pods`] whole. Linear, and
+/// lazy: the other pods are never all held at once (at 10k VMIs, holding them cost a third
+/// more peak memory).
+pub fn pods_of_unsynced_pdbs<R>(
+    pods: impl IntoIterator<Item = Pod>,
+    pdbs: &[PodDisruptionBudget],
+    rest: impl FnOnce(&mut dyn Iterator<Item = Pod>) -> R,
+) -> (Vec<Pod>, R) {
+    let unsynced: Vec<PodDisruptionBudget> = pdbs
+        .iter()
+        .filter(|p| !has_fresh_status(p))
+        .cloned()
+        .collect();
+    let index = PdbIndex::new(&unsynced);
+    let mut kept = Vec::new();
+    let result = {
+        let mut others = pods.into_iter().filter_map(|pod| {
+            if unsynced.is_empty() {
+                return Some(pod);
+            }
+            work::step(1);
+            if index.matching(&pod).is_empty() {
+                Some(pod)
+            } else {
+                kept.push(pod);
+                None
+            }
+        });
+        rest(&mut others)
+    };
+    (kept, result)
+}
+
+/// The text that says where a PDB's numbers come from and what they are.
+fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
+    let source = match (b.source, b.estimated) {
+        (BudgetSource::Status, _) => "from its status",
+        (BudgetSource::Computed, false) => {
+            "computed as the disruption controller does: no status yet"
+        }
+        (BudgetSource::Computed, true) => {
+            "estimated as the disruption controller would compute it: no status yet"
+        }
+    };
+    let spec = pdb.spec.as_ref();
+    let needs_scale = spec.is_some_and(|s| {
+        s.max_unavailable.is_some()
+            || matches!(
+                s.min_available,
+                Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(_))
+            )
+    });
+    match &b.sync_failed {
+        Some(message) => {
+            let hint = if needs_scale && message.contains("virtualmachineinstances") {
+                " (maxUnavailable and a percentage minAvailable need the pods' controller /scale; a virt-launcher pod's controller is its VMI, which has none, also for VMPool VMs, kubevirt#18063: use an integer minAvailable)"
+            } else {
+                ""
+            };
+            format!(
+                "allows 0 disruptions, DisruptionAllowed=False SyncFailed: {message}{hint}; {source}"
+            )
+        }
+        None => format!(
+            "allows {} disruption(s): {} healthy, {} desired, {} expected; {source}{}",
+            b.disruptions_allowed,
+            b.current_healthy,
+            b.desired_healthy,
+            b.expected_pods,
+            b.note
+                .as_deref()
+                .filter(|n| n.starts_with("neither"))
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// Said of every `selector: {}` PDB the plan relies on.
+const EMPTY_SELECTOR_NOTE: &str = "selector {} selects every pod of its namespace (Kubernetes 1.29+ and 1.28 patch releases; older API servers ignore an empty selector when evicting, kubernetes#119732)";
+
+/// Is this one of the per-VMI PDBs KubeVirt ≤ v1.5 created (FACTS §2.3)?
+fn is_kubevirt_pdb(pdb: &PodDisruptionBudget) -> bool {
+    pdb.metadata.name.as_deref().is_some_and(|n| {
+        n.starts_with("kubevirt-disruption-budget-") || n.starts_with("kubevirt-migration-pdb-")
+    }) || pdb
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .any(|o| o.kind == "VirtualMachineInstance" && o.controller == Some(true))
+}
+
+/// PodDisruptionBudgets over the launcher pods of the drained VMIs, read as the eviction
+/// API reads them ([`super::pdb`]). Only the evictions that reach the PDB check matter:
+/// KubeVirt's eviction webhook answers first (429, evacuation) for every VMI that migrates,
+/// blocks or is External, so a PDB only holds up the VMIs the drain shuts down. Each
+/// launcher pod is matched through the index once; budgets without a fresh status are
+/// computed in one more pass over the pods.
+pub fn judge_pdbs(
+    inputs: &DrainInputs,
+    plans: &mut [VmiPlan],
+    plan_vmis: &[&VirtualMachineInstance],
+    pod_index: &PodIndex,
+) -> (Vec<DrainBlocker>, Vec<PdbReport>) {
+    let pdbs = &inputs.pdbs;
+    let index = PdbIndex::new(pdbs);
+    let mut blockers = Vec::new();
+    // Per PDB: the answers for the shutdowns whose pods it selects.
+    let mut answers: Vec<Vec<PdbEviction>> = vec![Vec::new(); pdbs.len()];
+    // For each plan: its launcher pods and the PDBs selecting each.
+    let mut pod_hits: Vec<Vec<(&Pod, Vec<usize>)>> = Vec::with_capacity(plans.len());
+    // For each PDB: the plans whose pods it selects, in plan order.
+    let mut covered: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    for (pi, (plan, vmi)) in plans.iter().zip(plan_vmis).enumerate() {
+        let mut hits = Vec::new();
+        for pod in pod_index.candidates_for(vmi) {
+            let pod_ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            if !is_launcher_of(pod, vmi) || !holds_resources(pod) || pod_ns != plan.namespace {
+                continue;
+            }
+            let matching = index.matching(pod);
+            for &i in &matching {
+                if covered[i].last() != Some(&pi) {
+                    covered[i].push(pi);
+                }
+            }
+            hits.push((pod, matching));
+        }
+        pod_hits.push(hits);
+    }
+
+    // Budgets of the PDBs that cover a drained VMI. Those without a fresh status are
+    // computed from every pod they select (one pass over the pods).
+    let needs_pods: Vec<bool> = pdbs
+        .iter()
+        .zip(&covered)
+        .map(|(p, c)| !c.is_empty() && !has_fresh_status(p))
+        .collect();
+    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
+    if needs_pods.iter().any(|n| *n) {
+        for pod in &inputs.pods {
+            work::step(1);
+            for i in index.matching(pod) {
+                if needs_pods[i] {
+                    selected[i].push(pod);
+                }
+            }
+        }
+    }
+    let evaluated: Vec<Option<EvaluatedPdb>> = pdbs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (!covered[i].is_empty())
+                .then(|| EvaluatedPdb::new(p, &index.selectors[i], budget(p, &selected[i], true)))
+        })
+        .collect();
+
+    let id = VmiPlan::id;
+    // KubeVirt up to v1.4 (webhook failurePolicy Ignore) denies only the first eviction of a
+    // VMI it marks; kubectl drain's retries then reach the PDB check (FACTS §2.1).
+    let version = inputs.kubevirt.as_ref().and_then(KubeVirt::version);
+    if let Some(v) =
+        version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v < (1, 5)))
+    {
+        let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+        for (pi, hits) in pod_hits.iter().enumerate() {
+            if !matches!(
+                plans[pi].action,
+                Action::LiveMigrate | Action::AlreadyMigrating
+            ) {
+                continue;
+            }
+            for (_, matching) in hits.iter().filter(|(_, m)| m.len() > 1) {
+                sets.entry(matching.clone()).or_default().push(pi);
+            }
+        }
+        for (set, holders) in sets {
+            let names = pdb_names(pdbs, &set);
+            let who: Vec<String> = holders.iter().map(|&pi| id(&plans[pi])).collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: pdbs[set[0]].metadata.namespace.clone(),
+                name: names.join(" + "),
+                reason: "MultiplePodDisruptionBudgets".into(),
+                message: format!(
+                    "{} select the launcher pod of {}, which migrates: KubeVirt {v} (up to v1.4) lets kubectl drain's repeated evictions of a VMI it has marked through to the PDB check, which answers 500 \"{MORE_THAN_ONE_PDB}\"; kubectl drain stops on that error instead of retrying (the migration goes on; run the drain again)",
+                    names.join(" and "),
+                    who.join(", ")
+                ),
+                vmis: who,
+                blocking: false,
+            });
+        }
+    }
+    // Per PDB: the shutdowns it refuses (with the answer) and those it waits on.
+    let mut refused: Vec<Vec<(usize, EvictionAnswer)>> = vec![Vec::new(); pdbs.len()];
+    let mut stale_waits: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    let mut evicted_through: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    // Sets of two or more PDBs over one pod -> the plans they hold.
+    let mut multiple: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for (pi, hits) in pod_hits.iter().enumerate() {
+        if !plans[pi].action.stops_the_vm() {
+            continue;
+        }
+        for (pod, matching) in hits {
+            let these: Vec<&EvaluatedPdb> = matching
+                .iter()
+                .filter_map(|&i| evaluated[i].as_ref())
+                .collect();
+            let answer = evict(pod, &these);
+            let plan = &mut plans[pi];
+            for &i in matching {
+                answers[i].push(PdbEviction {
+                    vmi: plan.id(),
+                    pod: pod.metadata.name.clone().unwrap_or_default(),
+                    http_status: answer.http_status(),
+                    answer: answer.clone(),
+                    text: answer.api_text(),
+                });
+            }
+            match &answer {
+                EvictionAnswer::MoreThanOnePdb { pdbs: names } => {
+                    let holders = multiple.entry(matching.clone()).or_default();
+                    if holders.last() != Some(&pi) {
+                        holders.push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudgets {} {} select its pod, so the eviction API answers 500 ({MORE_THAN_ONE_PDB}) and never evicts it: the drain blocks here",
+                        names.join(" and "),
+                        both_or_all(names)
+                    ));
+                    let fix = format!(
+                        "leave one PodDisruptionBudget per pod: narrow the selector of {} in {}",
+                        names.join(" or "),
+                        plan.namespace
+                    );
+                    add_fix(plan, fix);
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::NoDisruptionsAllowed { pdb, .. }
+                | EvictionAnswer::Forbidden { pdb, .. } => {
+                    if let Some(&i) = matching.first() {
+                        refused[i].push((pi, answer.clone()));
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; but PodDisruptionBudget {pdb} refuses the eviction ({}), so the drain blocks here",
+                        answer.short()
+                    ));
+                    let over_vmis = matching.first().is_some_and(|&i| {
+                        evaluated[i].as_ref().is_some_and(|e| {
+                            e.budget
+                                .sync_failed
+                                .as_deref()
+                                .is_some_and(|m| m.contains("virtualmachineinstances"))
+                        })
+                    });
+                    let fix = format!(
+                        "relax PodDisruptionBudget {}/{pdb}{}",
+                        plan.namespace,
+                        if over_vmis {
+                            " (an integer minAvailable instead of maxUnavailable: VMIs have no /scale)"
+                        } else {
+                            ""
+                        }
+                    );
+                    add_fix(plan, fix);
+                    plan.start_seconds = None;
+                    plan.end_seconds = None;
+                }
+                EvictionAnswer::StatusStale {
+                    pdb,
+                    observed_generation,
+                    generation,
+                } => {
+                    if let Some(&i) = matching.first() {
+                        stale_waits[i].push(pi);
+                    }
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb}'s status is older than its spec (observedGeneration {observed_generation} < generation {generation}): the eviction gets 429 until the disruption controller catches up"
+                    ));
+                }
+                EvictionAnswer::AllowedUnhealthy { pdb, why } => {
+                    plan.explanation.push_str(&format!(
+                        "; PodDisruptionBudget {pdb} selects its pod but does not hold it: {why}"
+                    ));
+                }
+                EvictionAnswer::Allowed { .. } => {
+                    if let Some(&i) = matching.first() {
+                        evicted_through[i].push(pi);
+                    }
+                }
+                EvictionAnswer::NoPdb | EvictionAnswer::NoPdbCheck { .. } => {}
+            }
+        }
+    }
+
+    for (set, holders) in &multiple {
+        let names = pdb_names(pdbs, set);
+        let ns = pdbs[set[0]].metadata.namespace.clone();
+        let mut message = format!(
+            "{} {} select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
+            names.join(" and "),
+            both_or_all(&names),
+            holders
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for &i in set {
+            if is_kubevirt_pdb(&pdbs[i]) {
+                message.push_str(&format!(
+                    "; {} is KubeVirt's own per-VMI PDB (created up to v1.5; v1.6+ virt-controller deletes it)",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+            if index.selectors[i] == PdbSelector::Everything {
+                message.push_str(&format!(
+                    "; {}: {EMPTY_SELECTOR_NOTE}",
+                    pdbs[i].metadata.name.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        blockers.push(DrainBlocker {
+            kind: "pdb".into(),
+            namespace: ns,
+            name: names.join(" + "),
+            reason: "MultiplePodDisruptionBudgets".into(),
+            message,
+            vmis: holders.iter().map(|&pi| id(&plans[pi])).collect(),
+            blocking: true,
+        });
+    }
+
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let b = &e.budget;
+        let name = e.name.clone();
+        let ns = pdb.metadata.namespace.clone();
+        let max_unavailable = pdb
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.max_unavailable.is_some());
+        let words = budget_words(pdb, b);
+        let everything = if e.selects_everything {
+            format!("; {EMPTY_SELECTOR_NOTE}")
+        } else {
+            String::new()
+        };
+        let mut covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        covered_ids.sort();
+        if !refused[i].is_empty() {
+            let who: Vec<String> = refused[i].iter().map(|(pi, _)| id(&plans[*pi])).collect();
+            let answer = refused[i][0].1.api_text();
+            let reason = match &refused[i][0].1 {
+                EvictionAnswer::Forbidden { .. } => "EvictionForbidden",
+                _ => no_disruptions_reason(max_unavailable, b),
+            };
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: reason.into(),
+                message: format!(
+                    "{words}: evicting {} is answered {answer} until it changes{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: true,
+            });
+        } else if !stale_waits[i].is_empty() {
+            let who: Vec<String> = stale_waits[i].iter().map(|&pi| id(&plans[pi])).collect();
+            let (observed, generation) = b.stale.unwrap_or_default();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "StatusStale".into(),
+                message: format!(
+                    "status.observedGeneration {observed} < metadata.generation {generation}: the eviction of {} gets 429 until the disruption controller catches up; then it {words}{everything}",
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if b.disruptions_allowed <= 0
+            && covered[i]
+                .iter()
+                .any(|&pi| !plans[pi].action.stops_the_vm())
+        {
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: no_disruptions_reason(max_unavailable, b).into(),
+                message: format!(
+                    "{words}; the VMIs it covers migrate (KubeVirt's eviction webhook answers before the PDB check) and their source pods complete, so it only matters if a migration fails{everything}"
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        } else if evicted_through[i].len() as i64 > i64::from(b.disruptions_allowed) {
+            let who: Vec<String> = evicted_through[i]
+                .iter()
+                .map(|&pi| id(&plans[pi]))
+                .collect();
+            blockers.push(DrainBlocker {
+                kind: "pdb".into(),
+                namespace: ns,
+                name,
+                reason: "BudgetShorterThanShutdowns".into(),
+                message: format!(
+                    "{words}, and the drain evicts {} pods it selects ({}): the rest get 429 until evicted pods are Ready again elsewhere, and stay refused if their VMs stay stopped{everything}",
+                    who.len(),
+                    who.join(", ")
+                ),
+                vmis: covered_ids,
+                blocking: false,
+            });
+        }
+    }
+
+    let selects = |i: usize| match &index.selectors[i] {
+        PdbSelector::Nothing => ("nothing", None),
+        PdbSelector::Everything => ("everything", None),
+        PdbSelector::Labels(_) => ("labels", None),
+        PdbSelector::Invalid(why) => ("invalid", Some(why.clone())),
+    };
+    let mut reports: Vec<PdbReport> = Vec::new();
+    for (i, pdb) in pdbs.iter().enumerate() {
+        let Some(e) = evaluated[i].as_ref() else {
+            continue;
+        };
+        let (kind, invalid) = selects(i);
+        let mut vmis: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        vmis.sort();
+        reports.push(PdbReport {
+            namespace: pdb.metadata.namespace.clone().unwrap_or_default(),
+            name: e.name.clone(),
+            selects: kind.into(),
+            invalid,
+            budget: Some(e.budget.clone()),
+            vmis,
+            evictions: std::mem::take(&mut answers[i]),
+        });
+    }
+
+    // PDBs that protect nothing because their selector is invalid, in the drained VMIs'
+    // namespaces: the user may think they do.
+    let namespaces: BTreeSet<&str> = plans.iter().map(|p| p.namespace.as_str()).collect();
+    for ns in namespaces {
+        for &i in index.inert_in(ns) {
+            let (kind, invalid) = selects(i);
+            reports.push(PdbReport {
+                namespace: ns.to_string(),
+                name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                selects: kind.into(),
+                invalid,
+                budget: None,
+                vmis: Vec::new(),
+                evictions: Vec::new(),
+            });
+            if let PdbSelector::Invalid(why) = &index.selectors[i] {
+                blockers.push(DrainBlocker {
+                    kind: "pdb".into(),
+                    namespace: Some(ns.to_string()),
+                    name: pdbs[i].metadata.name.clone().unwrap_or_default(),
+                    reason: "InvalidSelector".into(),
+                    message: format!(
+                        "invalid, {why}: the eviction API skips it (\"This object has an invalid selector, it does not match the pod\"), so it protects nothing here"
+                    ),
+                    vmis: Vec::new(),
+                    blocking: false,
+                });
+            }
+        }
+    }
+    reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    (blockers, reports)
+}
+
+/// The names of a set of PDBs (indices into `pdbs`).
+fn pdb_names(pdbs: &[PodDisruptionBudget], set: &[usize]) -> Vec<String> {
+    set.iter()
+        .map(|&i| pdbs[i].metadata.name.clone().unwrap_or_default())
+        .collect()
+}
+
+/// "both" PDBs, or "all" of them.
+fn both_or_all(names: &[String]) -> &'static str {
+    if names.len() == 2 { "both" } else { "all" }
+}
+
+/// Why a PDB allows no disruption: a maxUnavailable one (the most common mistake over
+/// VMIs), a failed sync, or just no budget left.
+fn no_disruptions_reason(max_unavailable: bool, b: &Budget) -> &'static str {
+    if max_unavailable {
+        "MaxUnavailablePDB"
+    } else if b.sync_failed.is_some() {
+        "SyncFailed"
+    } else {
+        "NoDisruptionsAllowed"
+    }
+}
+
+/// Adds a way out to a VMI's fix, after the ones it already has.
+fn add_fix(plan: &mut VmiPlan, fix: String) {
+    match &mut plan.fix {
+        Some(existing) if !existing.contains(&fix) => {
+            existing.push_str("; or ");
+            existing.push_str(&fix);
+        }
+        Some(_) => {}
+        None => plan.fix = Some(fix),
+    }
+}
+
+/// A status the eviction API will use as it is.
+fn has_fresh_status(pdb: &PodDisruptionBudget) -> bool {
+    pdb.status.as_ref().is_some_and(|s| {
+        s.disruptions_allowed.is_some()
+            && s.observed_generation.unwrap_or(0) >= pdb.metadata.generation.unwrap_or(0)
+    })
+}
