@@ -545,3 +545,136 @@ fn has_fresh_status(pdb: &PodDisruptionBudget) -> bool {
             && s.observed_generation.unwrap_or(0) >= pdb.metadata.generation.unwrap_or(0)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::policy::v1::{PodDisruptionBudgetSpec, PodDisruptionBudgetStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    use crate::policy::drain::tests::{launcher, plan_row, vmi};
+
+    /// A PDB over `app=a` with a fresh status allowing `allowed` disruptions.
+    fn pdb(name: &str, allowed: i32) -> PodDisruptionBudget {
+        PodDisruptionBudget {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("prod".into()),
+                generation: Some(1),
+                ..Default::default()
+            },
+            spec: Some(PodDisruptionBudgetSpec {
+                min_available: Some(IntOrString::Int(1)),
+                selector: Some(LabelSelector {
+                    match_labels: Some(BTreeMap::from([("app".into(), "a".into())])),
+                    match_expressions: None,
+                }),
+                ..Default::default()
+            }),
+            status: Some(PodDisruptionBudgetStatus {
+                current_healthy: Some(1),
+                desired_healthy: Some(1),
+                disruptions_allowed: Some(allowed),
+                expected_pods: Some(1),
+                observed_generation: Some(1),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Judges the PDBs for VMI `a` (its launcher pod labelled app=a) planned with `action`.
+    fn judge(
+        action: Action,
+        pdbs: Vec<PodDisruptionBudget>,
+    ) -> (Vec<DrainBlocker>, Vec<PdbReport>, VmiPlan) {
+        let a = vmi("a", "node-3", None, true, "2Gi");
+        let inputs = DrainInputs {
+            pods: vec![launcher(&a, "2Gi")],
+            pdbs,
+            ..Default::default()
+        };
+        let mut plans = vec![plan_row("a", action)];
+        plans[0].start_seconds = Some(0);
+        plans[0].end_seconds = Some(180);
+        let index = PodIndex::new(&inputs.pods);
+        let (blockers, reports) = judge_pdbs(&inputs, &mut plans, &[&a], &index);
+        (blockers, reports, plans.remove(0))
+    }
+
+    #[test]
+    fn a_pdb_without_budget_refuses_the_shutdown_and_blocks() {
+        let (blockers, reports, plan) = judge(Action::Shutdown, vec![pdb("db", 0)]);
+        assert_eq!(blockers.len(), 1);
+        let b = &blockers[0];
+        assert_eq!(
+            (
+                b.kind.as_str(),
+                b.name.as_str(),
+                b.reason.as_str(),
+                b.blocking
+            ),
+            ("pdb", "db", "NoDisruptionsAllowed", true)
+        );
+        assert_eq!(b.vmis, ["prod/a"]);
+        assert!(
+            plan.explanation
+                .contains("but PodDisruptionBudget db refuses the eviction"),
+            "{}",
+            plan.explanation
+        );
+        assert_eq!(
+            plan.fix.as_deref(),
+            Some("relax PodDisruptionBudget prod/db")
+        );
+        assert_eq!((plan.start_seconds, plan.end_seconds), (None, None));
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].selects, "labels");
+        assert_eq!(reports[0].evictions.len(), 1);
+        assert_eq!(reports[0].evictions[0].http_status, 429);
+    }
+
+    #[test]
+    fn over_a_migrating_vmi_the_same_pdb_only_waits_and_with_budget_says_nothing() {
+        let (blockers, reports, plan) = judge(Action::LiveMigrate, vec![pdb("db", 0)]);
+        assert_eq!(blockers.len(), 1);
+        assert!(!blockers[0].blocking);
+        assert!(
+            blockers[0]
+                .message
+                .contains("it only matters if a migration fails"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(reports[0].evictions.is_empty(), "the webhook answers first");
+        assert_eq!(plan.end_seconds, Some(180));
+
+        let (blockers, reports, plan) = judge(Action::Shutdown, vec![pdb("db", 1)]);
+        assert!(blockers.is_empty());
+        assert_eq!(reports[0].evictions[0].http_status, 201);
+        assert_eq!(plan.end_seconds, Some(180));
+    }
+
+    #[test]
+    fn two_pdbs_over_one_pod_never_let_it_go() {
+        let (blockers, _, plan) = judge(Action::Shutdown, vec![pdb("db", 1), pdb("db2", 1)]);
+        assert_eq!(blockers.len(), 1);
+        let b = &blockers[0];
+        assert_eq!(
+            (b.name.as_str(), b.reason.as_str(), b.blocking),
+            ("db + db2", "MultiplePodDisruptionBudgets", true)
+        );
+        assert!(
+            b.message.starts_with("db and db2 both select"),
+            "{}",
+            b.message
+        );
+        assert!(
+            plan.fix
+                .as_deref()
+                .is_some_and(|f| f.contains("narrow the selector of db or db2")),
+            "{:?}",
+            plan.fix
+        );
+    }
+}

@@ -395,3 +395,143 @@ fn schedule(
     }
     starts.len() as u32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use crate::model::Time;
+    use crate::model::vmim::{VmimSpec, VmimStatus};
+    use crate::policy::drain::tests::plan_row;
+    use crate::policy::migration_policy::effective_config;
+
+    fn migration(
+        vmi: &str,
+        phase: &str,
+        priority: Option<&str>,
+    ) -> VirtualMachineInstanceMigration {
+        VirtualMachineInstanceMigration {
+            metadata: ObjectMeta {
+                name: Some(format!("mig-{vmi}")),
+                namespace: Some("prod".into()),
+                creation_timestamp: Some(Time("2026-11-29T03:00:00Z".parse().unwrap())),
+                ..Default::default()
+            },
+            spec: VmimSpec {
+                vmi_name: vmi.into(),
+                priority: priority.map(str::to_string),
+                ..Default::default()
+            },
+            status: VmimStatus {
+                phase: Some(phase.into()),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn limits(cluster: u32, node: u32) -> Limits {
+        Limits {
+            parallel_migrations_per_cluster: cluster,
+            parallel_outbound_migrations_per_node: node,
+            in_flight_cluster: 0,
+            in_flight_per_node: BTreeMap::new(),
+        }
+    }
+
+    /// Rows of live migrations from node-3 with these estimates.
+    fn rows<'a>(vmi: &'a VirtualMachineInstance, estimates: &[u64]) -> Rows<'a> {
+        let mut rows = Rows::default();
+        for (i, &estimate) in estimates.iter().enumerate() {
+            rows.plans
+                .push(plan_row(&format!("vm-{i}"), Action::LiveMigrate));
+            rows.vmis.push(vmi);
+            rows.candidates.push(Candidate {
+                index: i,
+                estimate,
+                source: "node-3".into(),
+            });
+        }
+        rows
+    }
+
+    fn starts(rows: &Rows) -> Vec<(Option<u64>, Option<u32>)> {
+        rows.plans
+            .iter()
+            .map(|p| (p.start_seconds, p.wave))
+            .collect()
+    }
+
+    #[test]
+    fn running_migrations_count_against_the_cluster_and_their_drained_node() {
+        let vmims = [
+            migration("a", "Running", None),
+            migration("b", "Pending", None),
+            migration("elsewhere", "Scheduling", None),
+        ];
+        let vmi_nodes = BTreeMap::from([
+            (("prod".to_string(), "a".to_string()), "node-3".to_string()),
+            (("prod".to_string(), "b".to_string()), "node-3".to_string()),
+        ]);
+        let drain = ["node-3".to_string(), "node-4".to_string()];
+        let l = super::limits(&effective_config(None, None), &vmims, &vmi_nodes, &drain);
+        assert_eq!(
+            (
+                l.parallel_migrations_per_cluster,
+                l.parallel_outbound_migrations_per_node
+            ),
+            (5, 2),
+            "KubeVirt's defaults"
+        );
+        assert_eq!(l.in_flight_cluster, 2, "a Pending migration takes no slot");
+        assert_eq!(
+            l.in_flight_per_node,
+            BTreeMap::from([("node-3".to_string(), 1), ("node-4".to_string(), 0)])
+        );
+    }
+
+    #[test]
+    fn longest_first_under_the_per_node_limit_and_behind_migrations_in_flight() {
+        let vmi = VirtualMachineInstance::default();
+        let mut r = rows(&vmi, &[30, 100, 50]);
+        let (_, count) = super::waves(&mut r, &limits(5, 2), None, &[], &BTreeMap::new());
+        // 100 and 50 start at once (2 per node); 30 when the 50 ends.
+        assert_eq!(
+            starts(&r),
+            [(Some(50), Some(2)), (Some(0), Some(1)), (Some(0), Some(1))]
+        );
+        assert_eq!(count, 2);
+        assert_eq!(r.plans[0].end_seconds, Some(80));
+
+        // A migration in flight from node-3 holds one of its slots for 20 s.
+        let mut r = rows(&vmi, &[30, 100, 50]);
+        r.in_flight.push(("node-3".into(), 20));
+        let (_, count) = super::waves(&mut r, &limits(5, 2), None, &[], &BTreeMap::new());
+        assert_eq!(
+            starts(&r),
+            [(Some(70), Some(3)), (Some(0), Some(1)), (Some(20), Some(2))]
+        );
+        assert_eq!(count, 3);
+    }
+
+    #[test]
+    fn the_queue_decides_who_gets_the_one_cluster_slot() {
+        let vmi = VirtualMachineInstance::default();
+        // A pending system-critical migration elsewhere is ahead of the evacuation: it takes
+        // the only cluster slot for an average migration's time.
+        let ahead = [migration("other", "Pending", Some("system-critical"))];
+        let mut r = rows(&vmi, &[100]);
+        let (queue, count) = super::waves(&mut r, &limits(1, 2), None, &ahead, &BTreeMap::new());
+        assert_eq!(queue.mode, "priority");
+        assert_eq!((queue.ahead.len(), queue.behind.len()), (1, 0));
+        assert_eq!(starts(&r), [(Some(100), Some(1))]);
+        assert_eq!(count, 1);
+
+        // A user-triggered one waits behind the system-critical evacuation.
+        let behind = [migration("other", "Pending", Some("user-triggered"))];
+        let mut r = rows(&vmi, &[100]);
+        let (queue, _) = super::waves(&mut r, &limits(1, 2), None, &behind, &BTreeMap::new());
+        assert_eq!((queue.ahead.len(), queue.behind.len()), (0, 1));
+        assert_eq!(starts(&r), [(Some(0), Some(1))]);
+    }
+}
