@@ -29,11 +29,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use self::placement::TargetNeeds;
+use self::feasibility::InFlight;
+use self::migratability::Assessment;
 use self::strategy::Shutdown;
 use self::waves::Candidate;
 use super::budget::completion_budget_seconds;
-use super::eviction::{StrategySource, effective_eviction_strategy};
+use super::eviction::{EffectiveStrategy, StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migration_policy::{effective_config, matching_policy};
 use super::pdb::{Budget, EvictionAnswer};
@@ -42,6 +43,7 @@ use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
 use super::scheduling::{
     NodeUsage, SelectorIndex, SpreadSelector, holds_resources, spread_selectors,
 };
+use crate::model::kubevirt::EffectiveMigrationConfig;
 use crate::model::{
     KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, Quantity, ResourceQuota,
     Time, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
@@ -574,25 +576,45 @@ fn running_biggest_first(
     (skipped, running)
 }
 
-/// One VMI's row: what the plan knows of it, then the steps in order: migratability, then
-/// the migration in flight (feasibility) or its evictionStrategy, then for a live migration
-/// the quota and the placement.
-fn plan_vmi<'a>(
-    vmi: &'a VirtualMachineInstance,
-    inputs: &DrainInputs,
-    at: &Lookups,
-    search: &mut TargetSearch,
-    rows: &mut Rows<'a>,
-) {
-    let kubevirt = inputs.kubevirt.as_ref();
-    let node = vmi
-        .status
+/// The node a VMI runs on: `status.nodeName`, else its `kubevirt.io/nodeName` label.
+pub fn vmi_node(vmi: &VirtualMachineInstance) -> String {
+    vmi.status
         .node_name
         .clone()
-        .or_else(|| vmi.label("kubevirt.io/nodeName").map(str::to_string))
-        .unwrap_or_default();
-    let strategy = effective_eviction_strategy(vmi, kubevirt);
-    let assessment = migratability::assess(&super::migratability::migratability(vmi));
+        .or_else(|| vmi.label(NODE_NAME_LABEL).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The label virt-handler puts on a VMI naming its node.
+pub const NODE_NAME_LABEL: &str = "kubevirt.io/nodeName";
+
+/// What the plan knows of one VMI before deciding anything: its node, strategy,
+/// migratability, migration settings, target pod, timings and quota headroom.
+struct VmiFacts<'v> {
+    node: String,
+    strategy: EffectiveStrategy,
+    assessment: Assessment,
+    policy: Option<String>,
+    config: EffectiveMigrationConfig,
+    memory: Option<u64>,
+    target_pod: TargetPod<'v>,
+    pod_memory: u64,
+    budget: Option<u64>,
+    bandwidth: u64,
+    transfer: Option<u64>,
+    vm: Option<String>,
+    run_strategy: Option<String>,
+    /// The namespace's ResourceQuota without room for the target pod, and why.
+    quota: Option<(String, String)>,
+}
+
+fn vmi_facts<'v>(
+    vmi: &'v VirtualMachineInstance,
+    inputs: &DrainInputs,
+    at: &Lookups,
+) -> VmiFacts<'v> {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let node = vmi_node(vmi);
     let policy = matching_policy(
         vmi,
         at.namespaces.get(vmi.namespace()).copied(),
@@ -606,36 +628,50 @@ fn plan_vmi<'a>(
     let launcher = at.pods.candidates_for(vmi).into_iter().find(|p| {
         is_launcher_of(p, vmi) && holds_resources(p) && pod_node(p) == Some(node.as_str())
     });
-    let TargetNeeds {
-        memory: pod_memory,
-        memory_limit: pod_memory_limit,
-        requests,
-    } = placement::target_needs(vmi, launcher, memory);
-    let target_pod = TargetPod { vmi, requests };
-    let budget = feasibility::completion_budget(
-        completion_budget_seconds(vmi, config.completion_timeout_per_gib),
-        config.allow_workload_disruption,
-    );
-    let bandwidth = feasibility::bandwidth(config.bandwidth_per_migration, inputs.bandwidth);
-    let transfer = feasibility::transfer_seconds(memory, bandwidth);
-    let vm = at.vms.get(&(vmi.namespace(), vmi.name())).copied();
-    let run_strategy = vm.map(|v| v.run_strategy().to_string());
+    let needs = placement::target_needs(vmi, launcher, memory);
     let ns_quotas = at
         .quotas
         .get(vmi.namespace())
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let quota_problem = || quota::quota_problem(ns_quotas, pod_memory, pod_memory_limit);
+    let quota = quota::quota_problem(ns_quotas, needs.memory, needs.memory_limit);
+    let bandwidth = feasibility::bandwidth(config.bandwidth_per_migration, inputs.bandwidth);
+    let vm = at.vms.get(&(vmi.namespace(), vmi.name())).copied();
+    VmiFacts {
+        strategy: effective_eviction_strategy(vmi, kubevirt),
+        assessment: migratability::assess(&super::migratability::migratability(vmi)),
+        policy: policy.map(|p| p.name),
+        budget: feasibility::completion_budget(
+            completion_budget_seconds(vmi, config.completion_timeout_per_gib),
+            config.allow_workload_disruption,
+        ),
+        transfer: feasibility::transfer_seconds(memory, bandwidth),
+        bandwidth,
+        config,
+        memory,
+        pod_memory: needs.memory,
+        target_pod: TargetPod {
+            vmi,
+            requests: needs.requests,
+        },
+        vm: vm.map(|v| v.name().to_string()),
+        run_strategy: vm.map(|v| v.run_strategy().to_string()),
+        quota,
+        node,
+    }
+}
 
-    let mut plan = VmiPlan {
+/// A VMI's row before any step decided: a live migration to be placed.
+fn new_row(vmi: &VirtualMachineInstance, f: &VmiFacts) -> VmiPlan {
+    VmiPlan {
         namespace: vmi.namespace().to_string(),
         name: vmi.name().to_string(),
-        vm: vm.map(|v| v.name().to_string()),
-        node: node.clone(),
-        eviction_strategy: strategy.strategy.as_str().to_string(),
-        eviction_strategy_source: strategy.source,
-        live_migratable: assessment.live_migratable,
-        reasons: assessment.reasons.clone(),
+        vm: f.vm.clone(),
+        node: f.node.clone(),
+        eviction_strategy: f.strategy.strategy.as_str().to_string(),
+        eviction_strategy_source: f.strategy.source,
+        live_migratable: f.assessment.live_migratable,
+        reasons: f.assessment.reasons.clone(),
         action: Action::LiveMigrate,
         explanation: String::new(),
         fix: None,
@@ -644,58 +680,36 @@ fn plan_vmi<'a>(
         start_seconds: None,
         end_seconds: None,
         estimate_seconds: None,
-        budget_seconds: budget,
-        memory_bytes: memory,
-        pod_memory_request_bytes: pod_memory,
-        migration_policy: policy.as_ref().map(|p| p.name.clone()),
-        allow_post_copy: config.allow_post_copy,
-        allow_auto_converge: config.allow_auto_converge,
-        bandwidth_bytes_per_second: bandwidth,
+        budget_seconds: f.budget,
+        memory_bytes: f.memory,
+        pod_memory_request_bytes: f.pod_memory,
+        migration_policy: f.policy.clone(),
+        allow_post_copy: f.config.allow_post_copy,
+        allow_auto_converge: f.config.allow_auto_converge,
+        bandwidth_bytes_per_second: f.bandwidth,
         evacuation_node: vmi.evacuation_node().map(str::to_string),
-        run_strategy: run_strategy.clone(),
-    };
+        run_strategy: f.run_strategy.clone(),
+    }
+}
 
+/// One VMI's row: its facts, then the steps in order: the migration already in flight
+/// (feasibility) or what its evictionStrategy does (strategy); then, for a live migration,
+/// the quota and the placement.
+fn plan_vmi<'a>(
+    vmi: &'a VirtualMachineInstance,
+    inputs: &DrainInputs,
+    at: &Lookups,
+    search: &mut TargetSearch,
+    rows: &mut Rows<'a>,
+) {
+    let f = vmi_facts(vmi, inputs, at);
+    let mut plan = new_row(vmi, &f);
     if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
-        let flight = feasibility::in_flight(m, vmi, transfer, inputs.now.as_ref());
-        plan.action = Action::AlreadyMigrating;
-        plan.target = flight.target.clone();
-        plan.start_seconds = Some(0);
-        plan.estimate_seconds = flight.estimate;
-        plan.end_seconds = flight.estimate;
-        plan.explanation = flight.explanation.clone();
-        if flight.running {
-            rows.in_flight
-                .push((node.clone(), flight.remaining.unwrap_or(SETUP_SECONDS)));
-        }
-        // Before the hand-off the target pod may be refused by quota or have nowhere to go.
-        if plan.target.is_none() {
-            if let Some((quota, message)) = quota_problem() {
-                let explanation = format!(
-                    "{} is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
-                    flight.label
-                );
-                let fix = quota::quota_fix(&plan.namespace, &quota, pod_memory);
-                let hold = quota::quota_hold(quota, message);
-                rows.blockers
-                    .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
-            } else if let Err(no_fit) = search.find(&target_pod, &node) {
-                let explanation = format!(
-                    "{} cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
-                    flight.label,
-                    no_fit.explained()
-                );
-                let hold = placement::no_target(no_fit.explained());
-                rows.blockers
-                    .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
-                // Its VMIM keeps a slot until the unschedulable target pod times out.
-                if let Some(last) = rows.in_flight.last_mut() {
-                    last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(flight.elapsed);
-                }
-            }
-        }
+        let flight = feasibility::in_flight(m, vmi, f.transfer, inputs.now.as_ref());
+        already_migrating(&mut plan, &flight, &f, search, rows);
     } else {
-        let shutdown = Shutdown::of(vmi, vm.is_some(), run_strategy.as_deref());
-        let decision = strategy::decide(&strategy.strategy, &assessment, &shutdown);
+        let shutdown = Shutdown::of(vmi, f.vm.is_some(), f.run_strategy.as_deref());
+        let decision = strategy::decide(&f.strategy.strategy, &f.assessment, &shutdown);
         plan.action = decision.action;
         plan.explanation = decision.explanation;
         plan.fix = decision.fix;
@@ -708,46 +722,92 @@ fn plan_vmi<'a>(
             rows.blockers.push(hold.blocker(&plan));
         }
     }
-
     if plan.action == Action::LiveMigrate {
-        // Namespace quota for the second launcher pod.
-        if let Some((quota, message)) = quota_problem() {
-            let explanation = format!(
-                "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
-            );
-            let fix = quota::quota_fix(&plan.namespace, &quota, pod_memory);
-            let hold = quota::quota_hold(quota, message);
-            rows.blockers
-                .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
-        } else {
-            let over_budget = feasibility::over_budget(transfer, budget, config.allow_post_copy);
-            match placement::place(search, &target_pod, &node, transfer, over_budget) {
-                Ok(placed) => {
-                    plan.target = Some(placed.target);
-                    plan.estimate_seconds = transfer;
-                    plan.explanation = placed.explanation;
-                    rows.candidates.push(Candidate {
-                        index: rows.plans.len(),
-                        estimate: transfer.unwrap_or(SETUP_SECONDS),
-                        source: node.clone(),
-                    });
-                }
-                Err(no_fit) => {
-                    let message = no_fit.explained();
-                    let explanation = format!(
-                        "{message}; the target pod stays Pending and the eviction is refused"
-                    );
-                    let hold = placement::no_target(message);
-                    rows.blockers.push(plan.hold(
-                        Action::NoTarget,
-                        hold,
-                        explanation,
-                        no_fit.fix(),
-                    ));
-                }
-            }
-        }
+        live_migrate(&mut plan, &f, search, rows);
     }
     rows.plans.push(plan);
     rows.vmis.push(vmi);
+}
+
+/// A migration already in flight: the drain waits for it. Before the hand-off its target
+/// pod may still be refused by quota or have nowhere to go.
+fn already_migrating(
+    plan: &mut VmiPlan,
+    flight: &InFlight,
+    f: &VmiFacts,
+    search: &mut TargetSearch,
+    rows: &mut Rows,
+) {
+    plan.action = Action::AlreadyMigrating;
+    plan.target = flight.target.clone();
+    plan.start_seconds = Some(0);
+    plan.estimate_seconds = flight.estimate;
+    plan.end_seconds = flight.estimate;
+    plan.explanation = flight.explanation.clone();
+    if flight.running {
+        rows.in_flight
+            .push((f.node.clone(), flight.remaining.unwrap_or(SETUP_SECONDS)));
+    }
+    if plan.target.is_some() {
+        return;
+    }
+    if let Some((quota, message)) = f.quota.clone() {
+        let explanation = format!(
+            "{} is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
+            flight.label
+        );
+        let fix = quota::quota_fix(&plan.namespace, &quota, f.pod_memory);
+        let hold = quota::quota_hold(quota, message);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+    } else if let Err(no_fit) = search.find(&f.target_pod, &f.node) {
+        let explanation = format!(
+            "{} cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+            flight.label,
+            no_fit.explained()
+        );
+        let hold = placement::no_target(no_fit.explained());
+        rows.blockers
+            .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
+        // Its VMIM keeps a slot until the unschedulable target pod times out.
+        if let Some(last) = rows.in_flight.last_mut() {
+            last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(flight.elapsed);
+        }
+    }
+}
+
+/// A live migration the drain starts: the namespace's quota must admit the second launcher
+/// pod, then a node must take it.
+fn live_migrate(plan: &mut VmiPlan, f: &VmiFacts, search: &mut TargetSearch, rows: &mut Rows) {
+    if let Some((quota, message)) = f.quota.clone() {
+        let explanation = format!(
+            "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
+        );
+        let fix = quota::quota_fix(&plan.namespace, &quota, f.pod_memory);
+        let hold = quota::quota_hold(quota, message);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+        return;
+    }
+    let over_budget = feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy);
+    match placement::place(search, &f.target_pod, &f.node, f.transfer, over_budget) {
+        Ok(placed) => {
+            plan.target = Some(placed.target);
+            plan.estimate_seconds = f.transfer;
+            plan.explanation = placed.explanation;
+            rows.candidates.push(Candidate {
+                index: rows.plans.len(),
+                estimate: f.transfer.unwrap_or(SETUP_SECONDS),
+                source: f.node.clone(),
+            });
+        }
+        Err(no_fit) => {
+            let message = no_fit.explained();
+            let explanation =
+                format!("{message}; the target pod stays Pending and the eviction is refused");
+            let hold = placement::no_target(message);
+            rows.blockers
+                .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
+        }
+    }
 }
