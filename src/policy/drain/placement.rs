@@ -146,9 +146,14 @@ mod tests {
         assert_eq!(without.memory, 2 * GI + LAUNCHER_OVERHEAD);
     }
 
-    #[test]
-    fn placing_takes_room_so_the_second_pod_finds_none() {
-        let nodes = vec![node("node-1", "8Gi"), node("node-3", "64Gi")];
+    /// Places `vmis` in order from node-3 (drained), node-1 having `room` of memory.
+    fn place_all(
+        room: &str,
+        vmis: &[VirtualMachineInstance],
+        transfer: Option<u64>,
+        over_budget: Option<&str>,
+    ) -> Vec<Result<Placed, NoFit>> {
+        let nodes = vec![node("node-1", room), node("node-3", "64Gi")];
         let drain = vec!["node-3".to_string()];
         let mut search = TargetSearch::new(
             &nodes,
@@ -156,15 +161,31 @@ mod tests {
             &BTreeMap::new(),
             SelectorIndex::new(Vec::new()),
         );
-        let (a, b) = (
+        vmis.iter()
+            .map(|v| {
+                let pod = TargetPod {
+                    vmi: v,
+                    requests: target_needs(v, None, v.guest_memory().map(|q| q.bytes())).requests,
+                };
+                place(
+                    &mut search,
+                    &pod,
+                    "node-3",
+                    transfer,
+                    over_budget.map(str::to_string),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn placing_takes_room_so_the_second_pod_finds_none() {
+        let vmis = [
             vmi("a", "node-3", None, true, "6Gi"),
             vmi("b", "node-3", None, true, "6Gi"),
-        );
-        let pod = |v| TargetPod {
-            vmi: v,
-            requests: target_needs(v, None, Some(6 * GI)).requests,
-        };
-        let placed = place(&mut search, &pod(&a), "node-3", Some(40), None).unwrap();
+        ];
+        let mut results = place_all("8Gi", &vmis, Some(40), None).into_iter();
+        let placed = results.next().unwrap().unwrap();
         assert_eq!(placed.target, "node-1");
         assert!(
             placed
@@ -173,7 +194,7 @@ mod tests {
             "{}",
             placed.explanation
         );
-        let no_fit = place(&mut search, &pod(&b), "node-3", Some(40), None).unwrap_err();
+        let no_fit = results.next().unwrap().unwrap_err();
         assert!(
             no_fit.explained().contains("no node can take"),
             "{}",
@@ -188,20 +209,10 @@ mod tests {
 
     #[test]
     fn the_over_budget_words_follow_the_notes() {
-        let nodes = vec![node("node-1", "64Gi"), node("node-3", "64Gi")];
-        let drain = vec!["node-3".to_string()];
-        let mut search = TargetSearch::new(
-            &nodes,
-            &drain,
-            &BTreeMap::new(),
-            SelectorIndex::new(Vec::new()),
-        );
-        let a = vmi("a", "node-3", None, true, "2Gi");
-        let pod = TargetPod {
-            vmi: &a,
-            requests: target_needs(&a, None, Some(2 * GI)).requests,
-        };
-        let placed = place(&mut search, &pod, "node-3", None, Some("too slow".into())).unwrap();
+        let vmis = [vmi("a", "node-3", None, true, "2Gi")];
+        let placed = place_all("64Gi", &vmis, None, Some("too slow"))
+            .remove(0)
+            .unwrap();
         // No transfer estimate; the search's notes first, then the budget's words.
         assert!(
             placed
