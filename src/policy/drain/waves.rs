@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Action, Limits, MigrationQueue, QueuedMigration, Rows, SETUP_SECONDS, VmiPlan};
 use crate::model::kubevirt::EffectiveMigrationConfig;
+use crate::model::vmim::MigrationPriority;
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::policy::index::work;
 
@@ -170,14 +171,12 @@ fn held_by(m: &VirtualMachineInstanceMigration) -> Option<&'static str> {
 /// eviction gets `system-maintenance` instead).
 pub const EVACUATION_PRIORITY: &str = "system-critical";
 
-/// KubeVirt's queue weight of a VMIM priority (`pkg/util/migrations/migrations.go`).
+/// KubeVirt's queue weight of a VMIM priority ([`MigrationPriority::queue_weight`]; 0 when
+/// unset).
 pub fn priority_weight(priority: Option<&str>) -> u32 {
-    match priority {
-        Some("system-critical") => 100,
-        Some("user-triggered") => 50,
-        Some("system-maintenance") => 20,
-        _ => 0,
-    }
+    priority
+        .map(|p| MigrationPriority::from(p).queue_weight())
+        .unwrap_or(0)
 }
 
 /// VMI annotation set when the descheduler asked for the eviction (FACTS §2.1).
@@ -533,5 +532,28 @@ mod tests {
         let (queue, _) = super::waves(&mut r, &limits(1, 2), None, &behind, &BTreeMap::new());
         assert_eq!((queue.ahead.len(), queue.behind.len()), (0, 1));
         assert_eq!(starts(&r), [(Some(0), Some(1))]);
+    }
+
+    #[test]
+    fn weights_are_kubevirts_and_the_descheduler_evacuates_at_maintenance_priority() {
+        let weights: Vec<u32> = [
+            Some("system-critical"),
+            Some("user-triggered"),
+            Some("system-maintenance"),
+            Some("made-up"),
+            None,
+        ]
+        .into_iter()
+        .map(priority_weight)
+        .collect();
+        assert_eq!(weights, [100, 50, 20, 0, 0]);
+        let mut vmi = VirtualMachineInstance::default();
+        assert_eq!(evacuation_priority(&vmi), EVACUATION_PRIORITY);
+        vmi.status.evacuation_node_name = Some("node-3".into());
+        vmi.metadata.annotations = Some(BTreeMap::from([(
+            EVICTION_SOURCE_ANNOTATION.to_string(),
+            "descheduler".to_string(),
+        )]));
+        assert_eq!(evacuation_priority(&vmi), "system-maintenance");
     }
 }
