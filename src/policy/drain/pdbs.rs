@@ -110,11 +110,12 @@ fn is_kubevirt_pdb(pdb: &PodDisruptionBudget) -> bool {
 }
 
 /// PodDisruptionBudgets over the launcher pods of the drained VMIs, read as the eviction
-/// API reads them ([`super::pdb`]). Only the evictions that reach the PDB check matter:
-/// KubeVirt's eviction webhook answers first (429, evacuation) for every VMI that migrates,
-/// blocks or is External, so a PDB only holds up the VMIs the drain shuts down. Each
-/// launcher pod is matched through the index once; budgets without a fresh status are
-/// computed in one more pass over the pods.
+/// API reads them ([`crate::policy::pdb`]). Only the evictions that reach the PDB check
+/// matter: KubeVirt's eviction webhook answers first (429, evacuation) for every VMI that
+/// migrates, blocks or is External, so a PDB only holds up the VMIs the drain shuts down.
+/// Each launcher pod is matched through the index once; budgets without a fresh status are
+/// computed in one more pass over the pods. Adds what the PDBs answer to the rows of
+/// `plans` (`plan_vmis` their VMIs); returns the blockers and the reports.
 pub fn judge_pdbs(
     inputs: &DrainInputs,
     plans: &mut [VmiPlan],
@@ -123,13 +124,35 @@ pub fn judge_pdbs(
 ) -> (Vec<DrainBlocker>, Vec<PdbReport>) {
     let pdbs = &inputs.pdbs;
     let index = PdbIndex::new(pdbs);
-    let mut blockers = Vec::new();
-    // Per PDB: the answers for the shutdowns whose pods it selects.
-    let mut answers: Vec<Vec<PdbEviction>> = vec![Vec::new(); pdbs.len()];
-    // For each plan: its launcher pods and the PDBs selecting each.
+    let coverage = coverage(&index, plans, plan_vmis, pod_index);
+    let evaluated = evaluate(pdbs, &index, &coverage.covered, &inputs.pods);
+    let mut blockers = migrating_under_two_pdbs(inputs.kubevirt.as_ref(), pdbs, plans, &coverage);
+    let mut shutdowns = answer_shutdowns(plans, &coverage, &evaluated);
+    blockers.extend(more_than_one_pdb(pdbs, &index, plans, &shutdowns));
+    blockers.extend(budget_blockers(
+        pdbs, &evaluated, &coverage, &shutdowns, plans,
+    ));
+    let (reports, invalid) = reports(pdbs, &index, &evaluated, &coverage, &mut shutdowns, plans);
+    blockers.extend(invalid);
+    (blockers, reports)
+}
+
+/// Which PDBs select which drained VMI's launcher pods.
+struct Coverage<'p> {
+    /// For each plan: its launcher pods and the PDBs selecting each.
+    pod_hits: Vec<Vec<(&'p Pod, Vec<usize>)>>,
+    /// For each PDB: the plans whose pods it selects, in plan order.
+    covered: Vec<Vec<usize>>,
+}
+
+fn coverage<'p>(
+    index: &PdbIndex,
+    plans: &[VmiPlan],
+    plan_vmis: &[&VirtualMachineInstance],
+    pod_index: &PodIndex<'p>,
+) -> Coverage<'p> {
     let mut pod_hits: Vec<Vec<(&Pod, Vec<usize>)>> = Vec::with_capacity(plans.len());
-    // For each PDB: the plans whose pods it selects, in plan order.
-    let mut covered: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
+    let mut covered: Vec<Vec<usize>> = vec![Vec::new(); index.selectors.len()];
     for (pi, (plan, vmi)) in plans.iter().zip(plan_vmis).enumerate() {
         let mut hits = Vec::new();
         for pod in pod_index.candidates_for(vmi) {
@@ -147,17 +170,25 @@ pub fn judge_pdbs(
         }
         pod_hits.push(hits);
     }
+    Coverage { pod_hits, covered }
+}
 
-    // Budgets of the PDBs that cover a drained VMI. Those without a fresh status are
-    // computed from every pod they select (one pass over the pods).
+/// Budgets of the PDBs that cover a drained VMI (None for the others). Those without a
+/// fresh status are computed from every pod they select (one pass over the pods).
+fn evaluate(
+    pdbs: &[PodDisruptionBudget],
+    index: &PdbIndex,
+    covered: &[Vec<usize>],
+    pods: &[Pod],
+) -> Vec<Option<EvaluatedPdb>> {
     let needs_pods: Vec<bool> = pdbs
         .iter()
-        .zip(&covered)
+        .zip(covered)
         .map(|(p, c)| !c.is_empty() && !has_fresh_status(p))
         .collect();
     let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
     if needs_pods.iter().any(|n| *n) {
-        for pod in &inputs.pods {
+        for pod in pods {
             work::step(1);
             for i in index.matching(pod) {
                 if needs_pods[i] {
@@ -166,59 +197,112 @@ pub fn judge_pdbs(
             }
         }
     }
-    let evaluated: Vec<Option<EvaluatedPdb>> = pdbs
-        .iter()
+    pdbs.iter()
         .enumerate()
         .map(|(i, p)| {
             (!covered[i].is_empty())
                 .then(|| EvaluatedPdb::new(p, &index.selectors[i], budget(p, &selected[i], true)))
         })
-        .collect();
+        .collect()
+}
 
-    let id = VmiPlan::id;
-    // KubeVirt up to v1.4 (webhook failurePolicy Ignore) denies only the first eviction of a
-    // VMI it marks; kubectl drain's retries then reach the PDB check (FACTS §2.1).
-    let version = inputs.kubevirt.as_ref().and_then(KubeVirt::version);
-    if let Some(v) =
+/// A blocker about PDB(s) `name` in `namespace`.
+fn pdb_blocker(
+    namespace: Option<String>,
+    name: String,
+    reason: &str,
+    message: String,
+    vmis: Vec<String>,
+    blocking: bool,
+) -> DrainBlocker {
+    DrainBlocker {
+        kind: "pdb".into(),
+        namespace,
+        name,
+        reason: reason.into(),
+        message,
+        vmis,
+        blocking,
+    }
+}
+
+/// KubeVirt up to v1.4 (webhook failurePolicy Ignore) denies only the first eviction of a
+/// VMI it marks; kubectl drain's retries then reach the PDB check (FACTS §2.1), which
+/// answers 500 when two PDBs select a migrating VMI's pod.
+fn migrating_under_two_pdbs(
+    kubevirt: Option<&KubeVirt>,
+    pdbs: &[PodDisruptionBudget],
+    plans: &[VmiPlan],
+    coverage: &Coverage,
+) -> Vec<DrainBlocker> {
+    let version = kubevirt.and_then(KubeVirt::version);
+    let Some(v) =
         version.filter(|v| crate::model::kubevirt::parse_version(v).is_some_and(|v| v < (1, 5)))
-    {
-        let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
-        for (pi, hits) in pod_hits.iter().enumerate() {
-            if !matches!(
-                plans[pi].action,
-                Action::LiveMigrate | Action::AlreadyMigrating
-            ) {
-                continue;
-            }
-            for (_, matching) in hits.iter().filter(|(_, m)| m.len() > 1) {
-                sets.entry(matching.clone()).or_default().push(pi);
-            }
+    else {
+        return Vec::new();
+    };
+    let mut sets: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for (pi, hits) in coverage.pod_hits.iter().enumerate() {
+        if !matches!(
+            plans[pi].action,
+            Action::LiveMigrate | Action::AlreadyMigrating
+        ) {
+            continue;
         }
-        for (set, holders) in sets {
+        for (_, matching) in hits.iter().filter(|(_, m)| m.len() > 1) {
+            sets.entry(matching.clone()).or_default().push(pi);
+        }
+    }
+    sets.into_iter()
+        .map(|(set, holders)| {
             let names = pdb_names(pdbs, &set);
-            let who: Vec<String> = holders.iter().map(|&pi| id(&plans[pi])).collect();
-            blockers.push(DrainBlocker {
-                kind: "pdb".into(),
-                namespace: pdbs[set[0]].metadata.namespace.clone(),
-                name: names.join(" + "),
-                reason: "MultiplePodDisruptionBudgets".into(),
-                message: format!(
+            let who = ids(plans, &holders);
+            pdb_blocker(
+                pdbs[set[0]].metadata.namespace.clone(),
+                names.join(" + "),
+                "MultiplePodDisruptionBudgets",
+                format!(
                     "{} select the launcher pod of {}, which migrates: KubeVirt {v} (up to v1.4) lets kubectl drain's repeated evictions of a VMI it has marked through to the PDB check, which answers 500 \"{MORE_THAN_ONE_PDB}\"; kubectl drain stops on that error instead of retrying (the migration goes on; run the drain again)",
                     names.join(" and "),
                     who.join(", ")
                 ),
-                vmis: who,
-                blocking: false,
-            });
-        }
-    }
-    // Per PDB: the shutdowns it refuses (with the answer) and those it waits on.
-    let mut refused: Vec<Vec<(usize, EvictionAnswer)>> = vec![Vec::new(); pdbs.len()];
-    let mut stale_waits: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
-    let mut evicted_through: Vec<Vec<usize>> = vec![Vec::new(); pdbs.len()];
-    // Sets of two or more PDBs over one pod -> the plans they hold.
-    let mut multiple: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
-    for (pi, hits) in pod_hits.iter().enumerate() {
+                who,
+                false,
+            )
+        })
+        .collect()
+}
+
+/// What the eviction API answers for the pods of the VMIs the drain shuts down, per PDB.
+struct Shutdowns {
+    /// Per PDB: the answers for the shutdowns whose pods it selects.
+    answers: Vec<Vec<PdbEviction>>,
+    /// Per PDB: the shutdowns it refuses, with the answer.
+    refused: Vec<Vec<(usize, EvictionAnswer)>>,
+    /// Per PDB: the shutdowns waiting for its stale status.
+    stale_waits: Vec<Vec<usize>>,
+    /// Per PDB: the shutdowns it lets through.
+    evicted_through: Vec<Vec<usize>>,
+    /// Sets of two or more PDBs over one pod -> the plans they hold.
+    multiple: BTreeMap<Vec<usize>, Vec<usize>>,
+}
+
+/// Asks the eviction API (as [`evict`] models it) for every pod of every shutdown, and says
+/// in the row what it answers.
+fn answer_shutdowns(
+    plans: &mut [VmiPlan],
+    coverage: &Coverage,
+    evaluated: &[Option<EvaluatedPdb>],
+) -> Shutdowns {
+    let n = evaluated.len();
+    let mut s = Shutdowns {
+        answers: vec![Vec::new(); n],
+        refused: vec![Vec::new(); n],
+        stale_waits: vec![Vec::new(); n],
+        evicted_through: vec![Vec::new(); n],
+        multiple: BTreeMap::new(),
+    };
+    for (pi, hits) in coverage.pod_hits.iter().enumerate() {
         if !plans[pi].action.stops_the_vm() {
             continue;
         }
@@ -230,7 +314,7 @@ pub fn judge_pdbs(
             let answer = evict(pod, &these);
             let plan = &mut plans[pi];
             for &i in matching {
-                answers[i].push(PdbEviction {
+                s.answers[i].push(PdbEviction {
                     vmi: plan.id(),
                     pod: pod.metadata.name.clone().unwrap_or_default(),
                     http_status: answer.http_status(),
@@ -240,7 +324,7 @@ pub fn judge_pdbs(
             }
             match &answer {
                 EvictionAnswer::MoreThanOnePdb { pdbs: names } => {
-                    let holders = multiple.entry(matching.clone()).or_default();
+                    let holders = s.multiple.entry(matching.clone()).or_default();
                     if holders.last() != Some(&pi) {
                         holders.push(pi);
                     }
@@ -261,7 +345,7 @@ pub fn judge_pdbs(
                 EvictionAnswer::NoDisruptionsAllowed { pdb, .. }
                 | EvictionAnswer::Forbidden { pdb, .. } => {
                     if let Some(&i) = matching.first() {
-                        refused[i].push((pi, answer.clone()));
+                        s.refused[i].push((pi, answer.clone()));
                     }
                     plan.explanation.push_str(&format!(
                         "; but PodDisruptionBudget {pdb} refuses the eviction ({}), so the drain blocks here",
@@ -294,7 +378,7 @@ pub fn judge_pdbs(
                     generation,
                 } => {
                     if let Some(&i) = matching.first() {
-                        stale_waits[i].push(pi);
+                        s.stale_waits[i].push(pi);
                     }
                     plan.explanation.push_str(&format!(
                         "; PodDisruptionBudget {pdb}'s status is older than its spec (observedGeneration {observed_generation} < generation {generation}): the eviction gets 429 until the disruption controller catches up"
@@ -307,26 +391,32 @@ pub fn judge_pdbs(
                 }
                 EvictionAnswer::Allowed { .. } => {
                     if let Some(&i) = matching.first() {
-                        evicted_through[i].push(pi);
+                        s.evicted_through[i].push(pi);
                     }
                 }
                 EvictionAnswer::NoPdb | EvictionAnswer::NoPdbCheck { .. } => {}
             }
         }
     }
+    s
+}
 
-    for (set, holders) in &multiple {
+/// Two or more PDBs over a shutdown's pod: the eviction API never evicts it.
+fn more_than_one_pdb(
+    pdbs: &[PodDisruptionBudget],
+    index: &PdbIndex,
+    plans: &[VmiPlan],
+    shutdowns: &Shutdowns,
+) -> Vec<DrainBlocker> {
+    let mut blockers = Vec::new();
+    for (set, holders) in &shutdowns.multiple {
         let names = pdb_names(pdbs, set);
         let ns = pdbs[set[0]].metadata.namespace.clone();
         let mut message = format!(
             "{} {} select the launcher pod of {}: the eviction API answers 500 \"{MORE_THAN_ONE_PDB}\" and never evicts it",
             names.join(" and "),
             both_or_all(&names),
-            holders
-                .iter()
-                .map(|&pi| id(&plans[pi]))
-                .collect::<Vec<_>>()
-                .join(", ")
+            ids(plans, holders).join(", ")
         );
         for &i in set {
             if is_kubevirt_pdb(&pdbs[i]) {
@@ -342,17 +432,29 @@ pub fn judge_pdbs(
                 ));
             }
         }
-        blockers.push(DrainBlocker {
-            kind: "pdb".into(),
-            namespace: ns,
-            name: names.join(" + "),
-            reason: "MultiplePodDisruptionBudgets".into(),
+        blockers.push(pdb_blocker(
+            ns,
+            names.join(" + "),
+            "MultiplePodDisruptionBudgets",
             message,
-            vmis: holders.iter().map(|&pi| id(&plans[pi])).collect(),
-            blocking: true,
-        });
+            ids(plans, holders),
+            true,
+        ));
     }
+    blockers
+}
 
+/// What each PDB over the drained VMIs does to the drain: refuses shutdowns (blocks), makes
+/// them wait for its status, would only matter if a migration failed, or has a budget
+/// shorter than the shutdowns it lets through.
+fn budget_blockers(
+    pdbs: &[PodDisruptionBudget],
+    evaluated: &[Option<EvaluatedPdb>],
+    coverage: &Coverage,
+    shutdowns: &Shutdowns,
+    plans: &[VmiPlan],
+) -> Vec<DrainBlocker> {
+    let mut blockers = Vec::new();
     for (i, pdb) in pdbs.iter().enumerate() {
         let Some(e) = evaluated[i].as_ref() else {
             continue;
@@ -370,79 +472,88 @@ pub fn judge_pdbs(
         } else {
             String::new()
         };
-        let mut covered_ids: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        let covered = &coverage.covered[i];
+        let mut covered_ids = ids(plans, covered);
         covered_ids.sort();
-        if !refused[i].is_empty() {
-            let who: Vec<String> = refused[i].iter().map(|(pi, _)| id(&plans[*pi])).collect();
-            let answer = refused[i][0].1.api_text();
-            let reason = match &refused[i][0].1 {
+        let (refused, stale_waits, evicted_through) = (
+            &shutdowns.refused[i],
+            &shutdowns.stale_waits[i],
+            &shutdowns.evicted_through[i],
+        );
+        if let Some((_, first)) = refused.first() {
+            let who: Vec<String> = refused.iter().map(|(pi, _)| plans[*pi].id()).collect();
+            let reason = match first {
                 EvictionAnswer::Forbidden { .. } => "EvictionForbidden",
                 _ => no_disruptions_reason(max_unavailable, b),
             };
-            blockers.push(DrainBlocker {
-                kind: "pdb".into(),
-                namespace: ns,
+            blockers.push(pdb_blocker(
+                ns,
                 name,
-                reason: reason.into(),
-                message: format!(
-                    "{words}: evicting {} is answered {answer} until it changes{everything}",
-                    who.join(", ")
+                reason,
+                format!(
+                    "{words}: evicting {} is answered {} until it changes{everything}",
+                    who.join(", "),
+                    first.api_text()
                 ),
-                vmis: covered_ids,
-                blocking: true,
-            });
-        } else if !stale_waits[i].is_empty() {
-            let who: Vec<String> = stale_waits[i].iter().map(|&pi| id(&plans[pi])).collect();
+                covered_ids,
+                true,
+            ));
+        } else if !stale_waits.is_empty() {
             let (observed, generation) = b.stale.unwrap_or_default();
-            blockers.push(DrainBlocker {
-                kind: "pdb".into(),
-                namespace: ns,
+            blockers.push(pdb_blocker(
+                ns,
                 name,
-                reason: "StatusStale".into(),
-                message: format!(
+                "StatusStale",
+                format!(
                     "status.observedGeneration {observed} < metadata.generation {generation}: the eviction of {} gets 429 until the disruption controller catches up; then it {words}{everything}",
-                    who.join(", ")
+                    ids(plans, stale_waits).join(", ")
                 ),
-                vmis: covered_ids,
-                blocking: false,
-            });
+                covered_ids,
+                false,
+            ));
         } else if b.disruptions_allowed <= 0
-            && covered[i]
-                .iter()
-                .any(|&pi| !plans[pi].action.stops_the_vm())
+            && covered.iter().any(|&pi| !plans[pi].action.stops_the_vm())
         {
-            blockers.push(DrainBlocker {
-                kind: "pdb".into(),
-                namespace: ns,
+            blockers.push(pdb_blocker(
+                ns,
                 name,
-                reason: no_disruptions_reason(max_unavailable, b).into(),
-                message: format!(
+                no_disruptions_reason(max_unavailable, b),
+                format!(
                     "{words}; the VMIs it covers migrate (KubeVirt's eviction webhook answers before the PDB check) and their source pods complete, so it only matters if a migration fails{everything}"
                 ),
-                vmis: covered_ids,
-                blocking: false,
-            });
-        } else if evicted_through[i].len() as i64 > i64::from(b.disruptions_allowed) {
-            let who: Vec<String> = evicted_through[i]
-                .iter()
-                .map(|&pi| id(&plans[pi]))
-                .collect();
-            blockers.push(DrainBlocker {
-                kind: "pdb".into(),
-                namespace: ns,
+                covered_ids,
+                false,
+            ));
+        } else if evicted_through.len() as i64 > i64::from(b.disruptions_allowed) {
+            let who = ids(plans, evicted_through);
+            blockers.push(pdb_blocker(
+                ns,
                 name,
-                reason: "BudgetShorterThanShutdowns".into(),
-                message: format!(
+                "BudgetShorterThanShutdowns",
+                format!(
                     "{words}, and the drain evicts {} pods it selects ({}): the rest get 429 until evicted pods are Ready again elsewhere, and stay refused if their VMs stay stopped{everything}",
                     who.len(),
                     who.join(", ")
                 ),
-                vmis: covered_ids,
-                blocking: false,
-            });
+                covered_ids,
+                false,
+            ));
         }
     }
+    blockers
+}
 
+/// The reports: every PDB over a drained VMI with its budget and the answers it gave, and
+/// the PDBs in the drained VMIs' namespaces that select nothing (with a blocker, not
+/// blocking, for an invalid selector: the user may think they protect something).
+fn reports(
+    pdbs: &[PodDisruptionBudget],
+    index: &PdbIndex,
+    evaluated: &[Option<EvaluatedPdb>],
+    coverage: &Coverage,
+    shutdowns: &mut Shutdowns,
+    plans: &[VmiPlan],
+) -> (Vec<PdbReport>, Vec<DrainBlocker>) {
     let selects = |i: usize| match &index.selectors[i] {
         PdbSelector::Nothing => ("nothing", None),
         PdbSelector::Everything => ("everything", None),
@@ -450,12 +561,13 @@ pub fn judge_pdbs(
         PdbSelector::Invalid(why) => ("invalid", Some(why.clone())),
     };
     let mut reports: Vec<PdbReport> = Vec::new();
+    let mut blockers = Vec::new();
     for (i, pdb) in pdbs.iter().enumerate() {
         let Some(e) = evaluated[i].as_ref() else {
             continue;
         };
         let (kind, invalid) = selects(i);
-        let mut vmis: Vec<String> = covered[i].iter().map(|&pi| id(&plans[pi])).collect();
+        let mut vmis = ids(plans, &coverage.covered[i]);
         vmis.sort();
         reports.push(PdbReport {
             namespace: pdb.metadata.namespace.clone().unwrap_or_default(),
@@ -464,12 +576,10 @@ pub fn judge_pdbs(
             invalid,
             budget: Some(e.budget.clone()),
             vmis,
-            evictions: std::mem::take(&mut answers[i]),
+            evictions: std::mem::take(&mut shutdowns.answers[i]),
         });
     }
 
-    // PDBs that protect nothing because their selector is invalid, in the drained VMIs'
-    // namespaces: the user may think they do.
     let namespaces: BTreeSet<&str> = plans.iter().map(|p| p.namespace.as_str()).collect();
     for ns in namespaces {
         for &i in index.inert_in(ns) {
@@ -484,22 +594,26 @@ pub fn judge_pdbs(
                 evictions: Vec::new(),
             });
             if let PdbSelector::Invalid(why) = &index.selectors[i] {
-                blockers.push(DrainBlocker {
-                    kind: "pdb".into(),
-                    namespace: Some(ns.to_string()),
-                    name: pdbs[i].metadata.name.clone().unwrap_or_default(),
-                    reason: "InvalidSelector".into(),
-                    message: format!(
+                blockers.push(pdb_blocker(
+                    Some(ns.to_string()),
+                    pdbs[i].metadata.name.clone().unwrap_or_default(),
+                    "InvalidSelector",
+                    format!(
                         "invalid, {why}: the eviction API skips it (\"This object has an invalid selector, it does not match the pod\"), so it protects nothing here"
                     ),
-                    vmis: Vec::new(),
-                    blocking: false,
-                });
+                    Vec::new(),
+                    false,
+                ));
             }
         }
     }
     reports.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    (blockers, reports)
+    (reports, blockers)
+}
+
+/// The ids (`namespace/name`) of the rows at `indices`.
+fn ids(plans: &[VmiPlan], indices: &[usize]) -> Vec<String> {
+    indices.iter().map(|&pi| plans[pi].id()).collect()
 }
 
 /// The names of a set of PDBs (indices into `pdbs`).
