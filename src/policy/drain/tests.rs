@@ -961,3 +961,31 @@ fn several_nodes_drained_together_are_not_targets() {
     let plan = plan_drain(&i);
     assert_eq!(row(&plan, "a").target.as_deref(), Some("node-2"));
 }
+
+#[test]
+fn the_recipe_places_running_vmis_biggest_first_and_skips_finished_ones() {
+    let mut done = vmi("done", "node-3", None, true, "8Gi");
+    done.status.phase = Some("Succeeded".into());
+    let small = vmi("small", "node-3", None, true, "1Gi");
+    let big = vmi("big", "node-3", None, true, "4Gi");
+    let all = [small, done, big];
+    let (skipped, running) = running_biggest_first(&all);
+    let names: Vec<&str> = running.iter().map(|v| v.name()).collect();
+    assert_eq!(names, ["big", "small"]);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].reason, "prod/done");
+    assert_eq!(
+        skipped[0].message,
+        "phase Succeeded: no running pod, the drain does not touch it"
+    );
+}
+
+#[test]
+fn a_vmi_without_status_node_is_on_its_labelled_node() {
+    let mut v = vmi("a", "node-3", None, true, "1Gi");
+    assert_eq!(vmi_node(&v), "node-3");
+    v.status.node_name = None;
+    assert_eq!(vmi_node(&v), "node-3", "from kubevirt.io/nodeName");
+    v.metadata.labels = None;
+    assert_eq!(vmi_node(&v), "");
+}
