@@ -453,7 +453,7 @@ pub fn split_pods(
     let mut requested: BTreeMap<String, NodeUsage> = BTreeMap::new();
     for pod in pods {
         work::step(1);
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        let node = pod_node(&pod);
         let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
         if node.is_some_and(|n| drained.contains(n))
             || created_by.is_some_and(|uid| vmi_uids.contains(uid))
@@ -476,7 +476,7 @@ pub fn split_pods(
 }
 
 /// The plan. Pure. The recipe: index what the plan reads and what every node holds; then,
-/// per VMI still running, biggest first, its row ([`plan_vmi`]); then the PDBs, the waves and
+/// per VMI still running, biggest first, its row (`plan_vmi`); then the PDBs, the waves and
 /// the verdict.
 pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
     let kubevirt = inputs.kubevirt.as_ref();

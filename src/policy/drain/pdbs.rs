@@ -13,7 +13,7 @@ use crate::policy::pdb::{
 use crate::policy::scheduling::holds_resources;
 
 /// Takes out of `pods` those selected by a PodDisruptionBudget without a fresh status and
-/// hands the rest, one at a time, to `rest` (e.g. [`split_pods`]): (selected, what `rest`
+/// hands the rest, one at a time, to `rest` (e.g. [`super::split_pods`]): (selected, what `rest`
 /// returned). The plan computes such a PDB's budget from every pod it selects, as the
 /// disruption controller does, so these must reach [`DrainInputs::pods`] whole. Linear, and
 /// lazy: the other pods are never all held at once (at 10k VMIs, holding them cost a third

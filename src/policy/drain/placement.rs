@@ -15,7 +15,7 @@ pub struct TargetNeeds {
     pub memory: u64,
     /// Its memory limit: the launcher pod's containers' limits, else the request.
     pub memory_limit: u64,
-    /// Every request the scheduler weighs ([`target_requests`]).
+    /// Every request the scheduler weighs (`target_requests`).
     pub requests: Resources,
 }
 
