@@ -11,7 +11,7 @@ use kube::core::{Selector, SelectorExt};
 use serde::Serialize;
 
 use super::index::work;
-use super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
+use super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
 use crate::model::{Pod, PodDisruptionBudget};
 
 /// What `spec.selector` selects, as `metav1.LabelSelectorAsSelector` reads it.
@@ -144,11 +144,6 @@ impl PdbSelector {
             PdbSelector::Labels(s) => s.matches(labels),
         }
     }
-}
-
-fn pod_labels(p: &Pod) -> &BTreeMap<String, String> {
-    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
-    p.metadata.labels.as_ref().unwrap_or(&EMPTY)
 }
 
 fn pdb_namespace(pdb: &PodDisruptionBudget) -> &str {

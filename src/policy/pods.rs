@@ -1,6 +1,8 @@
 //! Which virt-launcher pod is which: during a migration both pods exist, and an operator
 //! must read the logs of the live one, not of a pod that is already gone.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::model::vmi::{MigrationMode, MigrationState};
@@ -53,6 +55,12 @@ pub struct LauncherPod {
 
 fn pod_uid(pod: &Pod) -> Option<&str> {
     pod.metadata.uid.as_deref()
+}
+
+/// A pod's labels (none: empty).
+pub fn pod_labels(p: &Pod) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    p.metadata.labels.as_ref().unwrap_or(&EMPTY)
 }
 
 fn pod_label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {

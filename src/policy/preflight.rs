@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::drain::{Action, DrainInputs, VmiPlan, plan_drain};
+use super::drain::{Action, DrainInputs, VmiPlan, plan_drain, vmi_node};
 use super::migration_policy::{PolicyMatch, matching_policy};
 use crate::model::kubevirt::{MigrationPolicySpec, PolicySelectors};
 use crate::model::vmi::VmiPhase;
@@ -88,12 +88,7 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
             None,
         );
     }
-    let source = vmi
-        .status
-        .node_name
-        .clone()
-        .or_else(|| vmi.label("kubevirt.io/nodeName").map(str::to_string))
-        .unwrap_or_default();
+    let source = vmi_node(vmi);
     let mut planned = vmi.clone();
     // A manual migration ignores the eviction strategy.
     planned.spec.eviction_strategy = Some(EvictionStrategy::LiveMigrate);

@@ -1,0 +1,813 @@
+//! `plan_drain`: what draining node(s) will do to every VMI on them (FACTS §2, §4, §5.2, §6).
+//! Pure: plain objects in, a plan out.
+//!
+//! [`plan_drain`] is the recipe; each step is a pure function in its own file, with its own
+//! tests, and passes plain data to the next:
+//!
+//! 1. [`migratability`]: why a VMI cannot live-migrate ([`migratability::assess`]).
+//! 2. [`strategy`]: what its evictionStrategy does to it ([`strategy::decide`]), unless
+//! 3. [`feasibility`]: a migration is already in flight ([`feasibility::in_flight`]); how long
+//!    a migration takes and whether it fits its completion budget.
+//! 4. [`quota`]: whether the namespace admits the migration target pod, and
+//! 5. [`placement`]: which node takes it ([`placement::place`]), biggest VMs first.
+//! 6. [`pdbs`]: what the PodDisruptionBudgets answer for the VMIs the drain shuts down.
+//! 7. [`waves`]: KubeVirt's queue and the waves under the parallel limits.
+//! 8. [`verdict`]: the outcome, the duration, the order, what the plan assumed.
+
+pub mod feasibility;
+pub mod migratability;
+pub mod pdbs;
+pub mod placement;
+pub mod quota;
+pub mod strategy;
+#[cfg(test)]
+mod tests;
+pub mod verdict;
+pub mod waves;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use self::feasibility::InFlight;
+use self::migratability::Assessment;
+use self::strategy::Shutdown;
+use self::waves::Candidate;
+use super::budget::completion_budget_seconds;
+use super::eviction::{EffectiveStrategy, StrategySource, effective_eviction_strategy};
+use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
+use super::migration_policy::{effective_config, matching_policy};
+use super::pdb::{Budget, EvictionAnswer};
+use super::placement::{TargetPod, TargetSearch};
+use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
+use super::scheduling::{
+    NodeUsage, SelectorIndex, SpreadSelector, holds_resources, spread_selectors,
+};
+use crate::model::kubevirt::EffectiveMigrationConfig;
+use crate::model::{
+    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, Quantity, ResourceQuota,
+    Time, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+
+pub use self::pdbs::pods_of_unsynced_pdbs;
+pub use self::waves::{
+    EVACUATION_PRIORITY, EVICTION_SOURCE_ANNOTATION, evacuation_priority, migration_queue,
+    priority_weight,
+};
+
+/// Assumed transfer rate when the cluster sets no `bandwidthPerMigration`: 256 MiB/s, a
+/// conservative figure for pre-copy over a 10 GbE pod network with multifd.
+pub const DEFAULT_BANDWIDTH: u64 = 256 * 1024 * 1024;
+/// Assumed time to create, schedule and hand off a target pod before memory moves.
+pub const SETUP_SECONDS: u64 = 15;
+/// Estimated launcher overhead when a VMI's pod is not visible.
+pub const LAUNCHER_OVERHEAD: u64 = 300 * 1024 * 1024;
+/// virt-controller deletes a target pod unschedulable for this long (FACTS §6.2).
+pub const UNSCHEDULABLE_TIMEOUT_SECONDS: u64 = 300;
+/// KubeVirt's default `terminationGracePeriodSeconds` for VMIs.
+pub const DEFAULT_GRACE_SECONDS: u64 = 180;
+
+/// Everything the planner reads.
+#[derive(Debug, Clone, Default)]
+pub struct DrainInputs {
+    /// The nodes drained together.
+    pub drain: Vec<String>,
+    /// VMIs on the drained nodes.
+    pub vmis: Vec<VirtualMachineInstance>,
+    /// VMIs migrating into the drained nodes (label kubevirt.io/migrationTargetNodeName).
+    pub incoming: Vec<VirtualMachineInstance>,
+    pub vms: Vec<VirtualMachine>,
+    /// All VMIMs of the cluster (in-flight ones take parallel slots).
+    pub vmims: Vec<VirtualMachineInstanceMigration>,
+    pub nodes: Vec<Node>,
+    /// The pods the plan inspects: at least those on the drained nodes and the launcher pods
+    /// of their VMIs (all pods of the cluster will do). They count towards node capacity.
+    pub pods: Vec<Pod>,
+    /// What the pods *not* in `pods` hold on each node (see [`split_pods`]): their requests,
+    /// their number and how many each topology spread selector of `vmis` selects. The
+    /// capacity facts of the rest of the cluster.
+    pub node_usage: BTreeMap<String, NodeUsage>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub quotas: Vec<ResourceQuota>,
+    pub namespaces: Vec<Namespace>,
+    pub kubevirt: Option<KubeVirt>,
+    pub policies: Vec<MigrationPolicy>,
+    /// `--bandwidth`, bytes per second.
+    pub bandwidth: Option<u64>,
+    /// The as-of clock, for the elapsed time of migrations in flight.
+    pub now: Option<Time>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    LiveMigrate,
+    Shutdown,
+    ShutdownNotMigratable,
+    BlocksDrain,
+    External,
+    AlreadyMigrating,
+    NoTarget,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::LiveMigrate => "live-migrate",
+            Action::Shutdown => "shutdown",
+            Action::ShutdownNotMigratable => "shutdown-not-migratable",
+            Action::BlocksDrain => "blocks-drain",
+            Action::External => "external",
+            Action::AlreadyMigrating => "already-migrating",
+            Action::NoTarget => "no-target",
+        }
+    }
+
+    pub fn blocks(self) -> bool {
+        matches!(self, Action::BlocksDrain | Action::NoTarget)
+    }
+
+    pub fn stops_the_vm(self) -> bool {
+        matches!(self, Action::Shutdown | Action::ShutdownNotMigratable)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    WillComplete,
+    WillCompleteWithShutdowns,
+    WillBlock,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::WillComplete => "will-complete",
+            Verdict::WillCompleteWithShutdowns => "will-complete-with-shutdowns",
+            Verdict::WillBlock => "will-block",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reason {
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiPlan {
+    pub namespace: String,
+    pub name: String,
+    pub vm: Option<String>,
+    pub node: String,
+    pub eviction_strategy: String,
+    pub eviction_strategy_source: StrategySource,
+    pub live_migratable: Option<bool>,
+    /// Why it cannot migrate or why it blocks, as the conditions and objects say.
+    pub reasons: Vec<Reason>,
+    pub action: Action,
+    /// The action in plain words.
+    pub explanation: String,
+    /// What to change, when the action is not a clean live migration.
+    pub fix: Option<String>,
+    /// Predicted target node (the scheduler makes the final choice).
+    pub target: Option<String>,
+    /// 1-based start wave of a live migration.
+    pub wave: Option<u32>,
+    pub start_seconds: Option<u64>,
+    pub end_seconds: Option<u64>,
+    /// Predicted duration of this VM's part.
+    pub estimate_seconds: Option<u64>,
+    /// The completion budget KubeVirt allows before it aborts (or switches mode).
+    pub budget_seconds: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    /// The launcher pod's memory request a target pod needs.
+    pub pod_memory_request_bytes: u64,
+    pub migration_policy: Option<String>,
+    pub allow_post_copy: bool,
+    pub allow_auto_converge: bool,
+    pub bandwidth_bytes_per_second: u64,
+    pub evacuation_node: Option<String>,
+    pub run_strategy: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainBlocker {
+    /// `vmi`, `pdb`, `quota`, `external`.
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub reason: String,
+    pub message: String,
+    /// The VMIs it holds up.
+    pub vmis: Vec<String>,
+    /// False for things that only make the drain wait (an external controller, a PDB
+    /// over pods that will complete anyway).
+    pub blocking: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Incoming {
+    pub namespace: String,
+    pub name: String,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub target_pod: Option<String>,
+    pub mode: Option<String>,
+    /// Post-copy: an abort or a network failure now loses the guest.
+    pub point_of_no_return: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub parallel_migrations_per_cluster: u32,
+    pub parallel_outbound_migrations_per_node: u32,
+    /// Migrations already counting against the cluster limit.
+    pub in_flight_cluster: u32,
+    /// Of those, per drained source node.
+    pub in_flight_per_node: BTreeMap<String, u32>,
+}
+
+/// A PodDisruptionBudget the plan read, as the eviction API reads it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbReport {
+    pub namespace: String,
+    pub name: String,
+    /// `nothing` (null selector), `everything` (`{}`: the whole namespace), `labels`, or
+    /// `invalid` (the eviction API skips it).
+    pub selects: String,
+    /// Why the selector is invalid, naming the field.
+    pub invalid: Option<String>,
+    /// Its budget, when it selects a drained VMI's pod.
+    pub budget: Option<Budget>,
+    /// The drained VMIs whose launcher pods it selects.
+    pub vmis: Vec<String>,
+    /// What the eviction API answers for the VMIs the drain shuts down.
+    pub evictions: Vec<PdbEviction>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbEviction {
+    pub vmi: String,
+    pub pod: String,
+    pub http_status: u16,
+    #[serde(flatten)]
+    pub answer: EvictionAnswer,
+    pub text: String,
+}
+
+/// KubeVirt's migration queue as the drain meets it (FACTS §3.1, §12): which pending
+/// migrations start before the drain's evacuations and which wait behind them.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationQueue {
+    /// `priority` (MigrationPriorityQueue: by spec.priority, then creation) or `fifo` (by
+    /// creation only).
+    pub mode: String,
+    /// Why this mode was assumed.
+    pub why: String,
+    /// Pending migrations that get a slot before the drain's evacuations.
+    pub ahead: Vec<QueuedMigration>,
+    /// Pending migrations that wait behind the drain's evacuations.
+    pub behind: Vec<QueuedMigration>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMigration {
+    pub namespace: String,
+    pub name: String,
+    pub vmi: String,
+    /// `spec.priority`; none on KubeVirt before the gate (or for VMIMs created without it).
+    pub priority: Option<String>,
+    /// Its VMI is on a drained node: it takes that node's outbound slots.
+    pub on_drained_node: bool,
+    /// A condition that keeps it Pending (quota, backup, utility volumes): it takes no slot
+    /// until that clears.
+    pub held_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainPlan {
+    pub nodes: Vec<String>,
+    pub verdict: Verdict,
+    pub estimated_duration_seconds: u64,
+    pub blockers: Vec<DrainBlocker>,
+    pub vmis: Vec<VmiPlan>,
+    /// VMIs on the nodes that the drain does not touch (finished: no running pod).
+    pub skipped: Vec<Reason>,
+    /// Migrations landing on a drained node: the drain waits for them, then moves them again.
+    pub incoming: Vec<Incoming>,
+    pub limits: Limits,
+    /// Pending migrations ahead of and behind the drain's evacuations in KubeVirt's queue.
+    pub queue: MigrationQueue,
+    /// The PodDisruptionBudgets over the drained VMIs' pods (and invalid ones in their
+    /// namespaces), with their budgets and the eviction API's answers.
+    pub pdbs: Vec<PdbReport>,
+    pub waves: u32,
+    /// True when no KubeVirt CR was found and KubeVirt's defaults were assumed.
+    pub defaults_assumed: bool,
+    pub kubevirt_version: Option<String>,
+    /// What the plan assumed, in words.
+    pub assumptions: Vec<String>,
+}
+
+impl VmiPlan {
+    /// `namespace/name`, as blockers and PDB reports list it.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Marks the row as held by `hold`, with `action` (blocks-drain or no-target): it does not
+    /// start. Returns the blocker to list.
+    fn hold(
+        &mut self,
+        action: Action,
+        hold: Hold,
+        explanation: String,
+        fix: String,
+    ) -> DrainBlocker {
+        self.action = action;
+        self.reasons.push(Reason {
+            reason: hold.reason.clone(),
+            message: hold.message.clone(),
+        });
+        self.explanation = explanation;
+        self.fix = Some(fix);
+        self.start_seconds = None;
+        self.estimate_seconds = None;
+        self.end_seconds = None;
+        hold.blocker(self)
+    }
+}
+
+/// What a step found holding up one VMI; [`Hold::blocker`] names the VMI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hold {
+    /// `vmi`, `quota`, `external`.
+    pub kind: &'static str,
+    /// The object that holds it (a ResourceQuota); None: the VMI itself.
+    pub object: Option<String>,
+    pub reason: String,
+    pub message: String,
+    /// False when it only makes the drain wait.
+    pub blocking: bool,
+}
+
+impl Hold {
+    pub fn blocker(self, plan: &VmiPlan) -> DrainBlocker {
+        DrainBlocker {
+            kind: self.kind.into(),
+            namespace: Some(plan.namespace.clone()),
+            name: self.object.unwrap_or_else(|| plan.name.clone()),
+            reason: self.reason,
+            message: self.message,
+            vmis: vec![plan.id()],
+            blocking: self.blocking,
+        }
+    }
+}
+
+/// The rows the per-VMI steps produce, for the steps after them.
+#[derive(Default)]
+pub struct Rows<'a> {
+    pub plans: Vec<VmiPlan>,
+    /// The VMI of each plan, by position.
+    pub vmis: Vec<&'a VirtualMachineInstance>,
+    /// The live migrations the drain starts.
+    pub candidates: Vec<Candidate>,
+    pub blockers: Vec<DrainBlocker>,
+    /// Migrations in flight from the drained nodes: (source node, remaining seconds).
+    pub in_flight: Vec<(String, u64)>,
+}
+
+/// The joins of the plan, each a lookup, so that a plan stays linear in what it reads.
+struct Lookups<'a> {
+    namespaces: BTreeMap<&'a str, &'a Namespace>,
+    vms: HashMap<(&'a str, &'a str), &'a VirtualMachine>,
+    pods: PodIndex<'a>,
+    migrations: MigrationIndex<'a>,
+    quotas: HashMap<&'a str, Vec<&'a ResourceQuota>>,
+}
+
+impl<'a> Lookups<'a> {
+    fn new(inputs: &'a DrainInputs) -> Self {
+        Lookups {
+            namespaces: inputs
+                .namespaces
+                .iter()
+                .filter_map(|n| n.metadata.name.as_deref().map(|name| (name, n)))
+                .collect(),
+            vms: inputs
+                .vms
+                .iter()
+                .map(|v| {
+                    work::step(1);
+                    ((v.namespace(), v.name()), v)
+                })
+                .collect(),
+            pods: PodIndex::new(&inputs.pods),
+            migrations: MigrationIndex::new(&inputs.vmims),
+            quotas: quotas_by_namespace(&inputs.quotas),
+        }
+    }
+}
+
+fn is_launcher_of(p: &Pod, vmi: &VirtualMachineInstance) -> bool {
+    work::step(1);
+    let l = pod_labels(p);
+    l.get(LAUNCHER_LABEL).map(String::as_str) == Some(LAUNCHER_VALUE)
+        && vmi.uid().is_some()
+        && l.get(CREATED_BY_LABEL).map(String::as_str) == vmi.uid()
+}
+
+fn pod_node(p: &Pod) -> Option<&str> {
+    p.spec.as_ref().and_then(|s| s.node_name.as_deref())
+}
+
+/// Splits the cluster's pods into those the plan inspects in full (on the drained nodes, or
+/// created by one of `vmi_uids`) and, for all the others, only what they hold on their node:
+/// their requests of every resource, their number, and how many of them each of `spread`
+/// (the topology spread selectors of the drained VMIs, `scheduling::spread_selectors`)
+/// selects. A drain of one node of a 10,000-VMI cluster then keeps a few dozen pods, not
+/// ten thousand (issue 9).
+pub fn split_pods(
+    pods: impl IntoIterator<Item = Pod>,
+    drain: &[String],
+    vmi_uids: &HashSet<&str>,
+    spread: &[SpreadSelector],
+) -> (Vec<Pod>, BTreeMap<String, NodeUsage>) {
+    let drained: HashSet<&str> = drain.iter().map(String::as_str).collect();
+    let spread = SelectorIndex::new(spread.to_vec());
+    let mut kept = Vec::new();
+    let mut requested: BTreeMap<String, NodeUsage> = BTreeMap::new();
+    for pod in pods {
+        work::step(1);
+        let node = pod_node(&pod);
+        let created_by = pod_labels(&pod).get(CREATED_BY_LABEL).map(String::as_str);
+        if node.is_some_and(|n| drained.contains(n))
+            || created_by.is_some_and(|uid| vmi_uids.contains(uid))
+        {
+            kept.push(pod);
+        } else if let Some(node) = node
+            && holds_resources(&pod)
+        {
+            match requested.get_mut(node) {
+                Some(usage) => usage.add(&pod, &spread),
+                None => {
+                    let mut usage = NodeUsage::default();
+                    usage.add(&pod, &spread);
+                    requested.insert(node.to_string(), usage);
+                }
+            }
+        }
+    }
+    (kept, requested)
+}
+
+/// The plan. Pure. The recipe: index what the plan reads and what every node holds; then,
+/// per VMI still running, biggest first, its row (`plan_vmi`); then the PDBs, the waves and
+/// the verdict.
+pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let lookups = Lookups::new(inputs);
+    let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
+    let usage = node_usage(inputs, &selectors);
+    let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &usage, selectors);
+    let vmi_nodes = vmi_nodes(&inputs.vmis);
+    let limits = waves::limits(
+        &effective_config(kubevirt, None),
+        &inputs.vmims,
+        &vmi_nodes,
+        &inputs.drain,
+    );
+    let (skipped, vmis) = running_biggest_first(&inputs.vmis);
+
+    let mut rows = Rows::default();
+    for vmi in vmis {
+        plan_vmi(vmi, inputs, &lookups, &mut search, &mut rows);
+    }
+    let (pdb_blockers, pdbs) = pdbs::judge_pdbs(inputs, &mut rows.plans, &rows.vmis, &lookups.pods);
+    rows.blockers.extend(pdb_blockers);
+    let (queue, waves) = waves::waves(&mut rows, &limits, kubevirt, &inputs.vmims, &vmi_nodes);
+
+    let Rows {
+        mut plans,
+        mut blockers,
+        ..
+    } = rows;
+    verdict::sort_blockers(&mut blockers);
+    let verdict = verdict::verdict(&blockers, &plans);
+    let estimated = verdict::estimated_seconds(&plans);
+    verdict::sort_rows(&mut plans);
+    let assumptions = verdict::assumptions(inputs.bandwidth, &queue, kubevirt.is_none());
+    DrainPlan {
+        nodes: inputs.drain.clone(),
+        verdict,
+        estimated_duration_seconds: estimated,
+        blockers,
+        vmis: plans,
+        skipped,
+        incoming: verdict::incoming(&inputs.incoming, &inputs.drain),
+        limits,
+        queue,
+        pdbs,
+        waves,
+        defaults_assumed: kubevirt.is_none(),
+        kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
+        assumptions,
+    }
+}
+
+/// What every node holds (requests, pods, pods each spread selector counts), to be consumed
+/// as VMs are placed: the pods inspected here plus the usage of the others.
+fn node_usage(inputs: &DrainInputs, selectors: &SelectorIndex) -> BTreeMap<String, NodeUsage> {
+    let mut usage: BTreeMap<String, NodeUsage> = inputs.node_usage.clone();
+    for pod in inputs.pods.iter().filter(|p| holds_resources(p)) {
+        if let Some(node) = pod_node(pod) {
+            usage
+                .entry(node.to_string())
+                .or_default()
+                .add(pod, selectors);
+        }
+    }
+    usage
+}
+
+/// (namespace, name) → node of every VMI on the drained nodes that names its node.
+fn vmi_nodes(vmis: &[VirtualMachineInstance]) -> BTreeMap<(String, String), String> {
+    vmis.iter()
+        .filter_map(|v| {
+            let node = v.status.node_name.clone()?;
+            Some(((v.namespace().to_string(), v.name().to_string()), node))
+        })
+        .collect()
+}
+
+/// The VMIs the drain does not touch (finished: no running pod), said as skipped, and the
+/// others, biggest first: they are the hardest to fit and the longest to move.
+fn running_biggest_first(
+    vmis: &[VirtualMachineInstance],
+) -> (Vec<Reason>, Vec<&VirtualMachineInstance>) {
+    let (finished, mut running): (Vec<&VirtualMachineInstance>, Vec<&VirtualMachineInstance>) =
+        vmis.iter()
+            .partition(|v| v.status.phase.as_ref().is_some_and(|p| p.is_final()));
+    let skipped = finished
+        .iter()
+        .map(|v| Reason {
+            reason: format!("{}/{}", v.namespace(), v.name()),
+            message: format!(
+                "phase {}: no running pod, the drain does not touch it",
+                v.status.phase.as_ref().map(|p| p.as_str()).unwrap_or("")
+            ),
+        })
+        .collect();
+    running.sort_by_key(|v| std::cmp::Reverse(v.guest_memory().map(Quantity::bytes).unwrap_or(0)));
+    (skipped, running)
+}
+
+/// The node a VMI runs on: `status.nodeName`, else its `kubevirt.io/nodeName` label.
+pub fn vmi_node(vmi: &VirtualMachineInstance) -> String {
+    vmi.status
+        .node_name
+        .clone()
+        .or_else(|| vmi.label(NODE_NAME_LABEL).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The label virt-handler puts on a VMI naming its node.
+pub const NODE_NAME_LABEL: &str = "kubevirt.io/nodeName";
+
+/// What the plan knows of one VMI before deciding anything: its node, strategy,
+/// migratability, migration settings, target pod, timings and quota headroom.
+struct VmiFacts<'v> {
+    node: String,
+    strategy: EffectiveStrategy,
+    assessment: Assessment,
+    policy: Option<String>,
+    config: EffectiveMigrationConfig,
+    memory: Option<u64>,
+    target_pod: TargetPod<'v>,
+    pod_memory: u64,
+    budget: Option<u64>,
+    bandwidth: u64,
+    transfer: Option<u64>,
+    vm: Option<String>,
+    run_strategy: Option<String>,
+    /// The namespace's ResourceQuota without room for the target pod, and why.
+    quota: Option<(String, String)>,
+}
+
+fn vmi_facts<'v>(
+    vmi: &'v VirtualMachineInstance,
+    inputs: &DrainInputs,
+    at: &Lookups,
+) -> VmiFacts<'v> {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let node = vmi_node(vmi);
+    let policy = matching_policy(
+        vmi,
+        at.namespaces.get(vmi.namespace()).copied(),
+        &inputs.policies,
+    );
+    let policy_obj = policy
+        .as_ref()
+        .and_then(|p| inputs.policies.iter().find(|x| x.name() == p.name));
+    let config = effective_config(kubevirt, policy_obj);
+    let memory = vmi.guest_memory().map(Quantity::bytes);
+    let launcher = at.pods.candidates_for(vmi).into_iter().find(|p| {
+        is_launcher_of(p, vmi) && holds_resources(p) && pod_node(p) == Some(node.as_str())
+    });
+    let needs = placement::target_needs(vmi, launcher, memory);
+    let ns_quotas = at
+        .quotas
+        .get(vmi.namespace())
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let quota = quota::quota_problem(ns_quotas, needs.memory, needs.memory_limit);
+    let bandwidth = feasibility::bandwidth(config.bandwidth_per_migration, inputs.bandwidth);
+    let vm = at.vms.get(&(vmi.namespace(), vmi.name())).copied();
+    VmiFacts {
+        strategy: effective_eviction_strategy(vmi, kubevirt),
+        assessment: migratability::assess(&super::migratability::migratability(vmi)),
+        policy: policy.map(|p| p.name),
+        budget: feasibility::completion_budget(
+            completion_budget_seconds(vmi, config.completion_timeout_per_gib),
+            config.allow_workload_disruption,
+        ),
+        transfer: feasibility::transfer_seconds(memory, bandwidth),
+        bandwidth,
+        config,
+        memory,
+        pod_memory: needs.memory,
+        target_pod: TargetPod {
+            vmi,
+            requests: needs.requests,
+        },
+        vm: vm.map(|v| v.name().to_string()),
+        run_strategy: vm.map(|v| v.run_strategy().to_string()),
+        quota,
+        node,
+    }
+}
+
+/// A VMI's row before any step decided: a live migration to be placed.
+fn new_row(vmi: &VirtualMachineInstance, f: &VmiFacts) -> VmiPlan {
+    VmiPlan {
+        namespace: vmi.namespace().to_string(),
+        name: vmi.name().to_string(),
+        vm: f.vm.clone(),
+        node: f.node.clone(),
+        eviction_strategy: f.strategy.strategy.as_str().to_string(),
+        eviction_strategy_source: f.strategy.source,
+        live_migratable: f.assessment.live_migratable,
+        reasons: f.assessment.reasons.clone(),
+        action: Action::LiveMigrate,
+        explanation: String::new(),
+        fix: None,
+        target: None,
+        wave: None,
+        start_seconds: None,
+        end_seconds: None,
+        estimate_seconds: None,
+        budget_seconds: f.budget,
+        memory_bytes: f.memory,
+        pod_memory_request_bytes: f.pod_memory,
+        migration_policy: f.policy.clone(),
+        allow_post_copy: f.config.allow_post_copy,
+        allow_auto_converge: f.config.allow_auto_converge,
+        bandwidth_bytes_per_second: f.bandwidth,
+        evacuation_node: vmi.evacuation_node().map(str::to_string),
+        run_strategy: f.run_strategy.clone(),
+    }
+}
+
+/// One VMI's row: its facts, then the steps in order: the migration already in flight
+/// (feasibility) or what its evictionStrategy does (strategy); then, for a live migration,
+/// the quota and the placement.
+fn plan_vmi<'a>(
+    vmi: &'a VirtualMachineInstance,
+    inputs: &DrainInputs,
+    at: &Lookups,
+    search: &mut TargetSearch,
+    rows: &mut Rows<'a>,
+) {
+    let f = vmi_facts(vmi, inputs, at);
+    let mut plan = new_row(vmi, &f);
+    if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
+        let flight = feasibility::in_flight(m, vmi, f.transfer, inputs.now.as_ref());
+        already_migrating(&mut plan, &flight, &f, search, rows);
+    } else {
+        let shutdown = Shutdown::of(vmi, f.vm.is_some(), f.run_strategy.as_deref());
+        let decision = strategy::decide(&f.strategy.strategy, &f.assessment, &shutdown);
+        plan.action = decision.action;
+        plan.explanation = decision.explanation;
+        plan.fix = decision.fix;
+        if let Some(seconds) = decision.shutdown_seconds {
+            plan.start_seconds = Some(0);
+            plan.estimate_seconds = Some(seconds);
+            plan.end_seconds = Some(seconds);
+        }
+        if let Some(hold) = decision.hold {
+            rows.blockers.push(hold.blocker(&plan));
+        }
+    }
+    if plan.action == Action::LiveMigrate {
+        live_migrate(&mut plan, &f, search, rows);
+    }
+    rows.plans.push(plan);
+    rows.vmis.push(vmi);
+}
+
+/// A migration already in flight: the drain waits for it. Before the hand-off its target
+/// pod may still be refused by quota or have nowhere to go.
+fn already_migrating(
+    plan: &mut VmiPlan,
+    flight: &InFlight,
+    f: &VmiFacts,
+    search: &mut TargetSearch,
+    rows: &mut Rows,
+) {
+    plan.action = Action::AlreadyMigrating;
+    plan.target = flight.target.clone();
+    plan.start_seconds = Some(0);
+    plan.estimate_seconds = flight.estimate;
+    plan.end_seconds = flight.estimate;
+    plan.explanation = flight.explanation.clone();
+    if flight.running {
+        rows.in_flight
+            .push((f.node.clone(), flight.remaining.unwrap_or(SETUP_SECONDS)));
+    }
+    if plan.target.is_some() {
+        return;
+    }
+    if let Some((quota, message)) = f.quota.clone() {
+        let explanation = format!(
+            "{} is held by ResourceQuota {quota}: {message}; the eviction is refused until it has room",
+            flight.label
+        );
+        let fix = quota::quota_fix(&plan.namespace, &quota, f.pod_memory);
+        let hold = quota::quota_hold(quota, message);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+    } else if let Err(no_fit) = search.find(&f.target_pod, &f.node) {
+        let explanation = format!(
+            "{} cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
+            flight.label,
+            no_fit.explained()
+        );
+        let hold = placement::no_target(no_fit.explained());
+        rows.blockers
+            .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
+        // Its VMIM keeps a slot until the unschedulable target pod times out.
+        if let Some(last) = rows.in_flight.last_mut() {
+            last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(flight.elapsed);
+        }
+    }
+}
+
+/// A live migration the drain starts: the namespace's quota must admit the second launcher
+/// pod, then a node must take it.
+fn live_migrate(plan: &mut VmiPlan, f: &VmiFacts, search: &mut TargetSearch, rows: &mut Rows) {
+    if let Some((quota, message)) = f.quota.clone() {
+        let explanation = format!(
+            "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
+        );
+        let fix = quota::quota_fix(&plan.namespace, &quota, f.pod_memory);
+        let hold = quota::quota_hold(quota, message);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+        return;
+    }
+    let over_budget = feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy);
+    match placement::place(search, &f.target_pod, &f.node, f.transfer, over_budget) {
+        Ok(placed) => {
+            plan.target = Some(placed.target);
+            plan.estimate_seconds = f.transfer;
+            plan.explanation = placed.explanation;
+            rows.candidates.push(Candidate {
+                index: rows.plans.len(),
+                estimate: f.transfer.unwrap_or(SETUP_SECONDS),
+                source: f.node.clone(),
+            });
+        }
+        Err(no_fit) => {
+            let message = no_fit.explained();
+            let explanation =
+                format!("{message}; the target pod stays Pending and the eviction is refused");
+            let hold = placement::no_target(message);
+            rows.blockers
+                .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
+        }
+    }
+}
