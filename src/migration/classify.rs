@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::sample::Outcome;
-use crate::render::fmt::bytes;
+use crate::text::bytes;
 
 /// libvirt's job type of a finished (or running) job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

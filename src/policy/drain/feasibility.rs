@@ -35,7 +35,7 @@ pub fn over_budget(transfer: Option<u64>, budget: Option<u64>, post_copy: bool) 
     (b > 0 && t > b).then(|| {
         format!(
             "the transfer estimate exceeds the {} completion budget, so KubeVirt may abort it{}",
-            crate::render::fmt::duration(b as i64),
+            crate::text::duration(b as i64),
             if post_copy {
                 " (post-copy is allowed and would take over)"
             } else {
@@ -99,7 +99,7 @@ pub fn in_flight(
             m.name(),
             m.phase(),
             remaining
-                .map(|r| format!(", about {} left", crate::render::fmt::duration(r as i64)))
+                .map(|r| format!(", about {} left", crate::text::duration(r as i64)))
                 .unwrap_or_default()
         )
     };

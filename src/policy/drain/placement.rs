@@ -100,7 +100,7 @@ pub fn place(
     let target = found.node;
     search.consume(target, pod);
     let est = transfer
-        .map(|t| format!(", about {}", crate::render::fmt::duration(t as i64)))
+        .map(|t| format!(", about {}", crate::text::duration(t as i64)))
         .unwrap_or_default();
     let mut explanation = format!("live-migrates to {target}{est}");
     for note in found.notes.iter().chain(&over_budget) {

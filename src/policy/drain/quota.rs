@@ -44,8 +44,8 @@ pub fn quota_problem(
                     (free.to_string(), needed.to_string())
                 } else {
                     (
-                        crate::render::fmt::bytes(free),
-                        crate::render::fmt::bytes(needed),
+                        crate::text::bytes(free),
+                        crate::text::bytes(needed),
                     )
                 };
                 return Some((
@@ -75,7 +75,7 @@ pub fn quota_hold(quota: String, message: String) -> Hold {
 pub fn quota_fix(namespace: &str, quota: &str, pod_memory: u64) -> String {
     format!(
         "raise ResourceQuota {namespace}/{quota} by one launcher pod ({} of memory)",
-        crate::render::fmt::bytes(pod_memory)
+        crate::text::bytes(pod_memory)
     )
 }
 

@@ -90,7 +90,7 @@ pub fn assumptions(
     let mut assumptions = vec![
         format!(
             "transfer time = {SETUP_SECONDS}s setup + guest memory / bandwidth (bandwidthPerMigration when set, else {} per migration); a guest that dirties memory fast takes longer",
-            crate::render::fmt::bytes(bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
+            crate::text::bytes(bandwidth.unwrap_or(DEFAULT_BANDWIDTH)) + "/s"
         ),
         "targets are predicted with the scheduler's filters (taints and tolerations, node selector and affinity, host-model CPU, every requested resource and the pod count, DoNotSchedule topology spread), then fewest untolerated PreferNoSchedule taints, highest preferred node affinity weight and most free memory, biggest VMs placed first; ScheduleAnyway spread and the scheduler's other scores are not weighed, nor pod priority and preemption (a higher-priority target pod may still get room by preempting others), so the scheduler makes the final choice".into(),
         "waves: longest migration first, as slots free up under parallelOutboundMigrationsPerNode and parallelMigrationsPerCluster minus migrations already in flight".into(),
