@@ -769,8 +769,11 @@ fn already_migrating(
         let hold = placement::no_target(no_fit.explained());
         rows.blockers
             .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
-        // Its VMIM keeps a slot until the unschedulable target pod times out.
-        if let Some(last) = rows.in_flight.last_mut() {
+        // Its VMIM keeps a slot until the unschedulable target pod times out (only one that
+        // counts as running holds a slot: its own, the last pushed above).
+        if flight.running
+            && let Some(last) = rows.in_flight.last_mut()
+        {
             last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(flight.elapsed);
         }
     }

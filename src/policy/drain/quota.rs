@@ -43,10 +43,7 @@ pub fn quota_problem(
                 let (fmt_free, fmt_needed) = if resource == "pods" {
                     (free.to_string(), needed.to_string())
                 } else {
-                    (
-                        crate::text::bytes(free),
-                        crate::text::bytes(needed),
-                    )
+                    (crate::text::bytes(free), crate::text::bytes(needed))
                 };
                 return Some((
                     name.clone(),

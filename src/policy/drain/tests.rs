@@ -989,3 +989,43 @@ fn a_vmi_without_status_node_is_on_its_labelled_node() {
     v.metadata.labels = None;
     assert_eq!(vmi_node(&v), "");
 }
+
+#[test]
+fn a_pending_migration_without_a_target_does_not_shorten_another_slot() {
+    // "a" migrates (running, 1 Gi: a short remainder); "b" has a Pending VMIM whose target
+    // pod fits nowhere. Only a migration that counts as running holds a slot, so "b" must not
+    // stretch "a"'s slot to the 300 s unschedulable timeout.
+    let mut i = inputs(
+        vec![
+            vmi("a", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            vmi("b", "node-3", Some("LiveMigrate"), true, "1Gi"),
+            vmi("c", "node-3", Some("LiveMigrate"), true, "1Gi"),
+        ],
+        vec![node("node-1", "64Gi")],
+    );
+    // "b" needs a label no node has.
+    i.vmis[1].spec.node_selector = [("disk".to_string(), "nvme".to_string())].into();
+    i.kubevirt = kubevirt(json!({"evictionStrategy": "LiveMigrate",
+        "migrations": {"parallelOutboundMigrationsPerNode": 1}}));
+    i.now = Some(crate::model::Time("2026-11-29T03:00:00Z".parse().unwrap()));
+    i.vmims = vec![
+        vmim("ma", "a", "Running", None, "2026-11-29T02:59:50Z"),
+        vmim("mb", "b", "Pending", None, "2026-11-29T02:59:50Z"),
+    ];
+    i.vmis[0].status.migration_state = Some(
+        serde_json::from_value(json!({"migrationUid": "u-ma", "targetNode": "node-1",
+            "startTimestamp": "2026-11-29T02:59:50Z"}))
+        .unwrap(),
+    );
+    let plan = plan_drain(&i);
+    assert_eq!(row(&plan, "b").action, Action::NoTarget);
+    let a_end = row(&plan, "a").end_seconds.unwrap();
+    // "c" waits for the one outbound slot, which "a" frees at its own end.
+    assert!(a_end < 290, "{a_end}");
+    assert_eq!(
+        row(&plan, "c").start_seconds,
+        Some(a_end),
+        "{:#?}",
+        row(&plan, "c")
+    );
+}
