@@ -550,7 +550,7 @@ _vmctl() {
                     return 0
                     ;;
                 --progress)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "json" -- "${cur}"))
                     return 0
                     ;;
                 --from)

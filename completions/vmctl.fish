@@ -109,7 +109,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-downtime -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeout-per-gib -d 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt\'s default 150; 0 disables it; at most 86400)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'libvirt: parallel (multifd) connections (1 to 255)' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r -f -a "json\t'One JSON line per sample on stdout'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::exit;
 use crate::render::OutputFormat;
@@ -306,8 +306,8 @@ pub struct PlanDrainArgs {
 
     /// Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration
     /// (a quantity per second, e.g. 1Gi, 500Mi).
-    #[arg(long, value_name = "RATE")]
-    pub bandwidth: Option<String>,
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub bandwidth: Option<u64>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -408,7 +408,7 @@ pub struct MigrateArgs {
 
     /// libvirt: `json` prints one JSON line per sample on stdout, for tooling.
     #[arg(long, value_name = "FORMAT", requires = "connect")]
-    pub progress: Option<String>,
+    pub progress: Option<ProgressFormat>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -461,4 +461,20 @@ pub struct ManArgs {
     /// Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// `--progress`: how samples are printed besides the progress view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressFormat {
+    /// One JSON line per sample on stdout.
+    Json,
+}
+
+/// `--bandwidth`: a quantity per second (`1Gi`, `500Mi`, `1Gi/s`), more than zero, in bytes.
+fn rate(text: &str) -> Result<u64, String> {
+    crate::model::Quantity::parse(text.trim_end_matches("/s"))
+        .ok()
+        .map(|q| q.bytes())
+        .filter(|b| *b > 0)
+        .ok_or_else(|| "expected a rate such as 1Gi or 500Mi (per second)".to_string())
 }

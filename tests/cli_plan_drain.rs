@@ -167,7 +167,8 @@ fn bandwidth_changes_the_estimate_only_where_the_cluster_sets_none() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("--bandwidth \"fast\""),
+        stderr(&out)
+            .contains("invalid value 'fast' for '--bandwidth <RATE>': expected a rate such as 1Gi"),
         "{}",
         stderr(&out)
     );

@@ -80,15 +80,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
              to steer it (use `virsh migrate` to fire and forget)",
         ));
     }
-    let progress_json = match args.progress.as_deref() {
-        None => false,
-        Some("json") => true,
-        Some(other) => {
-            return Err(Error::usage(format!(
-                "--progress {other:?}: the only progress format is `json`"
-            )));
-        }
-    };
+    let progress_json = args.progress == Some(crate::cli::ProgressFormat::Json);
     let plan = plan::plan(&plan::Options {
         allow_postcopy: args.allow_postcopy,
         allow_auto_converge: args.allow_auto_converge,
@@ -269,7 +261,8 @@ mod tests {
 
     #[test]
     fn request_validates_the_flags() {
-        let (g, a) = args(&[
+        // An unknown progress format is refused by the parser, before anything runs.
+        let parsed = crate::cli::Cli::try_parse_from([
             "vmctl",
             "migrate",
             "vm",
@@ -280,7 +273,11 @@ mod tests {
             "--progress",
             "yaml",
         ]);
-        assert!(request(&g, &a).is_err_and(|e| e.exit_code() == exit::USAGE));
+        let e = parsed.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            e.contains("invalid value 'yaml' for '--progress <FORMAT>'"),
+            "{e}"
+        );
         let (g, a) = args(&[
             "vmctl",
             "migrate",

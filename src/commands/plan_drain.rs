@@ -11,8 +11,8 @@ use crate::cluster::{Kind, Query, list_as};
 use crate::context::Context;
 use crate::error::{Error, Result, exit};
 use crate::model::{
-    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, PodFacts, Quantity,
-    ResourceQuota, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+    KubeVirt, MigrationPolicy, Namespace, Node, Pod, PodDisruptionBudget, PodFacts, ResourceQuota,
+    VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::names::suggest;
 use crate::policy::drain::{
@@ -81,22 +81,7 @@ async fn gather(ctx: &Context, args: &PlanDrainArgs) -> Result<DrainInputs> {
             split_pods(rest, &args.nodes, &vmi_uids, &spread)
         });
     let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
-    let bandwidth = args
-        .bandwidth
-        .as_deref()
-        .map(|b| {
-            let text = b.trim_end_matches("/s");
-            Quantity::parse(text)
-                .ok()
-                .filter(|q| q.bytes() > 0)
-                .map(|q| q.bytes())
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "--bandwidth {b:?}: expected a rate such as 1Gi or 500Mi (per second)"
-                    ))
-                })
-        })
-        .transpose()?;
+    let bandwidth = args.bandwidth;
     Ok(DrainInputs {
         drain: args.nodes.clone(),
         vmis,
