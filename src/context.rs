@@ -111,6 +111,38 @@ pub struct Context {
     warnings: std::sync::Mutex<Vec<String>>,
 }
 
+/// What a libvirt command (`--connect`) takes from the global flags: the output format and
+/// colour. The flags that name a Kubernetes source, scope or clock mean nothing to libvirt
+/// (a domain is named by its URI and name, its job is read as it is now): refused, never
+/// silently ignored.
+#[derive(Debug, Clone, Copy)]
+pub struct LibvirtContext {
+    pub output: OutputFormat,
+    pub style: Style,
+}
+
+impl LibvirtContext {
+    pub fn new(global: &GlobalArgs) -> Result<LibvirtContext> {
+        let kubernetes_only = [
+            ("--from", global.from.is_some()),
+            ("--kubeconfig", global.kubeconfig.is_some()),
+            ("--context", global.context.is_some()),
+            ("-n/--namespace", global.namespace.is_some()),
+            ("-A/--all-namespaces", global.all_namespaces),
+            ("--now (or VMCTL_NOW)", global.now.is_some()),
+        ];
+        if let Some((flag, _)) = kubernetes_only.iter().find(|(_, given)| *given) {
+            return Err(Error::usage(format!(
+                "{flag} has no meaning with --connect: a libvirt domain is named by its URI and name, and its job is read as it is now"
+            )));
+        }
+        Ok(LibvirtContext {
+            output: global.output,
+            style: Style::detect(global.no_color),
+        })
+    }
+}
+
 /// `--max-input-size` as bytes.
 fn read_limits(global: &GlobalArgs) -> Result<crate::cluster::files::ReadLimits> {
     let text = global.max_input_size.trim();

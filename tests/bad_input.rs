@@ -625,3 +625,38 @@ fn a_megabyte_value_is_not_echoed_by_a_yaml_error() {
     );
     assert!(stderr(&o).len() < 400, "{}", stderr(&o).len());
 }
+
+#[test]
+fn kubernetes_flags_are_refused_with_connect_not_ignored() {
+    for args in [
+        vec![
+            "-n",
+            "prod",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+        ],
+        vec![
+            "abort",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--now",
+            "2026-11-29T03:00:00Z",
+        ],
+        vec![
+            "--from",
+            "examples/cluster",
+            "abort",
+            "vm",
+            "--connect",
+            "qemu:///a",
+        ],
+    ] {
+        let o = vmctl(&args);
+        assert_one_line_error(&o, 2, &["has no meaning with --connect"]);
+    }
+}

@@ -36,7 +36,8 @@ pub async fn run(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
         .map(parse_duration)
         .transpose()?
         .unwrap_or(std::time::Duration::from_secs(DEFAULT_WAIT_SECS));
-    let style = Style::detect(global.no_color);
+    let ctx = crate::context::LibvirtContext::new(global)?;
+    let style = ctx.style;
     let report = if args.dry_run {
         AbortReport {
             api_version: "vmctl/v1alpha1",
@@ -53,7 +54,7 @@ pub async fn run(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
     } else {
         abort(args.target.clone(), uri, wait).await?
     };
-    render(global.output, style, &report)?;
+    render(ctx.output, style, &report)?;
     Ok(match report.result {
         "aborted" | "would-abort" => exit::OK,
         "timed-out" => exit::TIMEOUT,

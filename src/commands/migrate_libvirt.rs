@@ -66,6 +66,7 @@ pub async fn run(global: &GlobalArgs, args: &MigrateArgs) -> Result<i32> {
 }
 
 fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>> {
+    let ctx = crate::context::LibvirtContext::new(global)?;
     let src = args
         .connect
         .as_deref()
@@ -100,8 +101,8 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
         plan,
         timeout,
         progress_json,
-        output: global.output,
-        style: Style::detect(global.no_color),
+        output: ctx.output,
+        style: ctx.style,
     })
 }
 
@@ -119,8 +120,8 @@ fn dry_run(req: &Request<'_>) -> Result<i32> {
     } else {
         let text = format!(
             "dry run: would live-migrate {} (nothing was changed)\n{}",
-            req.domain,
-            req.plan.describe(req.domain, req.src, req.dst)
+            crate::text::printable(req.domain),
+            crate::text::printable_lines(&req.plan.describe(req.domain, req.src, req.dst))
         );
         write_stdout(&text)?;
     }

@@ -110,7 +110,7 @@ impl ProgressView {
     fn with_sink(style: Style, title: &str, budget_secs: Option<u64>, sink: Sink) -> Self {
         ProgressView {
             style,
-            title: title.to_string(),
+            title: crate::text::printable(title),
             budget_secs: budget_secs.filter(|b| *b > 0),
             budget_from_ms: 0,
             sink,
@@ -260,7 +260,7 @@ impl Bars {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
         let pass = multi.add(ProgressBar::new(1));
         pass.set_style(bar_style("{prefix:<22} [{bar:32.cyan/blue}] {msg}"));
-        pass.set_prefix(title.to_string());
+        pass.set_prefix(crate::text::printable(title));
         let rates = multi.add(ProgressBar::new(1));
         rates.set_style(bar_style("  {msg}"));
         let clock = multi.add(ProgressBar::new(1));
@@ -469,20 +469,24 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
         Some(_) => Tone::Bad,
         None => Tone::Plain,
     };
+    // The title (a domain's or VMI's name), libvirt's message and the events are foreign
+    // text (escaping is idempotent: an escaped title stays as it is).
+    let p = crate::text::printable;
     let mut out = format!(
-        "{title}: migration {} in {} ({})\n",
+        "{}: migration {} in {} ({})\n",
+        p(title),
         style.paint(outcome, tone),
         seconds(summary.total_ms),
         summary.final_mode.as_str()
     );
     if !summary.message.is_empty() {
-        out.push_str(&format!("  {}\n", summary.message));
+        out.push_str(&format!("  {}\n", p(&summary.message)));
     }
     let mut row = |label: &str, value: String| {
         out.push_str(&format!("  {:<16}{value}\n", format!("{label}:")));
     };
     if let Some(cause) = &summary.cause {
-        row("cause", cause.clone());
+        row("cause", p(cause));
     }
     row("total time", seconds(summary.total_ms));
     row(
@@ -519,7 +523,7 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
     } else {
         out.push_str("  decisions:\n");
         for e in decisions {
-            out.push_str(&format!("    [{}] {}\n", seconds(e.at_ms), e.text));
+            out.push_str(&format!("    [{}] {}\n", seconds(e.at_ms), p(&e.text)));
         }
     }
     out
@@ -818,5 +822,32 @@ mod tests {
              data moved:     412.0 MiB (guest memory 256.0 MiB)\n  passes:         4\n  \
              post-copy reqs: 310\n  decisions:\n    [12.4s] not converging -> switch to post-copy\n"
         );
+    }
+
+    #[test]
+    fn the_summary_escapes_libvirt_text_and_the_domain_name() {
+        let summary = Summary {
+            outcome: Some(Outcome::Failed),
+            cause: Some("connection-failure\u{1b}[2J".into()),
+            message: "operation failed: \u{1b}]0;owned\u{7}\u{202e}txt".into(),
+            events: vec![TimedEvent {
+                at_ms: 1500,
+                text: "abort: \u{9b}31m".into(),
+            }],
+            ..Default::default()
+        };
+        let text = summary_text(&Style { color: false }, "dom\u{1b}[31m", &summary);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        for shown in [
+            "dom\\u{1b}[31m",
+            "\\u{1b}]0;owned\\u{7}",
+            "\\u{9b}31m",
+            "connection-failure\\u{1b}[2J",
+        ] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
     }
 }
