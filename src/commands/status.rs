@@ -1128,9 +1128,6 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
 }
 
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
-    if args.watch {
-        return super::status_watch::run(ctx, args).await;
-    }
     let (mut inputs, skipped) = gather(ctx, args).await?;
     filter_names(&mut inputs, &args.names)?;
     let mut report = build_report(&inputs, ctx.now, &ctx.source_description());

@@ -3,6 +3,7 @@
 
 pub mod classify;
 pub mod controller;
+pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 pub mod plan;
