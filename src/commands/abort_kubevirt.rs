@@ -15,12 +15,14 @@ use crate::cluster::{Kind, Query, get_as, list_as};
 use crate::commands::migrate_kubevirt::{parse_duration, require_namespace};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::kubevirt::{Change, KubeVirtDriver, Watch};
+use crate::migration::follow::{FollowSpec, Follower, Key, Stop, Update};
+use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::kubevirt::parse_version;
 use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL, WORKLOAD_UPDATE_ANNOTATION};
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::render::{Tone, fmt, structured, write_stdout};
+use crate::render::follow as text;
+use crate::render::{Tone, fmt, stderr_line, structured, write_stdout};
 
 /// How long to wait for the abort to be reported when no --timeout is given.
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);
@@ -220,11 +222,10 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     }
     let recreated = recreated_by(&vmim, vmi.as_ref());
     if let Some(r) = &recreated {
-        crate::say!(
-            "{} {}",
-            ctx.style.paint("warning:", Tone::Warn),
-            r.warning(&namespace, &name, &vmi_name)
-        );
+        stderr_line(&text::warning(
+            ctx.style,
+            &r.warning(&namespace, &name, &vmi_name),
+        ));
     }
     let phase = vmim.phase();
     let before_handoff = matches!(
@@ -276,35 +277,32 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         ))?;
         return Ok(exit::FINDING);
     }
-    crate::say!(
-        "abort requested: deleted migration {namespace}/{name} (phase {phase}){}",
-        if before_handoff {
-            "; it had not started streaming"
-        } else {
-            ""
-        }
-    );
+    stderr_line(&text::abort_requested(
+        &namespace,
+        &name,
+        phase,
+        before_handoff,
+    ));
 
     // ---- wait for the abort status
     let deadline = started + timeout.unwrap_or(DEFAULT_WAIT);
-    let by_name = |n: &str| -> Result<Query> {
-        Query::namespace(Some(&namespace)).with_fields(&format!("metadata.name={n}"))
-    };
-    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(&name)?);
-    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(&vmi_name)?);
-    let mut current = vmim.clone();
-    let mut vmi_now = vmi.clone();
-    let mut gone = false;
+    let spec = FollowSpec::one(&namespace, &name, &vmi_name)?.with_deadline(Some(deadline));
+    let mut follower = Follower::new(live, spec);
+    let key: Key = (namespace.clone(), name.clone());
+    let vmi_key: Key = (namespace.clone(), vmi_name.clone());
+    follower.mirror.follow_vmim(vmim.clone());
+    follower.mirror.follow_vmi(vmi_key.clone(), vmi.clone());
     let mut said_aborting = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     loop {
-        let s = state_of(vmi_now.as_ref(), &current).cloned();
+        let mirror = &follower.mirror;
+        let current = mirror.vmim_last(&key).unwrap_or(&vmim).clone();
+        let gone = mirror.vmim_gone(&key);
+        let s = state_of(mirror.vmi_last(&vmi_key), &current).cloned();
         if s.as_ref().and_then(|s| s.abort_status.as_ref()) == Some(&AbortStatus::Aborting)
             && !said_aborting
         {
             said_aborting = true;
-            crate::say!("abortStatus Aborting: virt-handler is cancelling the job");
+            stderr_line(&text::aborting());
         }
         let final_abort = s
             .as_ref()
@@ -336,41 +334,21 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
                 started.elapsed(),
             );
         }
-        tokio::select! {
-            _ = &mut ctrl_c => {
-                crate::say!("interrupted: the abort was requested and goes on; check with: vmctl status {vmi_name} -n {namespace}");
+        match follower.next().await? {
+            Update::Stop(Stop::Interrupted) => {
+                stderr_line(&text::abort_interrupted(&namespace, &vmi_name));
                 return Ok(exit::INTERRUPTED);
             }
-            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
-                crate::say!(
-                    "timed out after {} waiting for the abort to be reported (phase {}); check with: vmctl explain migration/{name} -n {namespace}",
-                    fmt::duration(started.elapsed().as_secs() as i64),
-                    current.phase()
-                );
+            Update::Stop(Stop::DeadlinePassed) => {
+                stderr_line(&text::abort_timed_out(
+                    &namespace,
+                    &name,
+                    started.elapsed(),
+                    current.phase(),
+                ));
                 return Ok(exit::TIMEOUT);
             }
-            change = vmim_watch.next() => match change? {
-                Change::Applied(m) => current = m,
-                Change::Deleted(m) => {
-                    current = m;
-                    gone = true;
-                }
-                Change::Listed(items) => match items.into_iter().next() {
-                    Some(m) => current = m,
-                    None => gone = true,
-                },
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            change = vmi_watch.next() => match change? {
-                Change::Applied(v) => vmi_now = Some(v),
-                Change::Deleted(_) => vmi_now = None,
-                Change::Listed(items) => {
-                    if let Some(v) = items.into_iter().next() {
-                        vmi_now = Some(v);
-                    }
-                }
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
+            _ => {}
         }
     }
 }

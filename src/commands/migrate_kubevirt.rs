@@ -17,9 +17,9 @@ use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
 use crate::context::{AnySource, ClockSource, Context};
 use crate::error::{Error, Result, exit};
+use crate::migration::follow::{Advisor, FollowSpec, Follower, Key, Stop, Update};
 use crate::migration::kubevirt::{
-    Change, KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
-    Watch,
+    KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
 };
 use crate::migration::kubevirt_metrics::MigrationMetrics;
 use crate::migration::progress_timer::ProgressTimer;
@@ -33,8 +33,11 @@ use crate::model::{
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
 use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
+use crate::render::follow as text;
 use crate::render::progress::ProgressView;
-use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
+use crate::render::{
+    OutputFormat, Style, Tone, fmt, stderr_line, stderr_text, structured, write_stdout,
+};
 use crate::triage::Outcome as TriageOutcome;
 
 /// The longest `--timeout` vmctl takes: 30 days (no migration waits longer, and every
@@ -452,7 +455,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         text.push_str("  nothing was created.\n");
         if ctx.output.is_structured() {
             write_stdout(&structured(ctx.output, &pre)?)?;
-            eprint!("{}", crate::render::fmt::printable_lines(&text));
+            stderr_text(&crate::render::fmt::printable_lines(&text));
         } else {
             write_stdout(&text)?;
         }
@@ -596,34 +599,28 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let driver = KubeVirtDriver::new(live);
 
     for n in &notes {
-        crate::say!("note: {n}");
+        stderr_line(&text::note(n));
     }
     if post_copy_allowed {
-        crate::say!(
-            "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
-            ctx.style.paint("warning:", Tone::Bad),
-            pre.target.as_deref().unwrap_or("the target"),
-            pre.source.as_deref().unwrap_or("the source")
-        );
+        stderr_line(&text::post_copy_warning(
+            ctx.style,
+            pre.target.as_deref(),
+            pre.source.as_deref(),
+        ));
     }
 
     // ---- act
     let started = Instant::now();
     if let Some(t) = &temporary {
         driver.create_policy(&t.policy).await?;
-        crate::say!(
-            "created MigrationPolicy {} ({}); it wins because {}",
-            t.policy.name(),
-            [
-                want_post_copy.then_some("allowPostCopy"),
-                want_auto_converge.then_some("allowAutoConverge")
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", "),
-            t.proof
-        );
+        let allows: Vec<&str> = [
+            want_post_copy.then_some("allowPostCopy"),
+            want_auto_converge.then_some("allowAutoConverge"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        stderr_line(&text::policy_created(t.policy.name(), &allows, &t.proof));
     }
     let created = start_migration(
         &driver,
@@ -644,17 +641,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         }
     };
     let vmim_name = vmim.name().to_string();
-    crate::say!(
-        "migration {namespace}/{vmim_name} created ({}) for {}: {} → {} (predicted)",
-        if method == "create-vmim" {
-            "VirtualMachineInstanceMigration"
-        } else {
-            "virtctl-style migrate subresource"
-        },
-        id,
-        pre.source.as_deref().unwrap_or("?"),
-        pre.target.as_deref().unwrap_or("?"),
-    );
+    stderr_line(&text::migration_created(
+        &namespace,
+        &vmim_name,
+        method == "create-vmim",
+        &id,
+        pre.source.as_deref(),
+        pre.target.as_deref(),
+    ));
     let abort_cmd = format!("vmctl abort migration/{vmim_name} -n {namespace}");
 
     let wait = !args.no_wait;
@@ -667,13 +661,12 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
 
     // ---- follow
     let is_tty = std::io::stderr().is_terminal();
-    let title = name.to_string();
     let budget = pre.budget_seconds;
     let guest_memory = g.vmi.guest_memory().map(|q| q.bytes());
-    let mut view = if ctx.output.is_structured() {
-        ProgressView::quiet(ctx.style, &title, budget)
+    let view = if ctx.output.is_structured() {
+        ProgressView::quiet(ctx.style, &name, budget)
     } else {
-        ProgressView::new(ctx.style, is_tty, &title, budget)
+        ProgressView::new(ctx.style, is_tty, &name, budget)
     };
     let kubevirt_namespace = g
         .inputs
@@ -681,36 +674,43 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         .as_ref()
         .and_then(|k| k.metadata.namespace.clone())
         .unwrap_or_else(|| "kubevirt".to_string());
-    let mut metrics = match &args.prometheus {
+    let metrics = match &args.prometheus {
         Some(url) => MetricsSource::Prometheus(Prometheus::new(url)?),
         None => MetricsSource::Handler {
             kubevirt_namespace,
             pod: None,
         },
     };
-    let mut followed = Followed {
-        vmim: Some(vmim),
-        progress_timeout: current.progress_timeout,
-        ..Followed::default()
-    };
-    let deadline = timeout.map(|t| started + t);
-    let mut policy_alive = policy_name.clone();
-    let ending = follow(
-        &driver,
-        &namespace,
-        &name,
-        &vmim_name,
-        &mut followed,
-        &mut view,
-        &mut metrics,
+    let mut following = Following {
+        driver: &driver,
+        namespace: &namespace,
+        name: &name,
+        vmim_name: vmim_name.clone(),
+        f: Followed {
+            vmim: Some(vmim),
+            progress_timeout: current.progress_timeout,
+            ..Followed::default()
+        },
+        view,
+        metrics,
         started,
-        deadline,
-        &mut policy_alive,
+        policy_alive: policy_name.clone(),
         wait,
         budget,
-        is_tty && !ctx.output.is_structured(),
-    )
-    .await;
+        bars: is_tty && !ctx.output.is_structured(),
+        advisor: Advisor::new(guest_memory.unwrap_or(0), budget, post_copy_allowed),
+        degraded: None,
+        last_heartbeat_ms: 0,
+        target_pod: None,
+        last_target_lookup: 0,
+    };
+    let ending = following.run(timeout.map(|t| started + t)).await;
+    let Following {
+        f: followed,
+        mut view,
+        mut policy_alive,
+        ..
+    } = following;
     let ending = match ending {
         Ok(e) => e,
         Err(e) => {
@@ -718,7 +718,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             if let Some(p) = &policy_alive {
                 cleanup_policy(&driver, p).await;
             }
-            crate::say!("the migration goes on in the cluster; abort it with: {abort_cmd}");
+            stderr_line(&text::migration_goes_on(&abort_cmd));
             return Err(e);
         }
     };
@@ -741,38 +741,28 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
                 );
             if never_started && method == "create-vmim" {
                 let gone = driver.delete_vmim(&namespace, &vmim_name).await;
-                crate::say!(
-                    "interrupted before the migration started: deleted the migration {vmim_name} vmctl created{}",
-                    if gone.is_err() {
-                        " (the delete failed; delete it yourself)"
-                    } else {
-                        ""
-                    }
-                );
+                stderr_line(&text::interrupted_deleted(&vmim_name, gone.is_ok()));
             } else if never_started {
                 // virt-api created it for the VM; deleting it is an abort like any other.
                 let _ = driver.delete_vmim(&namespace, &vmim_name).await;
-                crate::say!(
-                    "interrupted before the migration started: cancelled {vmim_name} (the migration virt-api created for vmctl)"
-                );
+                stderr_line(&text::interrupted_cancelled(&vmim_name));
             } else {
-                crate::say!(
-                    "interrupted: vmctl stops following; the migration {vmim_name} belongs to the cluster and goes on (phase {}).",
-                    followed.phase()
-                );
-                crate::say!("  follow it: vmctl status --watch -n {namespace}");
-                crate::say!("  abort it:  {abort_cmd}");
+                stderr_line(&text::interrupted_detached(
+                    &namespace,
+                    &vmim_name,
+                    followed.phase(),
+                    &abort_cmd,
+                ));
             }
             Ok(exit::INTERRUPTED)
         }
         Ending::TimedOut => {
             view.close();
-            crate::say!(
-                "timed out after {} waiting (phase {}); the migration goes on in the cluster.",
-                fmt::duration(elapsed_ms as i64 / 1000),
-                followed.phase()
-            );
-            crate::say!("  abort it: {abort_cmd}");
+            stderr_line(&text::migrate_timed_out(
+                elapsed_ms,
+                followed.phase(),
+                &abort_cmd,
+            ));
             Ok(exit::TIMEOUT)
         }
         Ending::Final if !wait => {
@@ -816,10 +806,8 @@ fn short_suffix() -> String {
 
 async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
     match driver.delete_policy(name).await {
-        Ok(_) => crate::say!("deleted the temporary MigrationPolicy {name}"),
-        Err(e) => crate::say!(
-            "could not delete the temporary MigrationPolicy {name}: {e}\n  delete it yourself: kubectl delete migrationpolicy {name}"
-        ),
+        Ok(_) => stderr_line(&text::policy_deleted(name)),
+        Err(e) => stderr_line(&text::policy_not_deleted(name, &e.to_string())),
     }
 }
 
@@ -874,174 +862,215 @@ async fn start_migration(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn follow(
-    driver: &KubeVirtDriver<'_>,
-    namespace: &str,
-    name: &str,
-    vmim_name: &str,
-    f: &mut Followed,
-    view: &mut ProgressView,
-    metrics: &mut MetricsSource,
+/// The follow of one migration vmctl started: the follower's updates, and what `migrate`
+/// does with them (phase lines, progress samples, the temporary policy's removal, advice).
+struct Following<'a> {
+    driver: &'a KubeVirtDriver<'a>,
+    namespace: &'a str,
+    /// The VMI.
+    name: &'a str,
+    vmim_name: String,
+    f: Followed,
+    view: ProgressView,
+    metrics: MetricsSource,
     started: Instant,
-    deadline: Option<Instant>,
-    policy_alive: &mut Option<String>,
+    /// The temporary policy, until the hand-off.
+    policy_alive: Option<String>,
+    /// Follow to the end (else: until the hand-off).
     wait: bool,
     budget: Option<u64>,
+    /// Progress bars on a terminal (else one heartbeat line per 10 s).
     bars: bool,
-) -> Result<Ending> {
-    let live = driver.live();
-    let by_name = |n: &str| -> Result<Query> {
-        Query::namespace(Some(namespace)).with_fields(&format!("metadata.name={n}"))
-    };
-    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(vmim_name)?);
-    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(name)?);
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    let mut degraded: Option<String> = None;
-    let mut last_heartbeat_ms = 0u64;
-    let mut target_pod: Option<Pod> = None;
-    let mut last_target_lookup = 0u64;
-    loop {
-        let now_ms = started.elapsed().as_millis() as u64;
-        report_changes(f, view, now_ms, target_pod.as_ref(), budget);
-        // The policy has done its job once KubeVirt recorded it at the hand-off.
-        if handed_off(f)
-            && let Some(p) = policy_alive.take()
-        {
-            {
-                let applied = f.state().and_then(|s| s.migration_policy_name.clone());
-                match applied.as_deref() {
-                    Some(a) if a == p => view.event_at(
-                        now_ms,
-                        &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
-                    ),
-                    Some(other) => view.event_at(
-                        now_ms,
-                        &format!("warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"),
-                    ),
-                    None => view.event_at(now_ms, &format!("hand-off done; removing policy {p}")),
-                }
-                let _ = driver.delete_policy(&p).await;
-            }
+    advisor: Advisor,
+    degraded: Option<String>,
+    last_heartbeat_ms: u64,
+    target_pod: Option<Pod>,
+    last_target_lookup: u64,
+}
+
+impl Following<'_> {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Follows until the migration ends (or is handed off, without `wait`), Ctrl-C or the
+    /// deadline.
+    async fn run(&mut self, deadline: Option<Instant>) -> Result<Ending> {
+        let live = self.driver.live();
+        let spec = FollowSpec::one(self.namespace, &self.vmim_name, self.name)?
+            .with_tick(Duration::from_secs(1))
+            .with_deadline(deadline);
+        let mut follower = Follower::new(live, spec);
+        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
+        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
+        if let Some(m) = self.f.vmim.clone() {
+            follower.mirror.follow_vmim(m);
         }
-        if f.vmim_deleted || f.phase().is_final() {
-            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-            if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
-                live,
-                Kind::VirtualMachineInstance,
-                Some(namespace),
-                name,
-            )
-            .await
-            {
-                f.vmi = Some(fresh);
-                report_changes(f, view, now_ms, target_pod.as_ref(), budget);
-            }
-            return Ok(Ending::Final);
-        }
-        if !wait && handed_off(f) {
-            return Ok(Ending::Final);
-        }
-        let timeout_at = deadline.map(tokio::time::Instant::from_std);
-        tokio::select! {
-            _ = &mut ctrl_c => return Ok(Ending::Interrupted),
-            _ = async {
-                match timeout_at {
-                    Some(t) => tokio::time::sleep_until(t).await,
-                    None => std::future::pending::<()>().await,
-                }
-            } => return Ok(Ending::TimedOut),
-            change = vmim_watch.next() => match change? {
-                Change::Applied(m) => f.vmim = Some(m),
-                Change::Deleted(_) => f.vmim_deleted = true,
-                Change::Listed(items) => match items.into_iter().next() {
-                    Some(m) => f.vmim = Some(m),
-                    None => f.vmim_deleted = true,
-                },
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            change = vmi_watch.next() => match change? {
-                Change::Applied(v) => f.vmi = Some(v),
-                Change::Deleted(_) => f.vmi = None,
-                Change::Listed(items) => {
-                    if let Some(v) = items.into_iter().next() {
-                        f.vmi = Some(v);
-                    }
-                }
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            _ = tick.tick() => {
-                let now_ms = started.elapsed().as_millis() as u64;
-                // The target pod, for the Scheduling line (unschedulable, …).
-                if matches!(f.phase(), MigrationPhase::Pending | MigrationPhase::Scheduling)
-                    && (target_pod.is_none() || now_ms >= last_target_lookup + 2000)
+        follower.mirror.follow_vmi(vmi_key.clone(), None);
+        loop {
+            let now_ms = self.now_ms();
+            report_changes(
+                &mut self.f,
+                &mut self.view,
+                now_ms,
+                self.target_pod.as_ref(),
+                self.budget,
+            );
+            self.remove_policy_after_hand_off(now_ms).await;
+            let f = &mut self.f;
+            if f.vmim_deleted || f.phase().is_final() {
+                // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+                if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
+                    live,
+                    Kind::VirtualMachineInstance,
+                    Some(self.namespace),
+                    self.name,
+                )
+                .await
                 {
-                    last_target_lookup = now_ms;
-                    if let Some(uid) = f.vmim.as_ref().and_then(|m| m.uid()) {
-                        let q = Query::namespace(Some(namespace))
-                            .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
-                        if let Ok(pods) = live.list_decoded::<Pod>(Kind::Pod, &q).await {
-                            target_pod = pods.into_iter().next();
-                        }
-                    }
-                }
-                if f.phase() == MigrationPhase::Running && degraded.is_none() {
-                    let mode = mode_of(f.state().and_then(|s| s.mode.as_ref()));
-                    match read_metrics(driver, metrics, f, namespace, name).await {
-                        Ok(m) if !m.is_empty() => {
-                            let sample = sample_from(&m, now_ms, mode);
-                            view.sample(&sample);
-                            // Post-copy and a paused guest are never aborted for lack of progress.
-                            if mode == Mode::PreCopy {
-                                let timeout = f
-                                    .state()
-                                    .and_then(|s| s.migration_configuration.as_ref())
-                                    .and_then(|c| c.progress_timeout)
-                                    .unwrap_or(f.progress_timeout);
-                                if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
-                                    view.event_at(now_ms, &stall.text());
-                                }
-                            }
-                        }
-                        Ok(_) => {}
-                        Err(MetricsUnavailable(why)) => {
-                            view.event_at(now_ms, &format!("no progress bars: {why}; following the phases only"));
-                            degraded = Some(why);
-                        }
-                    }
-                }
-                // Off a terminal without bars, one line per interval keeps the log alive.
-                if !bars && (degraded.is_some() || f.phase() != MigrationPhase::Running)
-                    && now_ms >= last_heartbeat_ms + 10_000
-                {
-                    last_heartbeat_ms = now_ms;
-                    let state = f.state();
-                    let elapsed = state
-                        .and_then(|s| s.start_timestamp.as_ref())
-                        .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)) / 1000);
-                    let budget_text = match (elapsed, budget) {
-                        (Some(e), Some(b)) if b > 0 => format!(", streaming {} of {} budget", fmt::duration(e as i64), fmt::duration(b as i64)),
-                        (Some(e), _) => format!(", streaming {}", fmt::duration(e as i64)),
-                        _ => String::new(),
-                    };
-                    crate::say!(
-                        "[{}] phase {}{}{}",
-                        seconds(now_ms),
-                        f.phase(),
-                        state.and_then(|s| s.mode.as_ref()).map(|m| format!(", mode {m}")).unwrap_or_default(),
-                        budget_text
+                    f.vmi = Some(fresh);
+                    report_changes(
+                        f,
+                        &mut self.view,
+                        now_ms,
+                        self.target_pod.as_ref(),
+                        self.budget,
                     );
                 }
+                return Ok(Ending::Final);
+            }
+            if !self.wait && handed_off(f) {
+                return Ok(Ending::Final);
+            }
+            match follower.next().await? {
+                Update::Stop(Stop::Interrupted) => return Ok(Ending::Interrupted),
+                Update::Stop(Stop::DeadlinePassed) => return Ok(Ending::TimedOut),
+                Update::Tick => self.tick().await?,
+                Update::Changed { .. } => {
+                    let mirror = &follower.mirror;
+                    if let Some(m) = mirror.vmim_last(&key) {
+                        self.f.vmim = Some(m.clone());
+                    }
+                    self.f.vmim_deleted = mirror.vmim_gone(&key);
+                    self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
+                }
+                Update::Reconnecting(_) | Update::Recovered(_) => {}
             }
         }
     }
-}
 
-fn seconds(ms: u64) -> String {
-    format!("{}s", ms / 1000)
+    /// The policy has done its job once KubeVirt recorded it at the hand-off.
+    async fn remove_policy_after_hand_off(&mut self, now_ms: u64) {
+        if !handed_off(&self.f) {
+            return;
+        }
+        let Some(p) = self.policy_alive.take() else {
+            return;
+        };
+        let applied = self.f.state().and_then(|s| s.migration_policy_name.clone());
+        match applied.as_deref() {
+            Some(a) if a == p => self.view.event_at(
+                now_ms,
+                &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
+            ),
+            Some(other) => self.view.event_at(
+                now_ms,
+                &format!(
+                    "warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"
+                ),
+            ),
+            None => self
+                .view
+                .event_at(now_ms, &format!("hand-off done; removing policy {p}")),
+        }
+        let _ = self.driver.delete_policy(&p).await;
+    }
+
+    /// Once a second: the target pod while scheduling, a progress sample while running,
+    /// a heartbeat line off a terminal.
+    async fn tick(&mut self) -> Result<()> {
+        let now_ms = self.now_ms();
+        let namespace = self.namespace;
+        // The target pod, for the Scheduling line (unschedulable, …).
+        if matches!(
+            self.f.phase(),
+            MigrationPhase::Pending | MigrationPhase::Scheduling
+        ) && (self.target_pod.is_none() || now_ms >= self.last_target_lookup + 2000)
+        {
+            self.last_target_lookup = now_ms;
+            if let Some(uid) = self.f.vmim.as_ref().and_then(|m| m.uid()) {
+                let q = Query::namespace(Some(namespace))
+                    .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
+                if let Ok(pods) = self.driver.live().list_decoded::<Pod>(Kind::Pod, &q).await {
+                    self.target_pod = pods.into_iter().next();
+                }
+            }
+        }
+        if self.f.phase() == MigrationPhase::Running && self.degraded.is_none() {
+            self.sample(now_ms).await;
+        }
+        // Off a terminal without bars, one line per interval keeps the log alive.
+        let f = &self.f;
+        if !self.bars
+            && (self.degraded.is_some() || f.phase() != MigrationPhase::Running)
+            && now_ms >= self.last_heartbeat_ms + 10_000
+        {
+            self.last_heartbeat_ms = now_ms;
+            let state = f.state();
+            let streaming_ms = state
+                .and_then(|s| s.start_timestamp.as_ref())
+                .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)));
+            stderr_line(&text::heartbeat(
+                now_ms,
+                f.phase(),
+                state.and_then(|s| s.mode.as_ref()),
+                streaming_ms,
+                self.budget,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads the metrics into a sample: drawn, checked against KubeVirt's progress timeout,
+    /// and judged by the controller for advice.
+    async fn sample(&mut self, now_ms: u64) {
+        let mode = mode_of(self.f.state().and_then(|s| s.mode.as_ref()));
+        let (namespace, name) = (self.namespace, self.name);
+        match read_metrics(self.driver, &mut self.metrics, &self.f, namespace, name).await {
+            Ok(m) if !m.is_empty() => {
+                let sample = sample_from(&m, now_ms, mode);
+                self.view.sample(&sample);
+                // Post-copy and a paused guest are never aborted for lack of progress.
+                if mode == Mode::PreCopy {
+                    let f = &mut self.f;
+                    let timeout = f
+                        .state()
+                        .and_then(|s| s.migration_configuration.as_ref())
+                        .and_then(|c| c.progress_timeout)
+                        .unwrap_or(f.progress_timeout);
+                    if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
+                        self.view.event_at(now_ms, &stall.text());
+                    }
+                }
+                // The controller's judgement, timed from the start of streaming.
+                let streaming = JobSample {
+                    elapsed_ms: now_ms.saturating_sub(self.f.started_ms.unwrap_or(now_ms)),
+                    ..sample
+                };
+                if let Some(advice) = self.advisor.observe(&streaming) {
+                    self.view.event_at(now_ms, &text::advice(&advice));
+                }
+            }
+            Ok(_) => {}
+            Err(MetricsUnavailable(why)) => {
+                self.view.event_at(
+                    now_ms,
+                    &format!("no progress bars: {why}; following the phases only"),
+                );
+                self.degraded = Some(why);
+            }
+        }
+    }
 }
 
 fn handed_off(f: &Followed) -> bool {
@@ -1321,7 +1350,7 @@ async fn diagnose(
         {
             Ok(e) => e,
             Err(e) => {
-                crate::say!("note: cannot read the evidence for a diagnosis: {e}");
+                stderr_line(&text::no_evidence(&e.to_string()));
                 return None;
             }
         };
