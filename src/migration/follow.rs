@@ -26,7 +26,7 @@ use std::time::Duration;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::JobSample;
-use super::controller::{Config, Controller, Decision};
+use super::controller::{AbortCause, Config, Controller, Decision};
 use super::sample::Mode;
 use crate::cluster::live::LiveSource;
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
@@ -543,16 +543,31 @@ impl Advisor {
         if sample.mode != Mode::PreCopy {
             return None;
         }
-        let step = self.controller.as_mut()?.observe(sample);
-        if step.decision != Decision::StartPostCopy {
+        let controller = self.controller.as_mut()?;
+        let step = controller.observe(sample);
+        let why = step.why.unwrap_or_default();
+        let not_converging = match step.decision {
+            // Post-copy would only be sooner (pre-copy converges, slowly): no advice; the
+            // controller goes on judging as if post-copy had been refused.
+            Decision::StartPostCopy if why.starts_with("post-copy sooner") => {
+                controller.decision_failed(Decision::StartPostCopy);
+                false
+            }
+            Decision::StartPostCopy => true,
+            Decision::Abort {
+                cause: AbortCause::NotConverging | AbortCause::BudgetExceeded,
+            } => true,
+            _ => false,
+        };
+        if !not_converging {
             return None;
         }
         self.controller = None;
-        let why = step.why.unwrap_or_default();
         let why = why
             .strip_prefix("not converging: ")
             .unwrap_or(&why)
             .trim_end_matches(" -> switch to post-copy")
+            .trim_end_matches(" -> abort")
             .to_string();
         Some(Advice { why })
     }
