@@ -605,7 +605,7 @@ mod tests {
                 .map(|v| v.phase().as_str().to_string()),
             Some("Failed".into())
         );
-        assert!(m.vmims.get(&key("a")).is_none());
+        assert!(!m.vmims.contains_key(&key("a")));
         // Not followed: forgotten.
         m.apply_vmims(Change::Deleted(vmim("b", "Running")));
         assert!(!m.vmim_gone(&key("b")) && m.vmim_last(&key("b")).is_none());
