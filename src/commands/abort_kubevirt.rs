@@ -15,7 +15,7 @@ use crate::cluster::{Kind, Query, get_as, list_as};
 use crate::commands::migrate_kubevirt::{parse_duration, require_namespace};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::follow::{FollowSpec, Follower, Key, Stop, Update};
+use crate::migration::follow::{Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow};
 use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::kubevirt::parse_version;
 use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
@@ -288,68 +288,113 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     let deadline = started + timeout.unwrap_or(DEFAULT_WAIT);
     let spec = FollowSpec::one(&namespace, &name, &vmi_name)?.with_deadline(Some(deadline));
     let mut follower = Follower::new(live, spec);
-    let key: Key = (namespace.clone(), name.clone());
-    let vmi_key: Key = (namespace.clone(), vmi_name.clone());
     follower.mirror.follow_vmim(vmim.clone());
-    follower.mirror.follow_vmi(vmi_key.clone(), vmi.clone());
-    let mut said_aborting = false;
-    loop {
-        let mirror = &follower.mirror;
-        let current = mirror.vmim_last(&key).unwrap_or(&vmim).clone();
+    follower
+        .mirror
+        .follow_vmi((namespace.clone(), vmi_name.clone()), vmi.clone());
+    let mut wait = AbortWait {
+        live,
+        namespace: &namespace,
+        name: &name,
+        vmi_name: &vmi_name,
+        before_handoff,
+        said_aborting: false,
+        ended: None,
+    };
+    let ending = follow(&mut follower, &mut wait).await?;
+    match (ending, wait.ended) {
+        (Ending::Done, Some(end)) => report(
+            ctx,
+            &namespace,
+            &name,
+            &vmi_name,
+            &end.vmim,
+            end.state.as_ref(),
+            end.gone,
+            before_handoff,
+            started.elapsed(),
+        ),
+        (Ending::Stopped(Stop::Interrupted), _) => {
+            stderr_line(&text::abort_interrupted(&namespace, &vmi_name));
+            Ok(exit::INTERRUPTED)
+        }
+        _ => {
+            let key: Key = (namespace.clone(), name.clone());
+            let phase = follower
+                .mirror
+                .vmim_last(&key)
+                .map_or_else(|| vmim.phase(), |m| m.phase());
+            stderr_line(&text::abort_timed_out(
+                &namespace,
+                &name,
+                started.elapsed(),
+                phase,
+            ));
+            Ok(exit::TIMEOUT)
+        }
+    }
+}
+
+/// The end of an aborted migration, as last seen.
+struct AbortEnd {
+    vmim: VirtualMachineInstanceMigration,
+    state: Option<MigrationState>,
+    /// The VMIM was deleted (the abort went through before any status was reported).
+    gone: bool,
+}
+
+/// Waits for the abort to be reported: `abortStatus`, a final phase, or the VMIM gone.
+struct AbortWait<'a> {
+    live: &'a LiveSource,
+    namespace: &'a str,
+    name: &'a str,
+    vmi_name: &'a str,
+    before_handoff: bool,
+    said_aborting: bool,
+    ended: Option<AbortEnd>,
+}
+
+impl Observer for AbortWait<'_> {
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+        let key: Key = (self.namespace.to_string(), self.name.to_string());
+        let vmi_key: Key = (self.namespace.to_string(), self.vmi_name.to_string());
+        let Some(current) = mirror.vmim_last(&key) else {
+            return Ok(false);
+        };
         let gone = mirror.vmim_gone(&key);
-        let s = state_of(mirror.vmi_last(&vmi_key), &current).cloned();
+        let s = state_of(mirror.vmi_last(&vmi_key), current).cloned();
         if s.as_ref().and_then(|s| s.abort_status.as_ref()) == Some(&AbortStatus::Aborting)
-            && !said_aborting
+            && !self.said_aborting
         {
-            said_aborting = true;
+            self.said_aborting = true;
             stderr_line(&text::aborting());
         }
         let final_abort = s
             .as_ref()
             .and_then(|s| s.abort_status.clone())
             .filter(|a| *a != AbortStatus::Aborting);
-        if final_abort.is_some() || current.is_final() || gone {
-            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-            let s = if final_abort.is_none() && !before_handoff {
-                let fresh: Option<VirtualMachineInstance> = get_as(
-                    live,
-                    Kind::VirtualMachineInstance,
-                    Some(&namespace),
-                    &vmi_name,
-                )
-                .await?;
-                state_of(fresh.as_ref(), &current).cloned().or(s)
-            } else {
-                s
-            };
-            return report(
-                ctx,
-                &namespace,
-                &name,
-                &vmi_name,
-                &current,
-                s.as_ref(),
-                gone,
-                before_handoff,
-                started.elapsed(),
-            );
+        if final_abort.is_none() && !current.is_final() && !gone {
+            return Ok(false);
         }
-        match follower.next().await? {
-            Update::Stop(Stop::Interrupted) => {
-                stderr_line(&text::abort_interrupted(&namespace, &vmi_name));
-                return Ok(exit::INTERRUPTED);
-            }
-            Update::Stop(Stop::DeadlinePassed) => {
-                stderr_line(&text::abort_timed_out(
-                    &namespace,
-                    &name,
-                    started.elapsed(),
-                    current.phase(),
-                ));
-                return Ok(exit::TIMEOUT);
-            }
-            _ => {}
-        }
+        // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+        let s = if final_abort.is_none() && !self.before_handoff {
+            let fresh: Option<VirtualMachineInstance> = get_as(
+                self.live,
+                Kind::VirtualMachineInstance,
+                Some(self.namespace),
+                self.vmi_name,
+            )
+            .await?;
+            state_of(fresh.as_ref(), current).cloned().or(s)
+        } else {
+            s
+        };
+        self.ended = Some(AbortEnd {
+            vmim: current.clone(),
+            state: s,
+            gone,
+        });
+        Ok(true)
     }
 }
 

@@ -17,7 +17,9 @@ use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
 use crate::context::{AnySource, ClockSource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::follow::{Advisor, FollowSpec, Follower, Key, Stop, Update};
+use crate::migration::follow::{
+    Advisor, Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow,
+};
 use crate::migration::kubevirt::{
     KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
 };
@@ -362,13 +364,6 @@ enum MetricsSource {
         kubevirt_namespace: String,
         pod: Option<String>,
     },
-}
-
-/// How the follow ended.
-enum Ending {
-    Final,
-    TimedOut,
-    Interrupted,
 }
 
 fn describe_pod(pod: Option<&str>, node: Option<&str>, live: bool) -> String {
@@ -728,7 +723,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let elapsed_ms = started.elapsed().as_millis() as u64;
 
     match ending {
-        Ending::Interrupted => {
+        Ending::Stopped(Stop::Interrupted) => {
             view.close();
             let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
                 && !matches!(
@@ -756,7 +751,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             }
             Ok(exit::INTERRUPTED)
         }
-        Ending::TimedOut => {
+        Ending::Stopped(Stop::DeadlinePassed) => {
             view.close();
             stderr_line(&text::migrate_timed_out(
                 elapsed_ms,
@@ -765,7 +760,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             ));
             Ok(exit::TIMEOUT)
         }
-        Ending::Final if !wait => {
+        Ending::Done if !wait => {
             view.close();
             write_stdout(&format!(
                 "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
@@ -773,7 +768,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             ))?;
             Ok(exit::OK)
         }
-        Ending::Final => {
+        Ending::Done => {
             finish(
                 ctx,
                 guest_memory,
@@ -896,67 +891,17 @@ impl Following<'_> {
     /// Follows until the migration ends (or is handed off, without `wait`), Ctrl-C or the
     /// deadline.
     async fn run(&mut self, deadline: Option<Instant>) -> Result<Ending> {
-        let live = self.driver.live();
         let spec = FollowSpec::one(self.namespace, &self.vmim_name, self.name)?
             .with_tick(Duration::from_secs(1))
             .with_deadline(deadline);
-        let mut follower = Follower::new(live, spec);
-        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
-        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
+        let mut follower = Follower::new(self.driver.live(), spec);
         if let Some(m) = self.f.vmim.clone() {
             follower.mirror.follow_vmim(m);
         }
-        follower.mirror.follow_vmi(vmi_key.clone(), None);
-        loop {
-            let now_ms = self.now_ms();
-            report_changes(
-                &mut self.f,
-                &mut self.view,
-                now_ms,
-                self.target_pod.as_ref(),
-                self.budget,
-            );
-            self.remove_policy_after_hand_off(now_ms).await;
-            let f = &mut self.f;
-            if f.vmim_deleted || f.phase().is_final() {
-                // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-                if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
-                    live,
-                    Kind::VirtualMachineInstance,
-                    Some(self.namespace),
-                    self.name,
-                )
-                .await
-                {
-                    f.vmi = Some(fresh);
-                    report_changes(
-                        f,
-                        &mut self.view,
-                        now_ms,
-                        self.target_pod.as_ref(),
-                        self.budget,
-                    );
-                }
-                return Ok(Ending::Final);
-            }
-            if !self.wait && handed_off(f) {
-                return Ok(Ending::Final);
-            }
-            match follower.next().await? {
-                Update::Stop(Stop::Interrupted) => return Ok(Ending::Interrupted),
-                Update::Stop(Stop::DeadlinePassed) => return Ok(Ending::TimedOut),
-                Update::Tick => self.tick().await?,
-                Update::Changed { .. } => {
-                    let mirror = &follower.mirror;
-                    if let Some(m) = mirror.vmim_last(&key) {
-                        self.f.vmim = Some(m.clone());
-                    }
-                    self.f.vmim_deleted = mirror.vmim_gone(&key);
-                    self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
-                }
-                Update::Reconnecting(_) | Update::Recovered(_) => {}
-            }
-        }
+        follower
+            .mirror
+            .follow_vmi((self.namespace.to_string(), self.name.to_string()), None);
+        follow(&mut follower, self).await
     }
 
     /// The policy has done its job once KubeVirt recorded it at the hand-off.
@@ -988,7 +933,7 @@ impl Following<'_> {
 
     /// Once a second: the target pod while scheduling, a progress sample while running,
     /// a heartbeat line off a terminal.
-    async fn tick(&mut self) -> Result<()> {
+    async fn on_tick(&mut self) -> Result<()> {
         let now_ms = self.now_ms();
         let namespace = self.namespace;
         // The target pod, for the Scheduling line (unschedulable, …).
@@ -1070,6 +1015,55 @@ impl Following<'_> {
                 self.degraded = Some(why);
             }
         }
+    }
+}
+
+impl Observer for Following<'_> {
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
+        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
+        if let Some(m) = mirror.vmim_last(&key) {
+            self.f.vmim = Some(m.clone());
+        }
+        self.f.vmim_deleted = mirror.vmim_gone(&key);
+        self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
+
+        let now_ms = self.now_ms();
+        report_changes(
+            &mut self.f,
+            &mut self.view,
+            now_ms,
+            self.target_pod.as_ref(),
+            self.budget,
+        );
+        self.remove_policy_after_hand_off(now_ms).await;
+        let f = &mut self.f;
+        if f.vmim_deleted || f.phase().is_final() {
+            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+            if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
+                self.driver.live(),
+                Kind::VirtualMachineInstance,
+                Some(self.namespace),
+                self.name,
+            )
+            .await
+            {
+                f.vmi = Some(fresh);
+                report_changes(
+                    f,
+                    &mut self.view,
+                    now_ms,
+                    self.target_pod.as_ref(),
+                    self.budget,
+                );
+            }
+            return Ok(true);
+        }
+        Ok(!self.wait && handed_off(f))
+    }
+
+    async fn tick(&mut self) -> Result<()> {
+        self.on_tick().await
     }
 }
 

@@ -504,6 +504,43 @@ fn update_for<K>(kind: Kind, change: &Change<K>) -> Update {
     }
 }
 
+/// How following ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The observer has what it waited for (the migrations ended, or were handed off).
+    Done,
+    Stopped(Stop),
+}
+
+/// What a command does while it follows: look at the mirror after each change, and
+/// (with a tick) act once per tick.
+#[allow(async_fn_in_trait)] // called in place, never spawned: no Send bound needed
+pub trait Observer {
+    /// Looks at the mirror (after each change, and once before the first); true when
+    /// following is done.
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool>;
+
+    /// Once per tick ([`FollowSpec::with_tick`]).
+    async fn tick(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The loop of every command that follows until something happens: settle, wait for the
+/// next update, repeat; Ctrl-C and the deadline end it the same way for everyone.
+pub async fn follow(follower: &mut Follower, observer: &mut impl Observer) -> Result<Ending> {
+    loop {
+        if observer.settle(&follower.mirror).await? {
+            return Ok(Ending::Done);
+        }
+        match follower.next().await? {
+            Update::Stop(stop) => return Ok(Ending::Stopped(stop)),
+            Update::Tick => observer.tick().await?,
+            Update::Changed { .. } | Update::Reconnecting(_) | Update::Recovered(_) => {}
+        }
+    }
+}
+
 // ---------------------------------------------------------------- advice
 
 /// The controller's advice on a KubeVirt migration: pre-copy does not converge and only
