@@ -18,15 +18,14 @@ use crate::cluster::{Kind, Query, Source, get_as, list_as};
 use crate::context::{AnySource, ClockSource, Context};
 use crate::error::{Error, Result, exit};
 use crate::migration::follow::{
-    Advisor, Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow,
+    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop,
+    follow, handed_off, mode_of, read_metrics, sample_from,
 };
 use crate::migration::kubevirt::{
     KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
 };
-use crate::migration::kubevirt_metrics::MigrationMetrics;
-use crate::migration::progress_timer::ProgressTimer;
 use crate::migration::{JobSample, Mode, Outcome, Summary};
-use crate::model::vmi::{AbortStatus, MigrationMode};
+use crate::model::vmi::AbortStatus;
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
     KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota, VirtualMachine,
@@ -35,7 +34,7 @@ use crate::model::{
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
 use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
-use crate::render::follow as text;
+use crate::render::follow::{self as text, report_changes};
 use crate::render::progress::ProgressView;
 use crate::render::{
     OutputFormat, Style, Tone, fmt, stderr_line, stderr_text, structured, write_stdout,
@@ -282,143 +281,6 @@ fn with_type(kind: Kind, value: Value) -> Value {
 }
 
 // ---------------------------------------------------------------- follow
-
-/// What the follower knows about the migration so far.
-#[derive(Debug, Default)]
-struct Followed {
-    vmim: Option<VirtualMachineInstanceMigration>,
-    vmi: Option<VirtualMachineInstance>,
-    /// The VMIM vanished (deleted: an abort, or garbage collection).
-    vmim_deleted: bool,
-    phases: Vec<(String, u64)>,
-    announced_pods: bool,
-    announced_mode: Option<MigrationMode>,
-    announced_target_pod: bool,
-    announced_policy: bool,
-    started_ms: Option<u64>,
-    /// KubeVirt's progress check replayed on the samples.
-    progress: ProgressTimer,
-    /// `progressTimeout` from the configuration in force when vmctl started it.
-    progress_timeout: u64,
-}
-
-impl Followed {
-    /// The VMI's migration state, when it belongs to our VMIM.
-    fn state(&self) -> Option<&crate::model::vmi::MigrationState> {
-        let uid = self.vmim.as_ref().and_then(|m| m.uid())?;
-        self.vmi
-            .as_ref()
-            .and_then(|v| v.status.migration_state.as_ref())
-            .filter(|s| s.migration_uid.as_deref() == Some(uid))
-            .or_else(|| {
-                self.vmim
-                    .as_ref()
-                    .and_then(|m| m.status.migration_state.as_ref())
-            })
-    }
-
-    fn phase(&self) -> MigrationPhase {
-        self.vmim
-            .as_ref()
-            .map(|m| m.phase())
-            .unwrap_or(MigrationPhase::Unset)
-    }
-}
-
-fn mode_of(m: Option<&MigrationMode>) -> Mode {
-    match m {
-        Some(MigrationMode::PostCopy) => Mode::PostCopy,
-        Some(MigrationMode::Paused) => Mode::Paused,
-        _ => Mode::PreCopy,
-    }
-}
-
-fn sample_from(metrics: &MigrationMetrics, elapsed_ms: u64, mode: Mode) -> JobSample {
-    let b = |v: Option<f64>| {
-        v.filter(|x| x.is_finite() && *x > 0.0)
-            .map_or(0, |x| x as u64)
-    };
-    let remaining = b(metrics.remaining_bytes);
-    let processed = b(metrics.processed_bytes);
-    let total = b(metrics.total_bytes).max(processed + remaining);
-    JobSample {
-        elapsed_ms,
-        data_total: total,
-        data_processed: processed,
-        data_remaining: remaining,
-        memory_total: total,
-        memory_processed: processed,
-        memory_remaining: remaining,
-        memory_bps: b(metrics.transfer_rate_bytes_per_second),
-        dirty_rate_bps: b(metrics.dirty_rate_bytes_per_second),
-        mode,
-        ..JobSample::default()
-    }
-}
-
-/// Where progress numbers come from.
-enum MetricsSource {
-    Prometheus(Prometheus),
-    /// virt-handler's pod on the source node, found once streaming starts.
-    Handler {
-        kubevirt_namespace: String,
-        pod: Option<String>,
-    },
-}
-
-fn describe_pod(pod: Option<&str>, node: Option<&str>, live: bool) -> String {
-    let live = if live { ", live" } else { "" };
-    match (pod, node) {
-        (Some(p), Some(n)) => format!("{p} ({n}{live})"),
-        (Some(p), None) => format!("{p} (not scheduled{live})"),
-        (None, _) => "none yet".into(),
-    }
-}
-
-fn phase_note(f: &Followed, target_pod: Option<&Pod>) -> String {
-    let phase = f.phase();
-    let has = |t: &str| {
-        f.vmim
-            .as_ref()
-            .and_then(|m| m.condition(t))
-            .is_some_and(|c| c.is_true())
-    };
-    match phase {
-        MigrationPhase::Pending if has("migrationRejectedByResourceQuota") => {
-            "target pod rejected by ResourceQuota (exceeded quota); KubeVirt retries".into()
-        }
-        MigrationPhase::Pending => "waiting for a migration slot and the target pod".into(),
-        MigrationPhase::Scheduling => {
-            let pod = target_pod.and_then(|p| p.metadata.name.clone());
-            let unschedulable = target_pod
-                .and_then(|p| p.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-                })
-                .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
-            match (pod, unschedulable) {
-                (Some(p), Some(why)) => format!("target pod {p} unschedulable: {why}"),
-                (Some(p), None) => {
-                    format!("target pod {p} created, waiting to be scheduled and ready")
-                }
-                (None, _) => "creating the target pod".into(),
-            }
-        }
-        MigrationPhase::Scheduled => "target pod ready; handing off to virt-handler".into(),
-        MigrationPhase::PreparingTarget => "the target node prepares the domain".into(),
-        MigrationPhase::TargetReady => "target ready; the source starts streaming".into(),
-        MigrationPhase::Running => "memory is streaming".into(),
-        MigrationPhase::Succeeded => "the guest runs on the target".into(),
-        MigrationPhase::Failed => f
-            .state()
-            .and_then(|s| s.failure_reason.clone())
-            .map(|r| format!("failed: {}", r.trim_end()))
-            .unwrap_or_else(|| "failed".into()),
-        _ => String::new(),
-    }
-}
 
 pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let namespace = require_namespace(ctx)?;
@@ -1067,145 +929,6 @@ impl Observer for Following<'_> {
     }
 }
 
-fn handed_off(f: &Followed) -> bool {
-    matches!(
-        f.phase(),
-        MigrationPhase::PreparingTarget
-            | MigrationPhase::TargetReady
-            | MigrationPhase::Running
-            | MigrationPhase::Succeeded
-            | MigrationPhase::Failed
-    ) || f.state().is_some_and(|s| s.target_node.is_some())
-        || f.vmim_deleted
-}
-
-async fn read_metrics(
-    driver: &KubeVirtDriver<'_>,
-    source: &mut MetricsSource,
-    f: &Followed,
-    namespace: &str,
-    name: &str,
-) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
-    match source {
-        MetricsSource::Prometheus(p) => p.migration_metrics(namespace, name).await,
-        MetricsSource::Handler {
-            kubevirt_namespace,
-            pod,
-        } => {
-            if pod.is_none() {
-                let node = f
-                    .state()
-                    .and_then(|s| s.source_node.clone())
-                    .or_else(|| f.vmi.as_ref().and_then(|v| v.status.node_name.clone()))
-                    .ok_or_else(|| MetricsUnavailable("the source node is not known".into()))?;
-                *pod = Some(driver.handler_pod(kubevirt_namespace, &node).await?);
-            }
-            let p = pod.clone().unwrap_or_default();
-            driver
-                .handler_metrics(kubevirt_namespace, &p, namespace, name)
-                .await
-        }
-    }
-}
-
-/// Prints what changed since the last call: phases, the hand-off, pods, mode.
-fn report_changes(
-    f: &mut Followed,
-    view: &mut ProgressView,
-    now_ms: u64,
-    target_pod: Option<&Pod>,
-    budget: Option<u64>,
-) {
-    let phase = f.phase();
-    let phase_text = phase.as_str().to_string();
-    let note = phase_note(f, target_pod);
-    let key = format!("{phase_text}|{note}");
-    if !phase_text.is_empty() && f.phases.last().map(|(p, _)| p.as_str()) != Some(key.as_str()) {
-        let is_new_phase = !f
-            .phases
-            .iter()
-            .any(|(p, _)| p.split('|').next() == Some(phase_text.as_str()));
-        f.phases.push((key, now_ms));
-        let text = if is_new_phase {
-            format!("phase {phase_text}: {note}")
-        } else {
-            format!("  {note}")
-        };
-        view.event_at(now_ms, &text);
-    }
-    let state = f.state().cloned();
-    if let Some(s) = &state {
-        if !f.announced_policy
-            && let Some(p) = s.migration_policy_name.as_deref()
-        {
-            f.announced_policy = true;
-            view.event_at(now_ms, &format!("hand-off: MigrationPolicy {p} applies"));
-        }
-        if s.target_pod.is_some() && !f.announced_pods {
-            f.announced_pods = true;
-            let post = s.mode == Some(MigrationMode::PostCopy);
-            view.event_at(
-                now_ms,
-                &format!(
-                    "launcher pods: source {} → target {}",
-                    describe_pod(s.source_pod.as_deref(), s.source_node.as_deref(), !post),
-                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), post)
-                ),
-            );
-        }
-        if s.start_timestamp.is_some() && f.started_ms.is_none() {
-            f.started_ms = Some(now_ms);
-            if let Some(b) = budget.filter(|b| *b > 0) {
-                // The budget runs from the start of streaming; the view's clock from creation.
-                view.set_budget_from(now_ms, Some(b));
-                view.event_at(
-                    now_ms,
-                    &format!(
-                        "streaming started: completion budget {} (KubeVirt aborts or switches mode after it)",
-                        fmt::duration(b as i64)
-                    ),
-                );
-            }
-        }
-        if s.mode.is_some() && s.mode != f.announced_mode {
-            let previous = f
-                .announced_mode
-                .replace(s.mode.clone().unwrap_or(MigrationMode::PreCopy));
-            match s.mode {
-                Some(MigrationMode::PostCopy) => view.event_at(
-                    now_ms,
-                    &format!(
-                        "POST-COPY: the point of no return. The guest now runs in {} on {}; its memory is still partly on {}. No abort from here; a network failure now loses the VM.",
-                        s.target_pod.as_deref().unwrap_or("the target pod"),
-                        s.target_node.as_deref().unwrap_or("the target"),
-                        s.source_node.as_deref().unwrap_or("the source")
-                    ),
-                ),
-                Some(MigrationMode::Paused) => view.event_at(
-                    now_ms,
-                    "the migration monitor paused the guest to finish the copy",
-                ),
-                Some(MigrationMode::PreCopy) if previous.is_none() => view.event_at(
-                    now_ms,
-                    "mode PreCopy (post-copy, if it comes, is the point of no return)",
-                ),
-                _ => {}
-            }
-        }
-        if s.completed && !f.announced_target_pod && !s.failed {
-            f.announced_target_pod = true;
-            view.event_at(
-                now_ms,
-                &format!(
-                    "launcher pods: target {} is live; source {} completes",
-                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), true),
-                    s.source_pod.as_deref().unwrap_or("?")
-                ),
-            );
-        }
-    }
-}
-
 /// The end: summary, and on failure the diagnosis `vmctl explain` gives.
 #[allow(clippy::too_many_arguments)]
 async fn finish(
@@ -1432,21 +1155,5 @@ mod tests {
         assert_eq!(parse_vm_target("vm/a").unwrap(), "a");
         assert_eq!(parse_vm_target("a").unwrap(), "a");
         assert!(parse_vm_target("pod/a").is_err());
-    }
-
-    #[test]
-    fn samples_carry_the_metrics() {
-        let m = MigrationMetrics {
-            remaining_bytes: Some(100.0),
-            processed_bytes: Some(300.0),
-            total_bytes: None,
-            dirty_rate_bytes_per_second: Some(5.0),
-            transfer_rate_bytes_per_second: Some(50.0),
-        };
-        let s = sample_from(&m, 4000, Mode::PreCopy);
-        assert_eq!(
-            (s.remaining(), s.total(), s.memory_bps, s.dirty_rate_bps),
-            (100, 400, 50, 5)
-        );
     }
 }

@@ -27,11 +27,16 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::JobSample;
 use super::controller::{AbortCause, Config, Controller, Decision};
+use super::kubevirt::{KubeVirtDriver, MetricsUnavailable, Prometheus};
+use super::kubevirt_metrics::MigrationMetrics;
+use super::progress_timer::ProgressTimer;
 use super::sample::Mode;
 use crate::cluster::live::LiveSource;
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
 use crate::cluster::{Kind, Query};
 use crate::error::Result;
+use crate::model::vmi::{MigrationMode, MigrationState};
+use crate::model::vmim::MigrationPhase;
 use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
@@ -541,6 +546,134 @@ pub async fn follow(follower: &mut Follower, observer: &mut impl Observer) -> Re
     }
 }
 
+// ---------------------------------------------------------------- one migration
+
+/// What is known about one migration vmctl follows (and what it has told so far).
+#[derive(Debug, Default)]
+pub struct Followed {
+    pub vmim: Option<VirtualMachineInstanceMigration>,
+    pub vmi: Option<VirtualMachineInstance>,
+    /// The VMIM vanished (deleted: an abort, or garbage collection).
+    pub vmim_deleted: bool,
+    pub phases: Vec<(String, u64)>,
+    pub announced_pods: bool,
+    pub announced_mode: Option<MigrationMode>,
+    pub announced_target_pod: bool,
+    pub announced_policy: bool,
+    pub started_ms: Option<u64>,
+    /// KubeVirt's progress check replayed on the samples.
+    pub progress: ProgressTimer,
+    /// `progressTimeout` from the configuration in force when vmctl started it.
+    pub progress_timeout: u64,
+}
+
+impl Followed {
+    /// The VMI's migration state, when it belongs to our VMIM.
+    pub fn state(&self) -> Option<&MigrationState> {
+        let uid = self.vmim.as_ref().and_then(|m| m.uid())?;
+        self.vmi
+            .as_ref()
+            .and_then(|v| v.status.migration_state.as_ref())
+            .filter(|s| s.migration_uid.as_deref() == Some(uid))
+            .or_else(|| {
+                self.vmim
+                    .as_ref()
+                    .and_then(|m| m.status.migration_state.as_ref())
+            })
+    }
+
+    pub fn phase(&self) -> MigrationPhase {
+        self.vmim
+            .as_ref()
+            .map(|m| m.phase())
+            .unwrap_or(MigrationPhase::Unset)
+    }
+}
+
+pub fn mode_of(m: Option<&MigrationMode>) -> Mode {
+    match m {
+        Some(MigrationMode::PostCopy) => Mode::PostCopy,
+        Some(MigrationMode::Paused) => Mode::Paused,
+        _ => Mode::PreCopy,
+    }
+}
+
+pub fn sample_from(metrics: &MigrationMetrics, elapsed_ms: u64, mode: Mode) -> JobSample {
+    let b = |v: Option<f64>| {
+        v.filter(|x| x.is_finite() && *x > 0.0)
+            .map_or(0, |x| x as u64)
+    };
+    let remaining = b(metrics.remaining_bytes);
+    let processed = b(metrics.processed_bytes);
+    let total = b(metrics.total_bytes).max(processed + remaining);
+    JobSample {
+        elapsed_ms,
+        data_total: total,
+        data_processed: processed,
+        data_remaining: remaining,
+        memory_total: total,
+        memory_processed: processed,
+        memory_remaining: remaining,
+        memory_bps: b(metrics.transfer_rate_bytes_per_second),
+        dirty_rate_bps: b(metrics.dirty_rate_bytes_per_second),
+        mode,
+        ..JobSample::default()
+    }
+}
+
+/// Where progress numbers come from.
+pub enum MetricsSource {
+    Prometheus(Prometheus),
+    /// virt-handler's pod on the source node, found once streaming starts.
+    Handler {
+        kubevirt_namespace: String,
+        pod: Option<String>,
+    },
+}
+
+/// KubeVirt took over: the target prepares the domain, or streaming started or ended.
+pub fn handed_off(f: &Followed) -> bool {
+    matches!(
+        f.phase(),
+        MigrationPhase::PreparingTarget
+            | MigrationPhase::TargetReady
+            | MigrationPhase::Running
+            | MigrationPhase::Succeeded
+            | MigrationPhase::Failed
+    ) || f.state().is_some_and(|s| s.target_node.is_some())
+        || f.vmim_deleted
+}
+
+/// Reads the migration's metrics from Prometheus or virt-handler (found once).
+pub async fn read_metrics(
+    driver: &KubeVirtDriver<'_>,
+    source: &mut MetricsSource,
+    f: &Followed,
+    namespace: &str,
+    name: &str,
+) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
+    match source {
+        MetricsSource::Prometheus(p) => p.migration_metrics(namespace, name).await,
+        MetricsSource::Handler {
+            kubevirt_namespace,
+            pod,
+        } => {
+            if pod.is_none() {
+                let node = f
+                    .state()
+                    .and_then(|s| s.source_node.clone())
+                    .or_else(|| f.vmi.as_ref().and_then(|v| v.status.node_name.clone()))
+                    .ok_or_else(|| MetricsUnavailable("the source node is not known".into()))?;
+                *pod = Some(driver.handler_pod(kubevirt_namespace, &node).await?);
+            }
+            let p = pod.clone().unwrap_or_default();
+            driver
+                .handler_metrics(kubevirt_namespace, &p, namespace, name)
+                .await
+        }
+    }
+}
+
 // ---------------------------------------------------------------- advice
 
 /// The controller's advice on a KubeVirt migration: pre-copy does not converge and only
@@ -743,5 +876,21 @@ mod tests {
             })
             .is_none()
         }));
+    }
+
+    #[test]
+    fn samples_carry_the_metrics() {
+        let m = MigrationMetrics {
+            remaining_bytes: Some(100.0),
+            processed_bytes: Some(300.0),
+            total_bytes: None,
+            dirty_rate_bytes_per_second: Some(5.0),
+            transfer_rate_bytes_per_second: Some(50.0),
+        };
+        let s = sample_from(&m, 4000, Mode::PreCopy);
+        assert_eq!(
+            (s.remaining(), s.total(), s.memory_bps, s.dirty_rate_bps),
+            (100, 400, 50, 5)
+        );
     }
 }

@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
+use super::progress::ProgressView;
 use crate::cluster::Kind;
 use crate::cluster::watch::Reconnecting;
-use crate::migration::follow::Advice;
+use crate::migration::follow::{Advice, Followed};
+use crate::model::Pod;
 use crate::model::vmi::MigrationMode;
 use crate::model::vmim::MigrationPhase;
 
@@ -212,4 +214,160 @@ pub fn no_evidence(error: &str) -> String {
     printable_lines(&format!(
         "note: cannot read the evidence for a diagnosis: {error}"
     ))
+}
+
+// ---------------------------------------------------------------- migrate's timeline
+
+/// `POD (NODE, live)`.
+pub fn describe_pod(pod: Option<&str>, node: Option<&str>, live: bool) -> String {
+    let live = if live { ", live" } else { "" };
+    match (pod, node) {
+        (Some(p), Some(n)) => format!("{p} ({n}{live})"),
+        (Some(p), None) => format!("{p} (not scheduled{live})"),
+        (None, _) => "none yet".into(),
+    }
+}
+
+/// The line under a phase: what the migration waits for, or why it failed.
+pub fn phase_note(f: &Followed, target_pod: Option<&Pod>) -> String {
+    let phase = f.phase();
+    let has = |t: &str| {
+        f.vmim
+            .as_ref()
+            .and_then(|m| m.condition(t))
+            .is_some_and(|c| c.is_true())
+    };
+    match phase {
+        MigrationPhase::Pending if has("migrationRejectedByResourceQuota") => {
+            "target pod rejected by ResourceQuota (exceeded quota); KubeVirt retries".into()
+        }
+        MigrationPhase::Pending => "waiting for a migration slot and the target pod".into(),
+        MigrationPhase::Scheduling => {
+            let pod = target_pod.and_then(|p| p.metadata.name.clone());
+            let unschedulable = target_pod
+                .and_then(|p| p.status.as_ref())
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+                })
+                .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
+            match (pod, unschedulable) {
+                (Some(p), Some(why)) => format!("target pod {p} unschedulable: {why}"),
+                (Some(p), None) => {
+                    format!("target pod {p} created, waiting to be scheduled and ready")
+                }
+                (None, _) => "creating the target pod".into(),
+            }
+        }
+        MigrationPhase::Scheduled => "target pod ready; handing off to virt-handler".into(),
+        MigrationPhase::PreparingTarget => "the target node prepares the domain".into(),
+        MigrationPhase::TargetReady => "target ready; the source starts streaming".into(),
+        MigrationPhase::Running => "memory is streaming".into(),
+        MigrationPhase::Succeeded => "the guest runs on the target".into(),
+        MigrationPhase::Failed => f
+            .state()
+            .and_then(|s| s.failure_reason.clone())
+            .map(|r| format!("failed: {}", r.trim_end()))
+            .unwrap_or_else(|| "failed".into()),
+        _ => String::new(),
+    }
+}
+
+/// Prints what changed since the last call: phases, the hand-off, pods, mode.
+pub fn report_changes(
+    f: &mut Followed,
+    view: &mut ProgressView,
+    now_ms: u64,
+    target_pod: Option<&Pod>,
+    budget: Option<u64>,
+) {
+    let phase = f.phase();
+    let phase_text = phase.as_str().to_string();
+    let note = phase_note(f, target_pod);
+    let key = format!("{phase_text}|{note}");
+    if !phase_text.is_empty() && f.phases.last().map(|(p, _)| p.as_str()) != Some(key.as_str()) {
+        let is_new_phase = !f
+            .phases
+            .iter()
+            .any(|(p, _)| p.split('|').next() == Some(phase_text.as_str()));
+        f.phases.push((key, now_ms));
+        let text = if is_new_phase {
+            format!("phase {phase_text}: {note}")
+        } else {
+            format!("  {note}")
+        };
+        view.event_at(now_ms, &text);
+    }
+    let state = f.state().cloned();
+    if let Some(s) = &state {
+        if !f.announced_policy
+            && let Some(p) = s.migration_policy_name.as_deref()
+        {
+            f.announced_policy = true;
+            view.event_at(now_ms, &format!("hand-off: MigrationPolicy {p} applies"));
+        }
+        if s.target_pod.is_some() && !f.announced_pods {
+            f.announced_pods = true;
+            let post = s.mode == Some(MigrationMode::PostCopy);
+            view.event_at(
+                now_ms,
+                &format!(
+                    "launcher pods: source {} → target {}",
+                    describe_pod(s.source_pod.as_deref(), s.source_node.as_deref(), !post),
+                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), post)
+                ),
+            );
+        }
+        if s.start_timestamp.is_some() && f.started_ms.is_none() {
+            f.started_ms = Some(now_ms);
+            if let Some(b) = budget.filter(|b| *b > 0) {
+                // The budget runs from the start of streaming; the view's clock from creation.
+                view.set_budget_from(now_ms, Some(b));
+                view.event_at(
+                    now_ms,
+                    &format!(
+                        "streaming started: completion budget {} (KubeVirt aborts or switches mode after it)",
+                        fmt::duration(b as i64)
+                    ),
+                );
+            }
+        }
+        if s.mode.is_some() && s.mode != f.announced_mode {
+            let previous = f
+                .announced_mode
+                .replace(s.mode.clone().unwrap_or(MigrationMode::PreCopy));
+            match s.mode {
+                Some(MigrationMode::PostCopy) => view.event_at(
+                    now_ms,
+                    &format!(
+                        "POST-COPY: the point of no return. The guest now runs in {} on {}; its memory is still partly on {}. No abort from here; a network failure now loses the VM.",
+                        s.target_pod.as_deref().unwrap_or("the target pod"),
+                        s.target_node.as_deref().unwrap_or("the target"),
+                        s.source_node.as_deref().unwrap_or("the source")
+                    ),
+                ),
+                Some(MigrationMode::Paused) => view.event_at(
+                    now_ms,
+                    "the migration monitor paused the guest to finish the copy",
+                ),
+                Some(MigrationMode::PreCopy) if previous.is_none() => view.event_at(
+                    now_ms,
+                    "mode PreCopy (post-copy, if it comes, is the point of no return)",
+                ),
+                _ => {}
+            }
+        }
+        if s.completed && !f.announced_target_pod && !s.failed {
+            f.announced_target_pod = true;
+            view.event_at(
+                now_ms,
+                &format!(
+                    "launcher pods: target {} is live; source {} completes",
+                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), true),
+                    s.source_pod.as_deref().unwrap_or("?")
+                ),
+            );
+        }
+    }
 }
