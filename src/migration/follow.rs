@@ -531,14 +531,31 @@ pub trait Observer {
     }
 }
 
+/// Where [`follow`] takes its updates from: a [`Follower`], or a script in tests.
+#[allow(async_fn_in_trait)] // called in place, never spawned: no Send bound needed
+pub trait Updates {
+    async fn next_update(&mut self) -> Result<Update>;
+    fn mirror(&self) -> &Mirror;
+}
+
+impl Updates for Follower {
+    async fn next_update(&mut self) -> Result<Update> {
+        self.next().await
+    }
+
+    fn mirror(&self) -> &Mirror {
+        &self.mirror
+    }
+}
+
 /// The loop of every command that follows until something happens: settle, wait for the
 /// next update, repeat; Ctrl-C and the deadline end it the same way for everyone.
-pub async fn follow(follower: &mut Follower, observer: &mut impl Observer) -> Result<Ending> {
+pub async fn follow(updates: &mut impl Updates, observer: &mut impl Observer) -> Result<Ending> {
     loop {
-        if observer.settle(&follower.mirror).await? {
+        if observer.settle(updates.mirror()).await? {
             return Ok(Ending::Done);
         }
-        match follower.next().await? {
+        match updates.next_update().await? {
             Update::Stop(stop) => return Ok(Ending::Stopped(stop)),
             Update::Tick => observer.tick().await?,
             Update::Changed { .. } | Update::Reconnecting(_) | Update::Recovered(_) => {}
@@ -892,5 +909,139 @@ mod tests {
             (s.remaining(), s.total(), s.memory_bps, s.dirty_rate_bps),
             (100, 400, 50, 5)
         );
+    }
+
+    /// Updates from a script: each applies its change to the mirror first.
+    struct Scripted {
+        mirror: Mirror,
+        script: std::collections::VecDeque<(
+            Option<Change<Boxed<VirtualMachineInstanceMigration>>>,
+            Update,
+        )>,
+        taken: usize,
+    }
+
+    impl Updates for Scripted {
+        async fn next_update(&mut self) -> Result<Update> {
+            let (change, update) = self
+                .script
+                .pop_front()
+                .ok_or_else(|| crate::error::Error::Internal("script exhausted".into()))?;
+            self.taken += 1;
+            if let Some(c) = change {
+                self.mirror.apply_vmims(c);
+            }
+            Ok(update)
+        }
+
+        fn mirror(&self) -> &Mirror {
+            &self.mirror
+        }
+    }
+
+    /// Done once the followed migration is final; counts what it was asked.
+    #[derive(Default)]
+    struct UntilFinal {
+        settles: usize,
+        ticks: usize,
+    }
+
+    impl Observer for UntilFinal {
+        async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+            self.settles += 1;
+            Ok(mirror
+                .vmim_last(&key("a"))
+                .is_some_and(|m| m.is_final() || mirror.vmim_gone(&key("a"))))
+        }
+
+        async fn tick(&mut self) -> Result<()> {
+            self.ticks += 1;
+            Ok(())
+        }
+    }
+
+    fn changed() -> Update {
+        Update::Changed {
+            kind: Kind::VirtualMachineInstanceMigration,
+            listed: false,
+        }
+    }
+
+    fn scripted(
+        steps: Vec<(
+            Option<Change<Boxed<VirtualMachineInstanceMigration>>>,
+            Update,
+        )>,
+    ) -> Scripted {
+        let mut mirror = Mirror::default();
+        mirror.follow_vmim(*vmim("a", "Scheduling").0);
+        Scripted {
+            mirror,
+            script: steps.into(),
+            taken: 0,
+        }
+    }
+
+    fn run(updates: &mut Scripted, observer: &mut UntilFinal) -> Result<Ending> {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| crate::error::Error::Internal(e.to_string()))?
+            .block_on(follow(updates, observer))
+    }
+
+    #[test]
+    fn the_loop_ends_when_the_observer_is_done_and_takes_nothing_more() {
+        let mut updates = scripted(vec![
+            (None, Update::Tick),
+            (Some(Change::Applied(vmim("a", "Running"))), changed()),
+            (None, Update::Tick),
+            (Some(Change::Applied(vmim("a", "Succeeded"))), changed()),
+            (None, Update::Stop(Stop::Interrupted)),
+        ]);
+        let mut observer = UntilFinal::default();
+        assert_eq!(run(&mut updates, &mut observer).unwrap(), Ending::Done);
+        assert_eq!(updates.taken, 4, "the Ctrl-C after the end is never read");
+        assert_eq!((observer.settles, observer.ticks), (5, 2));
+    }
+
+    #[test]
+    fn ctrl_c_and_the_deadline_stop_the_loop_and_a_deletion_ends_it() {
+        let mut updates = scripted(vec![
+            (None, Update::Tick),
+            (None, Update::Stop(Stop::Interrupted)),
+            (None, Update::Tick),
+        ]);
+        let mut observer = UntilFinal::default();
+        assert_eq!(
+            run(&mut updates, &mut observer).unwrap(),
+            Ending::Stopped(Stop::Interrupted)
+        );
+        assert_eq!((updates.taken, observer.ticks), (2, 1));
+
+        let mut updates = scripted(vec![(None, Update::Stop(Stop::DeadlinePassed))]);
+        assert_eq!(
+            run(&mut updates, &mut UntilFinal::default()).unwrap(),
+            Ending::Stopped(Stop::DeadlinePassed)
+        );
+
+        // Deleted while followed: the last version says Running, but it is gone.
+        let mut updates = scripted(vec![
+            (
+                Some(Change::Reconnecting(Reconnecting {
+                    kind: Kind::VirtualMachineInstanceMigration,
+                    attempt: 1,
+                    reason: "503".into(),
+                    retry_in: Duration::from_secs(1),
+                })),
+                changed(),
+            ),
+            (Some(Change::Deleted(vmim("a", "Running"))), changed()),
+            (None, Update::Stop(Stop::Interrupted)),
+        ]);
+        assert_eq!(
+            run(&mut updates, &mut UntilFinal::default()).unwrap(),
+            Ending::Done
+        );
+        assert_eq!(updates.taken, 2);
     }
 }
