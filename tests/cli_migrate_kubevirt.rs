@@ -960,3 +960,52 @@ fn a_converging_migration_gets_no_advice() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------- one follower, no extra requests
+
+#[test]
+fn migrate_follows_its_migration_with_two_named_watches_and_no_pod_watch() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let requests = lab.server.requests();
+    let watches: Vec<&RecordedRequest> = requests.iter().filter(|r| r.is_watch()).collect();
+    let field = |r: &RecordedRequest| {
+        r.params
+            .iter()
+            .find(|(k, _)| k == "fieldSelector")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let of = |kind: Kind| -> Vec<String> {
+        watches
+            .iter()
+            .filter(|r| r.kind == Some(kind))
+            .map(|r| field(r))
+            .collect()
+    };
+    let vmims = of(Kind::VirtualMachineInstanceMigration);
+    let vmis = of(Kind::VirtualMachineInstance);
+    assert!(!vmims.is_empty() && !vmis.is_empty(), "{watches:?}");
+    assert!(
+        vmims
+            .iter()
+            .all(|f| f.starts_with("metadata.name=vmctl-migrate-")),
+        "{vmims:?}"
+    );
+    assert!(
+        vmis.iter().all(|f| f == "metadata.name=batch-01"),
+        "{vmis:?}"
+    );
+    assert!(
+        of(Kind::Pod).is_empty(),
+        "migrate lists the target pod, never watches pods"
+    );
+    assert!(
+        watches.iter().all(|r| matches!(
+            r.kind,
+            Some(Kind::VirtualMachineInstanceMigration | Kind::VirtualMachineInstance)
+        )),
+        "{watches:?}"
+    );
+}
