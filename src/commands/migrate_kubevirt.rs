@@ -33,7 +33,9 @@ use crate::model::{
 };
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
-use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
+use crate::policy::preflight::{
+    Preflight, PreflightInputs, TemporaryPolicy, preflight, temporary_policy,
+};
 use crate::render::follow::{self as text, report_changes};
 use crate::render::progress::ProgressView;
 use crate::render::{
@@ -280,7 +282,80 @@ fn with_type(kind: Kind, value: Value) -> Value {
     v
 }
 
-// ---------------------------------------------------------------- follow
+/// The VMIs a temporary policy for this VMI would also select (same labels, in namespaces
+/// its namespace selector matches).
+async fn others_selected_alike(
+    source: &impl Source,
+    g: &Gathered,
+    namespace: &str,
+) -> Result<Vec<VirtualMachineInstance>> {
+    let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
+    let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
+        Vec::new()
+    } else {
+        let sel = crate::cluster::selector::LabelSelector::from_map(&selector);
+        list_as(
+            source,
+            Kind::VirtualMachineInstance,
+            &Query::all().with_labels(sel),
+        )
+        .await?
+    };
+    // Only VMIs in namespaces the policy's namespace selector also matches.
+    Ok(others
+        .into_iter()
+        .filter(|o| {
+            o.namespace() == namespace
+                || !g
+                    .inputs
+                    .namespace
+                    .as_ref()
+                    .and_then(|n| n.metadata.labels.as_ref())
+                    .is_some_and(|l| l.contains_key(crate::policy::preflight::NAMESPACE_NAME_LABEL))
+        })
+        .collect())
+}
+
+/// The requests or objects of the plan, in order: the temporary policy, then the migrate
+/// subresource call (a VM) or the VMIM (a bare VMI).
+fn plan_objects(
+    g: &Gathered,
+    namespace: &str,
+    name: &str,
+    added: &BTreeMap<String, String>,
+    temporary: Option<&TemporaryPolicy>,
+    policy_name: Option<&str>,
+) -> Vec<Value> {
+    let mut objects = Vec::new();
+    if let Some(t) = temporary {
+        objects.push(with_type(
+            Kind::MigrationPolicy,
+            serde_json::to_value(&t.policy).unwrap_or(Value::Null),
+        ));
+    }
+    match &g.vm {
+        Some(_) => {
+            let mut body = json!({"apiVersion": "subresources.kubevirt.io/v1", "kind": "MigrateOptions",
+                "request": format!("PUT /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/migrate")});
+            if !added.is_empty() {
+                body["addedNodeSelector"] = json!(added);
+            }
+            objects.push(body);
+            if let Some(p) = policy_name {
+                objects.push(json!({"request": "PATCH the VMIM virt-api creates",
+                    "metadata": {"annotations": {POLICY_ANNOTATION: p}}}));
+            }
+        }
+        None => objects.push(with_type(
+            Kind::VirtualMachineInstanceMigration,
+            serde_json::to_value(vmim_object(namespace, name, added, policy_name))
+                .unwrap_or(Value::Null),
+        )),
+    }
+    objects
+}
+
+// ---------------------------------------------------------------- the recipe
 
 pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let namespace = require_namespace(ctx)?;
@@ -342,33 +417,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         notes.push("auto-converge is already allowed: no temporary policy needed for it".into());
     }
     let temporary = if want_post_copy || want_auto_converge {
-        let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
-        let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
-            Vec::new()
-        } else {
-            let sel = crate::cluster::selector::LabelSelector::from_map(&selector);
-            list_as(
-                &ctx.source,
-                Kind::VirtualMachineInstance,
-                &Query::all().with_labels(sel),
-            )
-            .await?
-        };
-        // Only VMIs in namespaces the policy's namespace selector also matches.
-        let others: Vec<VirtualMachineInstance> = others
-            .into_iter()
-            .filter(|o| {
-                o.namespace() == namespace
-                    || !g
-                        .inputs
-                        .namespace
-                        .as_ref()
-                        .and_then(|n| n.metadata.labels.as_ref())
-                        .is_some_and(|l| {
-                            l.contains_key(crate::policy::preflight::NAMESPACE_NAME_LABEL)
-                        })
-            })
-            .collect();
+        let others = others_selected_alike(&ctx.source, &g, &namespace).await?;
         let suffix = short_suffix();
         match temporary_policy(
             &g.vmi,
@@ -398,37 +447,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         "create-vmim"
     };
     let policy_name = temporary.as_ref().map(|t| t.policy.name().to_string());
-    let mut objects = Vec::new();
-    if let Some(t) = &temporary {
-        objects.push(with_type(
-            Kind::MigrationPolicy,
-            serde_json::to_value(&t.policy).unwrap_or(Value::Null),
-        ));
-    }
-    match &g.vm {
-        Some(_) => {
-            let mut body = json!({"apiVersion": "subresources.kubevirt.io/v1", "kind": "MigrateOptions",
-                "request": format!("PUT /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/migrate")});
-            if !added.is_empty() {
-                body["addedNodeSelector"] = json!(added);
-            }
-            objects.push(body);
-            if let Some(p) = &policy_name {
-                objects.push(json!({"request": "PATCH the VMIM virt-api creates",
-                    "metadata": {"annotations": {POLICY_ANNOTATION: p}}}));
-            }
-        }
-        None => objects.push(with_type(
-            Kind::VirtualMachineInstanceMigration,
-            serde_json::to_value(vmim_object(
-                &namespace,
-                &name,
-                &added,
-                policy_name.as_deref(),
-            ))
-            .unwrap_or(Value::Null),
-        )),
-    }
+    let objects = plan_objects(
+        &g,
+        &namespace,
+        &name,
+        &added,
+        temporary.as_ref(),
+        policy_name.as_deref(),
+    );
     let plan = MigrationPlan {
         api_version: crate::commands::status::VMCTL_API_VERSION,
         kind: "MigrationPlan",
@@ -718,6 +744,8 @@ async fn start_migration(
         ),
     })
 }
+
+// ---------------------------------------------------------------- follow
 
 /// The follow of one migration vmctl started: the follower's updates, and what `migrate`
 /// does with them (phase lines, progress samples, the temporary policy's removal, advice).
