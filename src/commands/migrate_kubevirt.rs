@@ -613,30 +613,15 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     match ending {
         Ending::Stopped(Stop::Interrupted) => {
             view.close();
-            let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
-                && !matches!(
-                    followed.phase(),
-                    MigrationPhase::PreparingTarget
-                        | MigrationPhase::TargetReady
-                        | MigrationPhase::Running
-                        | MigrationPhase::Succeeded
-                        | MigrationPhase::Failed
-                );
-            if never_started && method == "create-vmim" {
-                let gone = driver.delete_vmim(&namespace, &vmim_name).await;
-                stderr_line(&text::interrupted_deleted(&vmim_name, gone.is_ok()));
-            } else if never_started {
-                // virt-api created it for the VM; deleting it is an abort like any other.
-                let _ = driver.delete_vmim(&namespace, &vmim_name).await;
-                stderr_line(&text::interrupted_cancelled(&vmim_name));
-            } else {
-                stderr_line(&text::interrupted_detached(
-                    &namespace,
-                    &vmim_name,
-                    followed.phase(),
-                    &abort_cmd,
-                ));
-            }
+            after_interrupt(
+                &driver,
+                &followed,
+                &namespace,
+                &vmim_name,
+                method == "create-vmim",
+                &abort_cmd,
+            )
+            .await;
             Ok(exit::INTERRUPTED)
         }
         Ending::Stopped(Stop::DeadlinePassed) => {
@@ -669,6 +654,42 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             )
             .await
         }
+    }
+}
+
+/// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
+/// never started streaming is vmctl's to take back; one that started belongs to the cluster.
+async fn after_interrupt(
+    driver: &KubeVirtDriver<'_>,
+    followed: &Followed,
+    namespace: &str,
+    vmim_name: &str,
+    created_vmim: bool,
+    abort_cmd: &str,
+) {
+    let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
+        && !matches!(
+            followed.phase(),
+            MigrationPhase::PreparingTarget
+                | MigrationPhase::TargetReady
+                | MigrationPhase::Running
+                | MigrationPhase::Succeeded
+                | MigrationPhase::Failed
+        );
+    if never_started && created_vmim {
+        let gone = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_deleted(vmim_name, gone.is_ok()));
+    } else if never_started {
+        // virt-api created it for the VM; deleting it is an abort like any other.
+        let _ = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_cancelled(vmim_name));
+    } else {
+        stderr_line(&text::interrupted_detached(
+            namespace,
+            vmim_name,
+            followed.phase(),
+            abort_cmd,
+        ));
     }
 }
 
