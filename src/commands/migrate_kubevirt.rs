@@ -1,9 +1,10 @@
 //! `vmctl migrate VM` through KubeVirt: pre-flight, start, follow, explain.
 //!
 //! gather (the VMI, its VM, migrations, nodes, pods, quotas, policies) → decide
-//! (`policy::preflight`, the temporary policy) → act (driver) → follow (watches on the VMIM
-//! and the VMI, virt-handler metrics as `JobSample`s into the shared progress renderer) →
-//! on failure, the same diagnosis `vmctl explain` gives.
+//! (`policy::preflight`, the temporary policy) → act (driver) → follow (`migration::follow`:
+//! the one follower and loop; virt-handler metrics as `JobSample`s into the shared progress
+//! renderer, and into the controller for advice) → on failure, the same diagnosis
+//! `vmctl explain` gives. Every line goes through `render` (`render::follow`).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

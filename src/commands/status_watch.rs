@@ -1,7 +1,8 @@
 //! `vmctl status --watch`: a live view of the migrations in flight, fed by watches.
 //!
-//! Three watches (VMIs, VMIMs, launcher pods in scope; `cluster::watch`) keep a local copy
-//! of the cluster, decoded once per event and keyed by (namespace, name). Indexes name the
+//! The follower (`migration::follow`: VMIs, VMIMs, launcher pods in scope) keeps a local
+//! copy of the cluster, decoded once per event and keyed by (namespace, name); Ctrl-C is its
+//! to report, like for `migrate` and `abort`. Indexes name the
 //! few objects that matter: VMIs with a non-final VMIM or an unfinished
 //! `status.migrationState`, their VMIMs, and their launcher pods (label
 //! `kubevirt.io/created-by`, `status.activePods`, `kubevirt.io/migrationJobUID`). Each redraw

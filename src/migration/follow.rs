@@ -1,22 +1,29 @@
 //! One follower of KubeVirt migrations: VMIMs, their VMIs and launcher pods, for any number
 //! of migrations at once (`migrate` and `abort` follow one; `status --watch` follows every
-//! migration in scope; a drain follows its waves).
+//! migration in scope; a drain will follow its waves the same way).
 //!
-//! A [`Follower`] owns up to three watches (`cluster::watch`: paginated lists, resume from
-//! the last resourceVersion, re-list on 410 Gone, backoff, reconnect reporting), a local
-//! [`Mirror`] of what they saw, and the one policy for Ctrl-C and deadlines ([`Stop`]). Each
-//! call to [`Follower::next`] applies one change to the mirror and says what it was
-//! ([`Update`]); the caller reads the mirror. `next` is cancel-safe: a caller may `select!`
-//! it against its own timers (status redraws) and lose nothing.
+//! - [`Follower`] owns up to three watches (`cluster::watch`: paginated lists, resume from
+//!   the last resourceVersion, re-list on 410 Gone, backoff, reconnect reporting), a local
+//!   [`Mirror`] of what they saw, a tick, and the one policy for Ctrl-C and deadlines
+//!   ([`Stop`]). Each [`Follower::next`] applies one change to the mirror and says what it
+//!   was ([`Update`]). `next` is cancel-safe: `status --watch` `select!`s it against its
+//!   redraw timer and loses nothing.
+//! - [`follow`] is the loop of commands that follow until something happens: the command
+//!   is an [`Observer`] (look at the mirror after each update; act on each tick), the loop
+//!   ends with [`Ending`]. It takes its updates from any [`Updates`] source, so the loop is
+//!   tested with a script.
+//! - [`Followed`] is what `migrate` knows of the one migration it started (state, phase,
+//!   hand-off, the progress timer), [`sample_from`] turns KubeVirt's metrics into the
+//!   `JobSample` both drivers share, [`read_metrics`] reads them.
+//! - [`Advisor`] runs the migration controller over those samples. KubeVirt's migration
+//!   monitor decides on its own (vmctl cannot switch a KubeVirt migration to post-copy from
+//!   outside), so the controller's judgement of convergence is used to advise, not to act:
+//!   the same judgement the libvirt driver acts on.
 //!
-//! [`Advisor`] runs the migration controller over KubeVirt's progress samples. KubeVirt's
-//! migration monitor decides on its own (vmctl cannot switch a KubeVirt migration to
-//! post-copy from outside), so the controller's judgement of convergence is used to advise,
-//! not to act: the same judgement the libvirt driver acts on.
-//!
-//! This module lives in `migration/` (not `cluster/`): it is about following migrations and
-//! sits next to the KubeVirt driver and the controller it consults; it only reads the
-//! cluster through `cluster::watch` and prints nothing.
+//! It lives in `migration/`, not `cluster/`: it is about following migrations and sits next
+//! to the KubeVirt driver and the controller it consults; it reads the cluster only through
+//! `cluster::watch` (and the driver, for metrics) and prints nothing (`render::follow` has
+//! the lines).
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
