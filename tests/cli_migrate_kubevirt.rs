@@ -850,3 +850,162 @@ fn status_watch_follows_migrations_through_watches() {
         "watches resume from a resourceVersion"
     );
 }
+
+// ---------------------------------------------------------------- the controller's advice
+
+/// A Prometheus that answers query `i` with a remaining count that never shrinks from pass
+/// to pass (1000 MiB, then 450 and 900 in turn), the guest dirtying twice what is sent.
+/// Returns its URL and the number of queries answered.
+fn non_converging_prometheus() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let i = count.fetch_add(1, Ordering::SeqCst);
+            let mib: u64 = match i {
+                0 => 1000,
+                i if i % 2 == 1 => 450,
+                _ => 900,
+            };
+            let metric = |name: &str, value: u64| serde_json::json!({"metric": {"__name__": name}, "value": [0, value.to_string()]});
+            let body = serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": [
+                metric("kubevirt_vmi_migration_data_remaining_bytes", mib << 20),
+                metric("kubevirt_vmi_migration_data_processed_bytes", (2048 - mib) << 20),
+                metric("kubevirt_vmi_migration_data_total_bytes", 2048 << 20),
+                metric("kubevirt_vmi_migration_dirty_memory_rate_bytes", 200 << 20),
+                metric("kubevirt_vmi_migration_memory_transfer_rate_bytes", 100 << 20),
+            ]}})
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, served)
+}
+
+const ADVICE: &str = "not converging: consider --allow-postcopy (";
+
+#[test]
+fn a_migration_that_does_not_converge_gets_the_controllers_advice_once() {
+    let lab = lab(Script {
+        running_ticks: 70,
+        ..Script::default()
+    });
+    let (url, served) = non_converging_prometheus();
+    let out = lab.run(&["migrate", "batch-01", "--prometheus", &url]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) >= 3,
+        "{text}"
+    );
+    assert_eq!(stderr(&out).matches(ADVICE).count(), 1, "{text}");
+    let line = stderr(&out)
+        .lines()
+        .find(|l| l.contains(ADVICE))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("pass "), "the controller's reason: {line}");
+    assert!(!line.contains("->"), "{line}");
+
+    // Post-copy allowed: KubeVirt switches by itself; nothing to advise.
+    let (url, served) = non_converging_prometheus();
+    let out = lab.run(&[
+        "migrate",
+        "batch-01",
+        "--allow-postcopy",
+        "--prometheus",
+        &url,
+    ]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        served.load(std::sync::atomic::Ordering::SeqCst) >= 3,
+        "{text}"
+    );
+    assert!(!stderr(&out).contains(ADVICE), "{text}");
+}
+
+#[test]
+fn a_converging_migration_gets_no_advice() {
+    let lab = lab(Script {
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        stderr(&out).contains("migration active, transferred"),
+        "{text}"
+    );
+    assert!(
+        !stderr(&out).contains("consider --allow-postcopy"),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------- one follower, no extra requests
+
+#[test]
+fn migrate_follows_its_migration_with_two_named_watches_and_no_pod_watch() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let requests = lab.server.requests();
+    let watches: Vec<&RecordedRequest> = requests.iter().filter(|r| r.is_watch()).collect();
+    let field = |r: &RecordedRequest| {
+        r.params
+            .iter()
+            .find(|(k, _)| k == "fieldSelector")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let of = |kind: Kind| -> Vec<String> {
+        watches
+            .iter()
+            .filter(|r| r.kind == Some(kind))
+            .map(|r| field(r))
+            .collect()
+    };
+    let vmims = of(Kind::VirtualMachineInstanceMigration);
+    let vmis = of(Kind::VirtualMachineInstance);
+    assert!(!vmims.is_empty() && !vmis.is_empty(), "{watches:?}");
+    assert!(
+        vmims
+            .iter()
+            .all(|f| f.starts_with("metadata.name=vmctl-migrate-")),
+        "{vmims:?}"
+    );
+    assert!(
+        vmis.iter().all(|f| f == "metadata.name=batch-01"),
+        "{vmis:?}"
+    );
+    assert!(
+        of(Kind::Pod).is_empty(),
+        "migrate lists the target pod, never watches pods"
+    );
+    assert!(
+        watches.iter().all(|r| matches!(
+            r.kind,
+            Some(Kind::VirtualMachineInstanceMigration | Kind::VirtualMachineInstance)
+        )),
+        "{watches:?}"
+    );
+}

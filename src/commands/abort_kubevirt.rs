@@ -15,12 +15,14 @@ use crate::cluster::{Kind, Query, get_as, list_as};
 use crate::commands::migrate_kubevirt::{parse_duration, require_namespace};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::kubevirt::{Change, KubeVirtDriver, Watch};
+use crate::migration::follow::{Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow};
+use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::kubevirt::parse_version;
 use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL, WORKLOAD_UPDATE_ANNOTATION};
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::render::{Tone, fmt, structured, write_stdout};
+use crate::render::follow as text;
+use crate::render::{Tone, fmt, stderr_line, structured, write_stdout};
 
 /// How long to wait for the abort to be reported when no --timeout is given.
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);
@@ -220,11 +222,10 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     }
     let recreated = recreated_by(&vmim, vmi.as_ref());
     if let Some(r) = &recreated {
-        crate::say!(
-            "{} {}",
-            ctx.style.paint("warning:", Tone::Warn),
-            r.warning(&namespace, &name, &vmi_name)
-        );
+        stderr_line(&text::warning(
+            ctx.style,
+            &r.warning(&namespace, &name, &vmi_name),
+        ));
     }
     let phase = vmim.phase();
     let before_handoff = matches!(
@@ -276,102 +277,124 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         ))?;
         return Ok(exit::FINDING);
     }
-    crate::say!(
-        "abort requested: deleted migration {namespace}/{name} (phase {phase}){}",
-        if before_handoff {
-            "; it had not started streaming"
-        } else {
-            ""
-        }
-    );
+    stderr_line(&text::abort_requested(
+        &namespace,
+        &name,
+        phase,
+        before_handoff,
+    ));
 
     // ---- wait for the abort status
     let deadline = started + timeout.unwrap_or(DEFAULT_WAIT);
-    let by_name = |n: &str| -> Result<Query> {
-        Query::namespace(Some(&namespace)).with_fields(&format!("metadata.name={n}"))
+    let spec = FollowSpec::one(&namespace, &name, &vmi_name)?.with_deadline(Some(deadline));
+    let mut follower = Follower::new(live, spec);
+    follower.mirror.follow_vmim(vmim.clone());
+    follower
+        .mirror
+        .follow_vmi((namespace.clone(), vmi_name.clone()), vmi.clone());
+    let mut wait = AbortWait {
+        live,
+        namespace: &namespace,
+        name: &name,
+        vmi_name: &vmi_name,
+        before_handoff,
+        said_aborting: false,
+        ended: None,
     };
-    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(&name)?);
-    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(&vmi_name)?);
-    let mut current = vmim.clone();
-    let mut vmi_now = vmi.clone();
-    let mut gone = false;
-    let mut said_aborting = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    loop {
-        let s = state_of(vmi_now.as_ref(), &current).cloned();
+    let ending = follow(&mut follower, &mut wait).await?;
+    match (ending, wait.ended) {
+        (Ending::Done, Some(end)) => report(
+            ctx,
+            &namespace,
+            &name,
+            &vmi_name,
+            &end.vmim,
+            end.state.as_ref(),
+            end.gone,
+            before_handoff,
+            started.elapsed(),
+        ),
+        (Ending::Stopped(Stop::Interrupted), _) => {
+            stderr_line(&text::abort_interrupted(&namespace, &vmi_name));
+            Ok(exit::INTERRUPTED)
+        }
+        _ => {
+            let key: Key = (namespace.clone(), name.clone());
+            let phase = follower
+                .mirror
+                .vmim_last(&key)
+                .map_or_else(|| vmim.phase(), |m| m.phase());
+            stderr_line(&text::abort_timed_out(
+                &namespace,
+                &name,
+                started.elapsed(),
+                phase,
+            ));
+            Ok(exit::TIMEOUT)
+        }
+    }
+}
+
+/// The end of an aborted migration, as last seen.
+struct AbortEnd {
+    vmim: VirtualMachineInstanceMigration,
+    state: Option<MigrationState>,
+    /// The VMIM was deleted (the abort went through before any status was reported).
+    gone: bool,
+}
+
+/// Waits for the abort to be reported: `abortStatus`, a final phase, or the VMIM gone.
+struct AbortWait<'a> {
+    live: &'a LiveSource,
+    namespace: &'a str,
+    name: &'a str,
+    vmi_name: &'a str,
+    before_handoff: bool,
+    said_aborting: bool,
+    ended: Option<AbortEnd>,
+}
+
+impl Observer for AbortWait<'_> {
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+        let key: Key = (self.namespace.to_string(), self.name.to_string());
+        let vmi_key: Key = (self.namespace.to_string(), self.vmi_name.to_string());
+        let Some(current) = mirror.vmim_last(&key) else {
+            return Ok(false);
+        };
+        let gone = mirror.vmim_gone(&key);
+        let s = state_of(mirror.vmi_last(&vmi_key), current).cloned();
         if s.as_ref().and_then(|s| s.abort_status.as_ref()) == Some(&AbortStatus::Aborting)
-            && !said_aborting
+            && !self.said_aborting
         {
-            said_aborting = true;
-            crate::say!("abortStatus Aborting: virt-handler is cancelling the job");
+            self.said_aborting = true;
+            stderr_line(&text::aborting());
         }
         let final_abort = s
             .as_ref()
             .and_then(|s| s.abort_status.clone())
             .filter(|a| *a != AbortStatus::Aborting);
-        if final_abort.is_some() || current.is_final() || gone {
-            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-            let s = if final_abort.is_none() && !before_handoff {
-                let fresh: Option<VirtualMachineInstance> = get_as(
-                    live,
-                    Kind::VirtualMachineInstance,
-                    Some(&namespace),
-                    &vmi_name,
-                )
-                .await?;
-                state_of(fresh.as_ref(), &current).cloned().or(s)
-            } else {
-                s
-            };
-            return report(
-                ctx,
-                &namespace,
-                &name,
-                &vmi_name,
-                &current,
-                s.as_ref(),
-                gone,
-                before_handoff,
-                started.elapsed(),
-            );
+        if final_abort.is_none() && !current.is_final() && !gone {
+            return Ok(false);
         }
-        tokio::select! {
-            _ = &mut ctrl_c => {
-                crate::say!("interrupted: the abort was requested and goes on; check with: vmctl status {vmi_name} -n {namespace}");
-                return Ok(exit::INTERRUPTED);
-            }
-            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
-                crate::say!(
-                    "timed out after {} waiting for the abort to be reported (phase {}); check with: vmctl explain migration/{name} -n {namespace}",
-                    fmt::duration(started.elapsed().as_secs() as i64),
-                    current.phase()
-                );
-                return Ok(exit::TIMEOUT);
-            }
-            change = vmim_watch.next() => match change? {
-                Change::Applied(m) => current = m,
-                Change::Deleted(m) => {
-                    current = m;
-                    gone = true;
-                }
-                Change::Listed(items) => match items.into_iter().next() {
-                    Some(m) => current = m,
-                    None => gone = true,
-                },
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            change = vmi_watch.next() => match change? {
-                Change::Applied(v) => vmi_now = Some(v),
-                Change::Deleted(_) => vmi_now = None,
-                Change::Listed(items) => {
-                    if let Some(v) = items.into_iter().next() {
-                        vmi_now = Some(v);
-                    }
-                }
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-        }
+        // The VMIM's watch can report the end before the VMI's: read the VMI once more.
+        let s = if final_abort.is_none() && !self.before_handoff {
+            let fresh: Option<VirtualMachineInstance> = get_as(
+                self.live,
+                Kind::VirtualMachineInstance,
+                Some(self.namespace),
+                self.vmi_name,
+            )
+            .await?;
+            state_of(fresh.as_ref(), current).cloned().or(s)
+        } else {
+            s
+        };
+        self.ended = Some(AbortEnd {
+            vmim: current.clone(),
+            state: s,
+            gone,
+        });
+        Ok(true)
     }
 }
 

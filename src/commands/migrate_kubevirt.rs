@@ -1,9 +1,10 @@
 //! `vmctl migrate VM` through KubeVirt: pre-flight, start, follow, explain.
 //!
 //! gather (the VMI, its VM, migrations, nodes, pods, quotas, policies) → decide
-//! (`policy::preflight`, the temporary policy) → act (driver) → follow (watches on the VMIM
-//! and the VMI, virt-handler metrics as `JobSample`s into the shared progress renderer) →
-//! on failure, the same diagnosis `vmctl explain` gives.
+//! (`policy::preflight`, the temporary policy) → act (driver) → follow (`migration::follow`:
+//! the one follower and loop; virt-handler metrics as `JobSample`s into the shared progress
+//! renderer, and into the controller for advice) → on failure, the same diagnosis
+//! `vmctl explain` gives. Every line goes through `render` (`render::follow`).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -17,14 +18,15 @@ use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
 use crate::context::{AnySource, ClockSource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::kubevirt::{
-    Change, KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
-    Watch,
+use crate::migration::follow::{
+    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop,
+    follow, handed_off, mode_of, read_metrics, sample_from,
 };
-use crate::migration::kubevirt_metrics::MigrationMetrics;
-use crate::migration::progress_timer::ProgressTimer;
+use crate::migration::kubevirt::{
+    KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
+};
 use crate::migration::{JobSample, Mode, Outcome, Summary};
-use crate::model::vmi::{AbortStatus, MigrationMode};
+use crate::model::vmi::AbortStatus;
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
     KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota, VirtualMachine,
@@ -32,9 +34,14 @@ use crate::model::{
 };
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
-use crate::policy::preflight::{Preflight, PreflightInputs, preflight, temporary_policy};
+use crate::policy::preflight::{
+    Preflight, PreflightInputs, TemporaryPolicy, preflight, temporary_policy,
+};
+use crate::render::follow::{self as text, report_changes};
 use crate::render::progress::ProgressView;
-use crate::render::{OutputFormat, Style, Tone, fmt, structured, write_stdout};
+use crate::render::{
+    OutputFormat, Style, Tone, fmt, stderr_line, stderr_text, structured, write_stdout,
+};
 use crate::triage::Outcome as TriageOutcome;
 
 /// The longest `--timeout` vmctl takes: 30 days (no migration waits longer, and every
@@ -276,151 +283,80 @@ fn with_type(kind: Kind, value: Value) -> Value {
     v
 }
 
-// ---------------------------------------------------------------- follow
-
-/// What the follower knows about the migration so far.
-#[derive(Debug, Default)]
-struct Followed {
-    vmim: Option<VirtualMachineInstanceMigration>,
-    vmi: Option<VirtualMachineInstance>,
-    /// The VMIM vanished (deleted: an abort, or garbage collection).
-    vmim_deleted: bool,
-    phases: Vec<(String, u64)>,
-    announced_pods: bool,
-    announced_mode: Option<MigrationMode>,
-    announced_target_pod: bool,
-    announced_policy: bool,
-    started_ms: Option<u64>,
-    /// KubeVirt's progress check replayed on the samples.
-    progress: ProgressTimer,
-    /// `progressTimeout` from the configuration in force when vmctl started it.
-    progress_timeout: u64,
-}
-
-impl Followed {
-    /// The VMI's migration state, when it belongs to our VMIM.
-    fn state(&self) -> Option<&crate::model::vmi::MigrationState> {
-        let uid = self.vmim.as_ref().and_then(|m| m.uid())?;
-        self.vmi
-            .as_ref()
-            .and_then(|v| v.status.migration_state.as_ref())
-            .filter(|s| s.migration_uid.as_deref() == Some(uid))
-            .or_else(|| {
-                self.vmim
+/// The VMIs a temporary policy for this VMI would also select (same labels, in namespaces
+/// its namespace selector matches).
+async fn others_selected_alike(
+    source: &impl Source,
+    g: &Gathered,
+    namespace: &str,
+) -> Result<Vec<VirtualMachineInstance>> {
+    let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
+    let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
+        Vec::new()
+    } else {
+        let sel = crate::cluster::selector::LabelSelector::from_map(&selector);
+        list_as(
+            source,
+            Kind::VirtualMachineInstance,
+            &Query::all().with_labels(sel),
+        )
+        .await?
+    };
+    // Only VMIs in namespaces the policy's namespace selector also matches.
+    Ok(others
+        .into_iter()
+        .filter(|o| {
+            o.namespace() == namespace
+                || !g
+                    .inputs
+                    .namespace
                     .as_ref()
-                    .and_then(|m| m.status.migration_state.as_ref())
-            })
+                    .and_then(|n| n.metadata.labels.as_ref())
+                    .is_some_and(|l| l.contains_key(crate::policy::preflight::NAMESPACE_NAME_LABEL))
+        })
+        .collect())
+}
+
+/// The requests or objects of the plan, in order: the temporary policy, then the migrate
+/// subresource call (a VM) or the VMIM (a bare VMI).
+fn plan_objects(
+    g: &Gathered,
+    namespace: &str,
+    name: &str,
+    added: &BTreeMap<String, String>,
+    temporary: Option<&TemporaryPolicy>,
+    policy_name: Option<&str>,
+) -> Vec<Value> {
+    let mut objects = Vec::new();
+    if let Some(t) = temporary {
+        objects.push(with_type(
+            Kind::MigrationPolicy,
+            serde_json::to_value(&t.policy).unwrap_or(Value::Null),
+        ));
     }
-
-    fn phase(&self) -> MigrationPhase {
-        self.vmim
-            .as_ref()
-            .map(|m| m.phase())
-            .unwrap_or(MigrationPhase::Unset)
-    }
-}
-
-fn mode_of(m: Option<&MigrationMode>) -> Mode {
-    match m {
-        Some(MigrationMode::PostCopy) => Mode::PostCopy,
-        Some(MigrationMode::Paused) => Mode::Paused,
-        _ => Mode::PreCopy,
-    }
-}
-
-fn sample_from(metrics: &MigrationMetrics, elapsed_ms: u64, mode: Mode) -> JobSample {
-    let b = |v: Option<f64>| {
-        v.filter(|x| x.is_finite() && *x > 0.0)
-            .map_or(0, |x| x as u64)
-    };
-    let remaining = b(metrics.remaining_bytes);
-    let processed = b(metrics.processed_bytes);
-    let total = b(metrics.total_bytes).max(processed + remaining);
-    JobSample {
-        elapsed_ms,
-        data_total: total,
-        data_processed: processed,
-        data_remaining: remaining,
-        memory_total: total,
-        memory_processed: processed,
-        memory_remaining: remaining,
-        memory_bps: b(metrics.transfer_rate_bytes_per_second),
-        dirty_rate_bps: b(metrics.dirty_rate_bytes_per_second),
-        mode,
-        ..JobSample::default()
-    }
-}
-
-/// Where progress numbers come from.
-enum MetricsSource {
-    Prometheus(Prometheus),
-    /// virt-handler's pod on the source node, found once streaming starts.
-    Handler {
-        kubevirt_namespace: String,
-        pod: Option<String>,
-    },
-}
-
-/// How the follow ended.
-enum Ending {
-    Final,
-    TimedOut,
-    Interrupted,
-}
-
-fn describe_pod(pod: Option<&str>, node: Option<&str>, live: bool) -> String {
-    let live = if live { ", live" } else { "" };
-    match (pod, node) {
-        (Some(p), Some(n)) => format!("{p} ({n}{live})"),
-        (Some(p), None) => format!("{p} (not scheduled{live})"),
-        (None, _) => "none yet".into(),
-    }
-}
-
-fn phase_note(f: &Followed, target_pod: Option<&Pod>) -> String {
-    let phase = f.phase();
-    let has = |t: &str| {
-        f.vmim
-            .as_ref()
-            .and_then(|m| m.condition(t))
-            .is_some_and(|c| c.is_true())
-    };
-    match phase {
-        MigrationPhase::Pending if has("migrationRejectedByResourceQuota") => {
-            "target pod rejected by ResourceQuota (exceeded quota); KubeVirt retries".into()
-        }
-        MigrationPhase::Pending => "waiting for a migration slot and the target pod".into(),
-        MigrationPhase::Scheduling => {
-            let pod = target_pod.and_then(|p| p.metadata.name.clone());
-            let unschedulable = target_pod
-                .and_then(|p| p.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-                })
-                .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
-            match (pod, unschedulable) {
-                (Some(p), Some(why)) => format!("target pod {p} unschedulable: {why}"),
-                (Some(p), None) => {
-                    format!("target pod {p} created, waiting to be scheduled and ready")
-                }
-                (None, _) => "creating the target pod".into(),
+    match &g.vm {
+        Some(_) => {
+            let mut body = json!({"apiVersion": "subresources.kubevirt.io/v1", "kind": "MigrateOptions",
+                "request": format!("PUT /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/migrate")});
+            if !added.is_empty() {
+                body["addedNodeSelector"] = json!(added);
+            }
+            objects.push(body);
+            if let Some(p) = policy_name {
+                objects.push(json!({"request": "PATCH the VMIM virt-api creates",
+                    "metadata": {"annotations": {POLICY_ANNOTATION: p}}}));
             }
         }
-        MigrationPhase::Scheduled => "target pod ready; handing off to virt-handler".into(),
-        MigrationPhase::PreparingTarget => "the target node prepares the domain".into(),
-        MigrationPhase::TargetReady => "target ready; the source starts streaming".into(),
-        MigrationPhase::Running => "memory is streaming".into(),
-        MigrationPhase::Succeeded => "the guest runs on the target".into(),
-        MigrationPhase::Failed => f
-            .state()
-            .and_then(|s| s.failure_reason.clone())
-            .map(|r| format!("failed: {}", r.trim_end()))
-            .unwrap_or_else(|| "failed".into()),
-        _ => String::new(),
+        None => objects.push(with_type(
+            Kind::VirtualMachineInstanceMigration,
+            serde_json::to_value(vmim_object(namespace, name, added, policy_name))
+                .unwrap_or(Value::Null),
+        )),
     }
+    objects
 }
+
+// ---------------------------------------------------------------- the recipe
 
 pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let namespace = require_namespace(ctx)?;
@@ -452,7 +388,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         text.push_str("  nothing was created.\n");
         if ctx.output.is_structured() {
             write_stdout(&structured(ctx.output, &pre)?)?;
-            eprint!("{}", crate::render::fmt::printable_lines(&text));
+            stderr_text(&crate::render::fmt::printable_lines(&text));
         } else {
             write_stdout(&text)?;
         }
@@ -482,33 +418,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         notes.push("auto-converge is already allowed: no temporary policy needed for it".into());
     }
     let temporary = if want_post_copy || want_auto_converge {
-        let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
-        let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
-            Vec::new()
-        } else {
-            let sel = crate::cluster::selector::LabelSelector::from_map(&selector);
-            list_as(
-                &ctx.source,
-                Kind::VirtualMachineInstance,
-                &Query::all().with_labels(sel),
-            )
-            .await?
-        };
-        // Only VMIs in namespaces the policy's namespace selector also matches.
-        let others: Vec<VirtualMachineInstance> = others
-            .into_iter()
-            .filter(|o| {
-                o.namespace() == namespace
-                    || !g
-                        .inputs
-                        .namespace
-                        .as_ref()
-                        .and_then(|n| n.metadata.labels.as_ref())
-                        .is_some_and(|l| {
-                            l.contains_key(crate::policy::preflight::NAMESPACE_NAME_LABEL)
-                        })
-            })
-            .collect();
+        let others = others_selected_alike(&ctx.source, &g, &namespace).await?;
         let suffix = short_suffix();
         match temporary_policy(
             &g.vmi,
@@ -538,37 +448,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         "create-vmim"
     };
     let policy_name = temporary.as_ref().map(|t| t.policy.name().to_string());
-    let mut objects = Vec::new();
-    if let Some(t) = &temporary {
-        objects.push(with_type(
-            Kind::MigrationPolicy,
-            serde_json::to_value(&t.policy).unwrap_or(Value::Null),
-        ));
-    }
-    match &g.vm {
-        Some(_) => {
-            let mut body = json!({"apiVersion": "subresources.kubevirt.io/v1", "kind": "MigrateOptions",
-                "request": format!("PUT /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}/migrate")});
-            if !added.is_empty() {
-                body["addedNodeSelector"] = json!(added);
-            }
-            objects.push(body);
-            if let Some(p) = &policy_name {
-                objects.push(json!({"request": "PATCH the VMIM virt-api creates",
-                    "metadata": {"annotations": {POLICY_ANNOTATION: p}}}));
-            }
-        }
-        None => objects.push(with_type(
-            Kind::VirtualMachineInstanceMigration,
-            serde_json::to_value(vmim_object(
-                &namespace,
-                &name,
-                &added,
-                policy_name.as_deref(),
-            ))
-            .unwrap_or(Value::Null),
-        )),
-    }
+    let objects = plan_objects(
+        &g,
+        &namespace,
+        &name,
+        &added,
+        temporary.as_ref(),
+        policy_name.as_deref(),
+    );
     let plan = MigrationPlan {
         api_version: crate::commands::status::VMCTL_API_VERSION,
         kind: "MigrationPlan",
@@ -596,34 +483,28 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let driver = KubeVirtDriver::new(live);
 
     for n in &notes {
-        crate::say!("note: {n}");
+        stderr_line(&text::note(n));
     }
     if post_copy_allowed {
-        crate::say!(
-            "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
-            ctx.style.paint("warning:", Tone::Bad),
-            pre.target.as_deref().unwrap_or("the target"),
-            pre.source.as_deref().unwrap_or("the source")
-        );
+        stderr_line(&text::post_copy_warning(
+            ctx.style,
+            pre.target.as_deref(),
+            pre.source.as_deref(),
+        ));
     }
 
     // ---- act
     let started = Instant::now();
     if let Some(t) = &temporary {
         driver.create_policy(&t.policy).await?;
-        crate::say!(
-            "created MigrationPolicy {} ({}); it wins because {}",
-            t.policy.name(),
-            [
-                want_post_copy.then_some("allowPostCopy"),
-                want_auto_converge.then_some("allowAutoConverge")
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", "),
-            t.proof
-        );
+        let allows: Vec<&str> = [
+            want_post_copy.then_some("allowPostCopy"),
+            want_auto_converge.then_some("allowAutoConverge"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        stderr_line(&text::policy_created(t.policy.name(), &allows, &t.proof));
     }
     let created = start_migration(
         &driver,
@@ -644,17 +525,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         }
     };
     let vmim_name = vmim.name().to_string();
-    crate::say!(
-        "migration {namespace}/{vmim_name} created ({}) for {}: {} → {} (predicted)",
-        if method == "create-vmim" {
-            "VirtualMachineInstanceMigration"
-        } else {
-            "virtctl-style migrate subresource"
-        },
-        id,
-        pre.source.as_deref().unwrap_or("?"),
-        pre.target.as_deref().unwrap_or("?"),
-    );
+    stderr_line(&text::migration_created(
+        &namespace,
+        &vmim_name,
+        method == "create-vmim",
+        &id,
+        pre.source.as_deref(),
+        pre.target.as_deref(),
+    ));
     let abort_cmd = format!("vmctl abort migration/{vmim_name} -n {namespace}");
 
     let wait = !args.no_wait;
@@ -667,13 +545,12 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
 
     // ---- follow
     let is_tty = std::io::stderr().is_terminal();
-    let title = name.to_string();
     let budget = pre.budget_seconds;
     let guest_memory = g.vmi.guest_memory().map(|q| q.bytes());
-    let mut view = if ctx.output.is_structured() {
-        ProgressView::quiet(ctx.style, &title, budget)
+    let view = if ctx.output.is_structured() {
+        ProgressView::quiet(ctx.style, &name, budget)
     } else {
-        ProgressView::new(ctx.style, is_tty, &title, budget)
+        ProgressView::new(ctx.style, is_tty, &name, budget)
     };
     let kubevirt_namespace = g
         .inputs
@@ -681,36 +558,43 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         .as_ref()
         .and_then(|k| k.metadata.namespace.clone())
         .unwrap_or_else(|| "kubevirt".to_string());
-    let mut metrics = match &args.prometheus {
+    let metrics = match &args.prometheus {
         Some(url) => MetricsSource::Prometheus(Prometheus::new(url)?),
         None => MetricsSource::Handler {
             kubevirt_namespace,
             pod: None,
         },
     };
-    let mut followed = Followed {
-        vmim: Some(vmim),
-        progress_timeout: current.progress_timeout,
-        ..Followed::default()
-    };
-    let deadline = timeout.map(|t| started + t);
-    let mut policy_alive = policy_name.clone();
-    let ending = follow(
-        &driver,
-        &namespace,
-        &name,
-        &vmim_name,
-        &mut followed,
-        &mut view,
-        &mut metrics,
+    let mut following = Following {
+        driver: &driver,
+        namespace: &namespace,
+        name: &name,
+        vmim_name: vmim_name.clone(),
+        f: Followed {
+            vmim: Some(vmim),
+            progress_timeout: current.progress_timeout,
+            ..Followed::default()
+        },
+        view,
+        metrics,
         started,
-        deadline,
-        &mut policy_alive,
+        policy_alive: policy_name.clone(),
         wait,
         budget,
-        is_tty && !ctx.output.is_structured(),
-    )
-    .await;
+        bars: is_tty && !ctx.output.is_structured(),
+        advisor: Advisor::new(&current, guest_memory.unwrap_or(0), budget, post_copy_allowed),
+        degraded: None,
+        last_heartbeat_ms: 0,
+        target_pod: None,
+        last_target_lookup: 0,
+    };
+    let ending = following.run(timeout.map(|t| started + t)).await;
+    let Following {
+        f: followed,
+        mut view,
+        mut policy_alive,
+        ..
+    } = following;
     let ending = match ending {
         Ok(e) => e,
         Err(e) => {
@@ -718,7 +602,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             if let Some(p) = &policy_alive {
                 cleanup_policy(&driver, p).await;
             }
-            crate::say!("the migration goes on in the cluster; abort it with: {abort_cmd}");
+            stderr_line(&text::migration_goes_on(&abort_cmd));
             return Err(e);
         }
     };
@@ -728,54 +612,29 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let elapsed_ms = started.elapsed().as_millis() as u64;
 
     match ending {
-        Ending::Interrupted => {
+        Ending::Stopped(Stop::Interrupted) => {
             view.close();
-            let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
-                && !matches!(
-                    followed.phase(),
-                    MigrationPhase::PreparingTarget
-                        | MigrationPhase::TargetReady
-                        | MigrationPhase::Running
-                        | MigrationPhase::Succeeded
-                        | MigrationPhase::Failed
-                );
-            if never_started && method == "create-vmim" {
-                let gone = driver.delete_vmim(&namespace, &vmim_name).await;
-                crate::say!(
-                    "interrupted before the migration started: deleted the migration {vmim_name} vmctl created{}",
-                    if gone.is_err() {
-                        " (the delete failed; delete it yourself)"
-                    } else {
-                        ""
-                    }
-                );
-            } else if never_started {
-                // virt-api created it for the VM; deleting it is an abort like any other.
-                let _ = driver.delete_vmim(&namespace, &vmim_name).await;
-                crate::say!(
-                    "interrupted before the migration started: cancelled {vmim_name} (the migration virt-api created for vmctl)"
-                );
-            } else {
-                crate::say!(
-                    "interrupted: vmctl stops following; the migration {vmim_name} belongs to the cluster and goes on (phase {}).",
-                    followed.phase()
-                );
-                crate::say!("  follow it: vmctl status --watch -n {namespace}");
-                crate::say!("  abort it:  {abort_cmd}");
-            }
+            after_interrupt(
+                &driver,
+                &followed,
+                &namespace,
+                &vmim_name,
+                method == "create-vmim",
+                &abort_cmd,
+            )
+            .await;
             Ok(exit::INTERRUPTED)
         }
-        Ending::TimedOut => {
+        Ending::Stopped(Stop::DeadlinePassed) => {
             view.close();
-            crate::say!(
-                "timed out after {} waiting (phase {}); the migration goes on in the cluster.",
-                fmt::duration(elapsed_ms as i64 / 1000),
-                followed.phase()
-            );
-            crate::say!("  abort it: {abort_cmd}");
+            stderr_line(&text::migrate_timed_out(
+                elapsed_ms,
+                followed.phase(),
+                &abort_cmd,
+            ));
             Ok(exit::TIMEOUT)
         }
-        Ending::Final if !wait => {
+        Ending::Done if !wait => {
             view.close();
             write_stdout(&format!(
                 "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
@@ -783,7 +642,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             ))?;
             Ok(exit::OK)
         }
-        Ending::Final => {
+        Ending::Done => {
             finish(
                 ctx,
                 guest_memory,
@@ -796,6 +655,42 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
             )
             .await
         }
+    }
+}
+
+/// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
+/// never started streaming is vmctl's to take back; one that started belongs to the cluster.
+async fn after_interrupt(
+    driver: &KubeVirtDriver<'_>,
+    followed: &Followed,
+    namespace: &str,
+    vmim_name: &str,
+    created_vmim: bool,
+    abort_cmd: &str,
+) {
+    let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
+        && !matches!(
+            followed.phase(),
+            MigrationPhase::PreparingTarget
+                | MigrationPhase::TargetReady
+                | MigrationPhase::Running
+                | MigrationPhase::Succeeded
+                | MigrationPhase::Failed
+        );
+    if never_started && created_vmim {
+        let gone = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_deleted(vmim_name, gone.is_ok()));
+    } else if never_started {
+        // virt-api created it for the VM; deleting it is an abort like any other.
+        let _ = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_cancelled(vmim_name));
+    } else {
+        stderr_line(&text::interrupted_detached(
+            namespace,
+            vmim_name,
+            followed.phase(),
+            abort_cmd,
+        ));
     }
 }
 
@@ -816,10 +711,8 @@ fn short_suffix() -> String {
 
 async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
     match driver.delete_policy(name).await {
-        Ok(_) => crate::say!("deleted the temporary MigrationPolicy {name}"),
-        Err(e) => crate::say!(
-            "could not delete the temporary MigrationPolicy {name}: {e}\n  delete it yourself: kubectl delete migrationpolicy {name}"
-        ),
+        Ok(_) => stderr_line(&text::policy_deleted(name)),
+        Err(e) => stderr_line(&text::policy_not_deleted(name, &e.to_string())),
     }
 }
 
@@ -874,312 +767,215 @@ async fn start_migration(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn follow(
-    driver: &KubeVirtDriver<'_>,
-    namespace: &str,
-    name: &str,
-    vmim_name: &str,
-    f: &mut Followed,
-    view: &mut ProgressView,
-    metrics: &mut MetricsSource,
+// ---------------------------------------------------------------- follow
+
+/// The follow of one migration vmctl started: the follower's updates, and what `migrate`
+/// does with them (phase lines, progress samples, the temporary policy's removal, advice).
+struct Following<'a> {
+    driver: &'a KubeVirtDriver<'a>,
+    namespace: &'a str,
+    /// The VMI.
+    name: &'a str,
+    vmim_name: String,
+    f: Followed,
+    view: ProgressView,
+    metrics: MetricsSource,
     started: Instant,
-    deadline: Option<Instant>,
-    policy_alive: &mut Option<String>,
+    /// The temporary policy, until the hand-off.
+    policy_alive: Option<String>,
+    /// Follow to the end (else: until the hand-off).
     wait: bool,
     budget: Option<u64>,
+    /// Progress bars on a terminal (else one heartbeat line per 10 s).
     bars: bool,
-) -> Result<Ending> {
-    let live = driver.live();
-    let by_name = |n: &str| -> Result<Query> {
-        Query::namespace(Some(namespace)).with_fields(&format!("metadata.name={n}"))
-    };
-    let mut vmim_watch = Watch::<VirtualMachineInstanceMigration>::new(live, &by_name(vmim_name)?);
-    let mut vmi_watch = Watch::<VirtualMachineInstance>::new(live, &by_name(name)?);
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    let mut degraded: Option<String> = None;
-    let mut last_heartbeat_ms = 0u64;
-    let mut target_pod: Option<Pod> = None;
-    let mut last_target_lookup = 0u64;
-    loop {
-        let now_ms = started.elapsed().as_millis() as u64;
-        report_changes(f, view, now_ms, target_pod.as_ref(), budget);
-        // The policy has done its job once KubeVirt recorded it at the hand-off.
-        if handed_off(f)
-            && let Some(p) = policy_alive.take()
+    advisor: Advisor,
+    degraded: Option<String>,
+    last_heartbeat_ms: u64,
+    target_pod: Option<Pod>,
+    last_target_lookup: u64,
+}
+
+impl Following<'_> {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Follows until the migration ends (or is handed off, without `wait`), Ctrl-C or the
+    /// deadline.
+    async fn run(&mut self, deadline: Option<Instant>) -> Result<Ending> {
+        let spec = FollowSpec::one(self.namespace, &self.vmim_name, self.name)?
+            .with_tick(Duration::from_secs(1))
+            .with_deadline(deadline);
+        let mut follower = Follower::new(self.driver.live(), spec);
+        if let Some(m) = self.f.vmim.clone() {
+            follower.mirror.follow_vmim(m);
+        }
+        follower
+            .mirror
+            .follow_vmi((self.namespace.to_string(), self.name.to_string()), None);
+        follow(&mut follower, self).await
+    }
+
+    /// The policy has done its job once KubeVirt recorded it at the hand-off.
+    async fn remove_policy_after_hand_off(&mut self, now_ms: u64) {
+        if !handed_off(&self.f) {
+            return;
+        }
+        let Some(p) = self.policy_alive.take() else {
+            return;
+        };
+        let applied = self.f.state().and_then(|s| s.migration_policy_name.clone());
+        match applied.as_deref() {
+            Some(a) if a == p => self.view.event_at(
+                now_ms,
+                &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
+            ),
+            Some(other) => self.view.event_at(
+                now_ms,
+                &format!(
+                    "warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"
+                ),
+            ),
+            None => self
+                .view
+                .event_at(now_ms, &format!("hand-off done; removing policy {p}")),
+        }
+        let _ = self.driver.delete_policy(&p).await;
+    }
+
+    /// Once a second: the target pod while scheduling, a progress sample while running,
+    /// a heartbeat line off a terminal.
+    async fn on_tick(&mut self) -> Result<()> {
+        let now_ms = self.now_ms();
+        let namespace = self.namespace;
+        // The target pod, for the Scheduling line (unschedulable, …).
+        if matches!(
+            self.f.phase(),
+            MigrationPhase::Pending | MigrationPhase::Scheduling
+        ) && (self.target_pod.is_none() || now_ms >= self.last_target_lookup + 2000)
         {
-            {
-                let applied = f.state().and_then(|s| s.migration_policy_name.clone());
-                match applied.as_deref() {
-                    Some(a) if a == p => view.event_at(
-                        now_ms,
-                        &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
-                    ),
-                    Some(other) => view.event_at(
-                        now_ms,
-                        &format!("warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"),
-                    ),
-                    None => view.event_at(now_ms, &format!("hand-off done; removing policy {p}")),
+            self.last_target_lookup = now_ms;
+            if let Some(uid) = self.f.vmim.as_ref().and_then(|m| m.uid()) {
+                let q = Query::namespace(Some(namespace))
+                    .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
+                if let Ok(pods) = self.driver.live().list_decoded::<Pod>(Kind::Pod, &q).await {
+                    self.target_pod = pods.into_iter().next();
                 }
-                let _ = driver.delete_policy(&p).await;
             }
         }
+        if self.f.phase() == MigrationPhase::Running && self.degraded.is_none() {
+            self.sample(now_ms).await;
+        }
+        // Off a terminal without bars, one line per interval keeps the log alive.
+        let f = &self.f;
+        if !self.bars
+            && (self.degraded.is_some() || f.phase() != MigrationPhase::Running)
+            && now_ms >= self.last_heartbeat_ms + 10_000
+        {
+            self.last_heartbeat_ms = now_ms;
+            let state = f.state();
+            let streaming_ms = state
+                .and_then(|s| s.start_timestamp.as_ref())
+                .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)));
+            stderr_line(&text::heartbeat(
+                now_ms,
+                f.phase(),
+                state.and_then(|s| s.mode.as_ref()),
+                streaming_ms,
+                self.budget,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads the metrics into a sample: drawn, checked against KubeVirt's progress timeout,
+    /// and judged by the controller for advice.
+    async fn sample(&mut self, now_ms: u64) {
+        let mode = mode_of(self.f.state().and_then(|s| s.mode.as_ref()));
+        let (namespace, name) = (self.namespace, self.name);
+        match read_metrics(self.driver, &mut self.metrics, &self.f, namespace, name).await {
+            Ok(m) if !m.is_empty() => {
+                let sample = sample_from(&m, now_ms, mode);
+                self.view.sample(&sample);
+                // Post-copy and a paused guest are never aborted for lack of progress.
+                if mode == Mode::PreCopy {
+                    let f = &mut self.f;
+                    let timeout = f
+                        .state()
+                        .and_then(|s| s.migration_configuration.as_ref())
+                        .and_then(|c| c.progress_timeout)
+                        .unwrap_or(f.progress_timeout);
+                    if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
+                        self.view.event_at(now_ms, &stall.text());
+                    }
+                }
+                // The controller's judgement, timed from the start of streaming.
+                let streaming = JobSample {
+                    elapsed_ms: now_ms.saturating_sub(self.f.started_ms.unwrap_or(now_ms)),
+                    ..sample
+                };
+                if let Some(advice) = self.advisor.observe(&streaming) {
+                    self.view.event_at(now_ms, &text::advice(&advice));
+                }
+            }
+            Ok(_) => {}
+            Err(MetricsUnavailable(why)) => {
+                self.view.event_at(
+                    now_ms,
+                    &format!("no progress bars: {why}; following the phases only"),
+                );
+                self.degraded = Some(why);
+            }
+        }
+    }
+}
+
+impl Observer for Following<'_> {
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
+        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
+        if let Some(m) = mirror.vmim_last(&key) {
+            self.f.vmim = Some(m.clone());
+        }
+        self.f.vmim_deleted = mirror.vmim_gone(&key);
+        self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
+
+        let now_ms = self.now_ms();
+        report_changes(
+            &mut self.f,
+            &mut self.view,
+            now_ms,
+            self.target_pod.as_ref(),
+            self.budget,
+        );
+        self.remove_policy_after_hand_off(now_ms).await;
+        let f = &mut self.f;
         if f.vmim_deleted || f.phase().is_final() {
             // The VMIM's watch can report the end before the VMI's: read the VMI once more.
             if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
-                live,
+                self.driver.live(),
                 Kind::VirtualMachineInstance,
-                Some(namespace),
-                name,
+                Some(self.namespace),
+                self.name,
             )
             .await
             {
                 f.vmi = Some(fresh);
-                report_changes(f, view, now_ms, target_pod.as_ref(), budget);
-            }
-            return Ok(Ending::Final);
-        }
-        if !wait && handed_off(f) {
-            return Ok(Ending::Final);
-        }
-        let timeout_at = deadline.map(tokio::time::Instant::from_std);
-        tokio::select! {
-            _ = &mut ctrl_c => return Ok(Ending::Interrupted),
-            _ = async {
-                match timeout_at {
-                    Some(t) => tokio::time::sleep_until(t).await,
-                    None => std::future::pending::<()>().await,
-                }
-            } => return Ok(Ending::TimedOut),
-            change = vmim_watch.next() => match change? {
-                Change::Applied(m) => f.vmim = Some(m),
-                Change::Deleted(_) => f.vmim_deleted = true,
-                Change::Listed(items) => match items.into_iter().next() {
-                    Some(m) => f.vmim = Some(m),
-                    None => f.vmim_deleted = true,
-                },
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            change = vmi_watch.next() => match change? {
-                Change::Applied(v) => f.vmi = Some(v),
-                Change::Deleted(_) => f.vmi = None,
-                Change::Listed(items) => {
-                    if let Some(v) = items.into_iter().next() {
-                        f.vmi = Some(v);
-                    }
-                }
-                Change::Reconnecting(_) | Change::Recovered => {}
-            },
-            _ = tick.tick() => {
-                let now_ms = started.elapsed().as_millis() as u64;
-                // The target pod, for the Scheduling line (unschedulable, …).
-                if matches!(f.phase(), MigrationPhase::Pending | MigrationPhase::Scheduling)
-                    && (target_pod.is_none() || now_ms >= last_target_lookup + 2000)
-                {
-                    last_target_lookup = now_ms;
-                    if let Some(uid) = f.vmim.as_ref().and_then(|m| m.uid()) {
-                        let q = Query::namespace(Some(namespace))
-                            .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
-                        if let Ok(pods) = live.list_decoded::<Pod>(Kind::Pod, &q).await {
-                            target_pod = pods.into_iter().next();
-                        }
-                    }
-                }
-                if f.phase() == MigrationPhase::Running && degraded.is_none() {
-                    let mode = mode_of(f.state().and_then(|s| s.mode.as_ref()));
-                    match read_metrics(driver, metrics, f, namespace, name).await {
-                        Ok(m) if !m.is_empty() => {
-                            let sample = sample_from(&m, now_ms, mode);
-                            view.sample(&sample);
-                            // Post-copy and a paused guest are never aborted for lack of progress.
-                            if mode == Mode::PreCopy {
-                                let timeout = f
-                                    .state()
-                                    .and_then(|s| s.migration_configuration.as_ref())
-                                    .and_then(|c| c.progress_timeout)
-                                    .unwrap_or(f.progress_timeout);
-                                if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
-                                    view.event_at(now_ms, &stall.text());
-                                }
-                            }
-                        }
-                        Ok(_) => {}
-                        Err(MetricsUnavailable(why)) => {
-                            view.event_at(now_ms, &format!("no progress bars: {why}; following the phases only"));
-                            degraded = Some(why);
-                        }
-                    }
-                }
-                // Off a terminal without bars, one line per interval keeps the log alive.
-                if !bars && (degraded.is_some() || f.phase() != MigrationPhase::Running)
-                    && now_ms >= last_heartbeat_ms + 10_000
-                {
-                    last_heartbeat_ms = now_ms;
-                    let state = f.state();
-                    let elapsed = state
-                        .and_then(|s| s.start_timestamp.as_ref())
-                        .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)) / 1000);
-                    let budget_text = match (elapsed, budget) {
-                        (Some(e), Some(b)) if b > 0 => format!(", streaming {} of {} budget", fmt::duration(e as i64), fmt::duration(b as i64)),
-                        (Some(e), _) => format!(", streaming {}", fmt::duration(e as i64)),
-                        _ => String::new(),
-                    };
-                    crate::say!(
-                        "[{}] phase {}{}{}",
-                        seconds(now_ms),
-                        f.phase(),
-                        state.and_then(|s| s.mode.as_ref()).map(|m| format!(", mode {m}")).unwrap_or_default(),
-                        budget_text
-                    );
-                }
-            }
-        }
-    }
-}
-
-fn seconds(ms: u64) -> String {
-    format!("{}s", ms / 1000)
-}
-
-fn handed_off(f: &Followed) -> bool {
-    matches!(
-        f.phase(),
-        MigrationPhase::PreparingTarget
-            | MigrationPhase::TargetReady
-            | MigrationPhase::Running
-            | MigrationPhase::Succeeded
-            | MigrationPhase::Failed
-    ) || f.state().is_some_and(|s| s.target_node.is_some())
-        || f.vmim_deleted
-}
-
-async fn read_metrics(
-    driver: &KubeVirtDriver<'_>,
-    source: &mut MetricsSource,
-    f: &Followed,
-    namespace: &str,
-    name: &str,
-) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
-    match source {
-        MetricsSource::Prometheus(p) => p.migration_metrics(namespace, name).await,
-        MetricsSource::Handler {
-            kubevirt_namespace,
-            pod,
-        } => {
-            if pod.is_none() {
-                let node = f
-                    .state()
-                    .and_then(|s| s.source_node.clone())
-                    .or_else(|| f.vmi.as_ref().and_then(|v| v.status.node_name.clone()))
-                    .ok_or_else(|| MetricsUnavailable("the source node is not known".into()))?;
-                *pod = Some(driver.handler_pod(kubevirt_namespace, &node).await?);
-            }
-            let p = pod.clone().unwrap_or_default();
-            driver
-                .handler_metrics(kubevirt_namespace, &p, namespace, name)
-                .await
-        }
-    }
-}
-
-/// Prints what changed since the last call: phases, the hand-off, pods, mode.
-fn report_changes(
-    f: &mut Followed,
-    view: &mut ProgressView,
-    now_ms: u64,
-    target_pod: Option<&Pod>,
-    budget: Option<u64>,
-) {
-    let phase = f.phase();
-    let phase_text = phase.as_str().to_string();
-    let note = phase_note(f, target_pod);
-    let key = format!("{phase_text}|{note}");
-    if !phase_text.is_empty() && f.phases.last().map(|(p, _)| p.as_str()) != Some(key.as_str()) {
-        let is_new_phase = !f
-            .phases
-            .iter()
-            .any(|(p, _)| p.split('|').next() == Some(phase_text.as_str()));
-        f.phases.push((key, now_ms));
-        let text = if is_new_phase {
-            format!("phase {phase_text}: {note}")
-        } else {
-            format!("  {note}")
-        };
-        view.event_at(now_ms, &text);
-    }
-    let state = f.state().cloned();
-    if let Some(s) = &state {
-        if !f.announced_policy
-            && let Some(p) = s.migration_policy_name.as_deref()
-        {
-            f.announced_policy = true;
-            view.event_at(now_ms, &format!("hand-off: MigrationPolicy {p} applies"));
-        }
-        if s.target_pod.is_some() && !f.announced_pods {
-            f.announced_pods = true;
-            let post = s.mode == Some(MigrationMode::PostCopy);
-            view.event_at(
-                now_ms,
-                &format!(
-                    "launcher pods: source {} → target {}",
-                    describe_pod(s.source_pod.as_deref(), s.source_node.as_deref(), !post),
-                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), post)
-                ),
-            );
-        }
-        if s.start_timestamp.is_some() && f.started_ms.is_none() {
-            f.started_ms = Some(now_ms);
-            if let Some(b) = budget.filter(|b| *b > 0) {
-                // The budget runs from the start of streaming; the view's clock from creation.
-                view.set_budget_from(now_ms, Some(b));
-                view.event_at(
+                report_changes(
+                    f,
+                    &mut self.view,
                     now_ms,
-                    &format!(
-                        "streaming started: completion budget {} (KubeVirt aborts or switches mode after it)",
-                        fmt::duration(b as i64)
-                    ),
+                    self.target_pod.as_ref(),
+                    self.budget,
                 );
             }
+            return Ok(true);
         }
-        if s.mode.is_some() && s.mode != f.announced_mode {
-            let previous = f
-                .announced_mode
-                .replace(s.mode.clone().unwrap_or(MigrationMode::PreCopy));
-            match s.mode {
-                Some(MigrationMode::PostCopy) => view.event_at(
-                    now_ms,
-                    &format!(
-                        "POST-COPY: the point of no return. The guest now runs in {} on {}; its memory is still partly on {}. No abort from here; a network failure now loses the VM.",
-                        s.target_pod.as_deref().unwrap_or("the target pod"),
-                        s.target_node.as_deref().unwrap_or("the target"),
-                        s.source_node.as_deref().unwrap_or("the source")
-                    ),
-                ),
-                Some(MigrationMode::Paused) => view.event_at(
-                    now_ms,
-                    "the migration monitor paused the guest to finish the copy",
-                ),
-                Some(MigrationMode::PreCopy) if previous.is_none() => view.event_at(
-                    now_ms,
-                    "mode PreCopy (post-copy, if it comes, is the point of no return)",
-                ),
-                _ => {}
-            }
-        }
-        if s.completed && !f.announced_target_pod && !s.failed {
-            f.announced_target_pod = true;
-            view.event_at(
-                now_ms,
-                &format!(
-                    "launcher pods: target {} is live; source {} completes",
-                    describe_pod(s.target_pod.as_deref(), s.target_node.as_deref(), true),
-                    s.source_pod.as_deref().unwrap_or("?")
-                ),
-            );
-        }
+        Ok(!self.wait && handed_off(f))
+    }
+
+    async fn tick(&mut self) -> Result<()> {
+        self.on_tick().await
     }
 }
 
@@ -1321,7 +1117,7 @@ async fn diagnose(
         {
             Ok(e) => e,
             Err(e) => {
-                crate::say!("note: cannot read the evidence for a diagnosis: {e}");
+                stderr_line(&text::no_evidence(&e.to_string()));
                 return None;
             }
         };
@@ -1409,21 +1205,5 @@ mod tests {
         assert_eq!(parse_vm_target("vm/a").unwrap(), "a");
         assert_eq!(parse_vm_target("a").unwrap(), "a");
         assert!(parse_vm_target("pod/a").is_err());
-    }
-
-    #[test]
-    fn samples_carry_the_metrics() {
-        let m = MigrationMetrics {
-            remaining_bytes: Some(100.0),
-            processed_bytes: Some(300.0),
-            total_bytes: None,
-            dirty_rate_bytes_per_second: Some(5.0),
-            transfer_rate_bytes_per_second: Some(50.0),
-        };
-        let s = sample_from(&m, 4000, Mode::PreCopy);
-        assert_eq!(
-            (s.remaining(), s.total(), s.memory_bps, s.dirty_rate_bps),
-            (100, 400, 50, 5)
-        );
     }
 }

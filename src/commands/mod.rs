@@ -34,6 +34,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Completions(args) => generate::completions(args),
         Command::Man(args) => generate::man(args),
+        // status_watch builds on status (its rows), never the other way round.
+        Command::Status(args) if args.watch => {
+            with_context(&cli, |ctx| status_watch::run(ctx, args)).await
+        }
         Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
         Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
         Command::Explain(args) if args.connect.is_some() => {

@@ -1196,9 +1196,6 @@ fn leftover_warning(l: &crate::policy::preflight::LeftoverPolicy) -> Warning {
 }
 
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
-    if args.watch {
-        return super::status_watch::run(ctx, args).await;
-    }
     let (mut inputs, skipped, policies) = gather(ctx, args).await?;
     let leftovers = crate::policy::preflight::leftover_temporary_policies(
         &policies,

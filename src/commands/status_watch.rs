@@ -1,7 +1,8 @@
 //! `vmctl status --watch`: a live view of the migrations in flight, fed by watches.
 //!
-//! Three watches (VMIs, VMIMs, launcher pods in scope; `cluster::watch`) keep a local copy
-//! of the cluster, decoded once per event and keyed by (namespace, name). Indexes name the
+//! The follower (`migration::follow`: VMIs, VMIMs, launcher pods in scope) keeps a local
+//! copy of the cluster, decoded once per event and keyed by (namespace, name); Ctrl-C is its
+//! to report, like for `migrate` and `abort`. Indexes name the
 //! few objects that matter: VMIs with a non-final VMIM or an unfinished
 //! `status.migrationState`, their VMIMs, and their launcher pods (label
 //! `kubevirt.io/created-by`, `status.activePods`, `kubevirt.io/migrationJobUID`). Each redraw
@@ -16,7 +17,7 @@
 //! ("watching …", when the first frame is ready) and "reconnecting…"/"reconnected" lines go
 //! to stderr, so stdout stays one record per line for `-o json`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -29,264 +30,70 @@ use super::status::{
     vmi_selector,
 };
 use crate::cli::StatusArgs;
-use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
+use crate::cluster::watch::Reconnecting;
 use crate::cluster::{Kind, Query};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::model::{
-    KubeVirt, ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration,
-};
-use crate::policy::pods::{
-    CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, MIGRATION_JOB_UID_LABEL,
-};
+use crate::migration::follow::{FollowSpec, Follower, Key, Mirror, Update};
+use crate::model::{KubeVirt, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
+use crate::render::follow as follow_text;
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout};
+use crate::render::{OutputFormat, Style, Tone, fmt, stderr_line, write_stdout};
 
 /// A redraw on a terminal at most this often (changes in between are drawn together).
 const TTY_REDRAW_EVERY: Duration = Duration::from_millis(100);
 
-/// (namespace, name).
-type Key = (String, String);
-
-fn key_of(meta: &ObjectMeta) -> Key {
-    (
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    )
-}
-
-fn label<'a>(meta: &'a ObjectMeta, name: &str) -> Option<&'a str> {
-    meta.labels.as_ref()?.get(name).map(String::as_str)
-}
-
-/// Adds or removes `name` in the set at `key`, dropping empty sets.
-fn index_insert(index: &mut HashMap<Key, BTreeSet<String>>, key: Key, name: &str) {
-    index.entry(key).or_default().insert(name.to_string());
-}
-
-fn index_remove(index: &mut HashMap<Key, BTreeSet<String>>, key: &Key, name: &str) {
-    if let Some(set) = index.get_mut(key) {
-        set.remove(name);
-        if set.is_empty() {
-            index.remove(key);
-        }
-    }
-}
-
-/// The watched objects, typed, with the indexes a redraw reads.
-#[derive(Default)]
-struct Mirror {
-    // Boxed: a model object is kilobytes inline; the tables stay small and grow cheaply.
-    vmis: HashMap<Key, Box<VirtualMachineInstance>>,
-    vmims: HashMap<Key, Box<VirtualMachineInstanceMigration>>,
-    pods: HashMap<Key, Box<Pod>>,
-    /// Names of non-final VMIMs by (namespace, spec.vmiName).
-    active_vmims: HashMap<Key, BTreeSet<String>>,
-    /// VMIs whose `status.migrationState` is not completed.
-    migrating_vmis: BTreeSet<Key>,
-    /// Pod names by (namespace, `kubevirt.io/created-by`) and (namespace, migrationJobUID).
-    pods_by_creator: HashMap<Key, BTreeSet<String>>,
-    pods_by_job: HashMap<Key, BTreeSet<String>>,
-    /// Pod UID -> (namespace, name), for `status.activePods`.
-    pods_by_uid: HashMap<String, Key>,
-}
-
-impl Mirror {
-    // ---- VMIs
-    fn put_vmi(&mut self, Boxed(vmi): Boxed<VirtualMachineInstance>) {
-        let key = key_of(&vmi.metadata);
-        if vmi
-            .status
-            .migration_state
-            .as_ref()
-            .is_some_and(|s| !s.completed)
-        {
-            self.migrating_vmis.insert(key.clone());
-        } else {
-            self.migrating_vmis.remove(&key);
-        }
-        self.vmis.insert(key, vmi);
-    }
-
-    fn remove_vmi(&mut self, key: &Key) {
-        self.migrating_vmis.remove(key);
-        self.vmis.remove(key);
-    }
-
-    fn apply_vmis(&mut self, change: Change<Boxed<VirtualMachineInstance>>) {
-        match change {
-            Change::Applied(v) => self.put_vmi(v),
-            Change::Deleted(v) => self.remove_vmi(&key_of(&v.0.metadata)),
-            Change::Listed(items) => {
-                self.vmis = HashMap::with_capacity(items.len());
-                self.migrating_vmis.clear();
-                for v in items {
-                    self.put_vmi(v);
-                }
-            }
-            Change::Reconnecting(_) | Change::Recovered => {}
-        }
-    }
-
-    // ---- VMIMs
-    fn unindex_vmim(&mut self, key: &Key) {
-        if let Some(old) = self.vmims.get(key)
-            && !old.is_final()
-        {
-            let vmi = (key.0.clone(), old.spec.vmi_name.clone());
-            index_remove(&mut self.active_vmims, &vmi, &key.1);
-        }
-    }
-
-    fn put_vmim(&mut self, Boxed(vmim): Boxed<VirtualMachineInstanceMigration>) {
-        let key = key_of(&vmim.metadata);
-        self.unindex_vmim(&key);
-        if !vmim.is_final() {
-            let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
-            index_insert(&mut self.active_vmims, vmi, &key.1);
-        }
-        self.vmims.insert(key, vmim);
-    }
-
-    fn apply_vmims(&mut self, change: Change<Boxed<VirtualMachineInstanceMigration>>) {
-        match change {
-            Change::Applied(m) => self.put_vmim(m),
-            Change::Deleted(m) => {
-                let key = key_of(&m.0.metadata);
-                self.unindex_vmim(&key);
-                self.vmims.remove(&key);
-            }
-            Change::Listed(items) => {
-                self.vmims = HashMap::with_capacity(items.len());
-                self.active_vmims.clear();
-                for m in items {
-                    self.put_vmim(m);
-                }
-            }
-            Change::Reconnecting(_) | Change::Recovered => {}
-        }
-    }
-
-    // ---- launcher pods
-    fn unindex_pod(&mut self, key: &Key) {
-        let Some(old) = self.pods.get(key) else {
-            return;
+/// The inputs of `build_report` for the VMIs with a migration in flight (and only those):
+/// O(migrations in flight), whatever the size of the cluster.
+fn in_flight(mirror: &Mirror, names: &[String], kubevirt: Option<KubeVirt>) -> StatusInputs {
+    let keys: BTreeSet<&Key> = mirror
+        .active_vmims
+        .keys()
+        .chain(mirror.migrating_vmis.iter())
+        .filter(|(_, name)| names.is_empty() || names.iter().any(|n| n == name))
+        .collect();
+    let mut inputs = StatusInputs {
+        vmis: Vec::new(),
+        vmims: Vec::new(),
+        pods: Vec::new(),
+        kubevirt,
+    };
+    let mut pod_keys: BTreeSet<Key> = BTreeSet::new();
+    for key in keys {
+        let Some(vmi) = mirror.vmis.get(key) else {
+            continue;
         };
-        if let Some(uid) = label(&old.metadata, CREATED_BY_LABEL) {
-            index_remove(
-                &mut self.pods_by_creator,
-                &(key.0.clone(), uid.to_string()),
-                &key.1,
-            );
-        }
-        if let Some(uid) = label(&old.metadata, MIGRATION_JOB_UID_LABEL) {
-            index_remove(
-                &mut self.pods_by_job,
-                &(key.0.clone(), uid.to_string()),
-                &key.1,
-            );
-        }
-        if let Some(uid) = &old.metadata.uid {
-            self.pods_by_uid.remove(uid);
-        }
-    }
-
-    fn put_pod(&mut self, Boxed(mut pod): Boxed<Pod>) {
-        slim_pod(&mut pod);
-        let key = key_of(&pod.metadata);
-        self.unindex_pod(&key);
-        if let Some(uid) = label(&pod.metadata, CREATED_BY_LABEL) {
-            index_insert(
-                &mut self.pods_by_creator,
-                (key.0.clone(), uid.to_string()),
-                &key.1,
-            );
-        }
-        if let Some(uid) = label(&pod.metadata, MIGRATION_JOB_UID_LABEL) {
-            index_insert(
-                &mut self.pods_by_job,
-                (key.0.clone(), uid.to_string()),
-                &key.1,
-            );
-        }
-        if let Some(uid) = &pod.metadata.uid {
-            self.pods_by_uid.insert(uid.clone(), key.clone());
-        }
-        self.pods.insert(key, pod);
-    }
-
-    fn apply_pods(&mut self, change: Change<Boxed<Pod>>) {
-        match change {
-            Change::Applied(p) => self.put_pod(p),
-            Change::Deleted(p) => {
-                let key = key_of(&p.0.metadata);
-                self.unindex_pod(&key);
-                self.pods.remove(&key);
-            }
-            Change::Listed(items) => {
-                self.pods = HashMap::with_capacity(items.len());
-                self.pods_by_creator.clear();
-                self.pods_by_job.clear();
-                self.pods_by_uid = HashMap::with_capacity(items.len());
-                for p in items {
-                    self.put_pod(p);
-                }
-            }
-            Change::Reconnecting(_) | Change::Recovered => {}
-        }
-    }
-
-    /// The inputs of `build_report` for the VMIs with a migration in flight (and only those):
-    /// O(migrations in flight), whatever the size of the cluster.
-    fn in_flight(&self, names: &[String], kubevirt: Option<KubeVirt>) -> StatusInputs {
-        let keys: BTreeSet<&Key> = self
-            .active_vmims
-            .keys()
-            .chain(self.migrating_vmis.iter())
-            .filter(|(_, name)| names.is_empty() || names.iter().any(|n| n == name))
-            .collect();
-        let mut inputs = StatusInputs {
-            vmis: Vec::new(),
-            vmims: Vec::new(),
-            pods: Vec::new(),
-            kubevirt,
-        };
-        let mut pod_keys: BTreeSet<Key> = BTreeSet::new();
-        for key in keys {
-            let Some(vmi) = self.vmis.get(key) else {
-                continue;
-            };
-            let ns = &key.0;
-            for name in self.active_vmims.get(key).into_iter().flatten() {
-                if let Some(m) = self.vmims.get(&(ns.clone(), name.clone())) {
-                    if let Some(uid) = m.uid() {
-                        let job = (ns.clone(), uid.to_string());
-                        for pod in self.pods_by_job.get(&job).into_iter().flatten() {
-                            pod_keys.insert((ns.clone(), pod.clone()));
-                        }
+        let ns = &key.0;
+        for name in mirror.active_vmims.get(key).into_iter().flatten() {
+            if let Some(m) = mirror.vmims.get(&(ns.clone(), name.clone())) {
+                if let Some(uid) = m.uid() {
+                    let job = (ns.clone(), uid.to_string());
+                    for pod in mirror.pods_by_job.get(&job).into_iter().flatten() {
+                        pod_keys.insert((ns.clone(), pod.clone()));
                     }
-                    inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
                 }
+                inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
             }
-            if let Some(uid) = vmi.uid() {
-                let creator = (ns.clone(), uid.to_string());
-                for pod in self.pods_by_creator.get(&creator).into_iter().flatten() {
-                    pod_keys.insert((ns.clone(), pod.clone()));
-                }
-            }
-            for pod_uid in vmi.status.active_pods.keys() {
-                if let Some(k) = self.pods_by_uid.get(pod_uid) {
-                    pod_keys.insert(k.clone());
-                }
-            }
-            inputs.vmis.push(VirtualMachineInstance::clone(vmi));
         }
-        inputs.pods = pod_keys
-            .iter()
-            .filter_map(|k| self.pods.get(k).map(|p| Pod::clone(p)))
-            .collect();
-        inputs
+        if let Some(uid) = vmi.uid() {
+            let creator = (ns.clone(), uid.to_string());
+            for pod in mirror.pods_by_creator.get(&creator).into_iter().flatten() {
+                pod_keys.insert((ns.clone(), pod.clone()));
+            }
+        }
+        for pod_uid in vmi.status.active_pods.keys() {
+            if let Some(k) = mirror.pods_by_uid.get(pod_uid) {
+                pod_keys.insert(k.clone());
+            }
+        }
+        inputs.vmis.push(VirtualMachineInstance::clone(vmi));
     }
+    inputs.pods = pod_keys
+        .iter()
+        .filter_map(|k| mirror.pods.get(k).map(|p| Pod::clone(p)))
+        .collect();
+    inputs
 }
 
 fn progress_cell(report: &StatusReport, m: &MigrationRow) -> String {
@@ -417,19 +224,19 @@ impl View {
 
     /// A watch's failure or recovery. Off a terminal one line on stderr; on one, it shows
     /// in the next frame (the caller redraws).
-    fn watch_state<K>(&mut self, kind: Kind, change: &Change<K>) {
-        let now = Timestamp::now().strftime("%H:%M:%S");
-        match change {
-            Change::Reconnecting(r) => {
+    fn watch_state(&mut self, update: &Update) {
+        let now = Timestamp::now().strftime("%H:%M:%S").to_string();
+        match update {
+            Update::Reconnecting(r) => {
                 if !self.tty {
-                    eprintln!("[{now}] {}", crate::render::fmt::printable(&r.to_string()));
+                    stderr_line(&follow_text::reconnecting(&now, r));
                 }
-                self.reconnecting.insert(kind, r.clone());
+                self.reconnecting.insert(r.kind, r.clone());
             }
-            Change::Recovered => {
-                let was_failing = self.reconnecting.remove(&kind).is_some();
+            Update::Recovered(kind) => {
+                let was_failing = self.reconnecting.remove(kind).is_some();
                 if was_failing && !self.tty {
-                    eprintln!("[{now}] {kind} watch reconnected");
+                    stderr_line(&follow_text::reconnected(&now, *kind));
                 }
             }
             _ => {}
@@ -533,23 +340,22 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         ));
     };
     let labels = vmi_selector(args)?;
-    let mut vmi_watch =
-        Watch::<Boxed<VirtualMachineInstance>>::new(live, &ctx.scope.query().with_labels(labels));
-    let mut vmim_watch =
-        Watch::<Boxed<VirtualMachineInstanceMigration>>::new(live, &ctx.scope.query());
-    let mut pod_watch = Watch::<Boxed<Pod>>::new(
-        live,
-        &ctx.scope
-            .query()
-            .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
-    );
+    let spec = FollowSpec::of(ctx.scope.query(), ctx.scope.query().with_labels(labels))
+        .with_pods(
+            ctx.scope
+                .query()
+                .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
+            Some(slim_pod),
+        )
+        // Redraws elapsed times; never interrupts a list (the watches keep their work in flight).
+        .with_tick(Duration::from_secs(1));
+    let mut follower = Follower::new(live, spec);
     // Read alongside the three lists (not before them), for the completion budgets.
     let all = Query::all();
     let kubevirt_list = crate::cluster::list_as::<KubeVirt>(&ctx.source, Kind::KubeVirt, &all);
     tokio::pin!(kubevirt_list);
     let mut kubevirt: Option<Option<KubeVirt>> = None;
 
-    let mut mirror = Mirror::default();
     let mut view = View {
         tty: std::io::stdout().is_terminal() && !ctx.output.is_structured(),
         scope: match ctx.scope.namespace() {
@@ -559,11 +365,6 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         reconnecting: BTreeMap::new(),
         last_lines: BTreeMap::new(),
     };
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    // Redraws elapsed times; never interrupts a list (the watches keep their work in flight).
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut ready: BTreeSet<Kind> = BTreeSet::new();
     let mut first_frame = true;
     // A frame is due (something changed); on a terminal drawn at most every TTY_REDRAW_EVERY.
@@ -577,58 +378,43 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         };
         let can_draw = dirty && ready.len() == 3 && kubevirt.is_some();
         tokio::select! {
-            _ = &mut ctrl_c => {
-                if view.tty { write_stdout("\n")?; }
-                return Ok(exit::OK);
-            }
+            update = follower.next() => match update? {
+                Update::Stop(_) => {
+                    if view.tty { write_stdout("\n")?; }
+                    return Ok(exit::OK);
+                }
+                Update::Tick => dirty = true,
+                update => {
+                    if let Update::Changed { kind, listed: true } = update {
+                        ready.insert(kind);
+                    }
+                    view.watch_state(&update);
+                    dirty = true;
+                }
+            },
             k = &mut kubevirt_list, if kubevirt.is_none() => {
                 kubevirt = Some(k?.into_iter().next());
                 dirty = true;
             }
-            c = vmi_watch.next() => {
-                let c = c?;
-                let listed = matches!(c, Change::Listed(_));
-                view.watch_state(Kind::VirtualMachineInstance, &c);
-                mirror.apply_vmis(c);
-                if listed { ready.insert(Kind::VirtualMachineInstance); }
-                dirty = true;
-            }
-            c = vmim_watch.next() => {
-                let c = c?;
-                let listed = matches!(c, Change::Listed(_));
-                view.watch_state(Kind::VirtualMachineInstanceMigration, &c);
-                mirror.apply_vmims(c);
-                if listed { ready.insert(Kind::VirtualMachineInstanceMigration); }
-                dirty = true;
-            }
-            c = pod_watch.next() => {
-                let c = c?;
-                let listed = matches!(c, Change::Listed(_));
-                view.watch_state(Kind::Pod, &c);
-                mirror.apply_pods(c);
-                if listed { ready.insert(Kind::Pod); }
-                dirty = true;
-            }
-            _ = tick.tick() => { dirty = true; }
             _ = tokio::time::sleep_until(redraw_at), if can_draw => {
                 dirty = false;
                 last_draw = Some(Instant::now());
                 let now = Timestamp::now();
-                let inputs = mirror.in_flight(&args.names, kubevirt.clone().flatten());
+                let mirror = &follower.mirror;
+                let inputs = in_flight(mirror, &args.names, kubevirt.clone().flatten());
                 let report = build_report(&inputs, now, &ctx.source_description());
                 if first_frame {
                     first_frame = false;
                     if !view.tty {
-                        eprintln!(
-                            "[{}] watching {} VMIs ({}): {} migrations in flight",
-                            now.strftime("%H:%M:%S"),
+                        stderr_line(&follow_text::watching(
+                            &now.strftime("%H:%M:%S").to_string(),
                             mirror.vmis.len(),
-                            view.scope,
-                            report.migrations.len()
-                        );
+                            &view.scope,
+                            report.migrations.len(),
+                        ));
                     }
                 }
-                view.draw(ctx, &report, &mirror, now)?;
+                view.draw(ctx, &report, mirror, now)?;
             }
         }
         if ready.len() < 3 && dirty && view.tty {
@@ -640,6 +426,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::watch::{Boxed, Change};
 
     fn vmi(name: &str, migrating: bool) -> Boxed<VirtualMachineInstance> {
         let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
@@ -756,7 +543,7 @@ mod tests {
         .unwrap();
         m.apply_vmis(Change::Listed(vec![v, vmi("db-01", false)]));
         m.apply_vmims(Change::Listed(vec![recv, send]));
-        let inputs = m.in_flight(&[], None);
+        let inputs = in_flight(&m, &[], None);
         let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
         let report = build_report(&inputs, now, "test");
         assert_eq!(report.migrations.len(), 2);
@@ -803,7 +590,7 @@ mod tests {
             "pod-target",
             json!({"kubevirt.io/migrationJobUID": "uid-mig-a"}),
         )));
-        let inputs = m.in_flight(&[], None);
+        let inputs = in_flight(&m, &[], None);
         assert_eq!(
             names(&inputs),
             (
@@ -826,7 +613,7 @@ mod tests {
             s.completed = true;
         }
         m.apply_vmis(Change::Applied(done));
-        let inputs = m.in_flight(&[], None);
+        let inputs = in_flight(&m, &[], None);
         assert!(inputs.vmis.is_empty() && inputs.vmims.is_empty() && inputs.pods.is_empty());
 
         // A deleted pod leaves every index; a re-list replaces everything.
@@ -837,11 +624,11 @@ mod tests {
                 .contains_key(&("prod".into(), "uid-vm-3".into()))
         );
         m.apply_vmims(Change::Listed(vec![vmim("mig-b", "vm-9", "Scheduling")]));
-        let inputs = m.in_flight(&["vm-9".into()], None);
+        let inputs = in_flight(&m, &["vm-9".into()], None);
         assert_eq!(
             names(&inputs),
             (vec!["vm-9"], vec!["mig-b"], vec!["launcher-vm-9".into()])
         );
-        assert!(m.in_flight(&["vm-3".into()], None).vmis.is_empty());
+        assert!(in_flight(&m, &["vm-3".into()], None).vmis.is_empty());
     }
 }

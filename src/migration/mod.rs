@@ -5,6 +5,7 @@
 pub mod classify;
 pub mod controller;
 pub mod driver;
+pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 pub mod plan;

@@ -1,6 +1,7 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
 pub mod fmt;
+pub mod follow;
 pub mod progress;
 pub mod table;
 
@@ -83,6 +84,18 @@ pub fn write_stdout(text: &str) -> Result<()> {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Error::Internal(format!("writing to stdout: {e}"))),
     }
+}
+
+/// Writes one line (the text as given, plus a newline) to stderr: the notes, warnings and
+/// progress lines of commands whose stdout carries the result. Escaping cluster text is the
+/// caller's (the `render` function that built the line).
+pub fn stderr_line(text: &str) {
+    eprintln!("{text}");
+}
+
+/// Writes text to stderr as it is (no newline added).
+pub fn stderr_text(text: &str) {
+    eprint!("{text}");
 }
 
 /// Writes a report as JSON or YAML to stdout. JSON is written as it is serialised, without
