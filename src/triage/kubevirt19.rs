@@ -584,13 +584,15 @@ pub(crate) fn target_pod_pending(v: &View) -> bool {
 // ---------------------------------------------------------------- rules and texts
 
 use super::Fact;
-use super::Plane;
 use super::rules::{Finding, Rule};
+use super::{Cause, Plane};
 
 /// A decentralized migration blocked by the synchronization controller.
 pub(crate) const DECENTRALIZED_BLOCKED: Rule = Rule {
-    id: "decentralized-migration-blocked",
-    plane: Plane::ControlPlane,
+    cause: Cause {
+        id: "decentralized-migration-blocked",
+        plane: Plane::ControlPlane,
+    },
     reads: &[
         "VirtualMachineInstanceMigration status.conditions[type=decentralizedMigrationBlocked]",
         "VirtualMachineInstance status.conditions[type=DecentralizedLiveMigrationFailure]",

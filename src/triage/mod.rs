@@ -5,6 +5,7 @@
 //! only five finished migrations per VMI, so every rule decides from object status when it
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
+pub mod cause;
 mod history;
 mod kubevirt19;
 mod objects;
@@ -27,6 +28,7 @@ use crate::model::{
 };
 use crate::policy::migratability::Blocker;
 
+pub use cause::Cause;
 pub use history::{HistoryEntry, history};
 pub use rules::{CATALOGUE, Rule};
 pub use unexplained::{
@@ -302,7 +304,7 @@ pub struct Diagnosis {
 pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     let view = view::View::new(evidence);
     let (mut rule, mut finding) = rules::decide(&view);
-    let mut plane = rule.plane;
+    let mut plane = rule.cause.plane;
     let mut facts = merge_facts(view.base_facts(), &finding.evidence);
     let mut unexplained = unexplained::collect(&view, &facts);
     // Never confidently wrong: "in progress, nothing blocks it" (or "queued") cannot stand
@@ -332,12 +334,12 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     Diagnosis {
         outcome,
         plane,
-        cause: rule.id,
+        cause: rule.cause.id,
         summary: finding.summary,
         inferred: finding.inferred,
         rule: RuleInfo {
-            id: rule.id,
-            plane: rule.plane,
+            id: rule.cause.id,
+            plane: rule.cause.plane,
             reads: rule.reads,
             advice: rule.advice,
         },

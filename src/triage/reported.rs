@@ -7,7 +7,7 @@ use super::objects::*;
 use super::rules::{Finding, Rule};
 use super::strings as s;
 use super::view::View;
-use super::{Fact, Plane};
+use super::{Cause, Fact, Plane};
 use std::collections::BTreeMap;
 
 use crate::model::EvictionStrategy;
@@ -25,8 +25,10 @@ pub const POSTCOPY_UNSUPPORTED_TEXTS: &[&str] =
 pub const HANDOFF_GRACE_SECONDS: i64 = 120;
 
 pub const POSTCOPY_UNSUPPORTED: Rule = Rule {
-    id: "postcopy-unsupported",
-    plane: Plane::DataPlane,
+    cause: Cause {
+        id: "postcopy-unsupported",
+        plane: Plane::DataPlane,
+    },
     reads: &[
         "status.migrationState.failureReason",
         "Event Migrated on the VMI (migration uid … failed. reason:…)",
@@ -37,8 +39,10 @@ pub const POSTCOPY_UNSUPPORTED: Rule = Rule {
 };
 
 pub const TARGET_ON_SOURCE_NODE: Rule = Rule {
-    id: "target-on-source-node",
-    plane: Plane::ControlPlane,
+    cause: Cause {
+        id: "target-on-source-node",
+        plane: Plane::ControlPlane,
+    },
     reads: &[
         "status.migrationState.{sourceNode,targetNode}",
         "Pod spec.nodeName of the source and target pods",
@@ -50,8 +54,10 @@ pub const TARGET_ON_SOURCE_NODE: Rule = Rule {
 };
 
 pub const BACKEND_STORAGE_HANDOFF: Rule = Rule {
-    id: "backend-storage-handoff-stuck",
-    plane: Plane::ControlPlane,
+    cause: Cause {
+        id: "backend-storage-handoff-stuck",
+        plane: Plane::ControlPlane,
+    },
     reads: &[
         "VirtualMachineInstanceMigration status.phase",
         "status.migrationState.{completed,failed,endTimestamp,sourcePersistentStatePVCName,targetPersistentStatePVCName}",
@@ -62,8 +68,10 @@ pub const BACKEND_STORAGE_HANDOFF: Rule = Rule {
 };
 
 pub const PDB_BLOCKS_EVICTION: Rule = Rule {
-    id: "pdb-blocks-eviction",
-    plane: Plane::ControlPlane,
+    cause: Cause {
+        id: "pdb-blocks-eviction",
+        plane: Plane::ControlPlane,
+    },
     reads: &[
         "PodDisruptionBudget spec.{selector,maxUnavailable}, status.disruptionsAllowed",
         "Event CalculateExpectedPodCountFailed on the PodDisruptionBudget",
