@@ -165,24 +165,37 @@ pub fn classify_failure(reason: &str) -> FailureText<'_> {
 }
 
 /// Substrings (lower case) of libvirt, QEMU and migration-proxy errors that mean the
-/// connection between source and target broke or never came up.
+/// connection between source and target broke or never came up. The one list: KubeVirt's
+/// `failureReason` (`rules/connection_failure.rs`) and the error of a libvirt migrate call
+/// (`migration::classify`) are matched against it, so the same libvirt text is the same
+/// cause on both paths.
 pub const CONNECTION_ERRORS: &[&str] = &[
-    "connection reset by peer",
-    "connection refused",
-    "unable to connect to server",
-    "no route to host",
-    "broken pipe",
+    // The link broke.
+    "lost connection",
+    "connection reset",
+    "connection closed",
     "connection timed out",
+    "broken pipe",
+    "end of file while reading",
+    "socket is closed",
+    "keepalive timeout",
+    "cannot recv data",
+    "cannot write data",
     "unable to write to socket",
     "unable to read from socket",
-    "cannot recv data",
-    "end of file while reading data",
-    "network is unreachable",
     "i/o timeout",
+    // It never came up.
+    "connection refused",
+    "unable to connect",
+    "failed to connect",
+    "no connection",
+    "no route to host",
+    "network is unreachable",
+    "tls handshake",
+    // KubeVirt's migration proxy (virt-handler) dials unix and tcp sockets.
     "dial unix",
     "dial tcp",
     "migration proxy",
-    "tls handshake",
 ];
 
 /// True when a failure text names a broken connection.

@@ -1582,3 +1582,57 @@ fn the_target_pod_name_is_read_from_either_create_message() {
         assert_eq!(target.name.as_deref(), Some(TGT_POD), "{message}");
     }
 }
+
+/// One list of connection-error signatures (`strings::CONNECTION_ERRORS`): the same libvirt
+/// text is the same cause whether KubeVirt wrote it into `failureReason` (either release
+/// line) or a libvirt migrate call returned it to `vmctl migrate --connect`.
+#[test]
+fn the_same_libvirt_error_is_the_same_cause_through_kubevirt_and_libvirt() {
+    use crate::migration::classify;
+    let mut cases: Vec<(String, &str)> = strings::CONNECTION_ERRORS
+        .iter()
+        .map(|sig| {
+            (
+                format!("operation failed: job 'migration out' failed: {sig}"),
+                "connection-failure",
+            )
+        })
+        .collect();
+    for (text, want) in [
+        (
+            "operation failed: Lost connection to destination host",
+            "connection-failure",
+        ),
+        (
+            "internal error: End of file while reading data: Input/output error",
+            "connection-failure",
+        ),
+        (
+            "Unable to read from monitor: Connection reset by peer",
+            "connection-failure",
+        ),
+        (
+            "unable to connect to server at 'node-2:49152': Connection refused",
+            "connection-failure",
+        ),
+        (
+            "internal error: qemu unexpectedly closed the monitor",
+            "libvirt-error",
+        ),
+        ("unsupported configuration: foo", "libvirt-error"),
+    ] {
+        cases.push((text.to_string(), want));
+    }
+    for (text, want) in &cases {
+        assert_eq!(classify::failure_cause(text, false), *want, "libvirt: {text}");
+        for reason in [
+            format!("Live migration failed virError(Code=1, Domain=10, Message='{text}')"),
+            format!("virError(Code=1, Domain=10, Message='{text}')"),
+        ] {
+            let mut st = streamed("02:00:12", true, Some(&reason));
+            st.abort_status = None;
+            let d = diagnose(&failed_with(st));
+            assert_eq!(d.cause, *want, "KubeVirt: {reason}");
+        }
+    }
+}
