@@ -232,6 +232,19 @@ pub fn pod_in_delete_message<'a>(message: &'a str, prefix: &str) -> Option<&'a s
     Some(qualified.rsplit('/').next().unwrap_or(qualified))
 }
 
+/// The scheduler's verdict (a `FailedScheduling` message, a `PodScheduled=False` condition)
+/// without the preemption epilogue and without its closing full stop, to quote inside a
+/// sentence or a table cell: `0/4 nodes are available: 3 Insufficient memory. preemption: …`
+/// → `0/4 nodes are available: 3 Insufficient memory`. `explain` and `status` both use it.
+pub fn scheduler_summary(message: &str) -> &str {
+    message
+        .split(" preemption:")
+        .next()
+        .unwrap_or(message)
+        .trim_end()
+        .trim_end_matches('.')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,5 +317,20 @@ mod tests {
             pod_in_delete_message("something else", PENDING_DELETE_PREFIX),
             None
         );
+    }
+
+    #[test]
+    fn the_scheduler_verdict_loses_the_preemption_epilogue_and_the_full_stop() {
+        assert_eq!(
+            scheduler_summary(
+                "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient memory. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
+            ),
+            "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient memory"
+        );
+        assert_eq!(
+            scheduler_summary("0/2 nodes are available: 2 Insufficient cpu."),
+            "0/2 nodes are available: 2 Insufficient cpu"
+        );
+        assert_eq!(scheduler_summary("unschedulable"), "unschedulable");
     }
 }

@@ -1624,7 +1624,11 @@ fn the_same_libvirt_error_is_the_same_cause_through_kubevirt_and_libvirt() {
         cases.push((text.to_string(), want));
     }
     for (text, want) in &cases {
-        assert_eq!(classify::failure_cause(text, false), *want, "libvirt: {text}");
+        assert_eq!(
+            classify::failure_cause(text, false),
+            *want,
+            "libvirt: {text}"
+        );
         for reason in [
             format!("Live migration failed virError(Code=1, Domain=10, Message='{text}')"),
             format!("virError(Code=1, Domain=10, Message='{text}')"),

@@ -1,15 +1,5 @@
 use super::*;
 
-/// The scheduler's verdict without the preemption epilogue.
-pub(super) fn scheduler_summary(message: &str) -> &str {
-    message
-        .split(" preemption:")
-        .next()
-        .unwrap_or(message)
-        .trim_end()
-        .trim_end_matches('.')
-}
-
 /// What each clause of a FailedScheduling message asks the operator to do.
 pub(super) fn scheduler_hints(v: &View, message: &str) -> Vec<String> {
     let mut hints = Vec::new();
@@ -146,7 +136,7 @@ pub(super) fn target_pod_unschedulable(v: &View) -> Option<Finding> {
         );
     }
     let verdict = message
-        .map(|m| format!(": {}", scheduler_summary(m)))
+        .map(|m| format!(": {}", s::scheduler_summary(m)))
         .unwrap_or_default();
     let pending = kv19::pending_deadline(v, true);
     let mut created_fact = None;
