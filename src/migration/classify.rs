@@ -950,4 +950,17 @@ mod tests {
             (cause::ABORTED_BY_REQUEST, Outcome::Aborted)
         );
     }
+
+    /// vmctl's own aborts name causes of the one catalogue (what `explain` says afterwards).
+    #[test]
+    fn the_controllers_abort_causes_are_catalogue_causes() {
+        use crate::migration::controller::AbortCause;
+        for (abort, want) in [
+            (AbortCause::NotConverging, cause::NOT_CONVERGING),
+            (AbortCause::BudgetExceeded, cause::NOT_CONVERGING),
+            (AbortCause::NoProgress, cause::NO_PROGRESS),
+        ] {
+            assert_eq!(Cause::by_id(abort.cause_id()), Some(want), "{abort:?}");
+        }
+    }
 }

@@ -1,3 +1,5 @@
+//! The `aborted-by-request` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const ABORTED_BY_REQUEST: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `another-migration-in-progress` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 /// Launcher pods of the VMI that still run, other than this migration's target.

@@ -1,3 +1,5 @@
+//! The `blocked-by-utility-volumes` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const BLOCKED_BY_UTILITY_VOLUMES: Rule = Rule {

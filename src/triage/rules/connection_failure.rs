@@ -1,3 +1,5 @@
+//! The `connection-failure` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const CONNECTION_FAILURE: Rule = Rule {

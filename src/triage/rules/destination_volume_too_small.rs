@@ -1,3 +1,5 @@
+//! The `destination-volume-too-small` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const DESTINATION_VOLUME_TOO_SMALL: Rule = Rule {

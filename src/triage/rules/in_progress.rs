@@ -1,3 +1,5 @@
+//! The `in-progress` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const IN_PROGRESS: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `libvirt-error` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const LIBVIRT_ERROR: Rule = Rule {

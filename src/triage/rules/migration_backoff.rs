@@ -1,3 +1,5 @@
+//! The `migration-backoff` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const MIGRATION_BACKOFF: Rule = Rule {

@@ -1,7 +1,10 @@
-//! The rule catalogue. Each rule has a stable id (part of the JSON contract), its plane, the
-//! fields it reads and its advice, next to the check that decides it. Rules are tried in
-//! order and the first that matches decides: specific, status-backed causes come before
-//! inferred ones, and `unknown` always matches last.
+//! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`; the
+//! rules for failures reported upstream are in `reported.rs` and `kubevirt19.rs`): its
+//! [`Cause`] (the stable id, part of the JSON contract, and the plane), the fields it reads,
+//! its advice, and the check that decides it, directly below. This file holds only the
+//! order: rules are tried as [`CATALOGUE`] lists them and the first that matches decides
+//! (specific, status-backed causes before inferred ones; `unknown` always matches last),
+//! and the helpers the checks share.
 
 use super::kubevirt19 as kv19;
 use super::objects::*;

@@ -1,3 +1,7 @@
+//! The migration monitor's aborts, `not-converging` and `no-progress`: each rule's cause,
+//! reads, advice and check, and what they share (telling the two apart, the budget, the
+//! timing facts).
+
 use super::*;
 
 /// The monitor's abort, read from the string (≤v1.8) or inferred from elapsed time (v1.9+).

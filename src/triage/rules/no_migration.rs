@@ -1,3 +1,5 @@
+//! The `no-migration` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const NO_MIGRATION: Rule = Rule {

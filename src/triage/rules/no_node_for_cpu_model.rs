@@ -1,3 +1,5 @@
+//! The `no-node-for-cpu-model` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const NO_NODE_FOR_CPU_MODEL: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `not-live-migratable` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const NOT_LIVE_MIGRATABLE: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `postcopy-failed` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const POSTCOPY_FAILED: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `queued-parallel-limit` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const QUEUED_PARALLEL_LIMIT: Rule = Rule {

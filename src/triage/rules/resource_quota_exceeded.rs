@@ -1,3 +1,6 @@
+//! The `resource-quota-exceeded` rule: its cause, reads, advice and check, and the parsing
+//! of the API server's quota message.
+
 use super::*;
 
 /// `exceeded quota: q, requested: a=1,b=2, used: a=1, limited: a=3` → parts.

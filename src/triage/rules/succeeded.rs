@@ -1,3 +1,5 @@
+//! The `succeeded` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const SUCCEEDED: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `target-domain-not-seen` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const TARGET_DOMAIN_NOT_SEEN: Rule = Rule {

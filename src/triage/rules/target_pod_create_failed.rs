@@ -1,3 +1,6 @@
+//! The `target-pod-create-failed` rule: its cause, reads, advice and check (the finding is
+//! also used when an unexplained FailedCreate overrides "in progress").
+
 use super::*;
 
 pub(crate) const TARGET_POD_CREATE_FAILED: Rule = Rule {

@@ -1,3 +1,5 @@
+//! The `target-pod-lost` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const TARGET_POD_LOST: Rule = Rule {

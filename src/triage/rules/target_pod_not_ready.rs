@@ -1,3 +1,5 @@
+//! The `target-pod-not-ready` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const TARGET_POD_NOT_READY: Rule = Rule {

@@ -1,3 +1,6 @@
+//! The `target-pod-unschedulable` rule: its cause, reads, advice and check, and the hints
+//! each clause of the scheduler's message gives.
+
 use super::*;
 
 /// What each clause of a FailedScheduling message asks the operator to do.

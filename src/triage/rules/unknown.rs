@@ -1,3 +1,6 @@
+//! The `unknown` rule: it matches everything and comes last; its summary says what is
+//! missing.
+
 use super::*;
 
 pub(crate) const UNKNOWN: Rule = Rule {

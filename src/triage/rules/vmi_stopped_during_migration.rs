@@ -1,3 +1,5 @@
+//! The `vmi-stopped-during-migration` rule: its cause, what it reads, its advice and its check.
+
 use super::*;
 
 pub(crate) const VMI_STOPPED_DURING_MIGRATION: Rule = Rule {
