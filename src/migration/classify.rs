@@ -252,16 +252,13 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
             cause::NO_MIGRATION,
             Outcome::NoMigration,
             "no record of a migration of this domain here".to_string(),
-            "libvirt keeps completed-job statistics only for jobs that succeeded, in the \
-             daemon that ran them (the source), until it restarts; vmctl records the migrations \
-             it drives in the domain's metadata. Ask the other host, or migrate with `vmctl \
-             migrate` next time.",
+            advice(cause::NO_MIGRATION),
         ),
         JobEnd::Running => (
             cause::IN_PROGRESS,
             Outcome::InProgress,
             "a job is still running".to_string(),
-            "Follow it with `virsh domjobinfo`, or abort it with `vmctl abort --connect`.",
+            advice(cause::IN_PROGRESS),
         ),
         JobEnd::Completed => (
             cause::SUCCEEDED,
@@ -271,7 +268,7 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
             } else {
                 "the migration completed".to_string()
             },
-            "Nothing to do.",
+            advice(cause::SUCCEEDED),
         ),
         JobEnd::Cancelled | JobEnd::Failed => {
             let message = job.error_message.clone().unwrap_or_default();
@@ -300,33 +297,15 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
             } else {
                 Outcome::Failed
             };
-            let (summary, advice) = match cause.id {
-                "aborted-by-request" => (
-                    "the migration was aborted on request".to_string(),
-                    "Nothing is wrong with the hosts; migrate again when ready.",
-                ),
-                "not-converging" => (
-                    "the migration was aborted while pre-copy could not converge: the guest dirtied memory about as fast as it was sent".to_string(),
-                    "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise --bandwidth or --max-downtime, or migrate when the guest is quieter.",
-                ),
-                "no-progress" => (
-                    "the migration was aborted without having sent anything".to_string(),
-                    "Check the migration network between the hosts (firewall, migration ports, address).",
-                ),
-                "connection-failure" => (
-                    format!("the connection between the hosts broke: {message}"),
-                    "Check the destination daemon and the network between the hosts; the guest is still on the source if it was in pre-copy.",
-                ),
-                "postcopy-failed" => (
-                    format!("the migration failed in post-copy: {message}"),
-                    "The guest's memory is split between the hosts: try `virsh migrate --postcopy-resume` once the link is back; otherwise the guest is lost and must be restarted.",
-                ),
-                _ => (
-                    format!("libvirt reported: {message}"),
-                    "Read the source daemon's log for the job.",
-                ),
+            let summary = match cause.id {
+                "aborted-by-request" => "the migration was aborted on request".to_string(),
+                "not-converging" => "the migration was aborted while pre-copy could not converge: the guest dirtied memory about as fast as it was sent".to_string(),
+                "no-progress" => "the migration was aborted without having sent anything".to_string(),
+                "connection-failure" => format!("the connection between the hosts broke: {message}"),
+                "postcopy-failed" => format!("the migration failed in post-copy: {message}"),
+                _ => format!("libvirt reported: {message}"),
             };
-            (cause, outcome, summary, advice)
+            (cause, outcome, summary, advice(cause))
         }
     };
     Classification {
@@ -587,40 +566,59 @@ pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
         _ if cause == cause::ABORTED_BY_REQUEST => Outcome::Aborted,
         _ => Outcome::Failed,
     };
-    let (summary, advice) = match cause.id {
-        "succeeded" => ("the migration completed".to_string(), "Nothing to do."),
-        "aborted-by-request" => (
-            "the migration was aborted on request".to_string(),
-            "Nothing is wrong with the hosts; migrate again when ready.",
-        ),
-        "not-converging" => (
-            "vmctl aborted the migration: pre-copy could not converge (the guest dirtied memory about as fast as it was sent)".to_string(),
-            "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise --bandwidth or --max-downtime, or migrate when the guest is quieter.",
-        ),
-        "no-progress" => (
-            "vmctl aborted the migration: remaining data stopped decreasing".to_string(),
-            "Check the migration network between the hosts (firewall, migration ports, address).",
-        ),
-        "connection-failure" => (
-            "the connection between the hosts broke during the migration".to_string(),
-            "Check the destination daemon and the network between the hosts.",
-        ),
-        "postcopy-failed" => (
-            "the migration failed in post-copy".to_string(),
-            "The guest's memory is split between the hosts: try `virsh migrate --postcopy-resume` once the link is back; otherwise restart the guest.",
-        ),
-        _ => (
-            "libvirt reported an error".to_string(),
-            "Read the source daemon's log for the job.",
-        ),
+    let summary = match cause.id {
+        "succeeded" => "the migration completed",
+        "aborted-by-request" => "the migration was aborted on request",
+        "not-converging" => {
+            "vmctl aborted the migration: pre-copy could not converge (the guest dirtied memory about as fast as it was sent)"
+        }
+        "no-progress" => "vmctl aborted the migration: remaining data stopped decreasing",
+        "connection-failure" => "the connection between the hosts broke during the migration",
+        "postcopy-failed" => "the migration failed in post-copy",
+        _ => "libvirt reported an error",
     };
     Classification {
         cause,
         outcome,
-        summary,
+        summary: summary.to_string(),
         evidence,
-        advice,
+        advice: advice(cause),
         inferred: false,
+    }
+}
+
+/// What to do, for a libvirt domain, whether the cause came from libvirt's statistics or
+/// from vmctl's record (KubeVirt's advice, in the rule, names KubeVirt's knobs).
+fn advice(cause: Cause) -> &'static str {
+    match cause.id {
+        "no-migration" => {
+            "libvirt keeps completed-job statistics only for jobs that succeeded, in the \
+             daemon that ran them (the source), until it restarts; vmctl records the migrations \
+             it drives in the domain's metadata. Ask the other host, or migrate with `vmctl \
+             migrate` next time."
+        }
+        "in-progress" => {
+            "Follow it with `virsh domjobinfo`, or abort it with `vmctl abort --connect`."
+        }
+        "succeeded" => "Nothing to do.",
+        "aborted-by-request" => "Nothing is wrong with the hosts; migrate again when ready.",
+        "not-converging" => {
+            "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise \
+             --bandwidth or --max-downtime, or migrate when the guest is quieter."
+        }
+        "no-progress" => {
+            "Check the migration network between the hosts (firewall, migration ports, address)."
+        }
+        "connection-failure" => {
+            "Check the destination daemon and the network between the hosts; the guest is still \
+             on the source if it was in pre-copy."
+        }
+        "postcopy-failed" => {
+            "The guest's memory is split between the hosts: try `virsh migrate \
+             --postcopy-resume` once the link is back; otherwise the guest is lost and must be \
+             restarted."
+        }
+        _ => "Read the source daemon's log for the job.",
     }
 }
 
@@ -962,5 +960,28 @@ mod tests {
         ] {
             assert_eq!(Cause::by_id(abort.cause_id()), Some(want), "{abort:?}");
         }
+    }
+
+    /// One piece of advice per cause, whether the statistics or vmctl's record told it.
+    #[test]
+    fn the_record_and_the_statistics_give_the_same_advice_for_a_cause() {
+        let from_stats = classify(
+            &CompletedJob {
+                error_message: Some("operation failed: Lost connection to destination host".into()),
+                ..job(JobEnd::Failed)
+            },
+            DomainStatus::Running,
+        );
+        let from_record = classify_record(
+            &Record {
+                outcome: "failed".into(),
+                cause: "connection-failure".into(),
+                ..Default::default()
+            },
+            DomainStatus::Running,
+        );
+        assert_eq!(from_record.cause, from_stats.cause);
+        assert_eq!(from_record.advice, from_stats.advice);
+        assert!(from_record.advice.contains("still on the source"));
     }
 }

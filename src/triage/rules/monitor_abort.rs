@@ -87,6 +87,22 @@ pub(super) fn bandwidth_words(v: &View) -> String {
     }
 }
 
+/// What both aborts rest on: the failure reason, whether an abort was requested (when the
+/// cause is inferred), and the timing.
+fn abort_finding(v: &View, inferred: bool) -> Finding {
+    let mut f = Finding {
+        inferred,
+        evidence: failure_fact(v).into_iter().collect(),
+        ..Default::default()
+    };
+    if let (Some(st), true) = (v.state, inferred) {
+        f.evidence
+            .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
+    }
+    f.evidence.extend(timing_facts(v));
+    f
+}
+
 pub(crate) const NOT_CONVERGING: Rule = Rule {
     cause: Cause {
         id: "not-converging",
@@ -105,16 +121,7 @@ pub(super) fn not_converging(v: &View) -> Option<Finding> {
     let MonitorAbort::NotConverging { inferred } = monitor_abort(v)? else {
         return None;
     };
-    let mut f = Finding {
-        inferred,
-        evidence: failure_fact(v).into_iter().collect(),
-        ..Default::default()
-    };
-    if let (Some(st), true) = (v.state, inferred) {
-        f.evidence
-            .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
-    }
-    f.evidence.extend(timing_facts(v));
+    let mut f = abort_finding(v, inferred);
     f.evidence.push(v.config_fact(
         "completionTimeoutPerGiB",
         v.config.completion_timeout_per_gib.to_string(),
@@ -189,16 +196,7 @@ pub(super) fn no_progress(v: &View) -> Option<Finding> {
     let MonitorAbort::NoProgress { inferred } = monitor_abort(v)? else {
         return None;
     };
-    let mut f = Finding {
-        inferred,
-        evidence: failure_fact(v).into_iter().collect(),
-        ..Default::default()
-    };
-    if let (Some(st), true) = (v.state, inferred) {
-        f.evidence
-            .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
-    }
-    f.evidence.extend(timing_facts(v));
+    let mut f = abort_finding(v, inferred);
     let stall = kv19::stall_abort_words(v);
     if stall.is_none() {
         f.evidence
