@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use super::{Plane, kubevirt19, reported, rules};
+use super::{Plane, kubevirt19, rules};
 
 /// Why a migration ended where it did: the id (part of the JSON contract) and the plane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,8 @@ impl PartialEq<&str> for Cause {
 pub const ABORTED_BY_REQUEST: Cause = rules::aborted_by_request::ABORTED_BY_REQUEST.cause;
 pub const ANOTHER_MIGRATION_IN_PROGRESS: Cause =
     rules::another_migration_in_progress::ANOTHER_MIGRATION_IN_PROGRESS.cause;
-pub const BACKEND_STORAGE_HANDOFF_STUCK: Cause = reported::BACKEND_STORAGE_HANDOFF.cause;
+pub const BACKEND_STORAGE_HANDOFF_STUCK: Cause =
+    rules::backend_storage_handoff_stuck::BACKEND_STORAGE_HANDOFF.cause;
 pub const BLOCKED_BY_BACKUP: Cause = rules::blocked_by_backup::BLOCKED_BY_BACKUP.cause;
 pub const BLOCKED_BY_UTILITY_VOLUMES: Cause =
     rules::blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES.cause;
@@ -63,16 +64,16 @@ pub const NO_NODE_FOR_CPU_MODEL: Cause = rules::no_node_for_cpu_model::NO_NODE_F
 pub const NO_PROGRESS: Cause = rules::monitor_abort::NO_PROGRESS.cause;
 pub const NOT_CONVERGING: Cause = rules::monitor_abort::NOT_CONVERGING.cause;
 pub const NOT_LIVE_MIGRATABLE: Cause = rules::not_live_migratable::NOT_LIVE_MIGRATABLE.cause;
-pub const PDB_BLOCKS_EVICTION: Cause = reported::PDB_BLOCKS_EVICTION.cause;
+pub const PDB_BLOCKS_EVICTION: Cause = rules::pdb_blocks_eviction::PDB_BLOCKS_EVICTION.cause;
 pub const POSTCOPY_FAILED: Cause = rules::postcopy_failed::POSTCOPY_FAILED.cause;
-pub const POSTCOPY_UNSUPPORTED: Cause = reported::POSTCOPY_UNSUPPORTED.cause;
+pub const POSTCOPY_UNSUPPORTED: Cause = rules::postcopy_unsupported::POSTCOPY_UNSUPPORTED.cause;
 pub const QUEUED_PARALLEL_LIMIT: Cause = rules::queued_parallel_limit::QUEUED_PARALLEL_LIMIT.cause;
 pub const RESOURCE_QUOTA_EXCEEDED: Cause =
     rules::resource_quota_exceeded::RESOURCE_QUOTA_EXCEEDED.cause;
 pub const SUCCEEDED: Cause = rules::succeeded::SUCCEEDED.cause;
 pub const TARGET_DOMAIN_NOT_SEEN: Cause =
     rules::target_domain_not_seen::TARGET_DOMAIN_NOT_SEEN.cause;
-pub const TARGET_ON_SOURCE_NODE: Cause = reported::TARGET_ON_SOURCE_NODE.cause;
+pub const TARGET_ON_SOURCE_NODE: Cause = rules::target_on_source_node::TARGET_ON_SOURCE_NODE.cause;
 pub const TARGET_POD_CREATE_FAILED: Cause =
     rules::target_pod_create_failed::TARGET_POD_CREATE_FAILED.cause;
 pub const TARGET_POD_LOST: Cause = rules::target_pod_lost::TARGET_POD_LOST.cause;

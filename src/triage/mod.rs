@@ -9,7 +9,6 @@ pub mod cause;
 mod history;
 mod kubevirt19;
 mod objects;
-mod reported;
 pub mod rules;
 pub mod strings;
 mod timeline;

@@ -93,7 +93,7 @@ pub(super) fn another_migration_in_progress(v: &View) -> Option<Finding> {
         // virt-controller counts pods by phase (kubevirt#12773).
         let exited: Vec<&str> = extra
             .iter()
-            .filter(|p| crate::triage::reported::all_containers_exited(p))
+            .filter(|p| all_containers_exited(p))
             .map(|p| pod_name(p))
             .collect();
         for name in &exited {

@@ -1,5 +1,5 @@
-//! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`; the
-//! rules for failures reported upstream are in `reported.rs` and `kubevirt19.rs`): its
+//! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`;
+//! `decentralized-migration-blocked` is in `kubevirt19.rs` with the v1.9 fields it reads): its
 //! [`Cause`] (the stable id, part of the JSON contract, and the plane), the fields it reads,
 //! its advice, and the check that decides it, directly below. This file holds only the
 //! order: rules are tried as [`CATALOGUE`] lists them and the first that matches decides
@@ -78,6 +78,7 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 
 pub(super) mod aborted_by_request;
 pub(super) mod another_migration_in_progress;
+pub(super) mod backend_storage_handoff_stuck;
 pub(super) mod blocked_by_backup;
 pub(super) mod blocked_by_utility_volumes;
 pub(super) mod connection_failure;
@@ -89,11 +90,14 @@ pub(super) mod monitor_abort;
 pub(super) mod no_migration;
 pub(super) mod no_node_for_cpu_model;
 pub(super) mod not_live_migratable;
+pub(super) mod pdb_blocks_eviction;
 pub(super) mod postcopy_failed;
+pub(super) mod postcopy_unsupported;
 pub(super) mod queued_parallel_limit;
 pub(super) mod resource_quota_exceeded;
 pub(super) mod succeeded;
 pub(super) mod target_domain_not_seen;
+pub(super) mod target_on_source_node;
 pub(super) mod target_pod_create_failed;
 pub(super) mod target_pod_lost;
 pub(super) mod target_pod_not_ready;
@@ -109,10 +113,10 @@ use unknown::*;
 pub static CATALOGUE: &[Rule] = &[
     target_domain_not_seen::TARGET_DOMAIN_NOT_SEEN,
     succeeded::SUCCEEDED,
-    super::reported::BACKEND_STORAGE_HANDOFF,
+    backend_storage_handoff_stuck::BACKEND_STORAGE_HANDOFF,
     postcopy_failed::POSTCOPY_FAILED,
     aborted_by_request::ABORTED_BY_REQUEST,
-    super::reported::POSTCOPY_UNSUPPORTED,
+    postcopy_unsupported::POSTCOPY_UNSUPPORTED,
     kv19::DECENTRALIZED_BLOCKED,
     blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES,
     blocked_by_backup::BLOCKED_BY_BACKUP,
@@ -121,7 +125,7 @@ pub static CATALOGUE: &[Rule] = &[
     no_node_for_cpu_model::NO_NODE_FOR_CPU_MODEL,
     target_pod_unschedulable::TARGET_POD_UNSCHEDULABLE,
     target_pod_not_ready::TARGET_POD_NOT_READY,
-    super::reported::TARGET_ON_SOURCE_NODE,
+    target_on_source_node::TARGET_ON_SOURCE_NODE,
     target_pod_lost::TARGET_POD_LOST,
     vmi_stopped_during_migration::VMI_STOPPED_DURING_MIGRATION,
     another_migration_in_progress::ANOTHER_MIGRATION_IN_PROGRESS,
@@ -134,7 +138,7 @@ pub static CATALOGUE: &[Rule] = &[
     connection_failure::CONNECTION_FAILURE,
     libvirt_error::LIBVIRT_ERROR,
     in_progress::IN_PROGRESS,
-    super::reported::PDB_BLOCKS_EVICTION,
+    pdb_blocks_eviction::PDB_BLOCKS_EVICTION,
     no_migration::NO_MIGRATION,
     UNKNOWN,
 ];
@@ -202,6 +206,22 @@ pub(super) fn ts_string(second: i64) -> String {
     k8s_openapi::jiff::Timestamp::from_second(second)
         .map(|t| t.to_string())
         .unwrap_or_else(|_| second.to_string())
+}
+
+/// True when the pod has containers and every one of them has terminated (kubectl shows it as
+/// Completed) whatever its phase says.
+pub(crate) fn all_containers_exited(p: &crate::model::Pod) -> bool {
+    let Some(statuses) = p
+        .status
+        .as_ref()
+        .and_then(|st| st.container_statuses.as_ref())
+    else {
+        return false;
+    };
+    !statuses.is_empty()
+        && statuses
+            .iter()
+            .all(|c| c.state.as_ref().is_some_and(|st| st.terminated.is_some()))
 }
 
 #[cfg(test)]
