@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::render::fmt::bytes;
 use crate::triage::cause::{self, Cause};
-use crate::triage::strings::is_connection_error;
+use crate::triage::strings::{is_canceled_by_client, is_connection_error};
 use crate::triage::{Confidence, Diagnosis, Fact, Outcome, RuleInfo, VmiInfo};
 
 /// libvirt's job type of a finished (or running) job.
@@ -176,7 +176,7 @@ pub fn failure(message: &str, in_postcopy: bool) -> Cause {
     if in_postcopy || m.contains("post-copy") || m.contains("postcopy") {
         return cause::POSTCOPY_FAILED;
     }
-    if m.contains("canceled by client") || m.contains("cancelled by client") {
+    if is_canceled_by_client(&m) {
         return cause::ABORTED_BY_REQUEST;
     }
     if is_connection_error(&m) {

@@ -158,7 +158,7 @@ pub fn classify_failure(reason: &str) -> FailureText<'_> {
     if trimmed.starts_with(VOLUME_TOO_SMALL_V19) || trimmed.starts_with(VOLUME_TOO_SMALL_V18) {
         return FailureText::VolumeTooSmall;
     }
-    if trimmed.contains(LIBVIRT_CANCELED_BY_CLIENT) {
+    if is_canceled_by_client(trimmed) {
         return FailureText::GenericAbort;
     }
     FailureText::Other(trimmed)
@@ -184,6 +184,9 @@ pub const CONNECTION_ERRORS: &[&str] = &[
     "unable to write to socket",
     "unable to read from socket",
     "i/o timeout",
+    // libvirt's words when the source QEMU's monitor socket went away during the migration
+    // (QEMU's own crash reads "qemu unexpectedly closed the monitor" and is not matched).
+    "unable to read from monitor",
     // It never came up.
     "connection refused",
     "unable to connect",
@@ -204,6 +207,13 @@ pub fn is_connection_error(text: &str) -> bool {
     CONNECTION_ERRORS
         .iter()
         .any(|needle| lower.contains(needle))
+}
+
+/// True when libvirt says the job was cancelled on request (`VIR_ERR_OPERATION_ABORTED`,
+/// either spelling): KubeVirt's `failureReason` and a libvirt migrate call's error alike.
+pub fn is_canceled_by_client(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains(LIBVIRT_CANCELED_BY_CLIENT) || lower.contains("cancelled by client")
 }
 
 /// `virError(Code=9, Domain=10, Message='…')` → (9, "…").
@@ -332,5 +342,20 @@ mod tests {
             "0/2 nodes are available: 2 Insufficient cpu"
         );
         assert_eq!(scheduler_summary("unschedulable"), "unschedulable");
+    }
+
+    #[test]
+    fn a_cancel_on_request_reads_the_same_in_either_spelling() {
+        assert!(is_canceled_by_client(
+            "operation aborted: job 'migration out' canceled by client"
+        ));
+        assert!(is_canceled_by_client("Job Cancelled By Client"));
+        assert!(!is_canceled_by_client(
+            "operation aborted: migration job: failed"
+        ));
+        assert_eq!(
+            classify_failure("operation aborted: job 'migration out' cancelled by client"),
+            FailureText::GenericAbort
+        );
     }
 }
