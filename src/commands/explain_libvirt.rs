@@ -62,7 +62,7 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
     );
     out.push_str(&format!(
         "  cause:     {} {}\n",
-        style.paint(r.diagnosis.cause, tone),
+        style.paint(r.diagnosis.cause.id, tone),
         if outcome.is_empty() {
             String::new()
         } else {

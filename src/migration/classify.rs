@@ -134,7 +134,7 @@ impl Classification {
         Diagnosis {
             outcome: self.outcome,
             plane: self.cause.plane,
-            cause: self.cause.id,
+            cause: self.cause,
             summary: self.summary,
             inferred: self.inferred,
             rule: RuleInfo {
@@ -858,7 +858,7 @@ mod tests {
         let lines: Vec<String> = c.evidence.iter().map(|(_, l)| l.clone()).collect();
         let d = c.diagnosis("web-01", "src-host", DomainStatus::Running);
         assert_eq!(
-            (d.cause, d.plane, d.outcome, d.confidence),
+            (d.cause.id, d.plane, d.outcome, d.confidence),
             (
                 "connection-failure",
                 Plane::DataPlane,
@@ -908,7 +908,7 @@ mod tests {
         )
         .diagnosis("web-01", "h", DomainStatus::Running);
         assert_eq!(
-            (d.cause, d.inferred, d.confidence),
+            (d.cause.id, d.inferred, d.confidence),
             ("not-converging", true, Confidence::Medium)
         );
         for end in [JobEnd::None, JobEnd::Running] {

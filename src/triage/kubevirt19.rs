@@ -1153,7 +1153,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!((d.cause, d.inferred), ("no-progress", true));
+        assert_eq!((d.cause.id, d.inferred), ("no-progress", true));
         assert!(
             d.summary.contains("stallProgressTimeout (40 s)"),
             "{}",
@@ -1175,7 +1175,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &[])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "no-progress");
+        assert_eq!(d.cause.id, "no-progress");
         assert!(
             d.summary.contains("progressTimeout (150 s)"),
             "{}",
@@ -1196,7 +1196,7 @@ mod tests {
         let vmi = running_vmi("a", streamed("u-m", "PostCopy", 120, None, cfg));
         let e = evidence(final_vmim("Succeeded"), vmi, Vec::new(), None);
         let d = diagnose(&e);
-        assert_eq!(d.cause, "succeeded");
+        assert_eq!(d.cause.id, "succeeded");
         let sd = d
             .migration
             .as_ref()
@@ -1232,7 +1232,7 @@ mod tests {
             Some(kubevirt("v1.9.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "in-progress");
+        assert_eq!(d.cause.id, "in-progress");
         let line = d
             .attention
             .iter()
@@ -1354,7 +1354,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "not-converging");
+        assert_eq!(d.cause.id, "not-converging");
         assert!(
             d.summary.contains("switchoverTimeout (60 s)"),
             "{}",
@@ -1383,7 +1383,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "not-converging");
+        assert_eq!(d.cause.id, "not-converging");
         assert!(
             d.summary.contains("completion-timeout path"),
             "{}",
@@ -1414,7 +1414,7 @@ mod tests {
         }));
         let e = evidence(m, vmi, Vec::new(), None);
         let d = diagnose(&e);
-        assert_eq!(d.cause, "decentralized-migration-blocked");
+        assert_eq!(d.cause.id, "decentralized-migration-blocked");
         assert!(
             d.summary.contains("X: old") && d.summary.contains("peer peer:9185"),
             "{}",

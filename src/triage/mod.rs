@@ -273,8 +273,8 @@ pub struct RuleInfo {
 pub struct Diagnosis {
     pub outcome: Outcome,
     pub plane: Plane,
-    /// The id of the rule that decided (stable).
-    pub cause: &'static str,
+    /// The cause the deciding rule names (written as its stable id).
+    pub cause: Cause,
     /// One sentence.
     pub summary: String,
     /// True when the cause is inferred (e.g. from elapsed time) rather than read.
@@ -333,7 +333,7 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     Diagnosis {
         outcome,
         plane,
-        cause: rule.cause.id,
+        cause: rule.cause,
         summary: finding.summary,
         inferred: finding.inferred,
         rule: RuleInfo {
