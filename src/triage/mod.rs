@@ -1,5 +1,8 @@
-//! Failure diagnosis (pure): evidence in, a diagnosis out. A catalogue of rules, each with a
-//! stable id, its plane, the fields it reads and its advice.
+//! Failure diagnosis (pure): evidence in, a diagnosis out. A catalogue of rules
+//! (`rules/`, one file a rule: its [`Cause`] — stable id and plane —, the fields it reads,
+//! its advice and its check together). The causes are the one vocabulary of vmctl: the
+//! libvirt classifier (`migration::classify`) and the controller's aborts name the same ones,
+//! and `explain --connect` returns the same [`Diagnosis`].
 //!
 //! Status comes first and events are a bonus: events expire after an hour and KubeVirt keeps
 //! only five finished migrations per VMI, so every rule decides from object status when it
