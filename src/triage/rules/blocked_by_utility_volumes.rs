@@ -19,10 +19,7 @@ pub(crate) const BLOCKED_BY_UTILITY_VOLUMES: Rule = Rule {
 
 pub(super) fn blocked_by_utility_volumes(v: &View) -> Option<Finding> {
     let cond = v.vmim_condition(s::COND_UTILITY_VOLUMES);
-    let pending_event = v
-        .vmim_events()
-        .filter(|e| event_reason(e) == s::REASON_UTILITY_VOLUMES)
-        .max_by_key(|e| event_last(e));
+    let pending_event = newest_with_reason(v.vmim_events(), s::REASON_UTILITY_VOLUMES);
     let timeout = v
         .vmim_events()
         .find(|e| event_message(e).starts_with(s::UTILITY_VOLUMES_TIMEOUT_PREFIX));

@@ -21,10 +21,7 @@ pub(super) fn migration_backoff(v: &View) -> Option<Finding> {
     if !matches!(v.phase, MigrationPhase::Pending | MigrationPhase::Unset) {
         return None;
     }
-    let event = v
-        .vmi_events()
-        .filter(|e| event_reason(e) == s::REASON_BACKOFF)
-        .max_by_key(|e| event_last(e));
+    let event = newest_with_reason(v.vmi_events(), s::REASON_BACKOFF);
     let backoff = v
         .vmim
         .and_then(|m| crate::triage::history::backoff(&v.ev.migrations, m));
@@ -43,13 +40,7 @@ pub(super) fn migration_backoff(v: &View) -> Option<Finding> {
     if computed.is_none() && event.is_none() {
         return None;
     }
-    let mut f = Finding {
-        inferred: event.is_none(),
-        ..Default::default()
-    };
-    if let Some(e) = event {
-        f.evidence.push(v.event_fact(e));
-    }
+    let mut f = Finding::on_event(v, event);
     let ns = v.namespace();
     match &computed {
         Some(b) => {

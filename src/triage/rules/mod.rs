@@ -224,6 +224,28 @@ pub(crate) fn all_containers_exited(p: &crate::model::Pod) -> bool {
             .all(|c| c.state.as_ref().is_some_and(|st| st.terminated.is_some()))
 }
 
+/// The newest (by last occurrence) of `events` with this reason.
+pub(super) fn newest_with_reason<'a>(
+    events: impl Iterator<Item = &'a crate::model::Event>,
+    reason: &str,
+) -> Option<&'a crate::model::Event> {
+    events
+        .filter(|e| event_reason(e) == reason)
+        .max_by_key(|e| event_last(e))
+}
+
+impl Finding {
+    /// A finding that rests on `event` (its first fact) when there is one, and is inferred
+    /// otherwise.
+    pub(super) fn on_event(v: &View, event: Option<&crate::model::Event>) -> Finding {
+        Finding {
+            inferred: event.is_none(),
+            evidence: event.map(|e| v.event_fact(e)).into_iter().collect(),
+            ..Default::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,10 +21,7 @@ pub(super) fn no_node_for_cpu_model(v: &View) -> Option<Finding> {
     if !before_streaming(v) || (v.is_final() && v.phase != MigrationPhase::Failed) {
         return None;
     }
-    let event = v
-        .vmi_events()
-        .filter(|e| event_reason(e) == s::REASON_NO_NODE_FOR_CPU_MODEL)
-        .max_by_key(|e| event_last(e));
+    let event = newest_with_reason(v.vmi_events(), s::REASON_NO_NODE_FOR_CPU_MODEL);
     let cpu_selectors: Vec<String> = v
         .target_pod
         .and_then(|p| p.spec.as_ref())
@@ -49,13 +46,7 @@ pub(super) fn no_node_for_cpu_model(v: &View) -> Option<Finding> {
     if event.is_none() && !selector_only {
         return None;
     }
-    let mut f = Finding {
-        inferred: event.is_none(),
-        ..Default::default()
-    };
-    if let Some(e) = event {
-        f.evidence.push(v.event_fact(e));
-    }
+    let mut f = Finding::on_event(v, event);
     if let (Some(p), false) = (&v.target_pod_name, cpu_selectors.is_empty()) {
         f.evidence
             .push(v.pod_fact(p, "spec.nodeSelector", cpu_selectors.join(", ")));

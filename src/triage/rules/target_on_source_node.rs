@@ -53,10 +53,7 @@ pub(super) fn target_on_source_node(v: &View) -> Option<Finding> {
                 .push(v.pod_fact(name, "spec.nodeName", node.to_string()));
         }
     }
-    let failed_event = v
-        .vmim_events()
-        .filter(|e| event_reason(e) == s::REASON_FAILED_MIGRATION)
-        .max_by_key(|e| event_last(e));
+    let failed_event = newest_with_reason(v.vmim_events(), s::REASON_FAILED_MIGRATION);
     if let Some(e) = failed_event {
         f.evidence.push(v.event_fact(e));
     }

@@ -80,14 +80,8 @@ pub(super) fn target_pod_unschedulable(v: &View) -> Option<Finding> {
         .and_then(|p| pod_condition(p, "PodScheduled"))
         .filter(|c| c.status == "False" && c.reason == Some("Unschedulable"));
     let deleted = v.vmim_event_starting(s::UNSCHEDULABLE_DELETE_PREFIX);
-    let sched_event = v
-        .target_pod_events()
-        .filter(|e| event_reason(e) == s::REASON_FAILED_SCHEDULING)
-        .max_by_key(|e| event_last(e));
-    let vmim_event = v
-        .vmim_events()
-        .filter(|e| event_reason(e) == s::REASON_TARGET_UNSCHEDULABLE)
-        .max_by_key(|e| event_last(e));
+    let sched_event = newest_with_reason(v.target_pod_events(), s::REASON_FAILED_SCHEDULING);
+    let vmim_event = newest_with_reason(v.vmim_events(), s::REASON_TARGET_UNSCHEDULABLE);
     let applies = match &v.phase {
         MigrationPhase::Failed => {
             deleted.is_some()
