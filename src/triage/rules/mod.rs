@@ -1,4 +1,5 @@
-//! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`;
+//! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`; the
+//! migration monitor's two aborts share `monitor_abort.rs`, and
 //! `decentralized-migration-blocked` is in `kubevirt19.rs` with the v1.9 fields it reads): its
 //! [`Cause`] (the stable id, part of the JSON contract, and the plane), the fields it reads,
 //! its advice, and the check that decides it, directly below. This file holds only the
@@ -15,6 +16,39 @@ use crate::model::Quantity;
 use crate::model::vmi::{AbortStatus, MigrationMode, VmiPhase};
 use crate::model::vmim::MigrationPhase;
 use crate::render::fmt;
+
+pub(super) mod aborted_by_request;
+pub(super) mod another_migration_in_progress;
+pub(super) mod backend_storage_handoff_stuck;
+pub(super) mod blocked_by_backup;
+pub(super) mod blocked_by_utility_volumes;
+pub(super) mod connection_failure;
+pub(super) mod destination_volume_too_small;
+pub(super) mod in_progress;
+pub(super) mod libvirt_error;
+pub(super) mod migration_backoff;
+pub(super) mod monitor_abort;
+pub(super) mod no_migration;
+pub(super) mod no_node_for_cpu_model;
+pub(super) mod not_live_migratable;
+pub(super) mod pdb_blocks_eviction;
+pub(super) mod postcopy_failed;
+pub(super) mod postcopy_unsupported;
+pub(super) mod queued_parallel_limit;
+pub(super) mod resource_quota_exceeded;
+pub(super) mod succeeded;
+pub(super) mod target_domain_not_seen;
+pub(super) mod target_on_source_node;
+pub(super) mod target_pod_create_failed;
+pub(super) mod target_pod_lost;
+pub(super) mod target_pod_not_ready;
+pub(super) mod target_pod_unschedulable;
+pub(super) mod unknown;
+pub(super) mod vmi_stopped_during_migration;
+
+use monitor_abort::*;
+pub(crate) use target_pod_create_failed::create_failed_finding;
+use unknown::*;
 
 /// A catalogue entry: the cause it names, what it reads, its advice and its check, declared
 /// together in the rule's own file.
@@ -75,39 +109,6 @@ pub(crate) fn outcome(view: &View, rule: &Rule, finding: &Finding) -> Outcome {
 pub fn rule(id: &str) -> Option<&'static Rule> {
     CATALOGUE.iter().find(|r| r.cause.id == id)
 }
-
-pub(super) mod aborted_by_request;
-pub(super) mod another_migration_in_progress;
-pub(super) mod backend_storage_handoff_stuck;
-pub(super) mod blocked_by_backup;
-pub(super) mod blocked_by_utility_volumes;
-pub(super) mod connection_failure;
-pub(super) mod destination_volume_too_small;
-pub(super) mod in_progress;
-pub(super) mod libvirt_error;
-pub(super) mod migration_backoff;
-pub(super) mod monitor_abort;
-pub(super) mod no_migration;
-pub(super) mod no_node_for_cpu_model;
-pub(super) mod not_live_migratable;
-pub(super) mod pdb_blocks_eviction;
-pub(super) mod postcopy_failed;
-pub(super) mod postcopy_unsupported;
-pub(super) mod queued_parallel_limit;
-pub(super) mod resource_quota_exceeded;
-pub(super) mod succeeded;
-pub(super) mod target_domain_not_seen;
-pub(super) mod target_on_source_node;
-pub(super) mod target_pod_create_failed;
-pub(super) mod target_pod_lost;
-pub(super) mod target_pod_not_ready;
-pub(super) mod target_pod_unschedulable;
-pub(super) mod unknown;
-pub(super) mod vmi_stopped_during_migration;
-
-use monitor_abort::*;
-pub(crate) use target_pod_create_failed::create_failed_finding;
-use unknown::*;
 
 /// The catalogue, in the order the rules are tried.
 pub static CATALOGUE: &[Rule] = &[
