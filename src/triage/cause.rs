@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use super::{Plane, kubevirt19, rules};
+use super::{Plane, rules};
 
 /// Why a migration ended where it did: the id (part of the JSON contract) and the plane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,8 @@ pub const BLOCKED_BY_BACKUP: Cause = rules::blocked_by_backup::BLOCKED_BY_BACKUP
 pub const BLOCKED_BY_UTILITY_VOLUMES: Cause =
     rules::blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES.cause;
 pub const CONNECTION_FAILURE: Cause = rules::connection_failure::CONNECTION_FAILURE.cause;
-pub const DECENTRALIZED_MIGRATION_BLOCKED: Cause = kubevirt19::DECENTRALIZED_BLOCKED.cause;
+pub const DECENTRALIZED_MIGRATION_BLOCKED: Cause =
+    rules::decentralized_migration_blocked::DECENTRALIZED_BLOCKED.cause;
 pub const DESTINATION_VOLUME_TOO_SMALL: Cause =
     rules::destination_volume_too_small::DESTINATION_VOLUME_TOO_SMALL.cause;
 pub const IN_PROGRESS: Cause = rules::in_progress::IN_PROGRESS.cause;

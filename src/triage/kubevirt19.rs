@@ -584,66 +584,6 @@ pub(crate) fn target_pod_pending(v: &View) -> bool {
 // ---------------------------------------------------------------- rules and texts
 
 use super::Fact;
-use super::rules::{Finding, Rule};
-use super::{Cause, Plane};
-
-/// A decentralized migration blocked by the synchronization controller.
-pub(crate) const DECENTRALIZED_BLOCKED: Rule = Rule {
-    cause: Cause {
-        id: "decentralized-migration-blocked",
-        plane: Plane::ControlPlane,
-    },
-    reads: &[
-        "VirtualMachineInstanceMigration status.conditions[type=decentralizedMigrationBlocked]",
-        "VirtualMachineInstance status.conditions[type=DecentralizedLiveMigrationFailure]",
-        "VirtualMachineInstanceMigration spec.sendTo / spec.receive, status.synchronizationAddresses",
-    ],
-    advice: "A decentralized (cross-cluster) migration needs both clusters: a VMIM with the same migrationID on the peer, synchronization controllers that reach each other, and the DecentralizedLiveMigration feature gate on both. Fix what the condition's message names.",
-    blocks: true,
-    check: decentralized_blocked,
-};
-
-fn decentralized_blocked(v: &View) -> Option<Finding> {
-    let (kind, c) = decentralized_block(v)?;
-    let mut f = Finding::default();
-    let field = if kind == "VirtualMachineInstance" {
-        format!("status.conditions[type={COND_DECENTRALIZED_FAILURE}]")
-    } else {
-        format!("status.conditions[type={COND_DECENTRALIZED_BLOCKED}]")
-    };
-    let reason = c.reason.as_deref().unwrap_or("(no reason)");
-    let message = c.message.as_deref().unwrap_or("(no message)");
-    let value = format!("True, reason {reason}: {message}");
-    f.evidence.push(if kind == "VirtualMachineInstance" {
-        v.vmi_fact(&field, value)
-    } else {
-        v.vmim_fact(&field, value)
-    });
-    f.evidence.extend(sync_facts(v));
-    let role = decentralized_info(v)
-        .map(|d| {
-            let id = d
-                .migration_id
-                .map(|i| format!(", migrationID {i}"))
-                .unwrap_or_default();
-            let peer = d
-                .connect_url
-                .map(|u| format!(", peer {u}"))
-                .unwrap_or_default();
-            format!(" ({} side{id}{peer})", d.role.as_str())
-        })
-        .unwrap_or_default();
-    let failed = if v.phase == MigrationPhase::Failed {
-        " and the migration failed"
-    } else {
-        ""
-    };
-    f.summary = format!(
-        "The decentralized (cross-cluster) migration{role} is blocked by the synchronization controller{failed}: {reason}: {message}"
-    );
-    f.next_steps.extend(sync_steps(v));
-    Some(f)
-}
 
 /// Facts of a decentralized migration: its spec and the synchronization addresses.
 pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {

@@ -1,11 +1,10 @@
 //! The rule catalogue. Each rule is one declaration in its own file (`rules/<rule>.rs`; the
-//! migration monitor's two aborts share `monitor_abort.rs`, and
-//! `decentralized-migration-blocked` is in `kubevirt19.rs` with the v1.9 fields it reads): its
-//! [`Cause`] (the stable id, part of the JSON contract, and the plane), the fields it reads,
-//! its advice, and the check that decides it, directly below. This file holds only the
-//! order: rules are tried as [`CATALOGUE`] lists them and the first that matches decides
-//! (specific, status-backed causes before inferred ones; `unknown` always matches last),
-//! and the helpers the checks share.
+//! migration monitor's two aborts share `monitor_abort.rs`): its [`Cause`] (the stable id,
+//! part of the JSON contract, and the plane), the fields it reads, its advice, and the check
+//! that decides it, directly below. This file holds only the order: rules are tried as
+//! [`CATALOGUE`] lists them and the first that matches decides (specific, status-backed
+//! causes before inferred ones; `unknown` always matches last), and the helpers the checks
+//! share.
 
 use super::kubevirt19 as kv19;
 use super::objects::*;
@@ -23,6 +22,7 @@ pub(super) mod backend_storage_handoff_stuck;
 pub(super) mod blocked_by_backup;
 pub(super) mod blocked_by_utility_volumes;
 pub(super) mod connection_failure;
+pub(super) mod decentralized_migration_blocked;
 pub(super) mod destination_volume_too_small;
 pub(super) mod in_progress;
 pub(super) mod libvirt_error;
@@ -118,7 +118,7 @@ pub static CATALOGUE: &[Rule] = &[
     postcopy_failed::POSTCOPY_FAILED,
     aborted_by_request::ABORTED_BY_REQUEST,
     postcopy_unsupported::POSTCOPY_UNSUPPORTED,
-    kv19::DECENTRALIZED_BLOCKED,
+    decentralized_migration_blocked::DECENTRALIZED_BLOCKED,
     blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES,
     blocked_by_backup::BLOCKED_BY_BACKUP,
     resource_quota_exceeded::RESOURCE_QUOTA_EXCEEDED,
