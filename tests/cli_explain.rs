@@ -1122,8 +1122,16 @@ fn the_help_and_the_man_page_list_every_cause() {
             .unwrap()
             .replace("\\-", "-");
     for rule in vmctl::triage::CATALOGUE {
-        assert!(help.contains(rule.id), "explain --help lacks {}", rule.id);
-        assert!(man.contains(rule.id), "vmctl-explain.1 lacks {}", rule.id);
+        assert!(
+            help.contains(rule.cause.id),
+            "explain --help lacks {}",
+            rule.cause.id
+        );
+        assert!(
+            man.contains(rule.cause.id),
+            "vmctl-explain.1 lacks {}",
+            rule.cause.id
+        );
     }
     assert!(help.contains("postcopy-unsupported"));
 }

@@ -1,15 +1,16 @@
 //! `vmctl explain DOMAIN --connect URI`: the last migration job of a libvirt domain (its
-//! completed-job statistics, kept by the daemon that ran it: the source), classified in the
-//! triage vocabulary (succeeded, aborted-by-request, not-converging, no-progress,
-//! connection-failure, postcopy-failed).
+//! completed-job statistics, kept by the daemon that ran it: the source), classified with
+//! the causes of KubeVirt's `explain` (succeeded, aborted-by-request, not-converging,
+//! no-progress, connection-failure, postcopy-failed, libvirt-error) into the same
+//! `triage::Diagnosis`.
 
 use serde::Serialize;
 
 use crate::cli::{ExplainArgs, GlobalArgs};
 use crate::error::{Error, Result, exit};
-use crate::migration::Outcome;
-use crate::migration::classify::{Classification, CompletedJob, DomainStatus};
+use crate::migration::classify::{CompletedJob, DomainStatus};
 use crate::render::{OutputFormat, Style, Tone, structured, write_stdout};
+use crate::triage::{Diagnosis, Outcome};
 
 /// The `-o json|yaml` document.
 #[derive(Debug, Serialize)]
@@ -21,8 +22,10 @@ pub struct LibvirtDiagnosis {
     pub uri: String,
     pub host: String,
     pub domain_state: DomainStatus,
+    /// The same document as KubeVirt's `explain` (`cause`, `plane`, `rule`, `evidence`…);
+    /// `vmi` is the domain: its name, its host as `node`, its state as `phase`.
     #[serde(flatten)]
-    pub diagnosis: Classification,
+    pub diagnosis: Diagnosis,
     pub job: CompletedJob,
 }
 
@@ -38,27 +41,28 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
         OutputFormat::Table | OutputFormat::Wide => render(&report, style),
     };
     write_stdout(&text)?;
-    Ok(match report.diagnosis.outcome {
-        Some(Outcome::Failed) | Some(Outcome::Aborted) => exit::FINDING,
-        _ => exit::OK,
+    Ok(if report.diagnosis.outcome.is_finding() {
+        exit::FINDING
+    } else {
+        exit::OK
     })
 }
 
 /// The diagnosis as text.
 pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
-    let tone = match r.diagnosis.outcome {
-        Some(Outcome::Succeeded) => Tone::Good,
-        Some(_) => Tone::Bad,
-        None => Tone::Plain,
+    // A job that is running, or none at all, is neither good nor bad and shows no outcome.
+    let (tone, outcome) = match r.diagnosis.outcome {
+        Outcome::Succeeded => (Tone::Good, Outcome::Succeeded.as_str()),
+        Outcome::InProgress | Outcome::NoMigration => (Tone::Plain, ""),
+        o => (Tone::Bad, o.as_str()),
     };
-    let outcome = r.diagnosis.outcome.map_or("", |o| o.as_str());
     let mut out = format!(
         "domain {} on {} ({}): last migration job\n",
         r.domain, r.host, r.uri
     );
     out.push_str(&format!(
         "  cause:     {} {}\n",
-        style.paint(r.diagnosis.cause, tone),
+        style.paint(r.diagnosis.cause.id, tone),
         if outcome.is_empty() {
             String::new()
         } else {
@@ -67,10 +71,10 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
     ));
     out.push_str(&format!("  summary:   {}\n", r.diagnosis.summary));
     out.push_str("  evidence:\n");
-    for e in &r.diagnosis.evidence {
-        out.push_str(&format!("    - {e}\n"));
+    for fact in &r.diagnosis.evidence {
+        out.push_str(&format!("    - {}\n", fact.value));
     }
-    out.push_str(&format!("  next:      {}\n", r.diagnosis.advice));
+    out.push_str(&format!("  next:      {}\n", r.diagnosis.rule.advice));
     out
 }
 
@@ -84,7 +88,7 @@ pub async fn diagnose(_domain: String, _uri: String) -> Result<LibvirtDiagnosis>
 #[cfg(feature = "libvirt")]
 pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
     tokio::task::spawn_blocking(move || {
-        use crate::migration::classify::{JobEnd, classify, classify_record};
+        use crate::migration::classify::{JobEnd, classify, classify_record, field};
         use crate::migration::libvirt::{
             connect, domain_status, job_stats, lookup, read_record, to_completed,
         };
@@ -110,18 +114,22 @@ pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
         };
         // libvirt keeps statistics of succeeded jobs only; vmctl's record covers the rest.
         let record = read_record(&dom);
-        let diagnosis = match (&record, job.end) {
+        let classification = match (&record, job.end) {
             (Some(r), JobEnd::None) => classify_record(r, state),
             (Some(r), _) => {
-                let mut d = classify(&job, state);
-                d.evidence.push(format!(
-                    "vmctl's record of the last migration it drove ({}): {} ({})",
-                    r.at, r.cause, r.outcome
+                let mut c = classify(&job, state);
+                c.evidence.push((
+                    field::RECORD,
+                    format!(
+                        "vmctl's record of the last migration it drove ({}): {} ({})",
+                        r.at, r.cause, r.outcome
+                    ),
                 ));
-                d
+                c
             }
             (None, _) => classify(&job, state),
         };
+        let diagnosis = classification.diagnosis(&domain, &host, state);
         Ok(LibvirtDiagnosis {
             api_version: "vmctl/v1alpha1",
             kind: "LibvirtJobDiagnosis",
@@ -135,4 +143,75 @@ pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
     })
     .await
     .map_err(|e| Error::Internal(format!("the explain task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::migration::classify::{JobEnd, classify};
+
+    fn report(job: CompletedJob, state: DomainStatus) -> LibvirtDiagnosis {
+        LibvirtDiagnosis {
+            api_version: "vmctl/v1alpha1",
+            kind: "LibvirtJobDiagnosis",
+            domain: "web-01".into(),
+            uri: "qemu+ssh://src/system".into(),
+            host: "src".into(),
+            domain_state: state,
+            diagnosis: classify(&job, state).diagnosis("web-01", "src", state),
+            job,
+        }
+    }
+
+    /// The text is what it was when the classifier had its own result type.
+    #[test]
+    fn the_text_is_unchanged_by_the_shared_diagnosis() {
+        let job = CompletedJob {
+            end: JobEnd::Failed,
+            error_message: Some("operation failed: Lost connection to destination host".into()),
+            elapsed_ms: Some(15_600),
+            memory_total: Some(256 << 20),
+            data_processed: Some(400 << 20),
+            memory_bps: Some(32 << 20),
+            dirty_rate_bps: Some(4 << 20),
+            iteration: Some(5),
+            ..Default::default()
+        };
+        let text = render(&report(job, DomainStatus::Running), Style { color: false });
+        assert_eq!(
+            text,
+            "domain web-01 on src (qemu+ssh://src/system): last migration job\n\
+             \x20 cause:     connection-failure (failed)\n\
+             \x20 summary:   the connection between the hosts broke: operation failed: Lost connection to destination host\n\
+             \x20 evidence:\n\
+             \x20   - job: failed\n\
+             \x20   - time elapsed: 15.6 s\n\
+             \x20   - error: operation failed: Lost connection to destination host\n\
+             \x20   - data processed: 400.0 MiB (guest memory 256.0 MiB)\n\
+             \x20   - passes: 5\n\
+             \x20   - last transfer rate 32.0 MiB/s, dirty rate 4.0 MiB/s\n\
+             \x20   - domain now: running\n\
+             \x20 next:      Check the destination daemon and the network between the hosts; the guest is still on the source if it was in pre-copy.\n"
+        );
+        // Nothing on record: no outcome in brackets (the line keeps its trailing space).
+        let text = render(
+            &report(CompletedJob::default(), DomainStatus::ShutOff),
+            Style { color: false },
+        );
+        assert!(text.contains("\n  cause:     no-migration \n"), "{text}");
+    }
+
+    #[test]
+    fn the_json_document_keeps_cause_and_gains_the_diagnosis_fields() {
+        let r = report(CompletedJob::default(), DomainStatus::ShutOff);
+        let json: serde_json::Value = serde_json::to_value(&r).unwrap_or_default();
+        assert_eq!(json["cause"], "no-migration");
+        assert_eq!(json["outcome"], "no-migration");
+        assert_eq!(json["plane"], "none");
+        assert_eq!(json["rule"]["id"], "no-migration");
+        assert_eq!(json["vmi"]["name"], "web-01");
+        assert_eq!(json["domainState"], "shut-off");
+        assert_eq!(json["evidence"][0]["field"], "jobStats.type");
+        assert_eq!(json["evidence"][0]["value"], "job: none");
+    }
 }

@@ -582,7 +582,12 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         wait,
         budget,
         bars: is_tty && !ctx.output.is_structured(),
-        advisor: Advisor::new(&current, guest_memory.unwrap_or(0), budget, post_copy_allowed),
+        advisor: Advisor::new(
+            &current,
+            guest_memory.unwrap_or(0),
+            budget,
+            post_copy_allowed,
+        ),
         degraded: None,
         last_heartbeat_ms: 0,
         target_pod: None,

@@ -26,6 +26,7 @@ use crate::policy::migratability::{Blocker, migratability};
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, LauncherPod, PodRole, launcher_pods};
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout, write_structured};
+use crate::triage::strings::scheduler_summary;
 
 pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
 
@@ -806,15 +807,6 @@ fn migration_row(
             .and_then(|f| f.decentralized.clone())
             .or_else(|| decentralized_of(m, None)),
     }
-}
-
-/// The scheduler's verdict without the preemption epilogue.
-fn scheduler_summary(message: &str) -> &str {
-    message
-        .split(" preemption:")
-        .next()
-        .unwrap_or(message)
-        .trim_end()
 }
 
 /// Keeps only the named VMIs; unknown names are an error with suggestions.

@@ -1,6 +1,8 @@
-//! Classifies how a libvirt migration job ended (pure), in the triage vocabulary:
-//! `succeeded`, `aborted-by-request`, `not-converging`, `no-progress`,
-//! `connection-failure`, `postcopy-failed`, else `libvirt-error`.
+//! Classifies how a libvirt migration job ended (pure), in the triage vocabulary: the same
+//! [`Cause`]s as KubeVirt's `explain` (`succeeded`, `aborted-by-request`, `not-converging`,
+//! `no-progress`, `connection-failure`, `postcopy-failed`, else `libvirt-error`), the same
+//! list of connection-error signatures (`triage::strings::CONNECTION_ERRORS`), and the same
+//! [`Diagnosis`] at the end ([`Classification::diagnosis`]).
 //!
 //! Inputs are plain data: the completed-job statistics libvirt keeps
 //! (`virDomainGetJobStats(..., VIR_DOMAIN_JOB_STATS_COMPLETED)`), the error the migrate
@@ -8,8 +10,10 @@
 
 use serde::Serialize;
 
-use super::sample::Outcome;
 use crate::text::bytes;
+use crate::triage::cause::{self, Cause};
+use crate::triage::strings::{is_canceled_by_client, is_connection_error};
+use crate::triage::{Confidence, Diagnosis, Fact, Outcome, RuleInfo, VmiInfo};
 
 /// libvirt's job type of a finished (or running) job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -72,175 +76,236 @@ pub enum DomainStatus {
     Unknown,
 }
 
-/// A cause id, the outcome, one sentence, the facts it rests on, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Classification {
-    pub cause: &'static str,
-    pub outcome: Option<Outcome>,
-    pub summary: String,
-    pub evidence: Vec<String>,
-    pub advice: String,
+/// Where a fact of a classification was read: a typed parameter of the job statistics, the
+/// domain's state, or vmctl's record in the domain's metadata.
+pub mod field {
+    pub const JOB_TYPE: &str = "jobStats.type";
+    pub const ELAPSED: &str = "jobStats.time_elapsed";
+    pub const ERROR: &str = "jobStats.errmsg";
+    pub const DATA: &str = "jobStats.{data_processed,memory_total}";
+    pub const ITERATION: &str = "jobStats.memory_iteration";
+    pub const RATES: &str = "jobStats.{memory_bps,memory_dirty_rate}";
+    pub const MEMORY_REMAINING: &str = "jobStats.memory_remaining";
+    pub const THROTTLE: &str = "jobStats.auto_converge_throttle";
+    pub const POSTCOPY_REQUESTS: &str = "jobStats.memory_postcopy_requests";
+    pub const DOWNTIME: &str = "jobStats.downtime";
+    pub const STATE: &str = "state";
+    /// vmctl's record (`<vmctl:migration>` in `<metadata>`).
+    pub const RECORD: &str = "metadata.vmctl:migration";
 }
 
-/// The error of a migrate call (or of a job), by what its message says.
-pub fn failure_cause(message: &str, in_postcopy: bool) -> &'static str {
+/// What the classifier reads (a diagnosis's `rule.reads`).
+pub const READS: &[&str] = &[
+    "virDomainGetJobStats(VIR_DOMAIN_JOB_STATS_COMPLETED) of the source",
+    "virDomainGetState",
+    "vmctl's record of the migration it drove, in the domain's <metadata>",
+];
+
+/// A cause, the outcome, one sentence, the facts it rests on, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classification {
+    pub cause: Cause,
+    pub outcome: Outcome,
+    pub summary: String,
+    /// (where it was read: a [`field`], the fact as shown)
+    pub evidence: Vec<(&'static str, String)>,
+    pub advice: &'static str,
+    /// The cause is inferred from the statistics (rates, bytes sent) rather than read.
+    pub inferred: bool,
+}
+
+impl Classification {
+    /// The classification as the [`Diagnosis`] KubeVirt's `explain` gives: the domain stands
+    /// where the VMI does (`vmi.name` the domain, `vmi.node` the host, `vmi.phase` its state;
+    /// no namespace), each fact is read from `Domain/<host>/<domain>`, and the advice is the
+    /// one next step.
+    pub fn diagnosis(self, domain: &str, host: &str, state: DomainStatus) -> Diagnosis {
+        let object = format!("Domain/{host}/{domain}");
+        let evidence = self
+            .evidence
+            .into_iter()
+            .map(|(field, value)| Fact {
+                object: object.clone(),
+                field: field.to_string(),
+                value,
+                note: None,
+            })
+            .collect();
+        Diagnosis {
+            outcome: self.outcome,
+            plane: self.cause.plane,
+            cause: self.cause,
+            summary: self.summary,
+            inferred: self.inferred,
+            rule: RuleInfo {
+                id: self.cause.id,
+                plane: self.cause.plane,
+                reads: READS,
+                advice: self.advice,
+            },
+            migration: None,
+            vmi: VmiInfo {
+                namespace: String::new(),
+                name: domain.to_string(),
+                exists: true,
+                phase: Some(state_name(state).to_string()),
+                node: Some(host.to_string()),
+                evacuation_node: None,
+                live_migratable: None,
+                not_migratable_because: Vec::new(),
+            },
+            pods: Vec::new(),
+            attention: Vec::new(),
+            evidence,
+            timeline: Vec::new(),
+            next_steps: vec![self.advice.to_string()],
+            confidence: if self.inferred {
+                Confidence::Medium
+            } else {
+                Confidence::High
+            },
+            unexplained: Vec::new(),
+            assumptions: Vec::new(),
+        }
+    }
+}
+
+/// The cause of a migrate call's (or a job's) error, by what its message says.
+pub fn failure(message: &str, in_postcopy: bool) -> Cause {
     let m = message.to_ascii_lowercase();
     if in_postcopy || m.contains("post-copy") || m.contains("postcopy") {
-        return "postcopy-failed";
+        return cause::POSTCOPY_FAILED;
     }
-    if m.contains("canceled by client") || m.contains("cancelled by client") {
-        return "aborted-by-request";
+    if is_canceled_by_client(&m) {
+        return cause::ABORTED_BY_REQUEST;
     }
-    const CONNECTION: &[&str] = &[
-        "lost connection",
-        "end of file while reading",
-        "connection reset",
-        "connection refused",
-        "connection closed",
-        "broken pipe",
-        "unable to connect",
-        "failed to connect",
-        "cannot recv data",
-        "cannot write data",
-        "socket is closed",
-        "keepalive timeout",
-        "no route to host",
-        "no connection",
-        "network is unreachable",
-        "unable to read from monitor",
-    ];
-    if CONNECTION.iter().any(|p| m.contains(p)) {
-        return "connection-failure";
+    if is_connection_error(&m) {
+        return cause::CONNECTION_FAILURE;
     }
-    "libvirt-error"
+    cause::LIBVIRT_ERROR
+}
+
+/// [`failure`]'s id (what `migration::libvirt` records).
+pub fn failure_cause(message: &str, in_postcopy: bool) -> &'static str {
+    failure(message, in_postcopy).id
 }
 
 /// Classifies the last job of a domain from its completed-job statistics.
 pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
+    use field::*;
     let mut evidence = Vec::new();
-    evidence.push(format!("job: {}", end_text(job.end)));
+    evidence.push((JOB_TYPE, format!("job: {}", end_text(job.end))));
     if let Some(ms) = job.elapsed_ms {
-        evidence.push(format!("time elapsed: {:.1} s", ms as f64 / 1000.0));
+        evidence.push((
+            ELAPSED,
+            format!("time elapsed: {:.1} s", ms as f64 / 1000.0),
+        ));
     }
     if let Some(msg) = &job.error_message {
-        evidence.push(format!("error: {msg}"));
+        evidence.push((ERROR, format!("error: {msg}")));
     }
     if let (Some(total), Some(done)) = (job.memory_total, job.data_processed) {
-        evidence.push(format!(
-            "data processed: {} (guest memory {})",
-            bytes(done),
-            bytes(total)
+        evidence.push((
+            DATA,
+            format!(
+                "data processed: {} (guest memory {})",
+                bytes(done),
+                bytes(total)
+            ),
         ));
     }
     if let Some(it) = job.iteration {
-        evidence.push(format!("passes: {it}"));
+        evidence.push((ITERATION, format!("passes: {it}")));
     }
     if let (Some(bps), Some(dirty)) = (job.memory_bps, job.dirty_rate_bps) {
-        evidence.push(format!(
-            "last transfer rate {}/s, dirty rate {}/s",
-            bytes(bps),
-            bytes(dirty)
+        evidence.push((
+            RATES,
+            format!(
+                "last transfer rate {}/s, dirty rate {}/s",
+                bytes(bps),
+                bytes(dirty)
+            ),
         ));
     }
     if let Some(r) = job.memory_remaining.filter(|r| *r > 0) {
-        evidence.push(format!("memory remaining at the end: {}", bytes(r)));
+        evidence.push((
+            MEMORY_REMAINING,
+            format!("memory remaining at the end: {}", bytes(r)),
+        ));
     }
     if let Some(t) = job.throttle_percent.filter(|t| *t > 0) {
-        evidence.push(format!("auto-converge throttle: {t}%"));
+        evidence.push((THROTTLE, format!("auto-converge throttle: {t}%")));
     }
     let postcopy = job.postcopy_requests.is_some_and(|r| r > 0)
         || matches!(state, DomainStatus::PostcopyFailed | DomainStatus::PostCopy);
     if let Some(r) = job.postcopy_requests.filter(|r| *r > 0) {
-        evidence.push(format!("post-copy page requests: {r}"));
+        evidence.push((POSTCOPY_REQUESTS, format!("post-copy page requests: {r}")));
     }
     if let Some(d) = job.downtime_ms {
-        evidence.push(format!("downtime: {d} ms"));
+        evidence.push((DOWNTIME, format!("downtime: {d} ms")));
     }
-    evidence.push(format!("domain now: {}", status_text(state)));
+    evidence.push((STATE, format!("domain now: {}", status_text(state))));
 
+    let mut inferred = false;
     let (cause, outcome, summary, advice) = match job.end {
         JobEnd::None => (
-            "no-migration",
-            None,
+            cause::NO_MIGRATION,
+            Outcome::NoMigration,
             "no record of a migration of this domain here".to_string(),
-            "libvirt keeps completed-job statistics only for jobs that succeeded, in the \
-             daemon that ran them (the source), until it restarts; vmctl records the migrations \
-             it drives in the domain's metadata. Ask the other host, or migrate with `vmctl \
-             migrate` next time."
-                .to_string(),
+            advice(cause::NO_MIGRATION),
         ),
         JobEnd::Running => (
-            "in-progress",
-            None,
+            cause::IN_PROGRESS,
+            Outcome::InProgress,
             "a job is still running".to_string(),
-            "Follow it with `virsh domjobinfo`, or abort it with `vmctl abort --connect`."
-                .to_string(),
+            advice(cause::IN_PROGRESS),
         ),
         JobEnd::Completed => (
-            "succeeded",
-            Some(Outcome::Succeeded),
+            cause::SUCCEEDED,
+            Outcome::Succeeded,
             if postcopy {
                 "the migration completed (it finished in post-copy)".to_string()
             } else {
                 "the migration completed".to_string()
             },
-            "Nothing to do.".to_string(),
+            advice(cause::SUCCEEDED),
         ),
         JobEnd::Cancelled | JobEnd::Failed => {
             let message = job.error_message.clone().unwrap_or_default();
             let mut cause = if job.end == JobEnd::Cancelled {
-                "aborted-by-request"
+                cause::ABORTED_BY_REQUEST
             } else {
-                failure_cause(&message, postcopy)
+                failure(&message, postcopy)
             };
             if state == DomainStatus::PostcopyFailed {
-                cause = "postcopy-failed";
+                cause = cause::POSTCOPY_FAILED;
             }
             // An abort that ended a pre-copy which could not converge: name the cause.
             let not_converging = job.iteration.is_some_and(|i| i >= 3)
                 && matches!((job.memory_bps, job.dirty_rate_bps), (Some(b), Some(d)) if b > 0 && d * 10 >= b * 9);
             let no_progress = job.data_processed.is_some_and(|p| p == 0)
                 && job.elapsed_ms.is_some_and(|ms| ms > 10_000);
-            if cause == "aborted-by-request" && !postcopy {
+            if cause == cause::ABORTED_BY_REQUEST && !postcopy {
                 if not_converging {
-                    cause = "not-converging";
+                    (cause, inferred) = (cause::NOT_CONVERGING, true);
                 } else if no_progress {
-                    cause = "no-progress";
+                    (cause, inferred) = (cause::NO_PROGRESS, true);
                 }
             }
-            let outcome = if cause == "aborted-by-request" {
+            let outcome = if cause == cause::ABORTED_BY_REQUEST {
                 Outcome::Aborted
             } else {
                 Outcome::Failed
             };
-            let (summary, advice) = match cause {
-                "aborted-by-request" => (
-                    "the migration was aborted on request".to_string(),
-                    "Nothing is wrong with the hosts; migrate again when ready.".to_string(),
-                ),
-                "not-converging" => (
-                    "the migration was aborted while pre-copy could not converge: the guest dirtied memory about as fast as it was sent".to_string(),
-                    "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise --bandwidth or --max-downtime, or migrate when the guest is quieter.".to_string(),
-                ),
-                "no-progress" => (
-                    "the migration was aborted without having sent anything".to_string(),
-                    "Check the migration network between the hosts (firewall, migration ports, address).".to_string(),
-                ),
-                "connection-failure" => (
-                    format!("the connection between the hosts broke: {message}"),
-                    "Check the destination daemon and the network between the hosts; the guest is still on the source if it was in pre-copy.".to_string(),
-                ),
-                "postcopy-failed" => (
-                    format!("the migration failed in post-copy: {message}"),
-                    "The guest's memory is split between the hosts: try `virsh migrate --postcopy-resume` once the link is back; otherwise the guest is lost and must be restarted.".to_string(),
-                ),
-                _ => (
-                    format!("libvirt reported: {message}"),
-                    "Read the source daemon's log for the job.".to_string(),
-                ),
+            let summary = match cause.id {
+                "aborted-by-request" => "the migration was aborted on request".to_string(),
+                "not-converging" => "the migration was aborted while pre-copy could not converge: the guest dirtied memory about as fast as it was sent".to_string(),
+                "no-progress" => "the migration was aborted without having sent anything".to_string(),
+                "connection-failure" => format!("the connection between the hosts broke: {message}"),
+                "postcopy-failed" => format!("the migration failed in post-copy: {message}"),
+                _ => format!("libvirt reported: {message}"),
             };
-            (cause, Some(outcome), summary, advice)
+            (cause, outcome, summary, advice(cause))
         }
     };
     Classification {
@@ -249,6 +314,7 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
         summary,
         evidence,
         advice,
+        inferred,
     }
 }
 
@@ -437,78 +503,122 @@ pub fn record_from_xml(xml: &str) -> Option<Record> {
 
 /// Classifies the last migration from vmctl's record (when libvirt kept no statistics).
 pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
+    use field::{RECORD, STATE};
     let mut evidence = vec![
-        format!("vmctl's record of the migration it drove, ended {}", r.at),
-        format!("outcome: {} (mode at the end: {})", r.outcome, r.final_mode),
-        format!("time: {:.1} s", r.total_ms as f64 / 1000.0),
+        (
+            RECORD,
+            format!("vmctl's record of the migration it drove, ended {}", r.at),
+        ),
+        (
+            RECORD,
+            format!("outcome: {} (mode at the end: {})", r.outcome, r.final_mode),
+        ),
+        (RECORD, format!("time: {:.1} s", r.total_ms as f64 / 1000.0)),
     ];
     if !r.destination.is_empty() {
-        evidence.push(format!("destination: {}", r.destination));
+        evidence.push((RECORD, format!("destination: {}", r.destination)));
     }
     if r.data_processed > 0 {
-        evidence.push(format!("data processed: {}", bytes(r.data_processed)));
+        evidence.push((
+            RECORD,
+            format!("data processed: {}", bytes(r.data_processed)),
+        ));
     }
     if let Some(it) = r.iterations {
-        evidence.push(format!("passes: {it}"));
+        evidence.push((RECORD, format!("passes: {it}")));
     }
     if let Some(d) = r.downtime_ms {
-        evidence.push(format!("downtime: {d} ms"));
+        evidence.push((RECORD, format!("downtime: {d} ms")));
     }
     if !r.message.is_empty() {
-        evidence.push(format!("result: {}", r.message));
+        evidence.push((RECORD, format!("result: {}", r.message)));
     }
     for (at, text) in &r.decisions {
-        evidence.push(format!("decision at {:.1} s: {text}", *at as f64 / 1000.0));
+        evidence.push((
+            RECORD,
+            format!("decision at {:.1} s: {text}", *at as f64 / 1000.0),
+        ));
     }
-    evidence.push(format!("domain now: {}", status_text(state)));
+    evidence.push((STATE, format!("domain now: {}", status_text(state))));
+    // The record names a cause of the one catalogue; anything else is libvirt's error.
+    let cause = match Cause::by_id(&r.cause) {
+        Some(c)
+            if [
+                cause::SUCCEEDED,
+                cause::ABORTED_BY_REQUEST,
+                cause::NOT_CONVERGING,
+                cause::NO_PROGRESS,
+                cause::CONNECTION_FAILURE,
+                cause::POSTCOPY_FAILED,
+            ]
+            .contains(&c) =>
+        {
+            c
+        }
+        _ => cause::LIBVIRT_ERROR,
+    };
+    // The outcome vmctl wrote; a record from a later vmctl with another word: by the cause.
     let outcome = match r.outcome.as_str() {
-        "succeeded" => Some(Outcome::Succeeded),
-        "aborted" => Some(Outcome::Aborted),
-        "failed" => Some(Outcome::Failed),
-        _ => None,
+        "succeeded" => Outcome::Succeeded,
+        "aborted" => Outcome::Aborted,
+        "failed" => Outcome::Failed,
+        _ if cause == cause::SUCCEEDED => Outcome::Succeeded,
+        _ if cause == cause::ABORTED_BY_REQUEST => Outcome::Aborted,
+        _ => Outcome::Failed,
     };
-    let cause = match r.cause.as_str() {
-        "succeeded" => "succeeded",
-        "aborted-by-request" => "aborted-by-request",
-        "not-converging" => "not-converging",
-        "no-progress" => "no-progress",
-        "connection-failure" => "connection-failure",
-        "postcopy-failed" => "postcopy-failed",
-        _ => "libvirt-error",
-    };
-    let (summary, advice) = match cause {
-        "succeeded" => ("the migration completed".to_string(), "Nothing to do."),
-        "aborted-by-request" => (
-            "the migration was aborted on request".to_string(),
-            "Nothing is wrong with the hosts; migrate again when ready.",
-        ),
-        "not-converging" => (
-            "vmctl aborted the migration: pre-copy could not converge (the guest dirtied memory about as fast as it was sent)".to_string(),
-            "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise --bandwidth or --max-downtime, or migrate when the guest is quieter.",
-        ),
-        "no-progress" => (
-            "vmctl aborted the migration: remaining data stopped decreasing".to_string(),
-            "Check the migration network between the hosts (firewall, migration ports, address).",
-        ),
-        "connection-failure" => (
-            "the connection between the hosts broke during the migration".to_string(),
-            "Check the destination daemon and the network between the hosts.",
-        ),
-        "postcopy-failed" => (
-            "the migration failed in post-copy".to_string(),
-            "The guest's memory is split between the hosts: try `virsh migrate --postcopy-resume` once the link is back; otherwise restart the guest.",
-        ),
-        _ => (
-            "libvirt reported an error".to_string(),
-            "Read the source daemon's log for the job.",
-        ),
+    let summary = match cause.id {
+        "succeeded" => "the migration completed",
+        "aborted-by-request" => "the migration was aborted on request",
+        "not-converging" => {
+            "vmctl aborted the migration: pre-copy could not converge (the guest dirtied memory about as fast as it was sent)"
+        }
+        "no-progress" => "vmctl aborted the migration: remaining data stopped decreasing",
+        "connection-failure" => "the connection between the hosts broke during the migration",
+        "postcopy-failed" => "the migration failed in post-copy",
+        _ => "libvirt reported an error",
     };
     Classification {
         cause,
         outcome,
-        summary,
+        summary: summary.to_string(),
         evidence,
-        advice: advice.to_string(),
+        advice: advice(cause),
+        inferred: false,
+    }
+}
+
+/// What to do, for a libvirt domain, whether the cause came from libvirt's statistics or
+/// from vmctl's record (KubeVirt's advice, in the rule, names KubeVirt's knobs).
+fn advice(cause: Cause) -> &'static str {
+    match cause.id {
+        "no-migration" => {
+            "libvirt keeps completed-job statistics only for jobs that succeeded, in the \
+             daemon that ran them (the source), until it restarts; vmctl records the migrations \
+             it drives in the domain's metadata. Ask the other host, or migrate with `vmctl \
+             migrate` next time."
+        }
+        "in-progress" => {
+            "Follow it with `virsh domjobinfo`, or abort it with `vmctl abort --connect`."
+        }
+        "succeeded" => "Nothing to do.",
+        "aborted-by-request" => "Nothing is wrong with the hosts; migrate again when ready.",
+        "not-converging" => {
+            "Allow post-copy (--allow-postcopy) or auto-converge (--auto-converge), raise \
+             --bandwidth or --max-downtime, or migrate when the guest is quieter."
+        }
+        "no-progress" => {
+            "Check the migration network between the hosts (firewall, migration ports, address)."
+        }
+        "connection-failure" => {
+            "Check the destination daemon and the network between the hosts; the guest is still \
+             on the source if it was in pre-copy."
+        }
+        "postcopy-failed" => {
+            "The guest's memory is split between the hosts: try `virsh migrate \
+             --postcopy-resume` once the link is back; otherwise the guest is lost and must be \
+             restarted."
+        }
+        _ => "Read the source daemon's log for the job.",
     }
 }
 
@@ -533,9 +643,22 @@ fn status_text(state: DomainStatus) -> &'static str {
     }
 }
 
+/// The state as one word (a diagnosis's `vmi.phase`), as `domainState` spells it.
+fn state_name(state: DomainStatus) -> &'static str {
+    match state {
+        DomainStatus::Running => "running",
+        DomainStatus::Paused => "paused",
+        DomainStatus::PostcopyFailed => "postcopy-failed",
+        DomainStatus::PostCopy => "post-copy",
+        DomainStatus::ShutOff => "shut-off",
+        DomainStatus::Unknown => "unknown",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::triage::Plane;
 
     const MIB: u64 = 1 << 20;
 
@@ -594,13 +717,13 @@ mod tests {
                 job(JobEnd::Completed),
                 DomainStatus::ShutOff,
                 "succeeded",
-                Some(Outcome::Succeeded),
+                Outcome::Succeeded,
             ),
             (
                 job(JobEnd::Cancelled),
                 DomainStatus::Running,
                 "aborted-by-request",
-                Some(Outcome::Aborted),
+                Outcome::Aborted,
             ),
             (
                 CompletedJob {
@@ -609,7 +732,7 @@ mod tests {
                 },
                 DomainStatus::Running,
                 "not-converging",
-                Some(Outcome::Failed),
+                Outcome::Failed,
             ),
             (
                 CompletedJob {
@@ -620,7 +743,7 @@ mod tests {
                 },
                 DomainStatus::Running,
                 "no-progress",
-                Some(Outcome::Failed),
+                Outcome::Failed,
             ),
             (
                 CompletedJob {
@@ -631,7 +754,7 @@ mod tests {
                 },
                 DomainStatus::Running,
                 "connection-failure",
-                Some(Outcome::Failed),
+                Outcome::Failed,
             ),
             (
                 CompletedJob {
@@ -643,18 +766,18 @@ mod tests {
                 },
                 DomainStatus::PostcopyFailed,
                 "postcopy-failed",
-                Some(Outcome::Failed),
+                Outcome::Failed,
             ),
             (
                 CompletedJob::default(),
                 DomainStatus::ShutOff,
                 "no-migration",
-                None,
+                Outcome::NoMigration,
             ),
         ];
         for (job, state, cause, outcome) in table {
             let c = classify(&job, state);
-            assert_eq!((c.cause, c.outcome), (cause, outcome), "{job:?}");
+            assert_eq!((c.cause.id, c.outcome), (cause, outcome), "{job:?}");
             assert!(!c.evidence.is_empty());
         }
     }
@@ -693,14 +816,11 @@ mod tests {
         assert_eq!(parsed.map(|p| p.message), Some(r.message.clone()));
         assert_eq!(record_from_xml("<other/>"), None);
         let c = classify_record(&r, DomainStatus::Running);
-        assert_eq!(
-            (c.cause, c.outcome),
-            ("not-converging", Some(Outcome::Failed))
-        );
+        assert_eq!((c.cause.id, c.outcome), ("not-converging", Outcome::Failed));
         assert!(
             c.evidence
                 .iter()
-                .any(|e| e.starts_with("decision at 12.1 s: not converging"))
+                .any(|(_, e)| e.starts_with("decision at 12.1 s: not converging"))
         );
     }
 
@@ -715,10 +835,153 @@ mod tests {
         );
         assert!(c.summary.contains("Lost connection"), "{}", c.summary);
         assert!(
-            c.evidence.contains(&"passes: 5".to_string()),
+            c.evidence
+                .contains(&(field::ITERATION, "passes: 5".to_string())),
             "{:?}",
             c.evidence
         );
-        assert!(c.evidence.contains(&"domain now: running".to_string()));
+        assert!(
+            c.evidence
+                .contains(&(field::STATE, "domain now: running".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_failed_job_is_the_same_diagnosis_as_kubevirt_explain_gives() {
+        let c = classify(
+            &CompletedJob {
+                error_message: Some("operation failed: Lost connection to destination host".into()),
+                ..job(JobEnd::Failed)
+            },
+            DomainStatus::Running,
+        );
+        let lines: Vec<String> = c.evidence.iter().map(|(_, l)| l.clone()).collect();
+        let d = c.diagnosis("web-01", "src-host", DomainStatus::Running);
+        assert_eq!(
+            (d.cause.id, d.plane, d.outcome, d.confidence),
+            (
+                "connection-failure",
+                Plane::DataPlane,
+                Outcome::Failed,
+                Confidence::High
+            )
+        );
+        assert_eq!((d.rule.id, d.rule.reads), ("connection-failure", READS));
+        assert_eq!(d.next_steps, vec![d.rule.advice.to_string()]);
+        assert_eq!(
+            (
+                d.vmi.name.as_str(),
+                d.vmi.node.as_deref(),
+                d.vmi.phase.as_deref()
+            ),
+            ("web-01", Some("src-host"), Some("running"))
+        );
+        // Every line of the classification is a fact of the domain, in order.
+        assert_eq!(
+            d.evidence
+                .iter()
+                .map(|f| f.value.clone())
+                .collect::<Vec<_>>(),
+            lines
+        );
+        assert!(
+            d.evidence
+                .iter()
+                .all(|f| f.object == "Domain/src-host/web-01")
+        );
+        assert!(
+            d.evidence
+                .iter()
+                .any(|f| f.field == field::ERROR && f.value.contains("Lost connection"))
+        );
+        assert!(d.outcome.is_finding());
+    }
+
+    #[test]
+    fn an_inferred_cause_is_medium_confidence_and_nothing_to_explain_is_no_finding() {
+        let d = classify(
+            &CompletedJob {
+                dirty_rate_bps: Some(32 * MIB),
+                ..job(JobEnd::Cancelled)
+            },
+            DomainStatus::Running,
+        )
+        .diagnosis("web-01", "h", DomainStatus::Running);
+        assert_eq!(
+            (d.cause.id, d.inferred, d.confidence),
+            ("not-converging", true, Confidence::Medium)
+        );
+        for end in [JobEnd::None, JobEnd::Running] {
+            let d = classify(
+                &CompletedJob {
+                    end,
+                    ..Default::default()
+                },
+                DomainStatus::Running,
+            )
+            .diagnosis("web-01", "h", DomainStatus::Running);
+            assert!(!d.outcome.is_finding(), "{end:?}");
+            assert_eq!(d.plane, Plane::None, "{end:?}");
+        }
+    }
+
+    #[test]
+    fn a_record_with_a_cause_outside_the_libvirt_causes_is_a_libvirt_error() {
+        let r = Record {
+            at: "2026-11-29T16:33:11Z".into(),
+            outcome: "failed".into(),
+            cause: "target-pod-unschedulable".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            classify_record(&r, DomainStatus::Running).cause,
+            cause::LIBVIRT_ERROR
+        );
+        let r = Record {
+            outcome: "something-new".into(),
+            cause: "aborted-by-request".into(),
+            ..r
+        };
+        let c = classify_record(&r, DomainStatus::Running);
+        assert_eq!(
+            (c.cause, c.outcome),
+            (cause::ABORTED_BY_REQUEST, Outcome::Aborted)
+        );
+    }
+
+    /// vmctl's own aborts name causes of the one catalogue (what `explain` says afterwards).
+    #[test]
+    fn the_controllers_abort_causes_are_catalogue_causes() {
+        use crate::migration::controller::AbortCause;
+        for (abort, want) in [
+            (AbortCause::NotConverging, cause::NOT_CONVERGING),
+            (AbortCause::BudgetExceeded, cause::NOT_CONVERGING),
+            (AbortCause::NoProgress, cause::NO_PROGRESS),
+        ] {
+            assert_eq!(Cause::by_id(abort.cause_id()), Some(want), "{abort:?}");
+        }
+    }
+
+    /// One piece of advice per cause, whether the statistics or vmctl's record told it.
+    #[test]
+    fn the_record_and_the_statistics_give_the_same_advice_for_a_cause() {
+        let from_stats = classify(
+            &CompletedJob {
+                error_message: Some("operation failed: Lost connection to destination host".into()),
+                ..job(JobEnd::Failed)
+            },
+            DomainStatus::Running,
+        );
+        let from_record = classify_record(
+            &Record {
+                outcome: "failed".into(),
+                cause: "connection-failure".into(),
+                ..Default::default()
+            },
+            DomainStatus::Running,
+        );
+        assert_eq!(from_record.cause, from_stats.cause);
+        assert_eq!(from_record.advice, from_stats.advice);
+        assert!(from_record.advice.contains("still on the source"));
     }
 }

@@ -869,7 +869,12 @@ mod tests {
 
     #[test]
     fn advises_post_copy_once_when_pre_copy_does_not_converge() {
-        let mut advisor = Advisor::new(&crate::model::MigrationConfig::default().effective(None), 2048 * MIB, Some(300), false);
+        let mut advisor = Advisor::new(
+            &crate::model::MigrationConfig::default().effective(None),
+            2048 * MIB,
+            Some(300),
+            false,
+        );
         let advice: Vec<Advice> = not_converging()
             .iter()
             .filter_map(|s| advisor.observe(s))
@@ -881,13 +886,23 @@ mod tests {
 
     #[test]
     fn no_advice_when_post_copy_is_allowed_or_the_copy_converges() {
-        let mut allowed = Advisor::new(&crate::model::MigrationConfig::default().effective(None), 2048 * MIB, Some(300), true);
+        let mut allowed = Advisor::new(
+            &crate::model::MigrationConfig::default().effective(None),
+            2048 * MIB,
+            Some(300),
+            true,
+        );
         assert!(
             not_converging()
                 .iter()
                 .all(|s| allowed.observe(s).is_none())
         );
-        let mut converging = Advisor::new(&crate::model::MigrationConfig::default().effective(None), 2048 * MIB, Some(300), false);
+        let mut converging = Advisor::new(
+            &crate::model::MigrationConfig::default().effective(None),
+            2048 * MIB,
+            Some(300),
+            false,
+        );
         let shrinking: Vec<JobSample> = [1000, 500, 200, 100, 50, 20, 10, 5]
             .iter()
             .enumerate()
@@ -898,7 +913,12 @@ mod tests {
             .collect();
         assert!(shrinking.iter().all(|s| converging.observe(s).is_none()));
         // Post-copy already running: nothing to advise.
-        let mut post = Advisor::new(&crate::model::MigrationConfig::default().effective(None), 2048 * MIB, Some(300), false);
+        let mut post = Advisor::new(
+            &crate::model::MigrationConfig::default().effective(None),
+            2048 * MIB,
+            Some(300),
+            false,
+        );
         assert!(not_converging().iter().all(|s| {
             post.observe(&JobSample {
                 mode: Mode::PostCopy,

@@ -125,7 +125,7 @@ pub fn history(evidence: &Evidence) -> Vec<HistoryEntry> {
                 .unwrap_or_else(|| "(none)".into()),
             outcome: d.outcome,
             plane: d.plane,
-            cause: d.cause,
+            cause: d.cause.id,
             summary: d.summary,
             inferred: d.inferred,
             ended: ended.map(|t| t.to_string()),

@@ -446,7 +446,7 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
     let elapsed = v.elapsed();
     let budget = v.budget.filter(|b| *b > 0).map(|b| b as i64);
     let at = |e: Option<i64>| {
-        e.map(|e| format!(" after {}", crate::render::fmt::duration(e)))
+        e.map(|e| format!(" after {}", crate::text::duration(e)))
             .unwrap_or_default()
     };
     let before_budget = matches!((elapsed, budget), (Some(e), Some(b)) if e + SLACK_SECONDS < b);
@@ -458,10 +458,8 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
             format!(
                 "migrationState.mode is PostCopy and the migration {} {} in, before its {} completion budget, so a stall (no progress for stallProgressTimeout {} s) triggered the switch, not the budget",
                 if v.end.is_some() { "ended" } else { "is" },
-                elapsed
-                    .map(crate::render::fmt::duration)
-                    .unwrap_or_default(),
-                budget.map(crate::render::fmt::duration).unwrap_or_default(),
+                elapsed.map(crate::text::duration).unwrap_or_default(),
+                budget.map(crate::text::duration).unwrap_or_default(),
                 sd.stall_progress_timeout
             )
         } else {
@@ -494,12 +492,12 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
             s::ABORTED_V19
         );
         let of_budget = budget
-            .map(|b| format!(" of {}", crate::render::fmt::duration(b)))
+            .map(|b| format!(" of {}", crate::text::duration(b)))
             .unwrap_or_default();
         let why = match (elapsed, budget) {
             (Some(e), Some(b)) if e + SLACK_SECONDS >= b => format!(
                 "it reached its {} completion budget, and either it could not finish within completionTimeoutFactor ({}) × the budget or workload disruption was not allowed, so the completion-timeout path aborted it{tail}",
-                crate::render::fmt::duration(b),
+                crate::text::duration(b),
                 sd.completion_timeout_factor
             ),
             _ if v.config.allow_workload_disruption => format!(
@@ -584,64 +582,6 @@ pub(crate) fn target_pod_pending(v: &View) -> bool {
 // ---------------------------------------------------------------- rules and texts
 
 use super::Fact;
-use super::Plane;
-use super::rules::{Finding, Rule};
-
-/// A decentralized migration blocked by the synchronization controller.
-pub(crate) const DECENTRALIZED_BLOCKED: Rule = Rule {
-    id: "decentralized-migration-blocked",
-    plane: Plane::ControlPlane,
-    reads: &[
-        "VirtualMachineInstanceMigration status.conditions[type=decentralizedMigrationBlocked]",
-        "VirtualMachineInstance status.conditions[type=DecentralizedLiveMigrationFailure]",
-        "VirtualMachineInstanceMigration spec.sendTo / spec.receive, status.synchronizationAddresses",
-    ],
-    advice: "A decentralized (cross-cluster) migration needs both clusters: a VMIM with the same migrationID on the peer, synchronization controllers that reach each other, and the DecentralizedLiveMigration feature gate on both. Fix what the condition's message names.",
-    blocks: true,
-    check: decentralized_blocked,
-};
-
-fn decentralized_blocked(v: &View) -> Option<Finding> {
-    let (kind, c) = decentralized_block(v)?;
-    let mut f = Finding::default();
-    let field = if kind == "VirtualMachineInstance" {
-        format!("status.conditions[type={COND_DECENTRALIZED_FAILURE}]")
-    } else {
-        format!("status.conditions[type={COND_DECENTRALIZED_BLOCKED}]")
-    };
-    let reason = c.reason.as_deref().unwrap_or("(no reason)");
-    let message = c.message.as_deref().unwrap_or("(no message)");
-    let value = format!("True, reason {reason}: {message}");
-    f.evidence.push(if kind == "VirtualMachineInstance" {
-        v.vmi_fact(&field, value)
-    } else {
-        v.vmim_fact(&field, value)
-    });
-    f.evidence.extend(sync_facts(v));
-    let role = decentralized_info(v)
-        .map(|d| {
-            let id = d
-                .migration_id
-                .map(|i| format!(", migrationID {i}"))
-                .unwrap_or_default();
-            let peer = d
-                .connect_url
-                .map(|u| format!(", peer {u}"))
-                .unwrap_or_default();
-            format!(" ({} side{id}{peer})", d.role.as_str())
-        })
-        .unwrap_or_default();
-    let failed = if v.phase == MigrationPhase::Failed {
-        " and the migration failed"
-    } else {
-        ""
-    };
-    f.summary = format!(
-        "The decentralized (cross-cluster) migration{role} is blocked by the synchronization controller{failed}: {reason}: {message}"
-    );
-    f.next_steps.extend(sync_steps(v));
-    Some(f)
-}
 
 /// Facts of a decentralized migration: its spec and the synchronization addresses.
 pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {
@@ -740,7 +680,7 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
     }
     let elapsed = v
         .elapsed()
-        .map(crate::render::fmt::duration)
+        .map(crate::text::duration)
         .unwrap_or_else(|| "?".into());
     let because = sd.action_because.clone().unwrap_or_default();
     let summary = format!(
@@ -834,7 +774,7 @@ fn stall_prediction(v: &View, sd: &StallDetectorInfo) -> Option<String> {
         .map(|b| {
             format!(
                 " At its {} completion budget it switches over if the projection fits in {} × the budget and workload disruption is allowed, otherwise it aborts.",
-                crate::render::fmt::duration(b as i64),
+                crate::text::duration(b as i64),
                 sd.settings.completion_timeout_factor
             )
         })
@@ -907,7 +847,7 @@ pub(crate) fn timeline_deadlines(v: &View) -> Vec<super::TimelineEntry> {
                     } else {
                         "pending"
                     },
-                    crate::render::fmt::duration(d.timeout)
+                    crate::text::duration(d.timeout)
                 ),
                 "computed: target pod creationTimestamp + timeout (FACTS §6.2)",
             );
@@ -925,7 +865,7 @@ pub(crate) fn timeline_deadlines(v: &View) -> Vec<super::TimelineEntry> {
             format!("vmim/{}", m.name()),
             format!(
                 "backoff of {} ends: the next attempt can start",
-                crate::render::fmt::duration(b.seconds)
+                crate::text::duration(b.seconds)
             ),
             "computed: Failed transition of the previous migration + backoff (FACTS §2.2)",
         );
@@ -1151,7 +1091,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!((d.cause, d.inferred), ("no-progress", true));
+        assert_eq!((d.cause.id, d.inferred), ("no-progress", true));
         assert!(
             d.summary.contains("stallProgressTimeout (40 s)"),
             "{}",
@@ -1173,7 +1113,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &[])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "no-progress");
+        assert_eq!(d.cause.id, "no-progress");
         assert!(
             d.summary.contains("progressTimeout (150 s)"),
             "{}",
@@ -1194,7 +1134,7 @@ mod tests {
         let vmi = running_vmi("a", streamed("u-m", "PostCopy", 120, None, cfg));
         let e = evidence(final_vmim("Succeeded"), vmi, Vec::new(), None);
         let d = diagnose(&e);
-        assert_eq!(d.cause, "succeeded");
+        assert_eq!(d.cause.id, "succeeded");
         let sd = d
             .migration
             .as_ref()
@@ -1230,7 +1170,7 @@ mod tests {
             Some(kubevirt("v1.9.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "in-progress");
+        assert_eq!(d.cause.id, "in-progress");
         let line = d
             .attention
             .iter()
@@ -1352,7 +1292,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "not-converging");
+        assert_eq!(d.cause.id, "not-converging");
         assert!(
             d.summary.contains("switchoverTimeout (60 s)"),
             "{}",
@@ -1381,7 +1321,7 @@ mod tests {
             Some(kubevirt("v1.10.0", &["MigrationStallDetection"])),
         );
         let d = diagnose(&e);
-        assert_eq!(d.cause, "not-converging");
+        assert_eq!(d.cause.id, "not-converging");
         assert!(
             d.summary.contains("completion-timeout path"),
             "{}",
@@ -1412,7 +1352,7 @@ mod tests {
         }));
         let e = evidence(m, vmi, Vec::new(), None);
         let d = diagnose(&e);
-        assert_eq!(d.cause, "decentralized-migration-blocked");
+        assert_eq!(d.cause.id, "decentralized-migration-blocked");
         assert!(
             d.summary.contains("X: old") && d.summary.contains("peer peer:9185"),
             "{}",

@@ -1,14 +1,17 @@
-//! Failure diagnosis (pure): evidence in, a diagnosis out. A catalogue of rules, each with a
-//! stable id, its plane, the fields it reads and its advice.
+//! Failure diagnosis (pure): evidence in, a diagnosis out. A catalogue of rules
+//! (`rules/`, one file a rule: its [`Cause`] — stable id and plane —, the fields it reads,
+//! its advice and its check together). The causes are the one vocabulary of vmctl: the
+//! libvirt classifier (`migration::classify`) and the controller's aborts name the same ones,
+//! and `explain --connect` returns the same [`Diagnosis`].
 //!
 //! Status comes first and events are a bonus: events expire after an hour and KubeVirt keeps
 //! only five finished migrations per VMI, so every rule decides from object status when it
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
+pub mod cause;
 mod history;
 mod kubevirt19;
 mod objects;
-mod reported;
 pub mod rules;
 pub mod strings;
 mod timeline;
@@ -27,6 +30,7 @@ use crate::model::{
 };
 use crate::policy::migratability::Blocker;
 
+pub use cause::Cause;
 pub use history::{HistoryEntry, history};
 pub use rules::{CATALOGUE, Rule};
 pub use unexplained::{
@@ -272,8 +276,8 @@ pub struct RuleInfo {
 pub struct Diagnosis {
     pub outcome: Outcome,
     pub plane: Plane,
-    /// The id of the rule that decided (stable).
-    pub cause: &'static str,
+    /// The cause the deciding rule names (written as its stable id).
+    pub cause: Cause,
     /// One sentence.
     pub summary: String,
     /// True when the cause is inferred (e.g. from elapsed time) rather than read.
@@ -302,7 +306,7 @@ pub struct Diagnosis {
 pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     let view = view::View::new(evidence);
     let (mut rule, mut finding) = rules::decide(&view);
-    let mut plane = rule.plane;
+    let mut plane = rule.cause.plane;
     let mut facts = merge_facts(view.base_facts(), &finding.evidence);
     let mut unexplained = unexplained::collect(&view, &facts);
     // Never confidently wrong: "in progress, nothing blocks it" (or "queued") cannot stand
@@ -332,12 +336,12 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
     Diagnosis {
         outcome,
         plane,
-        cause: rule.id,
+        cause: rule.cause,
         summary: finding.summary,
         inferred: finding.inferred,
         rule: RuleInfo {
-            id: rule.id,
-            plane: rule.plane,
+            id: rule.cause.id,
+            plane: rule.cause.plane,
             reads: rule.reads,
             advice: rule.advice,
         },

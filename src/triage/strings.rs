@@ -158,31 +158,47 @@ pub fn classify_failure(reason: &str) -> FailureText<'_> {
     if trimmed.starts_with(VOLUME_TOO_SMALL_V19) || trimmed.starts_with(VOLUME_TOO_SMALL_V18) {
         return FailureText::VolumeTooSmall;
     }
-    if trimmed.contains(LIBVIRT_CANCELED_BY_CLIENT) {
+    if is_canceled_by_client(trimmed) {
         return FailureText::GenericAbort;
     }
     FailureText::Other(trimmed)
 }
 
 /// Substrings (lower case) of libvirt, QEMU and migration-proxy errors that mean the
-/// connection between source and target broke or never came up.
+/// connection between source and target broke or never came up. The one list: KubeVirt's
+/// `failureReason` (`rules/connection_failure.rs`) and the error of a libvirt migrate call
+/// (`migration::classify`) are matched against it, so the same libvirt text is the same
+/// cause on both paths.
 pub const CONNECTION_ERRORS: &[&str] = &[
-    "connection reset by peer",
-    "connection refused",
-    "unable to connect to server",
-    "no route to host",
-    "broken pipe",
+    // The link broke.
+    "lost connection",
+    "connection reset",
+    "connection closed",
     "connection timed out",
+    "broken pipe",
+    "end of file while reading",
+    "socket is closed",
+    "keepalive timeout",
+    "cannot recv data",
+    "cannot write data",
     "unable to write to socket",
     "unable to read from socket",
-    "cannot recv data",
-    "end of file while reading data",
-    "network is unreachable",
     "i/o timeout",
+    // libvirt's words when the source QEMU's monitor socket went away during the migration
+    // (QEMU's own crash reads "qemu unexpectedly closed the monitor" and is not matched).
+    "unable to read from monitor",
+    // It never came up.
+    "connection refused",
+    "unable to connect",
+    "failed to connect",
+    "no connection",
+    "no route to host",
+    "network is unreachable",
+    "tls handshake",
+    // KubeVirt's migration proxy (virt-handler) dials unix and tcp sockets.
     "dial unix",
     "dial tcp",
     "migration proxy",
-    "tls handshake",
 ];
 
 /// True when a failure text names a broken connection.
@@ -191,6 +207,13 @@ pub fn is_connection_error(text: &str) -> bool {
     CONNECTION_ERRORS
         .iter()
         .any(|needle| lower.contains(needle))
+}
+
+/// True when libvirt says the job was cancelled on request (`VIR_ERR_OPERATION_ABORTED`,
+/// either spelling): KubeVirt's `failureReason` and a libvirt migrate call's error alike.
+pub fn is_canceled_by_client(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains(LIBVIRT_CANCELED_BY_CLIENT) || lower.contains("cancelled by client")
 }
 
 /// `virError(Code=9, Domain=10, Message='…')` → (9, "…").
@@ -217,6 +240,19 @@ pub fn pod_in_delete_message<'a>(message: &'a str, prefix: &str) -> Option<&'a s
     let rest = message.strip_prefix(prefix)?;
     let qualified = rest.split_whitespace().next()?;
     Some(qualified.rsplit('/').next().unwrap_or(qualified))
+}
+
+/// The scheduler's verdict (a `FailedScheduling` message, a `PodScheduled=False` condition)
+/// without the preemption epilogue and without its closing full stop, to quote inside a
+/// sentence or a table cell: `0/4 nodes are available: 3 Insufficient memory. preemption: …`
+/// → `0/4 nodes are available: 3 Insufficient memory`. `explain` and `status` both use it.
+pub fn scheduler_summary(message: &str) -> &str {
+    message
+        .split(" preemption:")
+        .next()
+        .unwrap_or(message)
+        .trim_end()
+        .trim_end_matches('.')
 }
 
 #[cfg(test)]
@@ -290,6 +326,36 @@ mod tests {
         assert_eq!(
             pod_in_delete_message("something else", PENDING_DELETE_PREFIX),
             None
+        );
+    }
+
+    #[test]
+    fn the_scheduler_verdict_loses_the_preemption_epilogue_and_the_full_stop() {
+        assert_eq!(
+            scheduler_summary(
+                "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient memory. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
+            ),
+            "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient memory"
+        );
+        assert_eq!(
+            scheduler_summary("0/2 nodes are available: 2 Insufficient cpu."),
+            "0/2 nodes are available: 2 Insufficient cpu"
+        );
+        assert_eq!(scheduler_summary("unschedulable"), "unschedulable");
+    }
+
+    #[test]
+    fn a_cancel_on_request_reads_the_same_in_either_spelling() {
+        assert!(is_canceled_by_client(
+            "operation aborted: job 'migration out' canceled by client"
+        ));
+        assert!(is_canceled_by_client("Job Cancelled By Client"));
+        assert!(!is_canceled_by_client(
+            "operation aborted: migration job: failed"
+        ));
+        assert_eq!(
+            classify_failure("operation aborted: job 'migration out' cancelled by client"),
+            FailureText::GenericAbort
         );
     }
 }

@@ -319,7 +319,7 @@ fn succeeded() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("succeeded", Plane::None, Outcome::Succeeded)
     );
     assert!(
@@ -338,7 +338,7 @@ fn aborted_by_request_v18_string() {
     st.abort_requested = true;
     let d = diagnose(&failed_with(st));
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("aborted-by-request", Plane::None, Outcome::Aborted)
     );
     assert!(d.outcome.is_finding());
@@ -354,7 +354,7 @@ fn aborted_by_request_v19_string() {
     let mut st = streamed("02:01:00", true, Some("Live migration has been aborted"));
     st.abort_requested = true;
     let d = diagnose(&failed_with(st));
-    assert_eq!(d.cause, "aborted-by-request");
+    assert_eq!(d.cause.id, "aborted-by-request");
     assert!(!d.inferred);
 }
 
@@ -385,7 +385,7 @@ fn aborted_before_hand_off() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("aborted-by-request", Outcome::Aborted)
     );
     assert!(
@@ -415,7 +415,10 @@ fn in_progress_pre_copy_reads_the_source_logs() {
     );
     e.now = at("02:02:10");
     let d = diagnose(&e);
-    assert_eq!((d.cause, d.outcome), ("in-progress", Outcome::InProgress));
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("in-progress", Outcome::InProgress)
+    );
     assert!(
         d.summary
             .contains("pre-copy for 2m00s, copying memory from node-1 to node-2"),
@@ -462,7 +465,7 @@ fn in_progress_post_copy_is_the_point_of_no_return() {
         Vec::new(),
     );
     let d = diagnose(&e);
-    assert_eq!(d.cause, "in-progress");
+    assert_eq!(d.cause.id, "in-progress");
     assert!(
         d.attention
             .iter()
@@ -481,7 +484,10 @@ fn in_progress_post_copy_is_the_point_of_no_return() {
 #[test]
 fn no_migration_for_a_migratable_vmi() {
     let d = diagnose(&evidence(None, Some(vmi()), vec![source_pod()], Vec::new()));
-    assert_eq!((d.cause, d.outcome), ("no-migration", Outcome::NoMigration));
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("no-migration", Outcome::NoMigration)
+    );
     assert!(d.migration.is_none());
     assert_eq!(d.pods[0].role, "current");
 }
@@ -502,7 +508,7 @@ fn unknown_when_the_vmim_has_no_status() {
         Vec::new(),
     ));
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("unknown", Plane::Unknown, Outcome::Blocked)
     );
     assert!(d.summary.contains("no status"), "{}", d.summary);
@@ -528,7 +534,10 @@ fn a_fresh_vmim_without_status_is_just_new() {
         vec![source_pod()],
         Vec::new(),
     ));
-    assert_eq!((d.cause, d.outcome), ("in-progress", Outcome::InProgress));
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("in-progress", Outcome::InProgress)
+    );
 }
 
 // ---------------------------------------------------------------- data plane
@@ -556,7 +565,7 @@ fn postcopy_failed_v18() {
     }
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("postcopy-failed", Plane::DataPlane, Outcome::Failed)
     );
     assert!(d.summary.contains("point of no return"), "{}", d.summary);
@@ -602,7 +611,10 @@ fn postcopy_failed_v19_raw_libvirt_error_and_vmim_still_running() {
         )],
     );
     let d = diagnose(&e);
-    assert_eq!((d.cause, d.outcome), ("postcopy-failed", Outcome::Failed));
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("postcopy-failed", Outcome::Failed)
+    );
 }
 
 #[test]
@@ -613,7 +625,7 @@ fn not_converging_v18_string() {
         Some("Live migration is not completed after 450 seconds and has been aborted"),
     )));
     assert_eq!(
-        (d.cause, d.plane, d.inferred),
+        (d.cause.id, d.plane, d.inferred),
         ("not-converging", Plane::DataPlane, false)
     );
     assert!(
@@ -633,7 +645,7 @@ fn not_converging_v19_is_inferred_from_the_budget() {
         true,
         Some("Live migration has been aborted"),
     )));
-    assert_eq!((d.cause, d.inferred), ("not-converging", true));
+    assert_eq!((d.cause.id, d.inferred), ("not-converging", true));
     assert!(d.summary.contains("Inferred"), "{}", d.summary);
 }
 
@@ -646,7 +658,7 @@ fn a_libvirt_cancel_without_a_request_is_a_monitor_abort_too() {
             "Live migration failed virError(Code=78, Domain=10, Message='operation aborted: job 'migration out' canceled by client')",
         ),
     )));
-    assert_eq!((d.cause, d.inferred), ("not-converging", true));
+    assert_eq!((d.cause.id, d.inferred), ("not-converging", true));
 }
 
 #[test]
@@ -657,7 +669,7 @@ fn no_progress_v18_string() {
         Some("Live migration stuck for 150 seconds and has been aborted"),
     )));
     assert_eq!(
-        (d.cause, d.plane, d.inferred),
+        (d.cause.id, d.plane, d.inferred),
         ("no-progress", Plane::DataPlane, false)
     );
     assert!(
@@ -679,7 +691,7 @@ fn no_progress_v19_is_inferred_when_the_abort_came_early() {
         true,
         Some("Live migration has been aborted"),
     )));
-    assert_eq!((d.cause, d.inferred), ("no-progress", true));
+    assert_eq!((d.cause.id, d.inferred), ("no-progress", true));
 }
 
 #[test]
@@ -691,7 +703,7 @@ fn a_v19_monitor_abort_without_the_vmi_cannot_be_told_apart() {
         Some("Live migration has been aborted"),
     ));
     let d = diagnose(&evidence(Some(m), None, vec![], vec![]));
-    assert_eq!((d.cause, d.outcome), ("unknown", Outcome::Failed));
+    assert_eq!((d.cause.id, d.outcome), ("unknown", Outcome::Failed));
     assert!(
         d.summary.contains("memory size is unknown"),
         "{}",
@@ -715,7 +727,7 @@ fn connection_failure_v18_and_v19() {
         st.abort_status = None;
         let d = diagnose(&failed_with(st));
         assert_eq!(
-            (d.cause, d.plane),
+            (d.cause.id, d.plane),
             ("connection-failure", Plane::DataPlane),
             "{reason}"
         );
@@ -732,7 +744,7 @@ fn libvirt_error_v18_and_v19_is_quoted() {
         let mut st = streamed("02:00:12", true, Some(reason));
         st.abort_status = None;
         let d = diagnose(&failed_with(st));
-        assert_eq!(d.cause, "libvirt-error", "{reason}");
+        assert_eq!(d.cause.id, "libvirt-error", "{reason}");
         assert!(
             d.summary
                 .contains("\"internal error: unable to execute QEMU command 'migrate'"),
@@ -753,7 +765,7 @@ fn destination_volume_too_small_v18_and_v19() {
         st.abort_status = None;
         let d = diagnose(&failed_with(st));
         assert_eq!(
-            (d.cause, d.plane),
+            (d.cause.id, d.plane),
             ("destination-volume-too-small", Plane::DataPlane),
             "{reason}"
         );
@@ -775,7 +787,7 @@ fn target_domain_not_seen() {
     ));
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.inferred),
+        (d.cause.id, d.plane, d.inferred),
         ("target-domain-not-seen", Plane::DataPlane, false)
     );
     assert!(d.summary.contains("never reported the domain within 60 s"));
@@ -825,7 +837,7 @@ fn target_pod_unschedulable_in_flight_names_the_deadline() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "target-pod-unschedulable",
             Plane::ControlPlane,
@@ -892,7 +904,7 @@ fn target_pod_unschedulable_after_the_timeout_from_events_alone() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("target-pod-unschedulable", Outcome::Failed)
     );
     assert!(
@@ -937,7 +949,7 @@ fn no_node_for_cpu_model() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.inferred),
+        (d.cause.id, d.plane, d.inferred),
         ("no-node-for-cpu-model", Plane::ControlPlane, false)
     );
 }
@@ -968,7 +980,7 @@ fn target_pod_not_ready_image_pull() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("target-pod-not-ready", Outcome::Blocked)
     );
     assert!(d.summary.contains("ImagePullBackOff"), "{}", d.summary);
@@ -998,7 +1010,7 @@ fn target_pod_create_failed_pod_security() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("target-pod-create-failed", Outcome::Blocked)
     );
     assert!(
@@ -1034,7 +1046,7 @@ fn resource_quota_exceeded() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("resource-quota-exceeded", Outcome::Blocked)
     );
     assert!(d.summary.contains("1024Mi short"), "{}", d.summary);
@@ -1061,7 +1073,7 @@ fn blocked_by_utility_volumes_pending_and_failed() {
     ));
     let d = diagnose(&evidence(Some(m), Some(vmi()), vec![source_pod()], vec![]));
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("blocked-by-utility-volumes", Outcome::Blocked)
     );
     assert!(d.summary.contains("03:01:30Z (in 1m30s)"), "{}", d.summary);
@@ -1083,7 +1095,7 @@ fn blocked_by_utility_volumes_pending_and_failed() {
         )],
     ));
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("blocked-by-utility-volumes", Outcome::Failed)
     );
 }
@@ -1104,7 +1116,7 @@ fn blocked_by_backup() {
     ));
     let d = diagnose(&evidence(Some(m), Some(vmi()), vec![source_pod()], vec![]));
     assert_eq!(
-        (d.cause, d.plane),
+        (d.cause.id, d.plane),
         ("blocked-by-backup", Plane::ControlPlane)
     );
     assert!(d.summary.contains("nightly-db-01"));
@@ -1124,7 +1136,7 @@ fn not_live_migratable_without_a_migration() {
     v.spec.eviction_strategy = Some(crate::model::EvictionStrategy::LiveMigrate);
     let d = diagnose(&evidence(None, Some(v), vec![source_pod()], vec![]));
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("not-live-migratable", Outcome::Blocked)
     );
     assert!(d.summary.contains("PVC db-data"), "{}", d.summary);
@@ -1151,7 +1163,10 @@ fn target_pod_lost() {
     st.start_timestamp = None;
     st.abort_status = None;
     let d = diagnose(&failed_with(st));
-    assert_eq!((d.cause, d.plane), ("target-pod-lost", Plane::ControlPlane));
+    assert_eq!(
+        (d.cause.id, d.plane),
+        ("target-pod-lost", Plane::ControlPlane)
+    );
 
     let m = vmim("m1", UID, MigrationPhase::Failed, STREAMED_FAILED);
     let d = diagnose(&evidence(
@@ -1164,7 +1179,7 @@ fn target_pod_lost() {
             "02:07:42",
         )],
     ));
-    assert_eq!(d.cause, "target-pod-lost");
+    assert_eq!(d.cause.id, "target-pod-lost");
 }
 
 #[test]
@@ -1183,7 +1198,7 @@ fn vmi_stopped_during_migration_from_the_event() {
         )],
     ));
     assert_eq!(
-        (d.cause, d.inferred),
+        (d.cause.id, d.inferred),
         ("vmi-stopped-during-migration", false)
     );
     assert!(d.summary.contains("guest shut down"));
@@ -1194,7 +1209,7 @@ fn vmi_deleted_is_inferred() {
     let m = vmim("m1", UID, MigrationPhase::Failed, STREAMED_FAILED);
     let d = diagnose(&evidence(Some(m), None, vec![], vec![]));
     assert_eq!(
-        (d.cause, d.inferred),
+        (d.cause.id, d.inferred),
         ("vmi-stopped-during-migration", true)
     );
     assert!(d.summary.contains("the VMI was deleted"));
@@ -1225,7 +1240,7 @@ fn another_migration_in_progress() {
     e.migrations.push(older);
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("another-migration-in-progress", Outcome::Failed)
     );
     assert!(d.summary.contains("m1"), "{}", d.summary);
@@ -1269,7 +1284,7 @@ fn migration_backoff_doubles() {
     e.migrations = vec![first, second, e.migrations[0].clone()];
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome, d.inferred),
+        (d.cause.id, d.outcome, d.inferred),
         ("migration-backoff", Outcome::Blocked, true)
     );
     assert!(d.summary.contains("waits 40s"), "{}", d.summary);
@@ -1339,7 +1354,7 @@ fn queued_parallel_limit_per_node() {
     });
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "queued-parallel-limit",
             Plane::ControlPlane,
@@ -1501,7 +1516,7 @@ fn a_v18_cluster_without_recorded_configuration_uses_its_own_defaults() {
         d.migration.as_ref().and_then(|m| m.budget_seconds),
         Some(2400)
     );
-    assert_eq!((d.cause, d.inferred), ("no-progress", true));
+    assert_eq!((d.cause.id, d.inferred), ("no-progress", true));
 }
 
 #[test]
@@ -1533,7 +1548,7 @@ fn a_blocker_beats_waiting_for_a_slot() {
     });
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("not-live-migratable", Outcome::Blocked)
     );
 }
@@ -1548,7 +1563,7 @@ fn storage_only_blockers_do_not_stop_a_live_migration() {
         Some("PersistentReservationNotLiveMigratable: VMI uses SCSI persistent reservation"),
     ));
     let d = diagnose(&evidence(None, Some(v), vec![source_pod()], vec![]));
-    assert_eq!(d.cause, "no-migration");
+    assert_eq!(d.cause.id, "no-migration");
     assert!(
         d.attention
             .iter()
@@ -1580,5 +1595,63 @@ fn the_target_pod_name_is_read_from_either_create_message() {
         let d = diagnose(&e);
         let target = d.pods.iter().find(|p| p.role == "target").unwrap();
         assert_eq!(target.name.as_deref(), Some(TGT_POD), "{message}");
+    }
+}
+
+/// One list of connection-error signatures (`strings::CONNECTION_ERRORS`): the same libvirt
+/// text is the same cause whether KubeVirt wrote it into `failureReason` (either release
+/// line) or a libvirt migrate call returned it to `vmctl migrate --connect`.
+#[test]
+fn the_same_libvirt_error_is_the_same_cause_through_kubevirt_and_libvirt() {
+    use crate::migration::classify;
+    let mut cases: Vec<(String, &str)> = strings::CONNECTION_ERRORS
+        .iter()
+        .map(|sig| {
+            (
+                format!("operation failed: job 'migration out' failed: {sig}"),
+                "connection-failure",
+            )
+        })
+        .collect();
+    for (text, want) in [
+        (
+            "operation failed: Lost connection to destination host",
+            "connection-failure",
+        ),
+        (
+            "internal error: End of file while reading data: Input/output error",
+            "connection-failure",
+        ),
+        (
+            "Unable to read from monitor: Connection reset by peer",
+            "connection-failure",
+        ),
+        (
+            "unable to connect to server at 'node-2:49152': Connection refused",
+            "connection-failure",
+        ),
+        (
+            "internal error: qemu unexpectedly closed the monitor",
+            "libvirt-error",
+        ),
+        ("unsupported configuration: foo", "libvirt-error"),
+    ] {
+        cases.push((text.to_string(), want));
+    }
+    for (text, want) in &cases {
+        assert_eq!(
+            classify::failure_cause(text, false),
+            *want,
+            "libvirt: {text}"
+        );
+        for reason in [
+            format!("Live migration failed virError(Code=1, Domain=10, Message='{text}')"),
+            format!("virError(Code=1, Domain=10, Message='{text}')"),
+        ] {
+            let mut st = streamed("02:00:12", true, Some(&reason));
+            st.abort_status = None;
+            let d = diagnose(&failed_with(st));
+            assert_eq!(d.cause.id, *want, "KubeVirt: {reason}");
+        }
     }
 }

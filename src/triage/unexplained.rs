@@ -14,7 +14,7 @@ use super::view::View;
 use super::{Fact, Plane};
 use crate::model::vmim::MigrationPhase;
 use crate::model::{Event, Pod};
-use crate::render::fmt;
+use crate::text as fmt;
 
 /// Kubernetes keeps events for an hour by default (kube-apiserver `--event-ttl`).
 const EVENT_TTL_SECONDS: i64 = 3600;
@@ -452,7 +452,7 @@ pub(crate) fn instead_of_in_progress(
     {
         let mut f = rules::create_failed_finding(v, e);
         f.inferred = !event_message(e).starts_with(s::ERROR_CREATING_POD);
-        return Some((rule, f, rule.plane));
+        return Some((rule, f, rule.cause.plane));
     }
     let rule = rules::rule("unknown")?;
     let plane = plane_of_phase(&v.phase);
@@ -571,7 +571,7 @@ pub fn confidence(
     unexplained: &[Unexplained],
     assumptions: &[String],
 ) -> Confidence {
-    if rule.id == "unknown" || !unexplained.is_empty() || !assumptions.is_empty() {
+    if rule.cause.id == "unknown" || !unexplained.is_empty() || !assumptions.is_empty() {
         return Confidence::Low;
     }
     let events_only = !finding_evidence.is_empty()

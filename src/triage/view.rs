@@ -1017,7 +1017,7 @@ impl<'a> View<'a> {
     pub fn common_next_steps(&self, rule: &super::Rule) -> Vec<String> {
         let mut steps = Vec::new();
         let ns = self.namespace();
-        if rule.plane == super::Plane::DataPlane {
+        if rule.cause.plane == super::Plane::DataPlane {
             match self.log_pod() {
                 Some(p) => steps.push(format!(
                     "Read the migration monitor's log lines: kubectl logs -n {ns} {} -c compute | grep -i migration",

@@ -79,7 +79,7 @@ fn any_failed_create_of_the_target_pod_is_target_pod_create_failed() {
     let e = evidence(Some(pending()), Some(vmi()), vec![source_pod()], events);
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "target-pod-create-failed",
             Plane::ControlPlane,
@@ -116,7 +116,7 @@ fn a_newer_unexplained_warning_turns_pending_in_progress_into_unknown_control_pl
     e.now = at("02:06:00");
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("unknown", Plane::ControlPlane, Outcome::Blocked)
     );
     assert!(d.inferred);
@@ -144,7 +144,7 @@ fn a_newer_unexplained_warning_while_running_points_at_the_data_plane() {
     ));
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("unknown", Plane::DataPlane, Outcome::Blocked)
     );
     assert_eq!(
@@ -166,7 +166,10 @@ fn an_older_unexplained_warning_leaves_in_progress_but_lowers_confidence() {
         "02:00:05",
     ));
     let d = diagnose(&e);
-    assert_eq!((d.cause, d.outcome), ("in-progress", Outcome::InProgress));
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("in-progress", Outcome::InProgress)
+    );
     assert_eq!(d.unexplained.len(), 1);
     assert_eq!(d.unexplained[0].reason, "FailedMount");
     assert_eq!(d.confidence, Confidence::Low);
@@ -286,7 +289,7 @@ fn abnormal_conditions_in_the_window_are_unexplained_benign_ones_are_not() {
         ]
     );
     // Conditions do not overturn in-progress (only newer Warnings do), but they cost confidence.
-    assert_eq!((d.cause, d.confidence), ("in-progress", Confidence::Low));
+    assert_eq!((d.cause.id, d.confidence), ("in-progress", Confidence::Low));
 }
 
 #[test]
@@ -306,7 +309,7 @@ fn warnings_that_restate_the_evidence_are_explained() {
         ),
     ];
     let d = diagnose(&e);
-    assert_eq!(d.cause, "connection-failure");
+    assert_eq!(d.cause.id, "connection-failure");
     assert!(d.unexplained.is_empty(), "{:?}", d.unexplained);
     assert_eq!(d.confidence, Confidence::High);
 }
@@ -325,7 +328,7 @@ fn what_could_not_be_read_becomes_an_assumption() {
         message: "events is forbidden: User \"dev\" cannot list resource \"events\"".into(),
     });
     let d = diagnose(&e);
-    assert_eq!(d.cause, "no-progress", "status alone decides");
+    assert_eq!(d.cause.id, "no-progress", "status alone decides");
     assert_eq!(d.assumptions.len(), 1, "{:?}", d.assumptions);
     assert!(
         d.assumptions[0].starts_with("Could not read events (forbidden (403)"),
@@ -386,14 +389,17 @@ fn confidence_is_high_from_status_and_medium_when_inferred() {
         true,
         Some("Live migration stuck for 150 seconds and has been aborted"),
     )));
-    assert_eq!((d.cause, d.confidence), ("no-progress", Confidence::High));
+    assert_eq!(
+        (d.cause.id, d.confidence),
+        ("no-progress", Confidence::High)
+    );
     // v1.9+: the same abort without a reason is inferred from the budget.
     let d = diagnose(&failed_with(streamed(
         "02:07:40",
         true,
         Some("Live migration has been aborted"),
     )));
-    assert_eq!((d.cause, d.inferred), ("not-converging", true));
+    assert_eq!((d.cause.id, d.inferred), ("not-converging", true));
     assert_eq!(d.confidence, Confidence::Medium);
 }
 
@@ -409,7 +415,7 @@ fn postcopy_unsupported_v18_and_v19() {
     ] {
         let d = diagnose(&failed_with(streamed("02:00:11", true, Some(&reason))));
         assert_eq!(
-            (d.cause, d.plane, d.outcome),
+            (d.cause.id, d.plane, d.outcome),
             ("postcopy-unsupported", Plane::DataPlane, Outcome::Failed),
             "{reason}"
         );
@@ -472,7 +478,7 @@ fn target_pod_on_the_source_node_after_the_timeout() {
     );
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "target-on-source-node",
             Plane::ControlPlane,
@@ -519,7 +525,7 @@ fn target_pod_on_the_source_node_in_flight_is_blocked() {
     e.now = at("02:02:00");
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.outcome),
+        (d.cause.id, d.outcome),
         ("target-on-source-node", Outcome::Blocked)
     );
     assert!(has_fact(&d, "Pod/prod/", "spec.nodeName"));
@@ -562,7 +568,7 @@ fn handoff(now: &str) -> Evidence {
 fn backend_storage_handoff_stuck() {
     let d = diagnose(&handoff("02:30:00"));
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "backend-storage-handoff-stuck",
             Plane::ControlPlane,
@@ -588,7 +594,7 @@ fn backend_storage_handoff_stuck() {
     );
     // Right after the stream ended the controller is still finalising: not yet stuck.
     let d = diagnose(&handoff("02:02:30"));
-    assert_ne!(d.cause, "backend-storage-handoff-stuck");
+    assert_ne!(d.cause.id, "backend-storage-handoff-stuck");
 }
 
 #[test]
@@ -625,7 +631,7 @@ fn a_launcher_pod_that_shows_completed_but_is_still_running_keeps_the_migration_
     e.now = at("02:20:00");
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "another-migration-in-progress",
             Plane::ControlPlane,
@@ -676,7 +682,7 @@ fn quota_exceeded_on_an_evacuation() {
     e.now = at("02:10:00");
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         (
             "resource-quota-exceeded",
             Plane::ControlPlane,
@@ -726,7 +732,7 @@ fn cpu_model_mismatch_during_an_upgrade_drain() {
     let e = evidence(Some(m), Some(vmi()), vec![source_pod(), target], Vec::new());
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome, d.inferred),
+        (d.cause.id, d.plane, d.outcome, d.inferred),
         (
             "no-node-for-cpu-model",
             Plane::ControlPlane,
@@ -774,7 +780,7 @@ fn a_max_unavailable_pdb_over_vmi_pods_blocks_the_drain() {
     e.pdbs = vec![pdb(Some(1), 0)];
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("pdb-blocks-eviction", Plane::ControlPlane, Outcome::Blocked)
     );
     assert!(d.summary.contains("maxUnavailable"), "{}", d.summary);
@@ -838,7 +844,7 @@ fn explain_reads_pdbs_as_the_eviction_api_does() {
     let mut e = evidence(None, Some(v.clone()), vec![p.clone()], Vec::new());
     e.pdbs = vec![pdb("all-pods", everything(), 0)];
     let d = diagnose(&e);
-    assert_eq!(d.cause, "pdb-blocks-eviction", "{}", d.summary);
+    assert_eq!(d.cause.id, "pdb-blocks-eviction", "{}", d.summary);
     assert!(
         d.summary
             .contains("needs 1 healthy pods and has 1 currently"),
@@ -855,7 +861,7 @@ fn explain_reads_pdbs_as_the_eviction_api_does() {
     let mut e = evidence(None, Some(v), vec![p], Vec::new());
     e.pdbs = vec![pdb("a", everything(), 1), pdb("b", everything(), 1)];
     let d = diagnose(&e);
-    assert_eq!(d.cause, "pdb-blocks-eviction", "{}", d.summary);
+    assert_eq!(d.cause.id, "pdb-blocks-eviction", "{}", d.summary);
     assert!(
         d.summary.contains("more than one PodDisruptionBudget"),
         "{}",
@@ -894,7 +900,7 @@ fn queued_cannot_stand_next_to_a_newer_unexplained_warning_either() {
     // Queued by the numbers, but a warning nothing explains is newer than the last phase change.
     let d = diagnose(&e);
     assert_eq!(
-        (d.cause, d.plane, d.outcome),
+        (d.cause.id, d.plane, d.outcome),
         ("unknown", Plane::ControlPlane, Outcome::Blocked)
     );
     // Without the warning it is queued, as before.
