@@ -346,7 +346,6 @@ fn article(word: &str) -> &'static str {
 
 /// The `kind` vmctl writes at the top of its own snapshot files.
 pub const SNAPSHOT_KIND: &str = "Snapshot";
-pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
 
 fn is_object_file(path: &Path) -> bool {
     matches!(

@@ -27,33 +27,11 @@ use crate::render::{Tone, fmt, stderr_line, structured, write_stdout};
 /// How long to wait for the abort to be reported when no --timeout is given.
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
-    Migration(String),
-    Vm(String),
-}
+use crate::names::Target;
 
+/// `abort`'s target: a bare name is a VM.
 fn parse_target(text: &str) -> Result<Target> {
-    let (kind, name) = match text.split_once('/') {
-        Some((k, n)) => (Some(k), n),
-        None => (None, text),
-    };
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::usage(format!(
-            "{text:?} is not VM, vm/NAME, vmi/NAME or migration/NAME"
-        )));
-    }
-    match kind.map(Kind::from_resource_name) {
-        None | Some(Some(Kind::VirtualMachine | Kind::VirtualMachineInstance)) => {
-            Ok(Target::Vm(name.to_string()))
-        }
-        Some(Some(Kind::VirtualMachineInstanceMigration)) => {
-            Ok(Target::Migration(name.to_string()))
-        }
-        _ => Err(Error::usage(format!(
-            "{text:?}: abort takes a VM (NAME, vm/NAME, vmi/NAME) or migration/NAME"
-        ))),
-    }
+    crate::names::parse_target(text, crate::names::Takes::VmFirst, "abort")
 }
 
 fn live(ctx: &Context, dry_run: bool) -> Result<Option<&LiveSource>> {
@@ -128,7 +106,7 @@ pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
     let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
     let live = live(ctx, args.dry_run)?;
     if args.evacuation {
-        let Target::Vm(name) = target else {
+        let Target::Vmi(name) = target else {
             return Err(Error::usage(
                 "--evacuation cancels a VM's evacuation: name the VM, not a migration",
             ));
@@ -153,7 +131,7 @@ pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
             let vmi = m.spec.vmi_name.clone();
             (Some(m), vmi)
         }
-        Target::Vm(name) => {
+        Target::Vmi(name) => {
             let q = Query::namespace(Some(&namespace))
                 .with_label(&format!("{VMI_NAME_LABEL}={name}"))?;
             let all: Vec<VirtualMachineInstanceMigration> =
@@ -177,7 +155,7 @@ pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
     let Some(vmim) = vmim.filter(|m| !m.is_final()) else {
         let what = match &target {
             Target::Migration(n) => format!("migration {namespace}/{n} has already ended"),
-            Target::Vm(n) => format!("no migration of {namespace}/{n} is in flight"),
+            Target::Vmi(n) => format!("no migration of {namespace}/{n} is in flight"),
         };
         let last = vmi
             .as_ref()
@@ -241,7 +219,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
     );
     if args.dry_run {
         let plan = json!({
-            "apiVersion": crate::commands::status::VMCTL_API_VERSION,
+            "apiVersion": crate::model::VMCTL_API_VERSION,
             "kind": "AbortPlan",
             "request": format!("DELETE {path}"),
             "migration": name, "vmi": vmi_name, "phase": phase.as_str(),
@@ -471,7 +449,7 @@ fn report(
     if ctx.output.is_structured() {
         write_stdout(&structured(
             ctx.output,
-            &json!({"apiVersion": crate::commands::status::VMCTL_API_VERSION, "kind": "AbortResult",
+            &json!({"apiVersion": crate::model::VMCTL_API_VERSION, "kind": "AbortResult",
                 "namespace": namespace, "migration": name, "vmi": vmi, "result": result,
                 "abortStatus": abort.map(|a| a.as_str().to_string()), "message": text}),
         )?)?;
@@ -561,8 +539,8 @@ mod tests {
 
     #[test]
     fn targets_parse() {
-        assert_eq!(parse_target("a").unwrap(), Target::Vm("a".into()));
-        assert_eq!(parse_target("vmi/a").unwrap(), Target::Vm("a".into()));
+        assert_eq!(parse_target("a").unwrap(), Target::Vmi("a".into()));
+        assert_eq!(parse_target("vmi/a").unwrap(), Target::Vmi("a".into()));
         assert_eq!(
             parse_target("migration/m").unwrap(),
             Target::Migration("m".into())

@@ -40,7 +40,7 @@ pub async fn run(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
     let style = ctx.style;
     let report = if args.dry_run {
         AbortReport {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtAbort",
             domain: args.target.clone(),
             uri: uri.clone(),
@@ -104,7 +104,7 @@ mod blocking {
         let dom = lookup(&conn, uri, domain)?;
         let host = conn.hostname().unwrap_or_else(|_| uri.to_string());
         let report = |result, message: String| AbortReport {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtAbort",
             domain: domain.to_string(),
             uri: uri.to_string(),

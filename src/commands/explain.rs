@@ -25,39 +25,13 @@ use crate::triage::{
     Unexplained, Unread, diagnose, history,
 };
 
-pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
-
 // ---------------------------------------------------------------- gather
 
-/// What the operator named.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Migration(String),
-    /// `vm/NAME` or `vmi/NAME`: a VM's VMI has the VM's name.
-    Vmi(String),
-}
+pub use crate::names::Target;
 
+/// `explain`'s target: a bare name is a migration.
 pub fn parse_target(text: &str) -> Result<Target> {
-    let (kind, name) = match text.split_once('/') {
-        Some((kind, name)) => (Some(kind), name),
-        None => (None, text),
-    };
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::usage(format!(
-            "{text:?} is not a migration name, migration/NAME, vm/NAME or vmi/NAME"
-        )));
-    }
-    match kind.map(Kind::from_resource_name) {
-        None | Some(Some(Kind::VirtualMachineInstanceMigration)) => {
-            Ok(Target::Migration(name.to_string()))
-        }
-        Some(Some(Kind::VirtualMachine | Kind::VirtualMachineInstance)) => {
-            Ok(Target::Vmi(name.to_string()))
-        }
-        _ => Err(Error::usage(format!(
-            "{text:?}: explain takes a migration (NAME or migration/NAME), vm/NAME or vmi/NAME"
-        ))),
-    }
+    crate::names::parse_target(text, crate::names::Takes::MigrationFirst, "explain")
 }
 
 /// The object the command is about, found by name.
@@ -534,7 +508,7 @@ pub fn build_report(
     notes: Vec<String>,
 ) -> ExplainReport {
     ExplainReport {
-        api_version: VMCTL_API_VERSION,
+        api_version: crate::model::VMCTL_API_VERSION,
         kind: "Diagnosis",
         as_of: evidence.now.to_string(),
         source: source.to_string(),

@@ -131,7 +131,7 @@ pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
         };
         let diagnosis = classification.diagnosis(&domain, &host, state);
         Ok(LibvirtDiagnosis {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtJobDiagnosis",
             domain,
             uri,
@@ -152,7 +152,7 @@ mod tests {
 
     fn report(job: CompletedJob, state: DomainStatus) -> LibvirtDiagnosis {
         LibvirtDiagnosis {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtJobDiagnosis",
             domain: "web-01".into(),
             uri: "qemu+ssh://src/system".into(),

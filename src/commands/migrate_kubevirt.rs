@@ -131,20 +131,8 @@ pub fn parse_node_selector(text: &str) -> Result<BTreeMap<String, String>> {
 
 /// `VM`, `vm/VM` or `vmi/VMI` → the VMI's name (a VM's VMI has its name).
 pub fn parse_vm_target(text: &str) -> Result<String> {
-    let (kind, name) = match text.split_once('/') {
-        Some((k, n)) => (Some(k), n),
-        None => (None, text),
-    };
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::usage(format!("{text:?} is not a VM name")));
-    }
-    match kind.map(Kind::from_resource_name) {
-        None | Some(Some(Kind::VirtualMachine | Kind::VirtualMachineInstance)) => {
-            Ok(name.to_string())
-        }
-        _ => Err(Error::usage(format!(
-            "{text:?}: migrate takes a VM or VMI (NAME, vm/NAME or vmi/NAME)"
-        ))),
+    match crate::names::parse_target(text, crate::names::Takes::VmOnly, "migrate")? {
+        crate::names::Target::Vmi(name) | crate::names::Target::Migration(name) => Ok(name),
     }
 }
 
@@ -457,7 +445,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         policy_name.as_deref(),
     );
     let plan = MigrationPlan {
-        api_version: crate::commands::status::VMCTL_API_VERSION,
+        api_version: crate::model::VMCTL_API_VERSION,
         kind: "MigrationPlan",
         namespace: namespace.clone(),
         vmi: name.clone(),
@@ -1070,7 +1058,7 @@ async fn finish(
     if ctx.output.is_structured() {
         view.close();
         let report = json!({
-            "apiVersion": crate::commands::status::VMCTL_API_VERSION,
+            "apiVersion": crate::model::VMCTL_API_VERSION,
             "kind": "MigrationResult",
             "namespace": namespace,
             "vmi": name,

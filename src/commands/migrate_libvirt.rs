@@ -109,7 +109,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
 fn dry_run(req: &Request<'_>) -> Result<i32> {
     if req.output.is_structured() {
         let doc = DryRun {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtMigrationPlan",
             domain: req.domain,
             source: req.src,
@@ -189,7 +189,7 @@ async fn drive(req: Request<'_>) -> Result<i32> {
     if req.output.is_structured() && !req.progress_json {
         view.close();
         let doc = MigrationReport {
-            api_version: "vmctl/v1alpha1",
+            api_version: crate::model::VMCTL_API_VERSION,
             kind: "LibvirtMigration",
             domain: req.domain,
             source: req.src,

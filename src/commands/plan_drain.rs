@@ -426,7 +426,7 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
         OutputFormat::Json | OutputFormat::Yaml => structured(
             ctx.output,
             &DrainPlanDocument {
-                api_version: crate::cluster::files::VMCTL_API_VERSION,
+                api_version: crate::model::VMCTL_API_VERSION,
                 kind: "DrainPlan",
                 as_of: ctx.now.to_string(),
                 source,

@@ -12,10 +12,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::cli::SnapshotArgs;
-use crate::cluster::files::{SNAPSHOT_KIND, VMCTL_API_VERSION};
+use crate::cluster::files::SNAPSHOT_KIND;
 use crate::cluster::{Kind, Query, Source};
 use crate::context::Context;
 use crate::error::{Error, Result, exit};
+use crate::model::VMCTL_API_VERSION;
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 
 #[derive(Debug, Serialize)]
@@ -305,7 +306,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
             ));
         }
         let summary: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        eprintln!(
+        crate::say!(
             "wrote {total} objects to {}: {}",
             path.display(),
             summary.join(", ")

@@ -28,8 +28,6 @@ use crate::render::table::{TableBuilder, plain};
 use crate::render::{OutputFormat, Style, Tone, fmt, write_stdout, write_structured};
 use crate::triage::strings::scheduler_summary;
 
-pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
-
 // ---------------------------------------------------------------- gather
 
 /// Everything `status` reads.
@@ -678,7 +676,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
     migrations.sort_by(|a, b| b.age_seconds.cmp(&a.age_seconds).then(a.name.cmp(&b.name)));
 
     StatusReport {
-        api_version: VMCTL_API_VERSION,
+        api_version: crate::model::VMCTL_API_VERSION,
         kind: "StatusReport",
         as_of: now.to_string(),
         source: source.to_string(),
@@ -1201,10 +1199,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         .warnings
         .extend(leftovers.iter().map(leftover_warning));
     for s in &skipped {
-        eprintln!(
-            "warning: skipped, it does not decode: {}",
-            crate::render::fmt::printable(s)
-        );
+        ctx.warn(format!("skipped, it does not decode: {s}"));
     }
     report.skipped = skipped;
     // What was said about the input on stderr, for the document too (not the table's

@@ -24,6 +24,9 @@ pub use vmim::VirtualMachineInstanceMigration;
 
 use serde::{Deserialize, Serialize};
 
+/// The `apiVersion` of every document vmctl writes (reports, snapshots, results).
+pub const VMCTL_API_VERSION: &str = "vmctl/v1alpha1";
+
 /// Declares a string enum that keeps values it does not know as `Other(text)`.
 macro_rules! open_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),* $(,)? }) => {
