@@ -1,6 +1,8 @@
 //! The clap definitions: the single source for `--help`, completions and man pages.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -347,8 +349,8 @@ pub struct MigrateArgs {
     pub dry_run: bool,
 
     /// Restrict the target to nodes with these labels (KubeVirt: addedNodeSelector), k=v,...
-    #[arg(long, value_name = "K=V,...", conflicts_with = "connect")]
-    pub node_selector: Option<String>,
+    #[arg(long, value_name = "K=V,...", conflicts_with = "connect", value_parser = parse_node_selector)]
+    pub node_selector: Option<BTreeMap<String, String>>,
 
     /// Follow the migration until it ends (the default).
     #[arg(long, overrides_with = "no_wait")]
@@ -360,8 +362,8 @@ pub struct MigrateArgs {
 
     /// Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on.
     /// With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 
     /// Read migration metrics from this Prometheus instead of virt-handler's pod proxy.
     #[arg(long, value_name = "URL", conflicts_with = "connect")]
@@ -426,8 +428,8 @@ pub struct AbortArgs {
     pub wait: bool,
 
     /// Give up waiting after this long (e.g. 60s).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 
     /// Print what would be deleted or called and change nothing.
     #[arg(long)]
@@ -477,4 +479,122 @@ fn rate(text: &str) -> Result<u64, String> {
         .map(|q| q.bytes())
         .filter(|b| *b > 0)
         .ok_or_else(|| "expected a rate such as 1Gi or 500Mi (per second)".to_string())
+}
+
+/// The longest `--timeout` vmctl takes: 30 days (no migration waits longer, and every
+/// deadline `now + timeout` stays far from overflowing).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 86_400);
+
+/// `--timeout`: parses `90s`, `15m`, `1h30m`, `2h`, `1d` or plain seconds: more than 0 and at most 30 days,
+/// with checked arithmetic (a huge number is an error, never a wrapped one).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration (e.g. 90s, 15m, 1h30m, or seconds)");
+    let too_long = || {
+        format!(
+            "{text:?} is longer than the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)"
+        )
+    };
+    let t = text.trim();
+    if t.is_empty() || t.len() > 64 {
+        return Err(bad());
+    }
+    let total = if t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>().map_err(|_| too_long())?
+    } else {
+        let mut total = 0u64;
+        let mut number = String::new();
+        for c in t.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                continue;
+            }
+            let n: u64 = match number.parse() {
+                Ok(n) => n,
+                Err(_) if number.is_empty() => return Err(bad()),
+                Err(_) => return Err(too_long()),
+            };
+            number.clear();
+            let unit = match c {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                _ => return Err(bad()),
+            };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(too_long)?;
+        }
+        if !number.is_empty() {
+            return Err(bad());
+        }
+        total
+    };
+    let d = Duration::from_secs(total);
+    if d.is_zero() {
+        return Err(format!(
+            "{text:?}: a timeout of 0 would end at once (omit --timeout to wait until the migration ends)"
+        ));
+    }
+    if d > MAX_TIMEOUT {
+        return Err(too_long());
+    }
+    Ok(d)
+}
+
+/// `--node-selector`: `k=v,k2=v2` into a map.
+pub fn parse_node_selector(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut map = BTreeMap::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("{part:?} is not KEY=VALUE (several: k1=v1,k2=v2)"))?;
+        if k.trim().is_empty() {
+            return Err(format!("empty key in {part:?}"));
+        }
+        map.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("42").unwrap(), Duration::from_secs(42));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("1h5").is_err());
+        assert_eq!(parse_duration("30d").unwrap(), MAX_TIMEOUT);
+        for wraps in [
+            "213503982334602d",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999s",
+            "31d",
+        ] {
+            let e = parse_duration(wraps).unwrap_err().to_string();
+            assert!(e.contains("longer than the 30 days"), "{wraps}: {e}");
+        }
+        for zero in ["0", "0s", "0h0m"] {
+            let e = parse_duration(zero).unwrap_err().to_string();
+            assert!(e.contains("a timeout of 0"), "{zero}: {e}");
+        }
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("-5s").is_err());
+    }
+
+    #[test]
+    fn node_selectors_parse() {
+        let m = parse_node_selector("zone=b, disk=ssd").unwrap();
+        assert_eq!(m.get("zone").map(String::as_str), Some("b"));
+        assert_eq!(m.len(), 2);
+        assert!(parse_node_selector("zone").is_err());
+    }
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::AbortArgs;
 use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, get_as, list_as};
-use crate::commands::migrate_kubevirt::{parse_duration, require_namespace};
+use crate::commands::migrate_kubevirt::require_namespace;
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
 use crate::migration::follow::{Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow};
@@ -103,7 +103,7 @@ fn recreated_by(
 pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
     let namespace = require_namespace(ctx)?;
     let target = parse_target(&args.target)?;
-    let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
+    let timeout = args.timeout;
     let live = live(ctx, args.dry_run)?;
     if args.evacuation {
         let Target::Vmi(name) = target else {

@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use super::migrate_kubevirt::parse_duration;
 use crate::cli::{AbortArgs, GlobalArgs};
 use crate::error::{Error, Result, exit};
 use crate::render::{OutputFormat, Style, Tone, structured, write_stdout};
@@ -32,9 +31,6 @@ pub async fn run(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
         .ok_or_else(|| Error::usage("--connect URI is required for a libvirt abort"))?;
     let wait = args
         .timeout
-        .as_deref()
-        .map(parse_duration)
-        .transpose()?
         .unwrap_or(std::time::Duration::from_secs(DEFAULT_WAIT_SECS));
     let ctx = crate::context::LibvirtContext::new(global)?;
     let style = ctx.style;

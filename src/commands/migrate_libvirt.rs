@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::migrate_kubevirt::parse_duration;
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::error::{Error, Result, exit};
 use crate::migration::plan::{self, Plan};
@@ -93,7 +92,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
         parallel: args.parallel,
     })
     .map_err(Error::usage)?;
-    let timeout = args.timeout.as_deref().map(parse_duration).transpose()?;
+    let timeout = args.timeout;
     Ok(Request {
         domain: &args.target,
         src,
