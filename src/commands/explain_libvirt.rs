@@ -34,11 +34,11 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
         .connect
         .clone()
         .ok_or_else(|| Error::usage("--connect URI is required to explain a libvirt domain"))?;
+    let ctx = crate::context::LibvirtContext::new(global)?;
     let report = diagnose(args.target.clone(), uri).await?;
-    let style = Style::detect(global.no_color);
-    let text = match global.output {
-        OutputFormat::Json | OutputFormat::Yaml => structured(global.output, &report)?,
-        OutputFormat::Table | OutputFormat::Wide => render(&report, style),
+    let text = match ctx.output {
+        OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
+        OutputFormat::Table | OutputFormat::Wide => render(&report, ctx.style),
     };
     write_stdout(&text)?;
     Ok(if report.diagnosis.outcome.is_finding() {
@@ -48,8 +48,10 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
     })
 }
 
-/// The diagnosis as text.
+/// The diagnosis as text. The domain's name, the host's name and libvirt's messages are
+/// foreign text: escaped.
 pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
+    use crate::text::printable as p;
     // A job that is running, or none at all, is neither good nor bad and shows no outcome.
     let (tone, outcome) = match r.diagnosis.outcome {
         Outcome::Succeeded => (Tone::Good, Outcome::Succeeded.as_str()),
@@ -58,7 +60,9 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
     };
     let mut out = format!(
         "domain {} on {} ({}): last migration job\n",
-        r.domain, r.host, r.uri
+        p(&r.domain),
+        p(&r.host),
+        p(&r.uri)
     );
     out.push_str(&format!(
         "  cause:     {} {}\n",
@@ -69,12 +73,12 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
             format!("({outcome})")
         }
     ));
-    out.push_str(&format!("  summary:   {}\n", r.diagnosis.summary));
+    out.push_str(&format!("  summary:   {}\n", p(&r.diagnosis.summary)));
     out.push_str("  evidence:\n");
     for fact in &r.diagnosis.evidence {
-        out.push_str(&format!("    - {}\n", fact.value));
+        out.push_str(&format!("    - {}\n", p(&fact.value)));
     }
-    out.push_str(&format!("  next:      {}\n", r.diagnosis.rule.advice));
+    out.push_str(&format!("  next:      {}\n", p(&r.diagnosis.rule.advice)));
     out
 }
 
@@ -213,5 +217,27 @@ mod tests {
         assert_eq!(json["domainState"], "shut-off");
         assert_eq!(json["evidence"][0]["field"], "jobStats.type");
         assert_eq!(json["evidence"][0]["value"], "job: none");
+    }
+
+    #[test]
+    fn foreign_text_reaches_the_terminal_escaped() {
+        let job = CompletedJob {
+            end: JobEnd::Failed,
+            error_message: Some("operation failed: \u{1b}]0;owned\u{7}".into()),
+            ..Default::default()
+        };
+        let mut r = report(job, DomainStatus::Running);
+        r.domain = "web\u{1b}[2J".into();
+        r.host = "src\u{9b}31m".into();
+        let text = render(&r, Style { color: false });
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("domain web\\u{1b}[2J on src\\u{9b}31m"),
+            "{text}"
+        );
+        assert!(text.contains("\\u{1b}]0;owned\\u{7}"), "{text}");
     }
 }
