@@ -78,7 +78,7 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
     for fact in &r.diagnosis.evidence {
         out.push_str(&format!("    - {}\n", p(&fact.value)));
     }
-    out.push_str(&format!("  next:      {}\n", p(&r.diagnosis.rule.advice)));
+    out.push_str(&format!("  next:      {}\n", p(r.diagnosis.rule.advice)));
     out
 }
 
