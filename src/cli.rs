@@ -158,7 +158,8 @@ streaming time against the completion budget (KubeVirt starts it with streaming)
 remainder that stops falling against progressTimeout ('no progress for 40s of the 150 s progress
 timeout'). A migration that does not succeed ends with the diagnosis vmctl explain gives for it,
 read the same way (also when someone else aborted it and the object is gone); the verdict is the
-diagnosis's.
+diagnosis's. With -o json|yaml: kind MigrationPlan (dry run), MigrationRefused (pre-flight) or
+MigrationResult; each carries warnings[] (what was said on stderr about the input) when there is any.
 
 EXIT CODES: 0 succeeded (or started, with --no-wait; dry run printed); 1 failed, aborted, or refused
 by the pre-flight; 3 unknown VM; 5 cluster error (403 names the RBAC rule, see deploy/rbac.yaml);
@@ -170,7 +171,8 @@ the abort status (Aborting, then Succeeded or Failed; --timeout, default 2m). Re
 --evacuation clears evacuationNodeName through evacuate/cancel (KubeVirt v1.7+) and explains the
 manual way on older versions. Aborting the migration of a VMI marked for evacuation (or one the
 workload updater created) warns first: KubeVirt creates a new one after a backoff (20 s, doubling)
-for as long as the mark stays; --evacuation is what stops the evacuation itself.
+for as long as the mark stays; --evacuation is what stops the evacuation itself. With -o json|yaml:
+kind AbortPlan (dry run) or AbortResult, with warnings[] when there is any.
 
 EXIT CODES: 0 aborted or cancelled (dry run printed); 1 nothing to abort, refused in post-copy, the
 migration completed first, or the abort failed; 3 unknown migration; 5 cluster error; 6 timed out

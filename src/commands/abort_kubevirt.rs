@@ -150,6 +150,9 @@ pub async fn run(ctx: &'static Context, args: &AbortArgs) -> Result<i32> {
         &vmi_name,
     )
     .await?;
+    for w in crate::model::unknown::warnings(&vmi, &vmim, []) {
+        ctx.warn(w);
+    }
 
     // ---- decide
     let Some(vmim) = vmim.filter(|m| !m.is_final()) else {
@@ -218,7 +221,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
         Kind::VirtualMachineInstanceMigration.collection_path(Some(&namespace))
     );
     if args.dry_run {
-        let plan = json!({
+        let mut plan = json!({
             "apiVersion": crate::model::VMCTL_API_VERSION,
             "kind": "AbortPlan",
             "request": format!("DELETE {path}"),
@@ -227,6 +230,7 @@ It finishes on its own; follow it with: vmctl status --watch -n {namespace}\n",
             "recreatedBy": recreated.as_ref().map(Recreator::id),
             "warning": recreated.as_ref().map(|r| r.warning(&namespace, &name, &vmi_name)),
         });
+        crate::render::with_warnings(&mut plan, ctx.warnings());
         let text = if ctx.output.is_structured() {
             structured(ctx.output, &plan)?
         } else {
@@ -447,12 +451,11 @@ fn report(
         )
     };
     if ctx.output.is_structured() {
-        write_stdout(&structured(
-            ctx.output,
-            &json!({"apiVersion": crate::model::VMCTL_API_VERSION, "kind": "AbortResult",
-                "namespace": namespace, "migration": name, "vmi": vmi, "result": result,
-                "abortStatus": abort.map(|a| a.as_str().to_string()), "message": text}),
-        )?)?;
+        let mut doc = json!({"apiVersion": crate::model::VMCTL_API_VERSION, "kind": "AbortResult",
+            "namespace": namespace, "migration": name, "vmi": vmi, "result": result,
+            "abortStatus": abort.map(|a| a.as_str().to_string()), "message": text});
+        crate::render::with_warnings(&mut doc, ctx.warnings());
+        write_stdout(&structured(ctx.output, &doc)?)?;
     } else {
         write_stdout(&format!("{text}\n"))?;
     }

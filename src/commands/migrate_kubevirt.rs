@@ -140,6 +140,9 @@ pub struct MigrationPlan {
     /// Why the temporary policy wins, when there is one.
     pub policy_proof: Option<String>,
     pub notes: Vec<String>,
+    /// What was said on stderr about the input (unknown values …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 fn vmim_object(
@@ -278,6 +281,9 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
 
     // ---- gather and decide
     let g = gather(&ctx.source, &namespace, &name, &added).await?;
+    for w in crate::model::unknown::warnings([&g.inputs.vmi], &g.inputs.vmims, &g.inputs.kubevirt) {
+        ctx.warn(w);
+    }
     let pre = preflight(&g.inputs);
     let id = format!("{namespace}/{name}");
     if !pre.ok {
@@ -287,7 +293,18 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         }
         text.push_str("  nothing was created.\n");
         if ctx.output.is_structured() {
-            write_stdout(&structured(ctx.output, &pre)?)?;
+            // The pre-flight's fields, in the envelope every document has.
+            let mut doc = json!({
+                "apiVersion": crate::model::VMCTL_API_VERSION,
+                "kind": "MigrationRefused",
+            });
+            if let (Some(map), Ok(serde_json::Value::Object(fields))) =
+                (doc.as_object_mut(), serde_json::to_value(&pre))
+            {
+                map.extend(fields);
+            }
+            crate::render::with_warnings(&mut doc, ctx.warnings());
+            write_stdout(&structured(ctx.output, &doc)?)?;
             stderr_text(&crate::render::fmt::printable_lines(&text));
         } else {
             write_stdout(&text)?;
@@ -366,6 +383,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         objects,
         policy_proof: temporary.as_ref().map(|t| t.proof.clone()),
         notes: notes.clone(),
+        warnings: ctx.warnings(),
     };
     let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
 
@@ -969,7 +987,7 @@ async fn finish(
     };
     if ctx.output.is_structured() {
         view.close();
-        let report = json!({
+        let mut report = json!({
             "apiVersion": crate::model::VMCTL_API_VERSION,
             "kind": "MigrationResult",
             "namespace": namespace,
@@ -987,6 +1005,7 @@ async fn finish(
                 "phase": k.split('|').next().unwrap_or(""), "atMs": at})).collect::<Vec<_>>(),
             "diagnosis": diagnosis.as_ref().map(|d| &d.diagnosis),
         });
+        crate::render::with_warnings(&mut report, ctx.warnings());
         write_stdout(&structured(ctx.output, &report)?)?;
     } else {
         view.finish(&summary);

@@ -98,6 +98,14 @@ pub fn stderr_text(text: &str) {
     eprint!("{text}");
 }
 
+/// Adds `warnings` (what was said on stderr about the input) to a JSON document built with
+/// `json!`, when there are any: the typed documents skip an empty list the same way.
+pub fn with_warnings(doc: &mut serde_json::Value, warnings: Vec<String>) {
+    if let (false, Some(map)) = (warnings.is_empty(), doc.as_object_mut()) {
+        map.insert("warnings".into(), serde_json::Value::from(warnings));
+    }
+}
+
 /// Writes a report as JSON or YAML to stdout. JSON is written as it is serialised, without
 /// building the text first (`status -A -o json` on 100,000 VMIs is tens of megabytes). A
 /// closed pipe is not an error.
