@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod evidence;
 pub mod migration;
 pub mod model;
 pub mod names;

@@ -1011,7 +1011,7 @@ async fn finish(
         view.finish(&summary);
         if let Some(report) = &diagnosis {
             write_stdout("\nWhy (vmctl explain):\n")?;
-            write_stdout(&crate::commands::explain::render_table(
+            write_stdout(&crate::render::explain::render_table(
                 report,
                 ctx.style,
                 ctx.output == OutputFormat::Wide,
@@ -1032,13 +1032,11 @@ async fn diagnose(
     ctx: &Context,
     last_seen: Option<&VirtualMachineInstanceMigration>,
     name: &str,
-) -> Option<crate::commands::explain::ExplainReport> {
+) -> Option<crate::triage::report::ExplainReport> {
     let last_seen = last_seen?;
     let mut notes = Vec::new();
     let mut evidence =
-        match crate::commands::explain::evidence_for_migration(ctx, last_seen, name, &mut notes)
-            .await
-        {
+        match crate::evidence::evidence_for_migration(ctx, last_seen, name, &mut notes).await {
             Ok(e) => e,
             Err(e) => {
                 stderr_line(&text::no_evidence(&e.to_string()));
@@ -1049,7 +1047,7 @@ async fn diagnose(
     if ctx.clock == ClockSource::System {
         evidence.now = k8s_openapi::jiff::Timestamp::now();
     }
-    Some(crate::commands::explain::build_report(
+    Some(crate::triage::report::build_report(
         &evidence,
         false,
         &ctx.source_description(),

@@ -1,5 +1,6 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
+pub mod explain;
 pub mod fmt;
 pub mod follow;
 pub mod progress;

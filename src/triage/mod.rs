@@ -12,6 +12,7 @@ pub mod cause;
 mod history;
 mod kubevirt19;
 mod objects;
+pub mod report;
 pub mod rules;
 pub mod strings;
 mod timeline;

@@ -1,0 +1,466 @@
+//! Gathering the evidence about one migration or VMI (I/O): find it by name (a migration, or
+//! a VMI's latest), then read everything about it at once, tolerating what a namespaced
+//! user may not read (said in notes and as `Evidence.unread`). Used by `explain` and by
+//! `migrate` for the diagnosis of a migration that did not succeed: one gathering, read the
+//! same way. The number of requests does not depend on how many migrations or events the
+//! VMI has: each kind is listed once and filtered here.
+
+use crate::cluster::source::list_lenient;
+use crate::cluster::{Kind, Query, get_as, list_as};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
+use crate::model::{
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, VirtualMachine,
+    VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
+use crate::names::Target;
+use crate::names::suggest;
+use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
+use crate::triage::{Evidence, MigrationLoad, Source, Unread};
+
+/// The object the command is about, found by name.
+pub struct Resolved {
+    namespace: String,
+    vmi_name: String,
+    migration: Option<VirtualMachineInstanceMigration>,
+    /// Already read while resolving (Some(None): read, and the VMI does not exist).
+    vmi: Option<Option<VirtualMachineInstance>>,
+    migrations: Option<Vec<VirtualMachineInstanceMigration>>,
+    /// Said on stderr: how the name was understood.
+    pub note: Option<String>,
+}
+
+fn by_name(scope_ns: Option<&str>, name: &str) -> Result<Query> {
+    Query::namespace(scope_ns).with_fields(&format!("metadata.name={name}"))
+}
+
+fn namespaces_of<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut list: Vec<String> = names.into_iter().map(str::to_string).collect();
+    list.sort();
+    list.dedup();
+    list
+}
+
+fn ambiguous(what: &str, name: &str, namespaces: &[String]) -> Error {
+    Error::usage(format!(
+        "{what} {name:?} exists in several namespaces ({}): pick one with -n NAMESPACE",
+        namespaces.join(", ")
+    ))
+}
+
+/// The migration a `vm/NAME` question is about: the one in flight (there is at most one
+/// that works; a newer one racing it fails at once), else the newest by creation.
+fn current(
+    migrations: &[VirtualMachineInstanceMigration],
+) -> Option<&VirtualMachineInstanceMigration> {
+    migrations.iter().max_by_key(|m| {
+        (
+            !m.is_final(),
+            m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            m.name().to_string(),
+        )
+    })
+}
+
+pub async fn resolve(ctx: &Context, target: &Target) -> Result<Resolved> {
+    let scope = ctx.scope.namespace();
+    match target {
+        Target::Migration(name) => {
+            let found: Vec<VirtualMachineInstanceMigration> = list_as(
+                &ctx.source,
+                Kind::VirtualMachineInstanceMigration,
+                &by_name(scope, name)?,
+            )
+            .await?;
+            match found.len() {
+                0 => {
+                    // `explain vm-a` where vm-a is a VM, not a migration: explain the VM.
+                    let vmis: Vec<VirtualMachineInstance> = list_as(
+                        &ctx.source,
+                        Kind::VirtualMachineInstance,
+                        &by_name(scope, name)?,
+                    )
+                    .await?;
+                    if vmis.len() == 1 {
+                        let mut r = resolve_vmi(ctx, name).await?;
+                        r.note = Some(format!(
+                            "no migration is named {name:?}; explaining the VMI {}/{name} instead",
+                            r.namespace
+                        ));
+                        return Ok(r);
+                    }
+                    Err(not_found(ctx, "migration", name).await)
+                }
+                1 => {
+                    let m = found.into_iter().next().ok_or_else(|| {
+                        Error::Internal("a list of one migration was empty".into())
+                    })?;
+                    let vmi_name = if m.spec.vmi_name.is_empty() {
+                        m.metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(VMI_NAME_LABEL))
+                            .cloned()
+                            .unwrap_or_default()
+                    } else {
+                        m.spec.vmi_name.clone()
+                    };
+                    Ok(Resolved {
+                        namespace: m.namespace().to_string(),
+                        vmi_name,
+                        migration: Some(m),
+                        vmi: None,
+                        migrations: None,
+                        note: None,
+                    })
+                }
+                _ => Err(ambiguous(
+                    "migration",
+                    name,
+                    &namespaces_of(found.iter().map(|m| m.namespace())),
+                )),
+            }
+        }
+        Target::Vmi(name) => resolve_vmi(ctx, name).await,
+    }
+}
+
+async fn resolve_vmi(ctx: &Context, name: &str) -> Result<Resolved> {
+    let scope = ctx.scope.namespace();
+    let vmim_query = Query::namespace(scope).with_label(&format!("{VMI_NAME_LABEL}={name}"))?;
+    let vmi_query = by_name(scope, name)?;
+    let (vmis, vmims) = tokio::try_join!(
+        list_as::<VirtualMachineInstance>(&ctx.source, Kind::VirtualMachineInstance, &vmi_query),
+        list_as::<VirtualMachineInstanceMigration>(
+            &ctx.source,
+            Kind::VirtualMachineInstanceMigration,
+            &vmim_query
+        ),
+    )?;
+    let namespaces = namespaces_of(
+        vmis.iter()
+            .map(|v| v.namespace())
+            .chain(vmims.iter().map(|m| m.namespace())),
+    );
+    let namespace = match namespaces.as_slice() {
+        [] => return Err(not_found(ctx, "VM", name).await),
+        [one] => one.clone(),
+        _ => return Err(ambiguous("VM", name, &namespaces)),
+    };
+    let vmi = vmis.into_iter().find(|v| v.namespace() == namespace);
+    let migrations: Vec<VirtualMachineInstanceMigration> = vmims
+        .into_iter()
+        .filter(|m| m.namespace() == namespace)
+        .collect();
+    Ok(Resolved {
+        namespace,
+        vmi_name: name.to_string(),
+        migration: current(&migrations).cloned(),
+        vmi: Some(vmi),
+        migrations: Some(migrations),
+        note: None,
+    })
+}
+
+/// A not-found error with close names from the scope.
+async fn not_found(ctx: &Context, what: &str, name: &str) -> Error {
+    let scope = ctx.scope.query();
+    let mut candidates: Vec<String> = Vec::new();
+    if let Ok(ms) = list_as::<VirtualMachineInstanceMigration>(
+        &ctx.source,
+        Kind::VirtualMachineInstanceMigration,
+        &scope,
+    )
+    .await
+    {
+        candidates.extend(ms.iter().map(|m| m.name().to_string()));
+    }
+    if let Ok(vs) =
+        list_as::<VirtualMachineInstance>(&ctx.source, Kind::VirtualMachineInstance, &scope).await
+    {
+        candidates.extend(vs.iter().map(|v| format!("vm/{}", v.name())));
+    }
+    let bare: Vec<&str> = candidates
+        .iter()
+        .map(|c| c.strip_prefix("vm/").unwrap_or(c))
+        .collect();
+    let close: Vec<String> = suggest(name, bare.iter().copied())
+        .into_iter()
+        .filter_map(|c| {
+            candidates
+                .iter()
+                .find(|full| full.strip_prefix("vm/").unwrap_or(full) == c)
+                .cloned()
+        })
+        .collect();
+    let where_ = match ctx.scope.namespace() {
+        Some(ns) => format!(" in namespace {ns}"),
+        None => String::new(),
+    };
+    let mut err = Error::not_found(format!("{what} {name:?}{where_}"));
+    if !close.is_empty() {
+        err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+    }
+    if what == "VM" {
+        let stopped = list_as::<VirtualMachine>(
+            &ctx.source,
+            Kind::VirtualMachine,
+            &Query::namespace(ctx.scope.namespace()),
+        )
+        .await
+        .ok()
+        .and_then(|vms| vms.into_iter().find(|vm| vm.name() == name));
+        if let Some(vm) = stopped {
+            err = err.with_hint(format!(
+                "the VM {}/{name} exists but is not running (runStrategy {}): it has no VMI, and KubeVirt deletes the migrations of a VMI that is gone",
+                vm.namespace(),
+                vm.run_strategy()
+            ));
+        }
+    } else {
+        err = err.with_hint(
+            "KubeVirt keeps only the newest 5 finished migrations per VMI, and none of a VMI that is gone; try vmi/NAME",
+        );
+    }
+    if ctx.scope.namespace().is_some() {
+        err = err.with_hint("look in another namespace with -n NAMESPACE, or in all with -A");
+    }
+    err
+}
+
+/// What could not be read: a note for the operator and, as data, for the diagnosis.
+#[derive(Default)]
+struct Unreadable {
+    notes: Vec<String>,
+    unread: Vec<Unread>,
+}
+
+/// Cluster-wide objects a namespaced user may not be allowed to read: say so and go on.
+fn tolerate<T: Default>(
+    source: Source,
+    what: &str,
+    without: &str,
+    result: Result<T>,
+    unreadable: &mut Unreadable,
+) -> Result<T> {
+    match result {
+        Ok(v) => Ok(v),
+        // Forbidden, not served, or still failing after the retries (429, 5xx): an optional
+        // read says what is assumed without it and the diagnosis goes on.
+        Err(Error::Api {
+            status: Some(status @ (403 | 404 | 429 | 500..=599)),
+            message,
+            ..
+        }) => {
+            unreadable
+                .notes
+                .push(format!("could not read {what} ({message}); {without}"));
+            unreadable.unread.push(Unread {
+                source,
+                status: Some(status),
+                message,
+            });
+            Ok(T::default())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The evidence about one migration vmctl followed (or created), read exactly as `explain`
+/// reads it, so `migrate` prints the diagnosis `explain` would give. `last_seen` is the
+/// migration as vmctl last saw it: when the object is gone by now (an abort deletes it),
+/// the diagnosis rests on that copy instead of finding "no migration".
+pub async fn evidence_for_migration(
+    ctx: &Context,
+    last_seen: &VirtualMachineInstanceMigration,
+    vmi_name: &str,
+    notes: &mut Vec<String>,
+) -> Result<Evidence> {
+    let resolved = Resolved {
+        namespace: last_seen.namespace().to_string(),
+        vmi_name: vmi_name.to_string(),
+        // Finished migrations are never Pending: no cluster load to read.
+        migration: None,
+        vmi: None,
+        migrations: None,
+        note: None,
+    };
+    let namespace = resolved.namespace.clone();
+    let name = last_seen.name().to_string();
+    let mut evidence = gather(ctx, resolved, notes).await?;
+    // The object as it is now, when it still exists; the copy vmctl last saw otherwise.
+    let fresh = evidence
+        .migrations
+        .iter()
+        .find(|m| m.name() == name && m.uid() == last_seen.uid())
+        .cloned();
+    if let Some(fresh) = fresh {
+        evidence.migration = Some(fresh);
+    } else {
+        evidence.migration = Some(last_seen.clone());
+        evidence.migrations.push(last_seen.clone());
+        notes.push(format!(
+            "the migration {namespace}/{name} no longer exists (KubeVirt deletes aborted migrations): the diagnosis uses the copy vmctl last saw"
+        ));
+    }
+    Ok(evidence)
+}
+
+pub async fn gather(
+    ctx: &Context,
+    resolved: Resolved,
+    notes: &mut Vec<String>,
+) -> Result<Evidence> {
+    let mut unreadable = Unreadable::default();
+    let ns = resolved.namespace.clone();
+    let vmi_name = resolved.vmi_name.clone();
+    let source = &ctx.source;
+    let vmi_known = resolved.vmi.clone();
+    let migrations_known = resolved.migrations.clone();
+    let vmi_fut = async {
+        match vmi_known {
+            Some(v) => Ok(v),
+            None if vmi_name.is_empty() => Ok(None),
+            None => {
+                get_as::<VirtualMachineInstance>(
+                    source,
+                    Kind::VirtualMachineInstance,
+                    Some(&ns),
+                    &vmi_name,
+                )
+                .await
+            }
+        }
+    };
+    let migrations_fut = async {
+        match migrations_known {
+            Some(m) => Ok(m),
+            None if vmi_name.is_empty() => Ok(Vec::new()),
+            None => {
+                let q = Query::namespace(Some(&ns))
+                    .with_label(&format!("{VMI_NAME_LABEL}={vmi_name}"))?;
+                list_as::<VirtualMachineInstanceMigration>(
+                    source,
+                    Kind::VirtualMachineInstanceMigration,
+                    &q,
+                )
+                .await
+            }
+        }
+    };
+    let pod_query =
+        Query::namespace(Some(&ns)).with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
+    let event_query = Query::namespace(Some(&ns));
+    let cluster = Query::all();
+    let (vmi, migrations, pods, events, kubevirts, policies, namespace, pdbs) = tokio::join!(
+        vmi_fut,
+        migrations_fut,
+        list_as::<Pod>(source, Kind::Pod, &pod_query),
+        // Lenient: an Event anyone in the namespace wrote badly costs that Event only.
+        list_lenient::<Event>(source, Kind::Event, &event_query),
+        list_as::<KubeVirt>(source, Kind::KubeVirt, &cluster),
+        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
+        get_as::<Namespace>(source, Kind::Namespace, None, &ns),
+        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &event_query),
+    );
+    let vmi = vmi?;
+    let pods = pods?;
+    let events = tolerate(
+        Source::Events,
+        "events",
+        "the diagnosis rests on object status alone",
+        events.map(|(events, skipped)| {
+            for s in skipped {
+                ctx.warn(format!("skipped, it does not decode: {s}"));
+            }
+            events
+        }),
+        &mut unreadable,
+    )?;
+    let kubevirt = tolerate(
+        Source::KubeVirt,
+        "the KubeVirt CR",
+        "KubeVirt's defaults are assumed",
+        kubevirts,
+        &mut unreadable,
+    )?
+    .into_iter()
+    .next();
+    let policies = tolerate(
+        Source::MigrationPolicies,
+        "MigrationPolicies",
+        "no policy is assumed to apply",
+        policies,
+        &mut unreadable,
+    )?;
+    let namespace = tolerate(
+        Source::Namespace,
+        "the Namespace",
+        "policies selecting namespace labels are not matched",
+        namespace,
+        &mut unreadable,
+    )?;
+    let pdbs = tolerate(
+        Source::PodDisruptionBudgets,
+        "PodDisruptionBudgets",
+        "a budget that refuses the launcher pod's eviction is not seen",
+        pdbs,
+        &mut unreadable,
+    )?;
+    let mut migrations = migrations?;
+    if let Some(m) = &resolved.migration
+        && !migrations
+            .iter()
+            .any(|x| x.uid() == m.uid() && x.name() == m.name())
+    {
+        migrations.push(m.clone());
+    }
+
+    // Only a Pending migration waits for the parallel limits; only then is the cluster's load read.
+    let pending = resolved
+        .migration
+        .as_ref()
+        .is_some_and(|m| m.phase() == MigrationPhase::Pending);
+    let node = vmi.as_ref().and_then(|v| v.status.node_name.clone());
+    let load = match (pending, node) {
+        (true, Some(node)) => {
+            let on_node = Query::all().with_label(&format!("kubevirt.io/nodeName={node}"))?;
+            let everywhere = Query::all();
+            let (all, vmis) = tokio::try_join!(
+                list_as::<VirtualMachineInstanceMigration>(
+                    source,
+                    Kind::VirtualMachineInstanceMigration,
+                    &everywhere
+                ),
+                list_as::<VirtualMachineInstance>(source, Kind::VirtualMachineInstance, &on_node),
+            )?;
+            Some(MigrationLoad {
+                migrations: all,
+                vmis_on_node: vmis
+                    .iter()
+                    .map(|v| format!("{}/{}", v.namespace(), v.name()))
+                    .collect(),
+            })
+        }
+        _ => None,
+    };
+
+    notes.extend(unreadable.notes);
+    Ok(Evidence {
+        now: ctx.now,
+        migration: resolved.migration,
+        vmi_namespace: ns,
+        vmi_name,
+        vmi,
+        migrations,
+        pods,
+        events,
+        kubevirt,
+        policies,
+        namespace,
+        load,
+        unread: unreadable.unread,
+        pdbs,
+    })
+}

@@ -1,0 +1,52 @@
+//! The `explain` document: the diagnosis with its envelope (pure: built from the evidence).
+
+use serde::Serialize;
+
+use crate::model::KubeVirt;
+use crate::triage::{Diagnosis, Evidence, HistoryEntry, diagnose, history};
+
+/// The `-o json|yaml` document: the diagnosis with its envelope.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub as_of: String,
+    pub source: String,
+    /// `status.observedKubeVirtVersion` of the KubeVirt CR, when found.
+    pub kubevirt_version: Option<String>,
+    #[serde(flatten)]
+    pub diagnosis: Diagnosis,
+    /// With --history: every migration of the VMI, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<HistoryEntry>>,
+    /// What vmctl could not read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// What was said about the input on stderr (unknown values, duplicates …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+pub fn build_report(
+    evidence: &Evidence,
+    with_history: bool,
+    source: &str,
+    notes: Vec<String>,
+) -> ExplainReport {
+    ExplainReport {
+        api_version: crate::model::VMCTL_API_VERSION,
+        kind: "Diagnosis",
+        as_of: evidence.now.to_string(),
+        source: source.to_string(),
+        kubevirt_version: evidence
+            .kubevirt
+            .as_ref()
+            .and_then(KubeVirt::version)
+            .map(str::to_string),
+        diagnosis: diagnose(evidence),
+        history: with_history.then(|| history(evidence)),
+        notes,
+        warnings: Vec::new(),
+    }
+}
