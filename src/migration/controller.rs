@@ -119,12 +119,18 @@ pub enum AbortCause {
 }
 
 impl AbortCause {
-    /// The triage cause id (`explain`'s vocabulary).
-    pub fn cause_id(self) -> &'static str {
+    /// The triage cause (`explain`'s vocabulary, one catalogue for both).
+    pub fn cause(self) -> crate::triage::cause::Cause {
+        use crate::triage::cause;
         match self {
-            AbortCause::NotConverging | AbortCause::BudgetExceeded => "not-converging",
-            AbortCause::NoProgress => "no-progress",
+            AbortCause::NotConverging | AbortCause::BudgetExceeded => cause::NOT_CONVERGING,
+            AbortCause::NoProgress => cause::NO_PROGRESS,
         }
+    }
+
+    /// The triage cause's id.
+    pub fn cause_id(self) -> &'static str {
+        self.cause().id
     }
 }
 

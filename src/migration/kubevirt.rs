@@ -112,8 +112,6 @@ fn mutation_error(
     error
 }
 
-pub use crate::cluster::watch::{Change, Watch};
-
 /// Why metrics could not be read, in words for the progress line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetricsUnavailable(pub String);

@@ -274,6 +274,12 @@ pub const DEFAULT_PROGRESS_TIMEOUT: u64 = 150;
 /// KubeVirt v1.9's default `maxDowntimeMs`: the ceiling when none is given.
 pub const DEFAULT_MAX_DOWNTIME_MS: u64 = 900;
 pub const DEFAULT_NODE_DRAIN_TAINT_KEY: &str = "kubevirt.io/drain";
+/// virt-controller deletes a migration's target pod unschedulable for this long, and one
+/// pending for any other reason after the second (FACTS §5.7, §6.2); the annotations
+/// `kubevirt.io/migrationUnschedulablePodTimeoutSeconds` / `…PendingPodTimeoutSeconds`
+/// override them.
+pub const UNSCHEDULABLE_POD_TIMEOUT_SECONDS: u64 = 300;
+pub const PENDING_POD_TIMEOUT_SECONDS: u64 = 900;
 
 /// Parses `v1.3.2` / `v0.59.0-rc.1` into (major, minor).
 pub fn parse_version(version: &str) -> Option<(u32, u32)> {

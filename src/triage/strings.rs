@@ -101,8 +101,9 @@ pub const DOMAIN_ANNOTATION: &str = "kubevirt.io/domain";
 
 // --- numbers (FACTS §5.7) ---
 
-pub const UNSCHEDULABLE_TIMEOUT_SECONDS: i64 = 300;
-pub const PENDING_TIMEOUT_SECONDS: i64 = 900;
+pub const UNSCHEDULABLE_TIMEOUT_SECONDS: i64 =
+    crate::model::kubevirt::UNSCHEDULABLE_POD_TIMEOUT_SECONDS as i64;
+pub const PENDING_TIMEOUT_SECONDS: i64 = crate::model::kubevirt::PENDING_POD_TIMEOUT_SECONDS as i64;
 pub const BACKOFF_INITIAL_SECONDS: i64 = 20;
 
 /// How a source-reported failure reads, normalised across releases.

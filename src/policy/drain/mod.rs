@@ -63,7 +63,7 @@ pub const SETUP_SECONDS: u64 = 15;
 /// Estimated launcher overhead when a VMI's pod is not visible.
 pub const LAUNCHER_OVERHEAD: u64 = 300 * 1024 * 1024;
 /// virt-controller deletes a target pod unschedulable for this long (FACTS §6.2).
-pub const UNSCHEDULABLE_TIMEOUT_SECONDS: u64 = 300;
+pub use crate::model::kubevirt::UNSCHEDULABLE_POD_TIMEOUT_SECONDS as UNSCHEDULABLE_TIMEOUT_SECONDS;
 /// KubeVirt's default `terminationGracePeriodSeconds` for VMIs.
 pub const DEFAULT_GRACE_SECONDS: u64 = 180;
 
