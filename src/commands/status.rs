@@ -712,14 +712,7 @@ fn migration_row(
         .collect();
     let has = |t: &str| conditions.iter().any(|c| c == t);
     let target_pod = pods.target_of(m.uid());
-    let unschedulable = target_pod
-        .and_then(|p| p.status.as_ref())
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        })
-        .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
+    let unschedulable = target_pod.and_then(crate::policy::pods::unschedulable_message);
     let phase = m.phase();
     use crate::model::vmim::MigrationPhase as P;
     let waiting_for = match phase {

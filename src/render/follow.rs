@@ -244,14 +244,7 @@ pub fn phase_note(f: &Followed, target_pod: Option<&Pod>) -> String {
         MigrationPhase::Pending => "waiting for a migration slot and the target pod".into(),
         MigrationPhase::Scheduling => {
             let pod = target_pod.and_then(|p| p.metadata.name.clone());
-            let unschedulable = target_pod
-                .and_then(|p| p.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-                })
-                .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()));
+            let unschedulable = target_pod.and_then(crate::policy::pods::unschedulable_message);
             match (pod, unschedulable) {
                 (Some(p), Some(why)) => format!("target pod {p} unschedulable: {why}"),
                 (Some(p), None) => {
