@@ -147,6 +147,19 @@ pub fn launcher_pods<'p>(
     result
 }
 
+/// Why a pod is not scheduled: its `PodScheduled=False` condition's message
+/// ("unschedulable" when it gives none); `None` while it is scheduled or not judged yet.
+pub fn unschedulable_message(pod: &k8s_openapi::api::core::v1::Pod) -> Option<String> {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        })
+        .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,17 +259,4 @@ mod tests {
         assert_eq!(old.role, PodRole::Finished);
         assert!(!old.live);
     }
-}
-
-/// Why a pod is not scheduled: its `PodScheduled=False` condition's message
-/// ("unschedulable" when it gives none); `None` while it is scheduled or not judged yet.
-pub fn unschedulable_message(pod: &k8s_openapi::api::core::v1::Pod) -> Option<String> {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| {
-            cs.iter()
-                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        })
-        .map(|c| c.message.clone().unwrap_or_else(|| "unschedulable".into()))
 }
