@@ -100,6 +100,19 @@ pub enum ClockSource {
     NewestInSnapshot,
 }
 
+impl ClockSource {
+    /// What "as of" is relative to, for the header line (` (given)` …; empty for the
+    /// machine's clock).
+    pub fn note(self) -> &'static str {
+        match self {
+            ClockSource::System => "",
+            ClockSource::Given => " (given)",
+            ClockSource::Captured => " (snapshot capture time)",
+            ClockSource::NewestInSnapshot => " (newest timestamp in the snapshot)",
+        }
+    }
+}
+
 pub struct Context {
     pub source: AnySource,
     pub scope: Scope,

@@ -8,7 +8,7 @@ use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::evidence::{gather, resolve};
 use crate::names::Target;
-use crate::render::explain::{clock_note, render_table};
+use crate::render::explain::render_table;
 use crate::render::{OutputFormat, structured, write_stdout};
 use crate::triage::report::build_report;
 
@@ -45,7 +45,7 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
             &report,
             ctx.style,
             ctx.output == OutputFormat::Wide,
-            clock_note(ctx.clock),
+            ctx.clock.note(),
         ),
     };
     write_stdout(&text)?;

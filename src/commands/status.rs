@@ -10,7 +10,7 @@ use crate::cli::StatusArgs;
 use crate::cluster::selector::{LabelRequirement, LabelSelector};
 use crate::cluster::source::list_lenient;
 use crate::cluster::{Kind, Query};
-use crate::context::{ClockSource, Context};
+use crate::context::Context;
 use crate::error::{Error, Result, exit};
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::vmim::DecentralizedRole;
@@ -823,15 +823,6 @@ fn filter_names(inputs: &mut StatusInputs, names: &[String]) -> Result<()> {
 
 // ---------------------------------------------------------------- render
 
-fn clock_note(ctx: &Context) -> &'static str {
-    match ctx.clock {
-        ClockSource::System => "",
-        ClockSource::Given => " (given)",
-        ClockSource::Captured => " (snapshot capture time)",
-        ClockSource::NewestInSnapshot => " (newest timestamp in the snapshot)",
-    }
-}
-
 /// `source→target`; for a decentralized migration the side in the other cluster is named
 /// as the peer when its node is not reported.
 pub(crate) fn route(
@@ -1216,7 +1207,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
             &report,
             ctx.style,
             ctx.output == OutputFormat::Wide,
-            clock_note(ctx),
+            ctx.clock.note(),
         ),
     };
     write_stdout(&text)?;

@@ -1,19 +1,9 @@
 //! `explain`'s table: the diagnosis, its route, timeline, evidence and next steps.
 
-use crate::context::ClockSource;
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{Style, Tone, fmt};
 use crate::triage::report::ExplainReport;
 use crate::triage::{Confidence, Diagnosis, HistoryEntry, Outcome, TimelineEntry, Unexplained};
-
-pub fn clock_note(clock: ClockSource) -> &'static str {
-    match clock {
-        ClockSource::System => "",
-        ClockSource::Given => " (given)",
-        ClockSource::Captured => " (snapshot capture time)",
-        ClockSource::NewestInSnapshot => " (newest timestamp in the snapshot)",
-    }
-}
 
 fn outcome_tone(o: Outcome) -> Tone {
     match o {
