@@ -119,9 +119,3 @@ impl Error {
         }
     }
 }
-
-impl From<crate::cluster::selector::SelectorError> for Error {
-    fn from(err: crate::cluster::selector::SelectorError) -> Self {
-        Error::usage(err.to_string())
-    }
-}

@@ -279,6 +279,13 @@ impl fmt::Display for FieldSelector {
     }
 }
 
+/// A bad selector is a usage error.
+impl From<SelectorError> for crate::error::Error {
+    fn from(err: SelectorError) -> Self {
+        crate::error::Error::usage(err.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
