@@ -11,3 +11,4 @@ pub mod placement;
 pub mod pods;
 pub mod preflight;
 pub mod scheduling;
+pub mod status;

@@ -4,6 +4,7 @@ pub mod explain;
 pub mod fmt;
 pub mod follow;
 pub mod progress;
+pub mod status;
 pub mod table;
 
 use std::io::{self, Write};

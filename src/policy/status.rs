@@ -1,0 +1,712 @@
+//! The fleet view `status` shows (pure): one row per VMI (node, phase, eviction strategy,
+//! migratability, both launcher pods during a migration and which one is live, evacuation),
+//! the migrations in flight, and what needs attention. Built from plain objects; `status`
+//! and `status --watch` both run it.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::vmi::{MigrationMode, MigrationState};
+use crate::model::vmim::DecentralizedRole;
+use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::names::suggest;
+use crate::policy::budget::completion_budget_seconds;
+use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
+use crate::policy::index::{MigrationIndex, PodIndex};
+use crate::policy::migratability::{Blocker, migratability};
+use crate::policy::pods::{LauncherPod, launcher_pods};
+use crate::triage::strings::scheduler_summary;
+
+/// Everything `status` reads.
+#[derive(Debug, Default)]
+pub struct StatusInputs {
+    pub vmis: Vec<VirtualMachineInstance>,
+    pub vmims: Vec<VirtualMachineInstanceMigration>,
+    pub pods: Vec<Pod>,
+    pub kubevirt: Option<KubeVirt>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// The instant ages and elapsed times are measured from.
+    pub as_of: String,
+    pub source: String,
+    pub kubevirt: KubeVirtInfo,
+    pub vmis: Vec<VmiRow>,
+    /// VMIMs that are not final (Succeeded/Failed), oldest first.
+    pub migrations: Vec<MigrationRow>,
+    pub warnings: Vec<Warning>,
+    /// Objects that were there but do not decode, each named with the field at fault; the
+    /// rest of the report stands without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeVirtInfo {
+    /// False when no KubeVirt CR was found: KubeVirt's defaults are assumed.
+    pub found: bool,
+    pub version: Option<String>,
+    pub cluster_eviction_strategy: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiRow {
+    pub namespace: String,
+    pub name: String,
+    /// The owning VirtualMachine, or null for a bare VMI.
+    pub vm: Option<String>,
+    pub node: Option<String>,
+    pub phase: String,
+    pub eviction_strategy: String,
+    pub eviction_strategy_source: StrategySource,
+    /// From the LiveMigratable condition; null when it is not reported yet.
+    pub live_migratable: Option<bool>,
+    pub reasons: Vec<Blocker>,
+    pub evacuation: Option<Evacuation>,
+    pub pods: Vec<LauncherPod>,
+    /// The migration in flight, if any.
+    pub migration: Option<InFlight>,
+    /// The most recent finished migration, from the VMI's migrationState.
+    pub last_migration: Option<LastMigration>,
+    /// v1.6+ migration conditions besides LiveMigratable and EvictionRequested (which
+    /// `reasons` and `evacuation` carry): MigrationRequired, DecentralizedLiveMigrationFailure,
+    /// StorageLiveMigratable=False.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub migration_conditions: Vec<VmiCondition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+}
+
+/// A decentralized (cross-cluster) migration as `status` shows it (v1.6+).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decentralized {
+    /// `sender` (spec.sendTo) or `receiver` (spec.receive).
+    pub role: String,
+    /// The migrationID shared with the peer cluster's VMIM.
+    pub migration_id: Option<String>,
+    /// `spec.sendTo.connectURL`: the peer's synchronization address (sender only).
+    pub connect_url: Option<String>,
+    /// `status.synchronizationAddresses` of this side.
+    pub synchronization_addresses: Vec<String>,
+    /// Which side runs the guest now: `source` or `target`.
+    pub live_side: String,
+    /// True when the live side is in this cluster.
+    pub live_here: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evacuation {
+    /// `status.evacuationNodeName`: the node being drained.
+    pub node_name: String,
+    /// The `EvictionRequested` condition is present (v1.7+).
+    pub eviction_requested: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlight {
+    /// The VMIM, when one exists.
+    pub name: Option<String>,
+    pub uid: Option<String>,
+    pub phase: String,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub source_pod: Option<String>,
+    pub target_pod: Option<String>,
+    pub mode: Option<String>,
+    pub start_timestamp: Option<String>,
+    pub elapsed_seconds: Option<i64>,
+    /// The completion budget the migration monitor allows.
+    pub budget_seconds: Option<u64>,
+    /// Post-copy: an abort or a network failure now loses the guest.
+    pub point_of_no_return: bool,
+    /// `spec.priority` of the VMIM (v1.7+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<Decentralized>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastMigration {
+    pub name: Option<String>,
+    pub uid: Option<String>,
+    /// `succeeded`, `failed` or `aborted`.
+    pub result: String,
+    pub end_timestamp: Option<String>,
+    pub ago_seconds: Option<i64>,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationRow {
+    pub namespace: String,
+    pub name: String,
+    pub vmi: String,
+    pub phase: String,
+    pub age_seconds: Option<i64>,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub source_pod: Option<String>,
+    pub target_pod: Option<String>,
+    /// Which pod runs the guest now.
+    pub live_pod: Option<String>,
+    pub mode: Option<String>,
+    /// The node this evacuation migration drains (annotation kubevirt.io/evacuationMigration).
+    pub evacuation_node: Option<String>,
+    pub conditions: Vec<String>,
+    /// What the migration is waiting for, in words.
+    pub waiting_for: String,
+    /// `spec.priority` (v1.7+): the queue serves system-critical, then user-triggered, then
+    /// system-maintenance, then unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decentralized: Option<Decentralized>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Warning {
+    /// `namespace/name` of the VMI (absent for a warning about the input as a whole).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub vmi: String,
+    /// `evacuation`, `post-copy`, `failed`, `blocks-drain`, `not-migratable`.
+    pub kind: String,
+    pub message: String,
+}
+
+fn ts(t: &Time) -> String {
+    t.0.to_string()
+}
+
+fn secs_between(from: &Time, now: Timestamp) -> i64 {
+    now.as_second() - from.0.as_second()
+}
+
+fn state_belongs_to(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
+    state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
+}
+
+/// The decentralized side of a VMIM, with the side that runs the guest.
+fn decentralized_of(
+    m: &VirtualMachineInstanceMigration,
+    state: Option<&MigrationState>,
+) -> Option<Decentralized> {
+    let role = m.decentralized_role()?;
+    let target_live = m.phase() == crate::model::vmim::MigrationPhase::Succeeded
+        || state.is_some_and(|st| {
+            st.mode == Some(MigrationMode::PostCopy) || (st.completed && !st.failed)
+        });
+    let live_here = match role {
+        DecentralizedRole::Sender => !target_live,
+        DecentralizedRole::Receiver => target_live,
+    };
+    Some(Decentralized {
+        role: role.as_str().to_string(),
+        migration_id: m.decentralized_id().map(str::to_string),
+        connect_url: m.spec.send_to.as_ref().and_then(|s| s.connect_url.clone()),
+        synchronization_addresses: m.status.synchronization_addresses.clone(),
+        live_side: if target_live { "target" } else { "source" }.into(),
+        live_here,
+    })
+}
+
+/// The VMI's v1.6+ migration conditions worth showing (FACTS §1.2).
+fn migration_conditions(vmi: &VirtualMachineInstance, evacuation_shown: bool) -> Vec<VmiCondition> {
+    use crate::model::vmi::{
+        COND_DECENTRALIZED_FAILURE, COND_EVICTION_REQUESTED, COND_MIGRATION_REQUIRED,
+        COND_STORAGE_LIVE_MIGRATABLE,
+    };
+    vmi.status
+        .conditions
+        .iter()
+        .filter(|c| match c.type_.as_str() {
+            COND_MIGRATION_REQUIRED | COND_DECENTRALIZED_FAILURE => c.is_true(),
+            COND_STORAGE_LIVE_MIGRATABLE => c.is_false(),
+            // Shown with the evacuation when evacuationNodeName is set.
+            COND_EVICTION_REQUESTED => c.is_true() && !evacuation_shown,
+            _ => false,
+        })
+        .map(|c| VmiCondition {
+            type_: c.type_.clone(),
+            status: c.status.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        })
+        .collect()
+}
+
+/// Builds the report. Pure: the inputs and the clock in, the report out.
+pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> StatusReport {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let cluster_config = kubevirt.map(KubeVirt::migration_config);
+    let cluster_per_gib = cluster_config
+        .as_ref()
+        .map(|c| c.completion_timeout_per_gib)
+        .unwrap_or(crate::model::kubevirt::DEFAULT_COMPLETION_TIMEOUT_PER_GIB);
+    let mut warnings = Vec::new();
+    let mut vmis = Vec::new();
+    // Every join below is a lookup: status -A on 10,000 VMIs stays linear.
+    let pod_index = PodIndex::new(&inputs.pods);
+    let migration_index = MigrationIndex::new(&inputs.vmims);
+    for vmi in &inputs.vmis {
+        let id = format!("{}/{}", vmi.namespace(), vmi.name());
+        let strategy = effective_eviction_strategy(vmi, kubevirt);
+        let mig = migratability(vmi);
+        let active = migration_index.active_of(vmi.namespace(), vmi.name());
+        let state = vmi.status.migration_state.as_ref();
+        let state_in_flight = match (state, active) {
+            (Some(s), Some(m)) if state_belongs_to(s, m) => Some(s),
+            (Some(s), None) if s.is_migrating(&Time(now)) && !s.completed => Some(s),
+            _ => None,
+        };
+        let migration = if active.is_some() || state_in_flight.is_some() {
+            let s = state_in_flight;
+            let pending_source_pod = active
+                .and_then(|m| m.status.migration_state.as_ref())
+                .and_then(|ms| ms.source_pod.clone());
+            let per_gib = s
+                .and_then(|s| s.migration_configuration.as_ref())
+                .and_then(|c| c.completion_timeout_per_gib)
+                .unwrap_or(cluster_per_gib);
+            let start = s.and_then(|s| s.start_timestamp.as_ref());
+            let post_copy = s.is_some_and(|s| s.mode == Some(MigrationMode::PostCopy));
+            // A decentralized migration's sides are in sourceState/targetState: the local
+            // sourceNode/targetNode name only this cluster's half.
+            let decentralized = active.and_then(|m| decentralized_of(m, state));
+            // Only a state that names this migration on one of its sides.
+            let dstate = decentralized.as_ref().and(state).filter(|st| {
+                s.is_some()
+                    || [st.source_state.as_ref(), st.target_state.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .any(|x| {
+                            x.migration_uid.is_some()
+                                && x.migration_uid.as_deref() == active.and_then(|m| m.uid())
+                        })
+            });
+            let src_side = dstate.and_then(|st| st.source_state.as_ref());
+            let tgt_side = dstate.and_then(|st| st.target_state.as_ref());
+            Some(InFlight {
+                name: active.map(|m| m.name().to_string()),
+                uid: active.and_then(|m| m.uid().map(str::to_string)),
+                phase: active
+                    .map(|m| m.phase().as_str().to_string())
+                    .unwrap_or_else(|| "Running".into()),
+                source_node: src_side
+                    .and_then(|x| x.node.clone())
+                    .or_else(|| s.and_then(|s| s.source_node.clone()))
+                    .or_else(|| {
+                        // A receiver's VMI is the target: its node is not the source.
+                        (decentralized.as_ref().map(|d| d.role.as_str()) != Some("receiver"))
+                            .then(|| vmi.status.node_name.clone())
+                            .flatten()
+                    }),
+                target_node: tgt_side
+                    .and_then(|x| x.node.clone())
+                    .or_else(|| s.and_then(|s| s.target_node.clone())),
+                source_pod: src_side
+                    .and_then(|x| x.pod.clone())
+                    .or_else(|| s.and_then(|s| s.source_pod.clone()))
+                    .or(pending_source_pod),
+                target_pod: tgt_side
+                    .and_then(|x| x.pod.clone())
+                    .or_else(|| s.and_then(|s| s.target_pod.clone())),
+                mode: s
+                    .and_then(|s| s.mode.as_ref())
+                    .map(|m| m.as_str().to_string()),
+                start_timestamp: start.map(ts),
+                elapsed_seconds: start
+                    .or_else(|| active.and_then(|m| m.metadata.creation_timestamp.as_ref()))
+                    .map(|t| secs_between(t, now)),
+                budget_seconds: completion_budget_seconds(vmi, per_gib),
+                point_of_no_return: post_copy,
+                priority: active.and_then(|m| m.spec.priority.clone()),
+                decentralized,
+            })
+        } else {
+            None
+        };
+        let last_migration = match state {
+            Some(s) if s.completed && state_in_flight.is_none() => {
+                let result = if !s.failed {
+                    "succeeded"
+                } else if s.abort_requested
+                    && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
+                {
+                    "aborted"
+                } else {
+                    "failed"
+                };
+                let vmim = migration_index.by_uid(s.migration_uid.as_deref());
+                Some(LastMigration {
+                    name: vmim.map(|m| m.name().to_string()),
+                    uid: s.migration_uid.clone(),
+                    result: result.into(),
+                    end_timestamp: s.end_timestamp.as_ref().map(ts),
+                    ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
+                    source_node: s.source_node.clone(),
+                    target_node: s.target_node.clone(),
+                    failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
+                })
+            }
+            _ => None,
+        };
+        let pods = launcher_pods(
+            vmi,
+            pod_index.candidates_for(vmi),
+            state_in_flight,
+            active.and_then(|m| m.uid()),
+        );
+        let evacuation = vmi.evacuation_node().map(|node| Evacuation {
+            node_name: node.to_string(),
+            eviction_requested: vmi
+                .condition("EvictionRequested")
+                .is_some_and(|c| c.is_true()),
+        });
+
+        let migration_conditions = migration_conditions(vmi, evacuation.is_some());
+        for c in &migration_conditions {
+            // StorageLiveMigratable=False repeats LiveMigratable's reasons when the VMI cannot
+            // live-migrate at all: only news when live migration itself works.
+            if c.type_ == "StorageLiveMigratable" && mig.live_migratable != Some(true) {
+                continue;
+            }
+            let words = match (&c.reason, &c.message) {
+                (Some(r), Some(m)) => format!("{r}: {m}"),
+                (Some(r), None) => r.clone(),
+                (None, Some(m)) => m.clone(),
+                (None, None) => "no reason given".into(),
+            };
+            let (kind, message) = match c.type_.as_str() {
+                "MigrationRequired" => (
+                    "migration-required",
+                    format!(
+                        "KubeVirt requires a migration to apply a change (MigrationRequired, {words})"
+                    ),
+                ),
+                "DecentralizedLiveMigrationFailure" => (
+                    "decentralized-failure",
+                    format!(
+                        "the cross-cluster migration is blocked (DecentralizedLiveMigrationFailure, {words})"
+                    ),
+                ),
+                "StorageLiveMigratable" => (
+                    "storage-not-migratable",
+                    format!(
+                        "its volumes cannot be moved to other storage (volume migration); live migration still works (StorageLiveMigratable=False, {words})"
+                    ),
+                ),
+                _ => (
+                    "eviction-requested",
+                    format!(
+                        "eviction requested without an evacuation node (EvictionRequested, {words})"
+                    ),
+                ),
+            };
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: kind.into(),
+                message,
+            });
+        }
+        if let Some(e) = &evacuation {
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "evacuation".into(),
+                message: format!(
+                    "marked for evacuation from {} (evacuationNodeName{})",
+                    e.node_name,
+                    if e.eviction_requested {
+                        ", EvictionRequested"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        if let Some(m) = migration.as_ref().filter(|m| m.point_of_no_return) {
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "post-copy".into(),
+                message: format!(
+                    "in post-copy from {} to {}: the point of no return. The guest's memory is split across both nodes; an abort or a network failure now loses the guest",
+                    m.source_node.as_deref().unwrap_or("?"),
+                    m.target_node.as_deref().unwrap_or("?")
+                ),
+            });
+        }
+        if vmi.status.phase == Some(crate::model::vmi::VmiPhase::Failed) {
+            let why = vmi
+                .condition("Synchronized")
+                .filter(|c| c.is_false())
+                .and_then(|c| c.message.clone())
+                .or_else(|| vmi.status.reason.clone())
+                .unwrap_or_else(|| "no reason recorded".into());
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: "failed".into(),
+                message: format!("the VMI has failed: {why}"),
+            });
+        }
+        if !mig.is_migratable() && mig.live_migratable == Some(false) {
+            let why = mig.short();
+            match strategy.strategy {
+                crate::model::EvictionStrategy::LiveMigrate => warnings.push(Warning {
+                    vmi: id.clone(),
+                    kind: "blocks-drain".into(),
+                    message: format!(
+                        "evictionStrategy LiveMigrate but not live-migratable ({why}): a drain of {} is refused until this is fixed",
+                        vmi.status.node_name.as_deref().unwrap_or("its node")
+                    ),
+                }),
+                crate::model::EvictionStrategy::LiveMigrateIfPossible => warnings.push(Warning {
+                    vmi: id.clone(),
+                    kind: "not-migratable".into(),
+                    message: format!("not live-migratable ({why}): a drain shuts it down"),
+                }),
+                _ => {}
+            }
+        }
+
+        vmis.push(VmiRow {
+            namespace: vmi.namespace().to_string(),
+            name: vmi.name().to_string(),
+            vm: vmi.owner_vm().map(str::to_string),
+            node: vmi.status.node_name.clone(),
+            phase: vmi
+                .status
+                .phase
+                .as_ref()
+                .map(|p| p.as_str().to_string())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "Unknown".into()),
+            eviction_strategy: strategy.strategy.as_str().to_string(),
+            eviction_strategy_source: strategy.source,
+            live_migratable: mig.live_migratable,
+            reasons: mig.reasons,
+            evacuation,
+            pods,
+            migration,
+            last_migration,
+            migration_conditions,
+        });
+    }
+
+    let shown: BTreeMap<(String, String), &VmiRow> = vmis
+        .iter()
+        .map(|r| ((r.namespace.clone(), r.name.clone()), r))
+        .collect();
+    let mut migrations: Vec<MigrationRow> = inputs
+        .vmims
+        .iter()
+        .filter(|m| !m.is_final())
+        .filter(|m| shown.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone())))
+        .map(|m| {
+            migration_row(
+                m,
+                shown
+                    .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+                    .copied(),
+                &pod_index,
+                now,
+            )
+        })
+        .collect();
+    migrations.sort_by(|a, b| b.age_seconds.cmp(&a.age_seconds).then(a.name.cmp(&b.name)));
+
+    StatusReport {
+        api_version: crate::model::VMCTL_API_VERSION,
+        kind: "StatusReport",
+        as_of: now.to_string(),
+        source: source.to_string(),
+        kubevirt: KubeVirtInfo {
+            found: kubevirt.is_some(),
+            version: kubevirt.and_then(|k| k.version().map(str::to_string)),
+            cluster_eviction_strategy: kubevirt
+                .and_then(|k| k.spec.configuration.eviction_strategy.as_ref())
+                .map(|s| s.as_str().to_string()),
+        },
+        vmis,
+        migrations,
+        warnings,
+        skipped: Vec::new(),
+    }
+}
+
+fn migration_row(
+    m: &VirtualMachineInstanceMigration,
+    vmi: Option<&VmiRow>,
+    pods: &PodIndex,
+    now: Timestamp,
+) -> MigrationRow {
+    let in_flight = vmi
+        .and_then(|v| v.migration.as_ref())
+        .filter(|f| f.uid.is_some() && f.uid.as_deref() == m.uid());
+    let conditions: Vec<String> = m
+        .status
+        .conditions
+        .iter()
+        .filter(|c| c.is_true())
+        .map(|c| c.type_.clone())
+        .collect();
+    let has = |t: &str| conditions.iter().any(|c| c == t);
+    let target_pod = pods.target_of(m.uid());
+    let unschedulable = target_pod.and_then(crate::policy::pods::unschedulable_message);
+    let phase = m.phase();
+    use crate::model::vmim::MigrationPhase as P;
+    let waiting_for = match phase {
+        P::Unset => "virt-controller to pick it up".to_string(),
+        P::Pending if has("migrationRejectedByResourceQuota") => {
+            "resource quota: the target pod was rejected (exceeded quota)".into()
+        }
+        P::Pending if has("migrationBlockedByUtilityVolumes") => "utility volumes to detach".into(),
+        P::Pending if has("migrationBlockedByBackup") => "a backup to finish".into(),
+        P::Pending => "a free migration slot, then the target pod".into(),
+        P::Scheduling => match &unschedulable {
+            Some(msg) => format!("target pod unschedulable: {}", scheduler_summary(msg)),
+            None => "the target pod to be scheduled and ready".into(),
+        },
+        P::Scheduled => "hand-off to virt-handler".into(),
+        P::PreparingTarget => "the target node to prepare the domain".into(),
+        P::TargetReady => "the source to start streaming".into(),
+        P::Running => match in_flight.and_then(|f| f.mode.as_deref()) {
+            Some("PostCopy") => "post-copy to finish (point of no return)".into(),
+            Some("Paused") => "the paused guest's memory to finish copying".into(),
+            _ => "memory transfer to converge".into(),
+        },
+        P::WaitingForSync | P::Synchronizing => match m.decentralized_role() {
+            Some(DecentralizedRole::Sender) => format!(
+                "the receiving cluster{} (decentralized sender; the guest runs here)",
+                m.spec
+                    .send_to
+                    .as_ref()
+                    .and_then(|s| s.connect_url.as_deref())
+                    .map(|u| format!(" at {u}"))
+                    .unwrap_or_default()
+            ),
+            Some(DecentralizedRole::Receiver) => format!(
+                "the sending cluster to connect{} (decentralized receiver; the guest runs in the other cluster)",
+                if m.status.synchronization_addresses.is_empty() {
+                    String::new()
+                } else {
+                    format!(" to {}", m.status.synchronization_addresses.join(", "))
+                }
+            ),
+            None => "the peer cluster (decentralized migration)".into(),
+        },
+        P::Succeeded | P::Failed => "nothing (finished)".into(),
+        P::Other(ref p) => format!("phase {p}"),
+    };
+    let live_pod = vmi.and_then(|v| v.pods.iter().find(|p| p.live).and_then(|p| p.name.clone()));
+    MigrationRow {
+        namespace: m.namespace().to_string(),
+        name: m.name().to_string(),
+        vmi: m.spec.vmi_name.clone(),
+        phase: phase.as_str().to_string(),
+        age_seconds: m
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| secs_between(t, now)),
+        source_node: in_flight.and_then(|f| f.source_node.clone()).or_else(|| {
+            // A decentralized receiver's VMI is the target side, not the source.
+            (m.decentralized_role() != Some(DecentralizedRole::Receiver))
+                .then(|| vmi.and_then(|v| v.node.clone()))
+                .flatten()
+        }),
+        target_node: in_flight
+            .and_then(|f| f.target_node.clone())
+            .or_else(|| target_pod.and_then(|p| p.spec.as_ref()?.node_name.clone())),
+        source_pod: in_flight.and_then(|f| f.source_pod.clone()).or_else(|| {
+            // Before the hand-off the source is the pod the guest runs in — except on a
+            // decentralized receiver, whose pod is the target.
+            (m.decentralized_role() != Some(DecentralizedRole::Receiver))
+                .then(|| live_pod.clone())
+                .flatten()
+        }),
+        target_pod: in_flight
+            .and_then(|f| f.target_pod.clone())
+            .or_else(|| target_pod.and_then(|p| p.metadata.name.clone())),
+        live_pod,
+        mode: in_flight.and_then(|f| f.mode.clone()),
+        evacuation_node: m.evacuation_node().map(str::to_string),
+        conditions,
+        waiting_for,
+        priority: m.spec.priority.clone(),
+        decentralized: in_flight
+            .and_then(|f| f.decentralized.clone())
+            .or_else(|| decentralized_of(m, None)),
+    }
+}
+
+/// Keeps only the named VMIs; unknown names are an error with suggestions.
+pub fn filter_names(inputs: &mut StatusInputs, names: &[String]) -> Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    for name in names {
+        if !inputs.vmis.iter().any(|v| v.name() == name) {
+            let mut err = Error::not_found(format!("VM {name:?}"));
+            let close = suggest(name, inputs.vmis.iter().map(VirtualMachineInstance::name));
+            if !close.is_empty() {
+                err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+            }
+            return Err(
+                err.with_hint("VMs that are stopped have no VMI; check the namespace (-n, -A)")
+            );
+        }
+    }
+    inputs.vmis.retain(|v| names.iter().any(|n| n == v.name()));
+    Ok(())
+}
+
+/// The Attention line for a temporary policy vmctl left behind.
+pub fn leftover_warning(l: &crate::policy::preflight::LeftoverPolicy) -> Warning {
+    let made_for = match &l.vmi {
+        Some(vmi) => format!("one migration of {vmi}"),
+        None => "one migration".to_string(),
+    };
+    let allows = if l.allows.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " it still allows {} for every VMI it selects;",
+            l.allows.join(" and ")
+        )
+    };
+    Warning {
+        vmi: l.vmi.clone().unwrap_or_default(),
+        kind: "leftover-policy".into(),
+        message: format!(
+            "MigrationPolicy {} was made by vmctl {} ago for {made_for}, which is no longer in flight:{allows} remove it: kubectl delete migrationpolicy {}",
+            l.name,
+            crate::text::duration(l.age_seconds),
+            l.name
+        ),
+    }
+}

@@ -1,0 +1,329 @@
+//! `status`'s table: the header, one row per VMI, the migrations in flight and the
+//! Attention list.
+
+use crate::policy::eviction::StrategySource;
+use crate::policy::pods::{LauncherPod, PodRole};
+use crate::render::table::{TableBuilder, plain};
+use crate::render::{Style, Tone, fmt};
+
+use crate::policy::status::*;
+
+/// `source→target`; for a decentralized migration the side in the other cluster is named
+/// as the peer when its node is not reported.
+pub fn route(
+    source: Option<&str>,
+    target: Option<&str>,
+    decentralized: Option<&Decentralized>,
+) -> String {
+    let text = match (decentralized, source, target) {
+        (Some(d), s, None) if d.role == "sender" => format!(
+            "{}→peer {}",
+            s.unwrap_or("?"),
+            d.connect_url.as_deref().unwrap_or("cluster")
+        ),
+        (Some(d), None, t) if d.role == "receiver" => {
+            format!("peer cluster→{}", t.unwrap_or("?"))
+        }
+        (_, s, t) => format!("{}→{}", s.unwrap_or("?"), t.unwrap_or("?")),
+    };
+    crate::render::fmt::printable(&text)
+}
+
+/// `Synchronizing` → `Synchronizing (sender)` for a decentralized migration.
+pub fn phase_words(phase: &str, decentralized: Option<&Decentralized>) -> String {
+    match decentralized {
+        Some(d) => format!("{phase} ({})", d.role),
+        None => phase.to_string(),
+    }
+}
+
+fn migration_cell(row: &VmiRow) -> (String, Tone) {
+    if let Some(m) = &row.migration {
+        let nodes = route(
+            m.source_node.as_deref(),
+            m.target_node.as_deref(),
+            m.decentralized.as_ref(),
+        );
+        let phase = phase_words(&m.phase, m.decentralized.as_ref());
+        let mut text = format!("{phase} {nodes}");
+        if let Some(mode) = &m.mode {
+            text = format!("{phase} {mode} {nodes}");
+        }
+        if let Some(e) = m.elapsed_seconds {
+            match m
+                .budget_seconds
+                .filter(|b| *b > 0 && m.start_timestamp.is_some())
+            {
+                Some(b) => text.push_str(&format!(
+                    " {}/{}",
+                    fmt::duration(e),
+                    fmt::duration(b as i64)
+                )),
+                None => text.push_str(&format!(" {}", fmt::duration(e))),
+            }
+        }
+        if m.point_of_no_return {
+            text.push_str(" POINT OF NO RETURN");
+            return (text, Tone::Bad);
+        }
+        return (text, Tone::Warn);
+    }
+    match &row.last_migration {
+        Some(l) => {
+            let ago = l
+                .ago_seconds
+                .map(|s| format!(" {} ago", fmt::age(s)))
+                .unwrap_or_default();
+            let tone = if l.result == "succeeded" {
+                Tone::Dim
+            } else {
+                Tone::Warn
+            };
+            (format!("last {}{ago}", l.result), tone)
+        }
+        None => ("-".into(), Tone::Dim),
+    }
+}
+
+fn pods_cell(pods: &[LauncherPod]) -> String {
+    let parts: Vec<String> = pods
+        .iter()
+        .filter(|p| p.role != PodRole::Finished)
+        .map(|p| {
+            let name = p
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("(gone {})", p.uid));
+            let live = if p.live { ",live" } else { "" };
+            format!("{name}({}{live})", p.role.as_str())
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str) -> String {
+    let mut out = String::new();
+    let kv = &report.kubevirt;
+    let header = match (&kv.found, &kv.version) {
+        (true, Some(v)) => format!("KubeVirt {v}"),
+        (true, None) => "KubeVirt (version not reported)".into(),
+        (false, _) => "no KubeVirt CR found: KubeVirt's defaults assumed".into(),
+    };
+    let cluster_strategy = kv
+        .cluster_eviction_strategy
+        .as_deref()
+        .unwrap_or("None (default)");
+    // The KubeVirt version and strategy are cluster text.
+    out.push_str(&crate::render::fmt::printable_lines(&format!(
+        "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
+        report.as_of, report.source
+    )));
+    if report.vmis.is_empty() {
+        out.push_str("No VMIs found.\n");
+    } else {
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "node",
+            "phase",
+            "eviction",
+            "migratable",
+            "migration",
+        ];
+        if wide {
+            headers.extend(["vm", "pods", "last migration"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for r in &report.vmis {
+            let eviction = match r.eviction_strategy_source {
+                StrategySource::VmiSpec => r.eviction_strategy.clone(),
+                StrategySource::ClusterConfig => format!("{} (cluster)", r.eviction_strategy),
+                StrategySource::Default => format!("{} (default)", r.eviction_strategy),
+            };
+            let migratable = match (r.live_migratable, r.reasons.first()) {
+                (_, Some(b)) => (format!("no: {}", b.summary), Tone::Warn),
+                (Some(true), None) => ("yes".to_string(), Tone::Good),
+                (Some(false), None) => ("no".to_string(), Tone::Warn),
+                (None, None) => ("unknown".to_string(), Tone::Dim),
+            };
+            let phase_tone = match r.phase.as_str() {
+                "Running" => Tone::Plain,
+                "Failed" | "Unknown" => Tone::Bad,
+                _ => Tone::Warn,
+            };
+            let name = if r.evacuation.is_some() {
+                (format!("{} (evacuating)", r.name), Tone::Warn)
+            } else {
+                plain(r.name.clone())
+            };
+            let mut row = vec![
+                plain(r.namespace.clone()),
+                name,
+                plain(r.node.clone().unwrap_or_else(|| "-".into())),
+                (r.phase.clone(), phase_tone),
+                plain(eviction),
+                migratable,
+                migration_cell(r),
+            ];
+            if wide {
+                row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
+                row.push(plain(pods_cell(&r.pods)));
+                row.push(plain(match &r.last_migration {
+                    Some(l) => {
+                        let mut s = format!(
+                            "{} {} {}→{}",
+                            l.result,
+                            l.name.as_deref().unwrap_or("?"),
+                            l.source_node.as_deref().unwrap_or("?"),
+                            l.target_node.as_deref().unwrap_or("?")
+                        );
+                        if let Some(reason) = &l.failure_reason {
+                            s.push_str(&format!(": {reason}"));
+                        }
+                        s
+                    }
+                    None => "-".into(),
+                }));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+    }
+
+    if !report.migrations.is_empty() {
+        out.push_str(&format!(
+            "\nMigrations not finished ({}):\n",
+            report.migrations.len()
+        ));
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "vmi",
+            "phase",
+            "age",
+            "nodes",
+            "mode",
+            "waiting for",
+        ];
+        if wide {
+            headers.extend(["source pod", "target pod", "evacuates", "priority"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for m in &report.migrations {
+            let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
+                Tone::Bad
+            } else {
+                Tone::Plain
+            };
+            let mut row = vec![
+                plain(m.namespace.clone()),
+                plain(m.name.clone()),
+                plain(m.vmi.clone()),
+                (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
+                plain(m.age_seconds.map(fmt::age).unwrap_or_else(|| "-".into())),
+                plain(route(
+                    m.source_node.as_deref(),
+                    m.target_node.as_deref(),
+                    m.decentralized.as_ref(),
+                )),
+                (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
+                plain(crate::render::fmt::printable(&m.waiting_for)),
+            ];
+            if wide {
+                let live = |pod: &Option<String>| match pod {
+                    Some(p) if m.live_pod.as_ref() == Some(p) => format!("{p} (live)"),
+                    Some(p) => p.clone(),
+                    None => "-".into(),
+                };
+                row.push(plain(live(&m.source_pod)));
+                row.push(plain(live(&m.target_pod)));
+                row.push(plain(
+                    m.evacuation_node.clone().unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    m.priority
+                        .as_deref()
+                        .map(crate::render::fmt::printable)
+                        .unwrap_or_else(|| "-".into()),
+                ));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+        out.push_str("\nLauncher pods of migrations in flight (read the logs of the live one):\n");
+        for m in &report.migrations {
+            let describe = |pod: &Option<String>, node: &Option<String>| -> String {
+                match (pod, node) {
+                    (None, _) => "none yet".to_string(),
+                    (Some(p), None) => format!("{p} (not scheduled)"),
+                    (Some(p), Some(n)) => {
+                        let live = if m.live_pod.as_ref() == Some(p) {
+                            ", live"
+                        } else {
+                            ""
+                        };
+                        format!("{p} ({n}{live})")
+                    }
+                }
+            };
+            let (source, target) = match &m.decentralized {
+                // The other cluster's pod is not in this one: name it as the peer's.
+                Some(d) => {
+                    let here_or_peer =
+                        |pod: &Option<String>, node: &Option<String>, here: bool| match (pod, here)
+                        {
+                            (None, false) => "in the peer cluster".to_string(),
+                            (Some(_), false) => {
+                                format!("{} (peer cluster)", describe(pod, node))
+                            }
+                            _ => describe(pod, node),
+                        };
+                    let sender = d.role == "sender";
+                    (
+                        here_or_peer(&m.source_pod, &m.source_node, sender),
+                        here_or_peer(&m.target_pod, &m.target_node, !sender),
+                    )
+                }
+                None => (
+                    describe(&m.source_pod, &m.source_node),
+                    describe(&m.target_pod, &m.target_node),
+                ),
+            };
+            out.push_str(&format!(
+                "  {}/{}: source {} → target {}{}\n",
+                m.namespace,
+                m.vmi,
+                crate::render::fmt::printable(&source),
+                crate::render::fmt::printable(&target),
+                match &m.decentralized {
+                    Some(d) if !d.synchronization_addresses.is_empty() => format!(
+                        " · sync {}",
+                        crate::render::fmt::printable(&d.synchronization_addresses.join(", "))
+                    ),
+                    _ => String::new(),
+                }
+            ));
+        }
+    }
+
+    if !report.warnings.is_empty() {
+        out.push_str("\nAttention:\n");
+        for w in &report.warnings {
+            let tone = match w.kind.as_str() {
+                "post-copy" | "blocks-drain" | "failed" | "decentralized-failure" => Tone::Bad,
+                _ => Tone::Warn,
+            };
+            out.push_str(&format!(
+                "  {} {}: {}\n",
+                style.paint("!", tone),
+                crate::render::fmt::printable(&w.vmi),
+                crate::render::fmt::printable(&w.message)
+            ));
+        }
+    }
+    out
+}
