@@ -3,6 +3,7 @@
 pub mod explain;
 pub mod fmt;
 pub mod follow;
+pub mod plan_drain;
 pub mod progress;
 pub mod status;
 pub mod table;

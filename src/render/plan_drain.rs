@@ -1,0 +1,316 @@
+//! `plan-drain`'s table and document: the verdict, one row per VMI (action, target, wave,
+//! estimate), the blockers, PDBs and the queue.
+
+use serde::Serialize;
+
+use crate::policy::drain::{Action, DrainPlan, Verdict};
+use crate::render::table::{TableBuilder, plain};
+use crate::render::{Style, Tone, fmt};
+
+/// The `-o json|yaml` document.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainPlanDocument<'a> {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub as_of: String,
+    pub source: String,
+    #[serde(flatten)]
+    pub plan: &'a DrainPlan,
+    /// What was said about the input on stderr (unknown values, duplicates …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+fn verdict_tone(v: Verdict) -> Tone {
+    match v {
+        Verdict::WillComplete => Tone::Good,
+        Verdict::WillCompleteWithShutdowns => Tone::Warn,
+        Verdict::WillBlock => Tone::Bad,
+    }
+}
+
+fn action_tone(a: Action) -> Tone {
+    match a {
+        Action::LiveMigrate | Action::AlreadyMigrating => Tone::Good,
+        Action::Shutdown | Action::ShutdownNotMigratable | Action::External => Tone::Warn,
+        Action::BlocksDrain | Action::NoTarget => Tone::Bad,
+    }
+}
+
+pub fn render_table(
+    plan: &DrainPlan,
+    style: Style,
+    wide: bool,
+    as_of: &str,
+    source: &str,
+) -> String {
+    let mut out = String::new();
+    let migrating = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action == Action::LiveMigrate)
+        .count();
+    let stopping = plan.vmis.iter().filter(|v| v.action.stops_the_vm()).count();
+    let blocking = plan.blockers.iter().filter(|b| b.blocking).count();
+    let mut headline = format!(
+        "Drain of {}: {}",
+        fmt::printable(&plan.nodes.join(", ")),
+        style.paint(
+            &plan.verdict.as_str().replace('-', " ").to_uppercase(),
+            verdict_tone(plan.verdict)
+        )
+    );
+    let mut facts = vec![format!("{} VMI(s)", plan.vmis.len())];
+    if blocking > 0 {
+        facts.push(format!("{blocking} blocker(s)"));
+    }
+    if migrating > 0 {
+        facts.push(format!(
+            "{migrating} live migration(s) in {} wave(s)",
+            plan.waves
+        ));
+    }
+    if stopping > 0 {
+        facts.push(format!("{stopping} shutdown(s)"));
+    }
+    if plan.verdict != Verdict::WillBlock {
+        facts.push(format!(
+            "about {}",
+            fmt::duration(plan.estimated_duration_seconds as i64)
+        ));
+    } else {
+        facts.push(format!(
+            "the rest would take about {}",
+            fmt::duration(plan.estimated_duration_seconds as i64)
+        ));
+    }
+    headline.push_str(&format!(" — {}\n", facts.join(", ")));
+    out.push_str(&headline);
+    out.push_str(&format!("as of {as_of} · {source}\n"));
+    if plan.defaults_assumed {
+        out.push_str("no KubeVirt CR found: KubeVirt's defaults apply\n");
+    }
+
+    if !plan.blockers.is_empty() {
+        out.push_str("\nBlockers:\n");
+        for b in &plan.blockers {
+            let (mark, tone) = if b.blocking {
+                ("✗", Tone::Bad)
+            } else {
+                ("~", Tone::Warn)
+            };
+            let what = match (b.kind.as_str(), &b.namespace) {
+                ("pdb", Some(ns)) => format!("PodDisruptionBudget {ns}/{}", b.name),
+                ("quota", Some(ns)) => format!("ResourceQuota {ns}/{}", b.name),
+                (_, Some(ns)) => format!("{ns}/{}", b.name),
+                (_, None) => b.name.clone(),
+            };
+            out.push_str(&format!(
+                "  {} {}: {}\n",
+                style.paint(mark, tone),
+                fmt::printable(&what),
+                fmt::printable(&b.message)
+            ));
+        }
+    }
+
+    out.push('\n');
+    if plan.vmis.is_empty() {
+        out.push_str("No VMIs on these nodes: the drain does not touch any VM.\n");
+    } else {
+        let mut headers = vec![
+            "namespace",
+            "name",
+            "action",
+            "target",
+            "eviction",
+            "reason",
+        ];
+        if wide {
+            headers.extend(["memory", "policy", "budget", "wave", "start", "eta"]);
+        }
+        let mut t = TableBuilder::new(style, &headers);
+        for v in &plan.vmis {
+            let name = match &v.evacuation_node {
+                Some(n) => format!("{} (evacuating from {n})", v.name),
+                None => v.name.clone(),
+            };
+            let mut row = vec![
+                plain(fmt::printable(&v.namespace)),
+                plain(fmt::printable(&name)),
+                (v.action.as_str().to_string(), action_tone(v.action)),
+                plain(fmt::printable(v.target.as_deref().unwrap_or("-"))),
+                plain(fmt::printable(&v.eviction_strategy)),
+                plain(fmt::printable(&v.explanation)),
+            ];
+            if wide {
+                row.push(plain(
+                    v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
+                ));
+                row.push(plain(fmt::printable(
+                    v.migration_policy.as_deref().unwrap_or("-"),
+                )));
+                row.push(plain(
+                    v.budget_seconds
+                        .map(|b| fmt::duration(b as i64))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.start_seconds
+                        .map(|s| format!("+{}", fmt::duration(s as i64)))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+                row.push(plain(
+                    v.end_seconds
+                        .map(|s| format!("+{}", fmt::duration(s as i64)))
+                        .unwrap_or_else(|| "-".into()),
+                ));
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+    }
+
+    if !plan.incoming.is_empty() {
+        out.push_str("\nMigrating INTO the drained node(s) (the drain waits for them, then moves them again):\n");
+        for i in &plan.incoming {
+            let mode = i.mode.as_deref().unwrap_or("mode not reported");
+            let line = fmt::printable(&format!(
+                "  {}/{} from {} to {} ({mode}){}",
+                i.namespace,
+                i.name,
+                i.source_node.as_deref().unwrap_or("?"),
+                i.target_node.as_deref().unwrap_or("?"),
+                if i.point_of_no_return {
+                    ": POST-COPY, the point of no return: do not disturb either node until it finishes; an abort or a network failure now loses the guest"
+                } else {
+                    ""
+                }
+            )) + "\n";
+            let tone = if i.point_of_no_return {
+                Tone::Bad
+            } else {
+                Tone::Warn
+            };
+            out.push_str(&style.paint(&line, tone));
+        }
+    }
+    if !plan.skipped.is_empty() {
+        let names: Vec<String> = plan
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.reason, s.message))
+            .collect();
+        out.push_str(&format!(
+            "Not touched: {}\n",
+            fmt::printable(&names.join("; "))
+        ));
+    }
+
+    let fixes: Vec<String> = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action != Action::LiveMigrate)
+        .filter_map(|v| {
+            v.fix
+                .as_ref()
+                .map(|f| fmt::printable(&format!("  {}/{}: {f}", v.namespace, v.name)))
+        })
+        .collect();
+    if !fixes.is_empty() {
+        out.push_str("\nTo change the outcome:\n");
+        for f in fixes {
+            out.push_str(&f);
+            out.push('\n');
+        }
+    }
+    let postcopy: Vec<String> = plan
+        .vmis
+        .iter()
+        .filter(|v| v.action == Action::LiveMigrate && v.allow_post_copy)
+        .map(|v| format!("{}/{}", v.namespace, v.name))
+        .collect();
+    if !postcopy.is_empty() {
+        out.push_str(&format!(
+            "\nPost-copy allowed for {}: if they switch to post-copy, that is the point of no return (a network failure then loses the guest).\n",
+            fmt::printable(&postcopy.join(", "))
+        ));
+    }
+    out.push_str(&format!(
+        "\nLimits: {} per cluster ({} in flight), {} outbound per node",
+        plan.limits.parallel_migrations_per_cluster,
+        plan.limits.in_flight_cluster,
+        plan.limits.parallel_outbound_migrations_per_node
+    ));
+    let per_node: Vec<String> = plan
+        .limits
+        .in_flight_per_node
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(node, n)| format!("{n} already from {node}"))
+        .collect();
+    if !per_node.is_empty() {
+        out.push_str(&format!(" ({})", fmt::printable(&per_node.join(", "))));
+    }
+    out.push('\n');
+    let queued = |q: &crate::policy::drain::QueuedMigration| {
+        format!(
+            "{}/{} (VMI {}, {}{}{})",
+            q.namespace,
+            q.name,
+            q.vmi,
+            q.priority.as_deref().unwrap_or("no priority"),
+            if q.on_drained_node {
+                ", on a drained node"
+            } else {
+                ""
+            },
+            q.held_by
+                .as_deref()
+                .map(|c| format!(", held by {c}: takes no slot"))
+                .unwrap_or_default()
+        )
+    };
+    let queue = &plan.queue;
+    if !queue.ahead.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) ahead of the drain's evacuations: {}\n",
+            queue.mode,
+            queue.ahead.len(),
+            fmt::printable(
+                &queue
+                    .ahead
+                    .iter()
+                    .map(queued)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    }
+    if !queue.behind.is_empty() {
+        out.push_str(&format!(
+            "Queue ({}): {} pending migration(s) wait behind them: {}\n",
+            queue.mode,
+            queue.behind.len(),
+            fmt::printable(
+                &queue
+                    .behind
+                    .iter()
+                    .map(queued)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        ));
+    }
+    if wide {
+        out.push_str("Assumptions:\n");
+        for a in &plan.assumptions {
+            out.push_str(&format!("  - {}\n", fmt::printable(a)));
+        }
+    }
+    out
+}
