@@ -9,6 +9,7 @@ pub mod evidence;
 pub mod migration;
 pub mod model;
 pub mod names;
+pub mod operate;
 pub mod policy;
 pub mod render;
 pub mod text;

@@ -14,9 +14,10 @@ fn layer(module: &str) -> Option<u8> {
         // speaks triage's causes, the follower runs the controller), never what is above.
         "policy" | "triage" | "migration" => 3,
         "render" => 4,
-        "context" | "evidence" => 5,
-        "cli" => 5,
-        "commands" => 6,
+        "context" | "evidence" | "cli" => 5,
+        // Following what a command started: the follower, the renderers and the context.
+        "operate" => 6,
+        "commands" => 7,
         _ => return None,
     })
 }

@@ -10,39 +10,30 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cli::MigrateArgs;
 use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
-use crate::context::{AnySource, ClockSource, Context};
+use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::follow::{
-    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop,
-    follow, handed_off, mode_of, read_metrics, sample_from,
-};
+use crate::migration::follow::{Advisor, Ending, Followed, MetricsSource, Stop};
 use crate::migration::kubevirt::{
-    KubeVirtDriver, MetricsUnavailable, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
+    KubeVirtDriver, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
 };
-use crate::migration::{JobSample, Mode, Outcome, Summary};
-use crate::model::vmi::AbortStatus;
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
 use crate::model::{
     KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota, VirtualMachine,
     VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
+use crate::operate::migrate::{Following, MigrationPlan, finish};
 use crate::policy::migration_policy::{effective_config, matching_policy};
-use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
-use crate::policy::preflight::{
-    Preflight, PreflightInputs, TemporaryPolicy, preflight, temporary_policy,
-};
-use crate::render::follow::{self as text, report_changes};
+use crate::policy::preflight::{PreflightInputs, TemporaryPolicy, preflight, temporary_policy};
+use crate::render::follow::{self as text};
 use crate::render::progress::ProgressView;
 use crate::render::{
     OutputFormat, Style, Tone, fmt, stderr_line, stderr_text, structured, write_stdout,
 };
-use crate::triage::Outcome as TriageOutcome;
 
 /// `VM`, `vm/VM` or `vmi/VMI` → the VMI's name (a VM's VMI has its name).
 pub fn parse_vm_target(text: &str) -> Result<String> {
@@ -123,27 +114,6 @@ async fn gather(
 }
 
 // ---------------------------------------------------------------- decide
-
-/// What vmctl will create, for `--dry-run` and for doing it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MigrationPlan {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    pub namespace: String,
-    pub vmi: String,
-    /// `migrate-subresource` (a VM) or `create-vmim` (a bare VMI).
-    pub method: &'static str,
-    pub preflight: Preflight,
-    /// The request or objects, in order.
-    pub objects: Vec<Value>,
-    /// Why the temporary policy wins, when there is one.
-    pub policy_proof: Option<String>,
-    pub notes: Vec<String>,
-    /// What was said on stderr about the input (unknown values …).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
 
 fn vmim_object(
     namespace: &str,
@@ -688,371 +658,6 @@ async fn start_migration(
             "virt-api accepted the migration of {namespace}/{name} but no migration object appeared within 15s; check with: vmctl status {name} -n {namespace}"
         ),
     })
-}
-
-// ---------------------------------------------------------------- follow
-
-/// The follow of one migration vmctl started: the follower's updates, and what `migrate`
-/// does with them (phase lines, progress samples, the temporary policy's removal, advice).
-struct Following<'a> {
-    driver: &'a KubeVirtDriver<'a>,
-    namespace: &'a str,
-    /// The VMI.
-    name: &'a str,
-    vmim_name: String,
-    f: Followed,
-    view: ProgressView,
-    metrics: MetricsSource,
-    started: Instant,
-    /// The temporary policy, until the hand-off.
-    policy_alive: Option<String>,
-    /// Follow to the end (else: until the hand-off).
-    wait: bool,
-    budget: Option<u64>,
-    /// Progress bars on a terminal (else one heartbeat line per 10 s).
-    bars: bool,
-    advisor: Advisor,
-    degraded: Option<String>,
-    last_heartbeat_ms: u64,
-    target_pod: Option<Pod>,
-    last_target_lookup: u64,
-}
-
-impl Following<'_> {
-    fn now_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
-    }
-
-    /// Follows until the migration ends (or is handed off, without `wait`), Ctrl-C or the
-    /// deadline.
-    async fn run(&mut self, deadline: Option<Instant>) -> Result<Ending> {
-        let spec = FollowSpec::one(self.namespace, &self.vmim_name, self.name)?
-            .with_tick(Duration::from_secs(1))
-            .with_deadline(deadline);
-        let mut follower = Follower::new(self.driver.live(), spec);
-        if let Some(m) = self.f.vmim.clone() {
-            follower.mirror.follow_vmim(m);
-        }
-        follower
-            .mirror
-            .follow_vmi((self.namespace.to_string(), self.name.to_string()), None);
-        follow(&mut follower, self).await
-    }
-
-    /// The policy has done its job once KubeVirt recorded it at the hand-off.
-    async fn remove_policy_after_hand_off(&mut self, now_ms: u64) {
-        if !handed_off(&self.f) {
-            return;
-        }
-        let Some(p) = self.policy_alive.take() else {
-            return;
-        };
-        let applied = self.f.state().and_then(|s| s.migration_policy_name.clone());
-        match applied.as_deref() {
-            Some(a) if a == p => self.view.event_at(
-                now_ms,
-                &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
-            ),
-            Some(other) => self.view.event_at(
-                now_ms,
-                &format!(
-                    "warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"
-                ),
-            ),
-            None => self
-                .view
-                .event_at(now_ms, &format!("hand-off done; removing policy {p}")),
-        }
-        let _ = self.driver.delete_policy(&p).await;
-    }
-
-    /// Once a second: the target pod while scheduling, a progress sample while running,
-    /// a heartbeat line off a terminal.
-    async fn on_tick(&mut self) -> Result<()> {
-        let now_ms = self.now_ms();
-        let namespace = self.namespace;
-        // The target pod, for the Scheduling line (unschedulable, …).
-        if matches!(
-            self.f.phase(),
-            MigrationPhase::Pending | MigrationPhase::Scheduling
-        ) && (self.target_pod.is_none() || now_ms >= self.last_target_lookup + 2000)
-        {
-            self.last_target_lookup = now_ms;
-            if let Some(uid) = self.f.vmim.as_ref().and_then(|m| m.uid()) {
-                let q = Query::namespace(Some(namespace))
-                    .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
-                if let Ok(pods) = self.driver.live().list_decoded::<Pod>(Kind::Pod, &q).await {
-                    self.target_pod = pods.into_iter().next();
-                }
-            }
-        }
-        if self.f.phase() == MigrationPhase::Running && self.degraded.is_none() {
-            self.sample(now_ms).await;
-        }
-        // Off a terminal without bars, one line per interval keeps the log alive.
-        let f = &self.f;
-        if !self.bars
-            && (self.degraded.is_some() || f.phase() != MigrationPhase::Running)
-            && now_ms >= self.last_heartbeat_ms + 10_000
-        {
-            self.last_heartbeat_ms = now_ms;
-            let state = f.state();
-            let streaming_ms = state
-                .and_then(|s| s.start_timestamp.as_ref())
-                .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)));
-            stderr_line(&text::heartbeat(
-                now_ms,
-                f.phase(),
-                state.and_then(|s| s.mode.as_ref()),
-                streaming_ms,
-                self.budget,
-            ));
-        }
-        Ok(())
-    }
-
-    /// Reads the metrics into a sample: drawn, checked against KubeVirt's progress timeout,
-    /// and judged by the controller for advice.
-    async fn sample(&mut self, now_ms: u64) {
-        let mode = mode_of(self.f.state().and_then(|s| s.mode.as_ref()));
-        let (namespace, name) = (self.namespace, self.name);
-        match read_metrics(self.driver, &mut self.metrics, &self.f, namespace, name).await {
-            Ok(m) if !m.is_empty() => {
-                let sample = sample_from(&m, now_ms, mode);
-                self.view.sample(&sample);
-                // Post-copy and a paused guest are never aborted for lack of progress.
-                if mode == Mode::PreCopy {
-                    let f = &mut self.f;
-                    let timeout = f
-                        .state()
-                        .and_then(|s| s.migration_configuration.as_ref())
-                        .and_then(|c| c.progress_timeout)
-                        .unwrap_or(f.progress_timeout);
-                    if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
-                        self.view.event_at(now_ms, &stall.text());
-                    }
-                }
-                // The controller's judgement, timed from the start of streaming.
-                let streaming = JobSample {
-                    elapsed_ms: now_ms.saturating_sub(self.f.started_ms.unwrap_or(now_ms)),
-                    ..sample
-                };
-                if let Some(advice) = self.advisor.observe(&streaming) {
-                    self.view.event_at(now_ms, &text::advice(&advice));
-                }
-            }
-            Ok(_) => {}
-            Err(MetricsUnavailable(why)) => {
-                self.view.event_at(
-                    now_ms,
-                    &format!("no progress bars: {why}; following the phases only"),
-                );
-                self.degraded = Some(why);
-            }
-        }
-    }
-}
-
-impl Observer for Following<'_> {
-    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
-        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
-        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
-        if let Some(m) = mirror.vmim_last(&key) {
-            self.f.vmim = Some(m.clone());
-        }
-        self.f.vmim_deleted = mirror.vmim_gone(&key);
-        self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
-
-        let now_ms = self.now_ms();
-        report_changes(
-            &mut self.f,
-            &mut self.view,
-            now_ms,
-            self.target_pod.as_ref(),
-            self.budget,
-        );
-        self.remove_policy_after_hand_off(now_ms).await;
-        let f = &mut self.f;
-        if f.vmim_deleted || f.phase().is_final() {
-            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-            if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
-                self.driver.live(),
-                Kind::VirtualMachineInstance,
-                Some(self.namespace),
-                self.name,
-            )
-            .await
-            {
-                f.vmi = Some(fresh);
-                report_changes(
-                    f,
-                    &mut self.view,
-                    now_ms,
-                    self.target_pod.as_ref(),
-                    self.budget,
-                );
-            }
-            return Ok(true);
-        }
-        Ok(!self.wait && handed_off(f))
-    }
-
-    async fn tick(&mut self) -> Result<()> {
-        self.on_tick().await
-    }
-}
-
-/// The end: summary, and on failure the diagnosis `vmctl explain` gives.
-#[allow(clippy::too_many_arguments)]
-async fn finish(
-    ctx: &Context,
-    guest_memory: Option<u64>,
-    view: &mut ProgressView,
-    f: &Followed,
-    namespace: &str,
-    name: &str,
-    elapsed_ms: u64,
-    plan: &MigrationPlan,
-) -> Result<i32> {
-    let state = f.state().cloned();
-    let aborted = state
-        .as_ref()
-        .is_some_and(|s| s.abort_requested && s.abort_status == Some(AbortStatus::Succeeded));
-    let observed = match f.phase() {
-        MigrationPhase::Succeeded => Outcome::Succeeded,
-        _ if aborted => Outcome::Aborted,
-        _ if f.vmim_deleted => Outcome::Aborted,
-        _ => Outcome::Failed,
-    };
-    // Anything but a success is explained exactly as `vmctl explain` explains it, and the
-    // verdict is the diagnosis's, so the two never disagree.
-    let diagnosis = if observed == Outcome::Succeeded {
-        None
-    } else {
-        diagnose(ctx, f.vmim.as_ref(), name).await
-    };
-    let outcome = match diagnosis.as_ref().map(|d| d.diagnosis.outcome) {
-        Some(TriageOutcome::Aborted) => Outcome::Aborted,
-        Some(TriageOutcome::Failed) => Outcome::Failed,
-        Some(TriageOutcome::Succeeded) => Outcome::Succeeded,
-        _ => observed,
-    };
-    let vmim_name = f
-        .vmim
-        .as_ref()
-        .map(|m| m.name().to_string())
-        .unwrap_or_default();
-    let message = match outcome {
-        Outcome::Succeeded => format!(
-            "{namespace}/{name} runs on {} now ({} → {})",
-            state
-                .as_ref()
-                .and_then(|s| s.target_node.clone())
-                .unwrap_or_else(|| "the target".into()),
-            state
-                .as_ref()
-                .and_then(|s| s.source_node.clone())
-                .unwrap_or_default(),
-            state
-                .as_ref()
-                .and_then(|s| s.target_node.clone())
-                .unwrap_or_default()
-        ),
-        Outcome::Aborted if f.vmim_deleted && !aborted => {
-            format!("the migration {vmim_name} was deleted (aborted) while vmctl followed it")
-        }
-        _ => match &diagnosis {
-            Some(d) => d.diagnosis.summary.clone(),
-            None => state
-                .as_ref()
-                .and_then(|s| s.failure_reason.clone())
-                .map(|r| r.trim_end().to_string())
-                .unwrap_or_else(|| "the migration failed".into()),
-        },
-    };
-    let last = view.last_sample().cloned();
-    let summary = Summary {
-        outcome: Some(outcome),
-        cause: diagnosis.as_ref().map(|d| d.diagnosis.cause.to_string()),
-        message,
-        total_ms: elapsed_ms,
-        downtime_ms: None,
-        data_processed: last.as_ref().map_or(0, |s| s.data_processed),
-        // The guest's memory as the VMI declares it: the metrics' total counts every pass.
-        memory_total: guest_memory.unwrap_or(0),
-        iterations: None,
-        final_mode: mode_of(state.as_ref().and_then(|s| s.mode.as_ref())),
-        postcopy_requests: None,
-        events: view.events().to_vec(),
-    };
-    if ctx.output.is_structured() {
-        view.close();
-        let mut report = json!({
-            "apiVersion": crate::model::VMCTL_API_VERSION,
-            "kind": "MigrationResult",
-            "namespace": namespace,
-            "vmi": name,
-            "migration": vmim_name,
-            "method": plan.method,
-            "outcome": outcome.as_str(),
-            "summary": summary,
-            "sourceNode": state.as_ref().and_then(|s| s.source_node.clone()),
-            "targetNode": state.as_ref().and_then(|s| s.target_node.clone()),
-            "sourcePod": state.as_ref().and_then(|s| s.source_pod.clone()),
-            "targetPod": state.as_ref().and_then(|s| s.target_pod.clone()),
-            "migrationPolicy": state.as_ref().and_then(|s| s.migration_policy_name.clone()),
-            "phases": f.phases.iter().filter(|(k, _)| !k.ends_with('|')).map(|(k, at)| json!({
-                "phase": k.split('|').next().unwrap_or(""), "atMs": at})).collect::<Vec<_>>(),
-            "diagnosis": diagnosis.as_ref().map(|d| &d.diagnosis),
-        });
-        crate::render::with_warnings(&mut report, ctx.warnings());
-        write_stdout(&structured(ctx.output, &report)?)?;
-    } else {
-        view.finish(&summary);
-        if let Some(report) = &diagnosis {
-            write_stdout("\nWhy (vmctl explain):\n")?;
-            write_stdout(&crate::render::explain::render_table(
-                report,
-                ctx.style,
-                ctx.output == OutputFormat::Wide,
-                "",
-            ))?;
-        }
-    }
-    Ok(match outcome {
-        Outcome::Succeeded => exit::OK,
-        _ => exit::FINDING,
-    })
-}
-
-/// The diagnosis `vmctl explain` gives, from the evidence read the same way (the same
-/// code, with its tolerance of what a namespaced user may not read); None when even the
-/// VMI's namespace cannot be read.
-async fn diagnose(
-    ctx: &Context,
-    last_seen: Option<&VirtualMachineInstanceMigration>,
-    name: &str,
-) -> Option<crate::triage::report::ExplainReport> {
-    let last_seen = last_seen?;
-    let mut notes = Vec::new();
-    let mut evidence =
-        match crate::evidence::evidence_for_migration(ctx, last_seen, name, &mut notes).await {
-            Ok(e) => e,
-            Err(e) => {
-                stderr_line(&text::no_evidence(&e.to_string()));
-                return None;
-            }
-        };
-    // The migration ran for a while: measure from now, not from when vmctl started.
-    if ctx.clock == ClockSource::System {
-        evidence.now = k8s_openapi::jiff::Timestamp::now();
-    }
-    Some(crate::triage::report::build_report(
-        &evidence,
-        false,
-        &ctx.source_description(),
-        notes,
-    ))
 }
 
 fn render_plan(plan: &MigrationPlan, style: Style) -> String {
