@@ -238,7 +238,6 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let namespace = require_namespace(ctx)?;
     let name = parse_vm_target(&args.target)?;
     let added = args.node_selector.clone().unwrap_or_default();
-    let timeout = args.timeout;
     let live: Option<&LiveSource> = match &ctx.source {
         AnySource::Live(l) => Some(l),
         AnySource::Snapshot(_) if args.dry_run => None,
@@ -257,76 +256,18 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     let pre = preflight(&g.inputs);
     let id = format!("{namespace}/{name}");
     if !pre.ok {
-        let mut text = format!("{} not migrated: {}\n", id, pre.explanation);
-        if let Some(fix) = &pre.fix {
-            text.push_str(&format!("  fix: {fix}\n"));
-        }
-        text.push_str("  nothing was created.\n");
-        if ctx.output.is_structured() {
-            // The pre-flight's fields, in the envelope every document has.
-            let mut doc = json!({
-                "apiVersion": crate::model::VMCTL_API_VERSION,
-                "kind": "MigrationRefused",
-            });
-            if let (Some(map), Ok(serde_json::Value::Object(fields))) =
-                (doc.as_object_mut(), serde_json::to_value(&pre))
-            {
-                map.extend(fields);
-            }
-            crate::render::with_warnings(&mut doc, ctx.warnings());
-            write_stdout(&structured(ctx.output, &doc)?)?;
-            stderr_text(&crate::render::fmt::printable_lines(&text));
-        } else {
-            write_stdout(&text)?;
-        }
-        return Ok(exit::FINDING);
+        return refused(ctx, &id, &pre);
     }
 
-    let mut notes = Vec::new();
-    let current_policy = matching_policy(&g.vmi, g.inputs.namespace.as_ref(), &g.inputs.policies);
-    let current = effective_config(
-        g.inputs.kubevirt.as_ref(),
-        current_policy
-            .as_ref()
-            .and_then(|m| g.inputs.policies.iter().find(|p| p.name() == m.name)),
-    );
-    let want_post_copy = args.allow_postcopy && !current.allow_post_copy;
-    let want_auto_converge = args.allow_auto_converge && !current.allow_auto_converge;
-    if args.allow_postcopy && current.allow_post_copy {
-        notes.push(format!(
-            "post-copy is already allowed ({}): no temporary policy needed for it",
-            current_policy
-                .as_ref()
-                .map(|p| format!("MigrationPolicy {}", p.name))
-                .unwrap_or_else(|| "cluster configuration".into())
-        ));
-    }
-    if args.allow_auto_converge && current.allow_auto_converge {
-        notes.push("auto-converge is already allowed: no temporary policy needed for it".into());
-    }
-    let temporary = if want_post_copy || want_auto_converge {
-        let others = others_selected_alike(&ctx.source, &g, &namespace).await?;
-        let suffix = short_suffix();
-        match temporary_policy(
-            &g.vmi,
-            g.inputs.namespace.as_ref(),
-            &g.inputs.policies,
-            &others,
-            want_post_copy,
-            want_auto_converge,
-            &suffix,
-        ) {
-            Ok(t) => Some(t),
-            Err(refusal) => {
-                write_stdout(&format!(
-                    "{id} not migrated: {}\n  fix: {}\n  nothing was created.\n",
-                    refusal.message, refusal.fix
-                ))?;
-                return Ok(exit::FINDING);
-            }
-        }
-    } else {
-        None
+    let Some(Policies {
+        notes,
+        current,
+        temporary,
+        want_post_copy,
+        want_auto_converge,
+    }) = policies(ctx, args, &g, &namespace, &id).await?
+    else {
+        return Ok(exit::FINDING);
     };
 
     let method = if g.vm.is_some() {
@@ -432,13 +373,68 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     }
 
     // ---- follow
+    follow_to_end(
+        ctx,
+        args,
+        &g,
+        &pre,
+        &current,
+        &driver,
+        Started {
+            vmim,
+            at: started,
+            policy: policy_name,
+            created_vmim: method == "create-vmim",
+            abort_cmd,
+        },
+        &plan,
+    )
+    .await
+}
+
+/// What `run` hands to the follow: the migration it started, when, and what it created.
+struct Started {
+    vmim: VirtualMachineInstanceMigration,
+    at: Instant,
+    /// The temporary policy, while it exists.
+    policy: Option<String>,
+    /// vmctl created the VMIM itself (a bare VMI), rather than virt-api for a VM.
+    created_vmim: bool,
+    abort_cmd: String,
+}
+
+/// Follows the migration to its end (or the hand-off with `--no-wait`), removes the
+/// temporary policy, and says how it ended: the result, or the diagnosis `explain` gives.
+#[allow(clippy::too_many_arguments)]
+async fn follow_to_end(
+    ctx: &'static Context,
+    args: &MigrateArgs,
+    g: &Gathered,
+    pre: &crate::policy::preflight::Preflight,
+    current: &crate::model::kubevirt::EffectiveMigrationConfig,
+    driver: &KubeVirtDriver<'_>,
+    start: Started,
+    plan: &MigrationPlan,
+) -> Result<i32> {
+    let Started {
+        vmim,
+        at: started,
+        policy: policy_name,
+        created_vmim,
+        abort_cmd,
+    } = start;
+    let (namespace, name) = (plan.namespace.as_str(), plan.vmi.as_str());
+    let vmim_name = vmim.name().to_string();
+    let wait = !args.no_wait;
+    let timeout = args.timeout;
+    let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
     let is_tty = std::io::stderr().is_terminal();
     let budget = pre.budget_seconds;
     let guest_memory = g.vmi.guest_memory().map(|q| q.bytes());
     let view = if ctx.output.is_structured() {
-        ProgressView::quiet(ctx.style, &name, budget)
+        ProgressView::quiet(ctx.style, name, budget)
     } else {
-        ProgressView::new(ctx.style, is_tty, &name, budget)
+        ProgressView::new(ctx.style, is_tty, name, budget)
     };
     let kubevirt_namespace = g
         .inputs
@@ -454,9 +450,9 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         },
     };
     let mut following = Following {
-        driver: &driver,
-        namespace: &namespace,
-        name: &name,
+        driver,
+        namespace,
+        name,
         vmim_name: vmim_name.clone(),
         f: Followed {
             vmim: Some(vmim),
@@ -471,7 +467,7 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         budget,
         bars: is_tty && !ctx.output.is_structured(),
         advisor: Advisor::new(
-            &current,
+            current,
             guest_memory.unwrap_or(0),
             budget,
             post_copy_allowed,
@@ -493,14 +489,14 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         Err(e) => {
             view.close();
             if let Some(p) = &policy_alive {
-                cleanup_policy(&driver, p).await;
+                cleanup_policy(driver, p).await;
             }
             stderr_line(&text::migration_goes_on(&abort_cmd));
             return Err(e);
         }
     };
     if let Some(p) = policy_alive.take() {
-        cleanup_policy(&driver, &p).await;
+        cleanup_policy(driver, &p).await;
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;
 
@@ -508,11 +504,11 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         Ending::Stopped(Stop::Interrupted) => {
             view.close();
             after_interrupt(
-                &driver,
+                driver,
                 &followed,
-                &namespace,
+                namespace,
                 &vmim_name,
-                method == "create-vmim",
+                created_vmim,
                 &abort_cmd,
             )
             .await;
@@ -541,14 +537,115 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
                 guest_memory,
                 &mut view,
                 &followed,
-                &namespace,
-                &name,
+                namespace,
+                name,
                 elapsed_ms,
-                &plan,
+                plan,
             )
             .await
         }
     }
+}
+
+/// The pre-flight said no: say why and what would fix it; nothing was created.
+fn refused(ctx: &Context, id: &str, pre: &crate::policy::preflight::Preflight) -> Result<i32> {
+    let mut text = format!("{} not migrated: {}\n", id, pre.explanation);
+    if let Some(fix) = &pre.fix {
+        text.push_str(&format!("  fix: {fix}\n"));
+    }
+    text.push_str("  nothing was created.\n");
+    if ctx.output.is_structured() {
+        // The pre-flight's fields, in the envelope every document has.
+        let mut doc = json!({
+            "apiVersion": crate::model::VMCTL_API_VERSION,
+            "kind": "MigrationRefused",
+        });
+        if let (Some(map), Ok(serde_json::Value::Object(fields))) =
+            (doc.as_object_mut(), serde_json::to_value(pre))
+        {
+            map.extend(fields);
+        }
+        crate::render::with_warnings(&mut doc, ctx.warnings());
+        write_stdout(&structured(ctx.output, &doc)?)?;
+        stderr_text(&crate::render::fmt::printable_lines(&text));
+    } else {
+        write_stdout(&text)?;
+    }
+    Ok(exit::FINDING)
+}
+
+/// The migration configuration in force, and the temporary policy `--allow-postcopy` /
+/// `--allow-auto-converge` need when it does not allow them already.
+struct Policies {
+    notes: Vec<String>,
+    current: crate::model::kubevirt::EffectiveMigrationConfig,
+    temporary: Option<TemporaryPolicy>,
+    want_post_copy: bool,
+    want_auto_converge: bool,
+}
+
+/// `None`: no policy vmctl may create would win (said on stdout; nothing was created).
+async fn policies(
+    ctx: &Context,
+    args: &MigrateArgs,
+    g: &Gathered,
+    namespace: &str,
+    id: &str,
+) -> Result<Option<Policies>> {
+    let mut notes = Vec::new();
+    let current_policy = matching_policy(&g.vmi, g.inputs.namespace.as_ref(), &g.inputs.policies);
+    let current = effective_config(
+        g.inputs.kubevirt.as_ref(),
+        current_policy
+            .as_ref()
+            .and_then(|m| g.inputs.policies.iter().find(|p| p.name() == m.name)),
+    );
+    let want_post_copy = args.allow_postcopy && !current.allow_post_copy;
+    let want_auto_converge = args.allow_auto_converge && !current.allow_auto_converge;
+    if args.allow_postcopy && current.allow_post_copy {
+        notes.push(format!(
+            "post-copy is already allowed ({}): no temporary policy needed for it",
+            current_policy
+                .as_ref()
+                .map(|p| format!("MigrationPolicy {}", p.name))
+                .unwrap_or_else(|| "cluster configuration".into())
+        ));
+    }
+    if args.allow_auto_converge && current.allow_auto_converge {
+        notes.push("auto-converge is already allowed: no temporary policy needed for it".into());
+    }
+    let temporary = if want_post_copy || want_auto_converge {
+        let others = others_selected_alike(&ctx.source, g, namespace).await?;
+        let suffix = short_suffix();
+        match temporary_policy(
+            &g.vmi,
+            g.inputs.namespace.as_ref(),
+            &g.inputs.policies,
+            &others,
+            want_post_copy,
+            want_auto_converge,
+            &suffix,
+        ) {
+            Ok(t) => Some(t),
+            Err(refusal) => {
+                write_stdout(&format!(
+                    "{id} not migrated: {}\n  fix: {}\n  nothing was created.\n",
+                    refusal.message, refusal.fix
+                ))?;
+                return Ok(None);
+            }
+        }
+    } else {
+        None
+    };
+
+    Ok(Some(Policies {
+        notes,
+        current,
+        temporary,
+        want_post_copy,
+        want_auto_converge,
+    }))
 }
 
 /// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
