@@ -39,7 +39,12 @@ pub fn advice(a: &Advice) -> String {
 
 /// `warning: TEXT`, the label in the warning colour.
 pub fn warning(style: Style, text: &str) -> String {
-    printable_lines(&format!("{} {text}", style.paint("warning:", Tone::Warn)))
+    // The label's colour is vmctl's own escape; only the text is escaped.
+    format!(
+        "{} {}",
+        style.paint("warning:", Tone::Warn),
+        printable_lines(text)
+    )
 }
 
 // ---------------------------------------------------------------- abort
@@ -91,12 +96,14 @@ pub fn note(text: &str) -> String {
 
 /// Before a migration that may switch to post-copy: what that means.
 pub fn post_copy_warning(style: Style, target: Option<&str>, source: Option<&str>) -> String {
-    printable_lines(&format!(
+    // Node names are escaped; the label's colour is vmctl's own escape.
+    let (target, source) = (target.map(printable), source.map(printable));
+    format!(
         "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
         style.paint("warning:", Tone::Bad),
-        target.unwrap_or("the target"),
-        source.unwrap_or("the source")
-    ))
+        target.as_deref().unwrap_or("the target"),
+        source.as_deref().unwrap_or("the source")
+    )
 }
 
 /// The temporary MigrationPolicy was created: what it allows and why it wins.
@@ -362,5 +369,22 @@ pub fn report_changes(
                 ),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_stays_vmctl_s_and_foreign_text_is_escaped() {
+        let color = Style { color: true };
+        let w = warning(color, "evil\u{1b}]0;x\u{7}");
+        assert!(w.starts_with(&color.paint("warning:", Tone::Warn)), "{w:?}");
+        assert!(w.ends_with("evil\\u{1b}]0;x\\u{7}"), "{w:?}");
+        let p = post_copy_warning(color, Some("n\u{1b}[2J"), None);
+        assert!(p.starts_with(&color.paint("warning:", Tone::Bad)), "{p:?}");
+        assert!(p.contains("runs on n\\u{1b}[2J while"), "{p:?}");
+        assert!(p.contains("still on the source"), "{p:?}");
     }
 }
