@@ -250,7 +250,7 @@ impl Context {
     /// document's `warnings[]`: nothing vmctl ignores or assumes about its input is silent.
     pub fn warn(&self, message: String) {
         // One line: a newline in a name must not start a line of its own.
-        eprintln!("warning: {}", crate::render::fmt::printable(&message));
+        eprintln!("warning: {}", crate::text::printable(&message));
         if let Ok(mut all) = self.warnings.lock() {
             all.push(message);
         }

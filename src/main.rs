@@ -32,7 +32,7 @@ fn main() -> ExitCode {
 
 fn report(err: &Error) -> ExitCode {
     // Errors quote names and messages from the cluster and from files: escaped, one line.
-    let printable = vmctl::render::fmt::printable;
+    let printable = vmctl::text::printable;
     eprintln!("error: {}", printable(&err.to_string()));
     for hint in err.hints() {
         eprintln!("hint: {}", printable(hint));
@@ -52,7 +52,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit()
     }
-    let printable = vmctl::render::fmt::printable;
+    let printable = vmctl::text::printable;
     let text = e.render().to_string();
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid arguments");

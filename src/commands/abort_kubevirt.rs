@@ -22,7 +22,8 @@ use crate::model::vmi::{AbortStatus, MigrationMode, MigrationState};
 use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL, WORKLOAD_UPDATE_ANNOTATION};
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::render::follow as text;
-use crate::render::{Tone, fmt, stderr_line, structured, write_stdout};
+use crate::render::{Tone, stderr_line, structured, write_stdout};
+use crate::text as fmt;
 
 /// How long to wait for the abort to be reported when no --timeout is given.
 const DEFAULT_WAIT: Duration = Duration::from_secs(120);

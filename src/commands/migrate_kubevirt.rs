@@ -32,8 +32,9 @@ use crate::policy::preflight::{PreflightInputs, TemporaryPolicy, preflight, temp
 use crate::render::follow::{self as text};
 use crate::render::progress::ProgressView;
 use crate::render::{
-    OutputFormat, Style, Tone, fmt, stderr_line, stderr_text, structured, write_stdout,
+    OutputFormat, Style, Tone, stderr_line, stderr_text, structured, write_stdout,
 };
+use crate::text as fmt;
 
 /// `VM`, `vm/VM` or `vmi/VMI` → the VMI's name (a VM's VMI has its name).
 pub fn parse_vm_target(text: &str) -> Result<String> {
@@ -567,7 +568,7 @@ fn refused(ctx: &Context, id: &str, pre: &crate::policy::preflight::Preflight) -
         }
         crate::render::with_warnings(&mut doc, ctx.warnings());
         write_stdout(&structured(ctx.output, &doc)?)?;
-        stderr_text(&crate::render::fmt::printable_lines(&text));
+        stderr_text(&crate::text::printable_lines(&text));
     } else {
         write_stdout(&text)?;
     }

@@ -39,7 +39,8 @@ use crate::model::{KubeVirt, Pod, VirtualMachineInstance, VirtualMachineInstance
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 use crate::render::follow as follow_text;
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{OutputFormat, Style, Tone, fmt, stderr_line, write_stdout};
+use crate::render::{OutputFormat, Style, Tone, stderr_line, write_stdout};
+use crate::text as fmt;
 
 /// A redraw on a terminal at most this often (changes in between are drawn together).
 const TTY_REDRAW_EVERY: Duration = Duration::from_millis(100);
@@ -133,7 +134,7 @@ fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
             m.decentralized.as_ref()
         ),
         m.mode.as_deref().unwrap_or("-"),
-        crate::render::fmt::printable(&progress_cell(report, m))
+        crate::text::printable(&progress_cell(report, m))
     )
 }
 
@@ -198,7 +199,7 @@ fn render_table(
                 mode_tone,
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
-            plain(crate::render::fmt::printable(&progress_cell(report, m))),
+            plain(crate::text::printable(&progress_cell(report, m))),
         ]);
     }
     out.push_str(&t.render());
@@ -218,7 +219,7 @@ impl View {
     fn notes(&self) -> Vec<String> {
         self.reconnecting
             .values()
-            .map(|r| format!("⚠ {}", crate::render::fmt::printable(&r.to_string())))
+            .map(|r| format!("⚠ {}", crate::text::printable(&r.to_string())))
             .collect()
     }
 

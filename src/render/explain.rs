@@ -1,7 +1,8 @@
 //! `explain`'s table: the diagnosis, its route, timeline, evidence and next steps.
 
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{Style, Tone, fmt};
+use crate::render::{Style, Tone};
+use crate::text as fmt;
 use crate::triage::report::ExplainReport;
 use crate::triage::{Confidence, Diagnosis, HistoryEntry, Outcome, TimelineEntry, Unexplained};
 

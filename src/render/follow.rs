@@ -11,8 +11,8 @@ use crate::model::Pod;
 use crate::model::vmi::MigrationMode;
 use crate::model::vmim::MigrationPhase;
 
-use super::fmt::{self, printable, printable_lines};
 use super::{Style, Tone};
+use crate::text::{self as fmt, printable, printable_lines};
 
 /// `[12:00:01] VirtualMachineInstance watch reconnecting… (attempt …)`.
 pub fn reconnecting(now: &str, r: &Reconnecting) -> String {

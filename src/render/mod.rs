@@ -1,7 +1,6 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
 pub mod explain;
-pub mod fmt;
 pub mod follow;
 pub mod plan_drain;
 pub mod progress;
@@ -64,7 +63,7 @@ impl Style {
 
     /// The text, escaped (see [`fmt::printable`]), in the tone's colour on a colour terminal.
     pub fn paint(&self, text: &str, tone: Tone) -> String {
-        let text = &fmt::printable(text);
+        let text = &crate::text::printable(text);
         if !self.color {
             return text.to_string();
         }
@@ -204,7 +203,7 @@ impl serde_json::ser::Formatter for NoControls<'_> {
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::render::fmt::printable_lines(&format!($($arg)*)))
+        eprintln!("{}", $crate::text::printable_lines(&format!($($arg)*)))
     };
 }
 

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::policy::drain::{Action, DrainPlan, Verdict};
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{Style, Tone, fmt};
+use crate::render::{Style, Tone};
+use crate::text as fmt;
 
 /// The `-o json|yaml` document.
 #[derive(Debug, Serialize)]

@@ -24,9 +24,9 @@ use std::io::{self, Write};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use super::fmt::{bytes, duration};
 use super::{Style, Tone, write_stdout};
 use crate::migration::{JobSample, Mode, PassTracker, Summary, TimedEvent};
+use crate::text::{bytes, duration};
 
 /// How samples are shown.
 enum Sink {
@@ -225,7 +225,7 @@ impl ProgressView {
     }
 
     fn push_event(&mut self, at_ms: u64, text: String) {
-        let line = format!("[{}] {}", seconds(at_ms), super::fmt::printable(&text));
+        let line = format!("[{}] {}", seconds(at_ms), crate::text::printable(&text));
         match &mut self.sink {
             Sink::Bars(bars) => {
                 let painted = self.style.paint(&line, event_tone(&text));

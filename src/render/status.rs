@@ -4,7 +4,8 @@
 use crate::policy::eviction::StrategySource;
 use crate::policy::pods::{LauncherPod, PodRole};
 use crate::render::table::{TableBuilder, plain};
-use crate::render::{Style, Tone, fmt};
+use crate::render::{Style, Tone};
+use crate::text as fmt;
 
 use crate::policy::status::*;
 
@@ -26,7 +27,7 @@ pub fn route(
         }
         (_, s, t) => format!("{}→{}", s.unwrap_or("?"), t.unwrap_or("?")),
     };
-    crate::render::fmt::printable(&text)
+    crate::text::printable(&text)
 }
 
 /// `Synchronizing` → `Synchronizing (sender)` for a decentralized migration.
@@ -118,7 +119,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         .as_deref()
         .unwrap_or("None (default)");
     // The KubeVirt version and strategy are cluster text.
-    out.push_str(&crate::render::fmt::printable_lines(&format!(
+    out.push_str(&crate::text::printable_lines(&format!(
         "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
         report.as_of, report.source
     )));
@@ -231,7 +232,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     m.decentralized.as_ref(),
                 )),
                 (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(crate::render::fmt::printable(&m.waiting_for)),
+                plain(crate::text::printable(&m.waiting_for)),
             ];
             if wide {
                 let live = |pod: &Option<String>| match pod {
@@ -247,7 +248,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 row.push(plain(
                     m.priority
                         .as_deref()
-                        .map(crate::render::fmt::printable)
+                        .map(crate::text::printable)
                         .unwrap_or_else(|| "-".into()),
                 ));
             }
@@ -297,12 +298,12 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 "  {}/{}: source {} → target {}{}\n",
                 m.namespace,
                 m.vmi,
-                crate::render::fmt::printable(&source),
-                crate::render::fmt::printable(&target),
+                crate::text::printable(&source),
+                crate::text::printable(&target),
                 match &m.decentralized {
                     Some(d) if !d.synchronization_addresses.is_empty() => format!(
                         " · sync {}",
-                        crate::render::fmt::printable(&d.synchronization_addresses.join(", "))
+                        crate::text::printable(&d.synchronization_addresses.join(", "))
                     ),
                     _ => String::new(),
                 }
@@ -320,8 +321,8 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             out.push_str(&format!(
                 "  {} {}: {}\n",
                 style.paint("!", tone),
-                crate::render::fmt::printable(&w.vmi),
-                crate::render::fmt::printable(&w.message)
+                crate::text::printable(&w.vmi),
+                crate::text::printable(&w.message)
             ));
         }
     }

@@ -40,7 +40,7 @@ impl TableBuilder {
         let style = self.style;
         self.table.add_row(cells.into_iter().map(|(text, tone)| {
             // Every cell is escaped here, so no table shows a raw control byte (issue 11).
-            let cell = Cell::new(super::fmt::printable(&text));
+            let cell = Cell::new(crate::text::printable(&text));
             if !style.color {
                 return cell;
             }
