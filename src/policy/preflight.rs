@@ -373,7 +373,9 @@ pub struct LeftoverPolicy {
     pub name: String,
     /// `namespace/name` of the VMI it was made for, when the policy says.
     pub vmi: Option<String>,
-    pub age_seconds: i64,
+    /// `None` when the policy has no creationTimestamp (a hand-written file): it is judged
+    /// anyway, without the grace a fresh one gets.
+    pub age_seconds: Option<i64>,
     /// What it allows: `post-copy`, `auto-converge`.
     pub allows: Vec<&'static str>,
 }
@@ -431,9 +433,12 @@ pub fn leftover_temporary_policies(
                     return None;
                 }
             }
-            let created = p.metadata.creation_timestamp.as_ref()?.0;
-            let age_seconds = now.as_second() - created.as_second();
-            if age_seconds < POLICY_GRACE_SECONDS || in_use.contains(name) {
+            let age_seconds = p
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|created| now.as_second() - created.0.as_second());
+            if age_seconds.is_some_and(|a| a < POLICY_GRACE_SECONDS) || in_use.contains(name) {
                 return None;
             }
             let mut allows = Vec::new();
@@ -598,12 +603,15 @@ mod tests {
         let now: k8s_openapi::jiff::Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
         let mut not_vmctl = policy("theirs", "prod", "2026-11-28T03:00:00Z");
         not_vmctl.metadata.labels = None;
+        let mut undated = policy("undated", "dev", "2026-11-29T01:00:00Z");
+        undated.metadata.creation_timestamp = None;
         let policies = vec![
             policy("in-use", "prod", "2026-11-29T02:00:00Z"),
             policy("done", "prod", "2026-11-29T02:00:00Z"),
             policy("fresh", "prod", "2026-11-29T02:59:30Z"),
             policy("elsewhere", "dev", "2026-11-29T01:00:00Z"),
             not_vmctl,
+            undated,
         ];
         let vmims = vec![
             vmim("m1", "Running", "in-use"),
@@ -620,13 +628,21 @@ mod tests {
             vec![(
                 "done".into(),
                 Some("prod/db".into()),
-                3600,
+                Some(3600),
                 vec!["post-copy"]
             )]
         );
         assert_eq!(
-            names(None).iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
-            vec!["done", "elsewhere"]
+            names(None)
+                .iter()
+                .map(|l| (l.0.as_str(), l.2))
+                .collect::<Vec<_>>(),
+            // Without a creation time there is no grace to give: judged all the same.
+            vec![
+                ("done", Some(3600)),
+                ("elsewhere", Some(7200)),
+                ("undated", None)
+            ]
         );
     }
 }

@@ -703,9 +703,11 @@ pub fn leftover_warning(l: &crate::policy::preflight::LeftoverPolicy) -> Warning
         vmi: l.vmi.clone().unwrap_or_default(),
         kind: "leftover-policy".into(),
         message: format!(
-            "MigrationPolicy {} was made by vmctl {} ago for {made_for}, which is no longer in flight:{allows} remove it: kubectl delete migrationpolicy {}",
+            "MigrationPolicy {} was made by vmctl {} for {made_for}, which is no longer in flight:{allows} remove it: kubectl delete migrationpolicy {}",
             l.name,
-            crate::text::duration(l.age_seconds),
+            l.age_seconds
+                .map(|a| format!("{} ago", crate::text::duration(a)))
+                .unwrap_or_else(|| "(when is not recorded)".into()),
             l.name
         ),
     }
