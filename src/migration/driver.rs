@@ -2,13 +2,14 @@
 //! decision, draw the sample — for any [`Driver`], with one Ctrl-C and deadline policy.
 //!
 //! A driver is what touches the hypervisor (libvirt's `virDomain*` calls in
-//! `migration/libvirt.rs`; a scripted one in the tests); [`drive`] holds every rule of the
-//! loop, so they are tested in `cargo test` without a lab:
+//! `migration/libvirt.rs`; a scripted one in the tests); [`Pilot`] holds every rule of the
+//! loop and [`drive`] runs it, so they are tested in `cargo test` without a lab:
 //!
 //! - a decision the driver could not apply is reported to the controller
 //!   ([`Controller::decision_failed`]), which then tries its next option;
-//! - a decision the driver cannot take at all ([`Driver::supports`]) is shown as advice and
-//!   reported to the controller the same way;
+//! - a decision the driver cannot take at all ([`Driver::supports`]) is shown as advice
+//!   ([`Progress::advise`]) and reported to the controller the same way; a driver that can
+//!   take no decision is advised once, then judging stops;
 //! - Ctrl-C or the deadline aborts the job in pre-copy; in post-copy (the point of no return:
 //!   the guest runs on the destination with part of its memory on the source) it does not
 //!   abort, says so, and follows the migration to its end;
@@ -28,15 +29,24 @@
 //! deleting the VirtualMachineInstanceMigration). It cannot switch a running KubeVirt
 //! migration to post-copy ([`Decision::StartPostCopy`]), change its max downtime
 //! ([`Decision::RaiseMaxDowntime`]) or pause its guest ([`Decision::Pause`]). A KubeVirt
-//! driver therefore `supports` only [`Decision::Abort`] (if at all), and the controller runs
-//! over its samples to *advise* ("not converging: consider --allow-postcopy"): one judgement
-//! of convergence for both drivers, acted on where the driver can act.
-//! [`Config::for_kubevirt`](super::controller::Config::for_kubevirt) builds the controller
-//! that KubeVirt's own monitor amounts to (the cluster's or the policy's settings).
+//! driver ([`MonitorOwned`](super::kubevirt::MonitorOwned)) therefore `supports` nothing,
+//! and the controller runs over its samples to *advise* ("not converging: consider
+//! --allow-postcopy"): one judgement of convergence for both drivers, acted on where the
+//! driver can act. [`Config::for_kubevirt`](super::controller::Config::for_kubevirt)
+//! builds the controller that KubeVirt's own monitor amounts to (the cluster's or the
+//! policy's settings).
 //!
-//! `Driver` is synchronous (the libvirt driver blocks on its migration thread). A follower
-//! built on kube's async watcher can feed [`Controller::observe`] directly with the samples
-//! it derives and show the steps as advice, without running [`drive`].
+//! # One loop, two ways of waiting
+//!
+//! The loop's rules live in [`Pilot`]: [`Pilot::operator`] (Ctrl-C and the deadline),
+//! [`Pilot::on_sample`] and [`Pilot::judge`] (the controller's step, applied or advised),
+//! [`Pilot::finish`] (put the guest back). [`drive`] runs them between the blocking waits
+//! of a driver (the libvirt driver waits on its migration thread). The KubeVirt follower
+//! waits on async watches (`migration::follow`) and runs [`Pilot::judge`] on each sample
+//! it reads from virt-handler's metrics (`follow::Advisor`). Ctrl-C there is the
+//! follower's policy, not [`Pilot::operator`]'s: a KubeVirt migration that started
+//! streaming belongs to the cluster, and vmctl stops following rather than aborting it
+//! (`vmctl abort` does that, by deleting the VMIM).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,6 +120,8 @@ pub trait Progress {
     fn event_at(&mut self, at_ms: u64, text: &str);
     /// Changes the completion budget the elapsed time is measured against.
     fn set_budget(&mut self, budget_secs: Option<u64>);
+    /// Shows the controller's advice on a decision the driver could not take.
+    fn advise(&mut self, advice: &Advice);
     /// Every event shown so far, for the summary.
     fn events(&self) -> &[TimedEvent];
 }
@@ -192,92 +204,171 @@ pub fn drive<D: Driver + ?Sized, P: Progress + ?Sized>(
     progress: &mut P,
     settings: &Settings<'_>,
 ) -> Driven {
-    let mut mode = Mode::PreCopy;
-    let mut stopped_by: Option<Stop> = None;
-    let mut paused_by_us = false;
-    let mut refused_noted = false;
-    let mut downtime_changed = settings.downtime.changed;
-    let mut last_sample: Option<JobSample> = None;
+    let mut pilot = Pilot::new(settings.downtime);
     let result = loop {
         if let Some(result) = driver.wait(settings.period) {
             break result;
         }
         let elapsed_ms = driver.elapsed_ms();
-
-        // The operator: Ctrl-C, or the deadline.
         let interrupted = settings.interrupt.swap(false, Ordering::SeqCst);
-        let timed_out = stopped_by.is_none()
+        let timed_out = !pilot.stopped()
             && settings
                 .deadline
                 .is_some_and(|t| u128::from(elapsed_ms) > t.as_millis());
-        if interrupted || timed_out {
-            if mode == Mode::PostCopy {
-                if !refused_noted || interrupted {
-                    progress.event(NOT_ABORTING_IN_POSTCOPY);
-                    refused_noted = true;
+        pilot.operator(driver, progress, interrupted, timed_out);
+        // `None`: the job may just have ended; the next wait says.
+        if let Some(sample) = driver.sample(elapsed_ms) {
+            pilot.on_sample(driver, controller, progress, sample);
+        }
+    };
+    let elapsed_ms = driver.elapsed_ms();
+    pilot.finish(driver, progress, result, elapsed_ms)
+}
+
+/// The controller's advice on a decision the driver cannot take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advice {
+    /// What the controller would do.
+    pub decision: Decision,
+    /// The controller's reason, e.g. "pass 3 starts with 900 MiB, 100% of pass 2's …"
+    /// (without "not converging: " and without the action).
+    pub why: String,
+}
+
+/// The loop's rules between two waits, for any driver: [`drive`] runs them for a driver it
+/// can wait on (libvirt's, the scripted one); the KubeVirt follower, which waits on async
+/// watches instead, runs [`Pilot::judge`] over its samples with the KubeVirt driver
+/// ([`super::kubevirt::MonitorOwned`]), which takes no decision: one judgement, acted on
+/// where the driver can act and advised where it cannot.
+#[derive(Debug, Clone)]
+pub struct Pilot {
+    mode: Mode,
+    stopped_by: Option<Stop>,
+    paused_by_us: bool,
+    refused_noted: bool,
+    downtime: DowntimeMemo,
+    downtime_changed: bool,
+    last_sample: Option<JobSample>,
+    /// A driver that can take no decision was advised: there is nothing more to say.
+    done_advising: bool,
+}
+
+impl Pilot {
+    pub fn new(downtime: DowntimeMemo) -> Pilot {
+        Pilot {
+            mode: Mode::PreCopy,
+            stopped_by: None,
+            paused_by_us: false,
+            refused_noted: false,
+            downtime,
+            downtime_changed: downtime.changed,
+            last_sample: None,
+            done_advising: false,
+        }
+    }
+
+    /// Someone (the operator, the deadline, the controller) stopped the migration.
+    pub fn stopped(&self) -> bool {
+        self.stopped_by.is_some()
+    }
+
+    /// The driver could take nothing, and the advice was given.
+    pub fn done_advising(&self) -> bool {
+        self.done_advising
+    }
+
+    /// The operator's part: Ctrl-C or the deadline aborts in pre-copy; never in post-copy.
+    pub fn operator<D: Driver + ?Sized, P: Progress + ?Sized>(
+        &mut self,
+        driver: &mut D,
+        progress: &mut P,
+        interrupted: bool,
+        timed_out: bool,
+    ) {
+        if !interrupted && !timed_out {
+            return;
+        }
+        if self.mode == Mode::PostCopy {
+            if !self.refused_noted || interrupted {
+                progress.event(NOT_ABORTING_IN_POSTCOPY);
+                self.refused_noted = true;
+            }
+        } else if self.stopped_by.is_none() {
+            let (who, what) = if interrupted {
+                (Stop::Interrupt, "Ctrl-C")
+            } else {
+                (Stop::Timeout, "--timeout reached")
+            };
+            match driver.abort() {
+                Ok(()) => {
+                    self.stopped_by = Some(who);
+                    progress.event(&format!(
+                        "{what}: aborting the migration; waiting for the guest to run on the source again"
+                    ));
                 }
-            } else if stopped_by.is_none() {
-                let (who, what) = if interrupted {
-                    (Stop::Interrupt, "Ctrl-C")
-                } else {
-                    (Stop::Timeout, "--timeout reached")
-                };
-                match driver.abort() {
-                    Ok(()) => {
-                        stopped_by = Some(who);
-                        progress.event(&format!(
-                            "{what}: aborting the migration; waiting for the guest to run on the source again"
-                        ));
-                    }
-                    Err(e) => progress.event(&format!("{what}: abort failed: {e}")),
-                }
+                Err(e) => progress.event(&format!("{what}: abort failed: {e}")),
             }
         }
+    }
 
-        let Some(mut sample) = driver.sample(elapsed_ms) else {
-            continue; // the job may just have ended: the next wait says
-        };
-        mode = match sample.mode {
+    /// One sample: the mode it shows (a guest vmctl paused stays `Paused` until post-copy),
+    /// drawn, then judged unless the migration is being stopped.
+    pub fn on_sample<D: Driver + ?Sized, P: Progress + ?Sized>(
+        &mut self,
+        driver: &mut D,
+        controller: &mut Controller,
+        progress: &mut P,
+        mut sample: JobSample,
+    ) {
+        self.mode = match sample.mode {
             Mode::PostCopy => Mode::PostCopy,
-            Mode::Paused if paused_by_us && mode != Mode::PostCopy => Mode::Paused,
-            _ => mode,
+            Mode::Paused if self.paused_by_us && self.mode != Mode::PostCopy => Mode::Paused,
+            _ => self.mode,
         };
-        sample.mode = mode;
+        sample.mode = self.mode;
         if sample.total() == 0 {
-            continue; // still setting up, or already torn down: nothing to show or judge
+            return; // still setting up, or already torn down: nothing to show or judge
         }
         progress.sample(&sample);
-        if stopped_by.is_some() {
-            last_sample = Some(sample);
-            continue;
+        if self.stopped_by.is_none() {
+            self.judge(driver, controller, progress, &sample);
         }
-        let step = controller.observe(&sample);
-        last_sample = Some(sample);
+        self.last_sample = Some(sample);
+    }
+
+    /// The controller's part: judge one sample, apply its decision, or advise it when the
+    /// driver cannot take it (the controller then moves on to its next option; a driver
+    /// that can take none is advised once).
+    pub fn judge<D: Driver + ?Sized, P: Progress + ?Sized>(
+        &mut self,
+        driver: &mut D,
+        controller: &mut Controller,
+        progress: &mut P,
+        sample: &JobSample,
+    ) {
+        if self.done_advising {
+            return;
+        }
+        let step = controller.observe(sample);
+        let decision = step.decision;
+        if decision != Decision::Continue && !driver.supports(&decision) {
+            self.advise(driver, controller, progress, decision, step.why.as_deref());
+            return;
+        }
         if let Some(why) = &step.why {
             progress.event(why);
         }
-        if step.decision == Decision::Continue {
-            continue;
-        }
-        if !driver.supports(&step.decision) {
-            progress.event(&format!(
-                "advice only: vmctl cannot {} from outside this migration",
-                action(step.decision)
-            ));
-            controller.decision_failed(step.decision);
-            continue;
-        }
-        let applied = match step.decision {
-            Decision::Continue => Ok(()),
+        let applied = match decision {
+            Decision::Continue => return,
             Decision::Abort { cause } => driver.abort().map(|()| {
-                stopped_by = Some(Stop::Controller(cause.cause_id()));
+                self.stopped_by = Some(Stop::Controller(cause.cause_id()));
             }),
             decision => driver.apply(decision).map(|()| match decision {
-                Decision::StartPostCopy => mode = Mode::PostCopy,
-                Decision::RaiseMaxDowntime { .. } => downtime_changed = true,
+                Decision::StartPostCopy => self.mode = Mode::PostCopy,
+                Decision::RaiseMaxDowntime { .. } => self.downtime_changed = true,
                 Decision::Pause => {
-                    paused_by_us = true;
-                    mode = Mode::Paused;
+                    self.paused_by_us = true;
+                    self.mode = Mode::Paused;
                     progress.set_budget(Some(controller.budget_secs()));
                 }
                 Decision::Continue | Decision::Abort { .. } => {}
@@ -285,46 +376,76 @@ pub fn drive<D: Driver + ?Sized, P: Progress + ?Sized>(
         };
         if let Err(e) = applied {
             progress.event(&format!("could not apply the decision: {e}"));
-            controller.decision_failed(step.decision);
+            controller.decision_failed(decision);
         }
-    };
-    let elapsed_ms = driver.elapsed_ms();
+    }
 
-    // The migration did not happen: put the guest back the way it was.
-    let mut notes = Vec::new();
-    if result.is_err() {
-        if paused_by_us {
-            match driver.resume() {
-                Ok(true) => progress.event("resumed the guest on the source (vmctl had paused it)"),
-                Ok(false) => {}
-                Err(e) => notes.push(format!("could not resume the guest vmctl paused: {e}")),
+    fn advise<D: Driver + ?Sized, P: Progress + ?Sized>(
+        &mut self,
+        driver: &D,
+        controller: &mut Controller,
+        progress: &mut P,
+        decision: Decision,
+        why: Option<&str>,
+    ) {
+        let why = why.unwrap_or_default();
+        controller.decision_failed(decision);
+        // Post-copy would only be sooner: pre-copy converges, nothing to advise.
+        if decision == Decision::StartPostCopy && why.starts_with("post-copy sooner") {
+            return;
+        }
+        let why = why.strip_prefix("not converging: ").unwrap_or(why);
+        let why = why.split(" -> ").next().unwrap_or(why).to_string();
+        progress.advise(&Advice { decision, why });
+        self.done_advising = !ACTIONS.iter().any(|d| driver.supports(d));
+    }
+
+    /// The end: when the migration did not happen, put the guest back the way it was.
+    pub fn finish<D: Driver + ?Sized, P: Progress + ?Sized>(
+        self,
+        driver: &mut D,
+        progress: &mut P,
+        result: JobResult,
+        elapsed_ms: u64,
+    ) -> Driven {
+        let mut notes = Vec::new();
+        if result.is_err() {
+            if self.paused_by_us {
+                match driver.resume() {
+                    Ok(true) => {
+                        progress.event("resumed the guest on the source (vmctl had paused it)")
+                    }
+                    Ok(false) => {}
+                    Err(e) => notes.push(format!("could not resume the guest vmctl paused: {e}")),
+                }
+            }
+            if self.downtime_changed
+                && let Some(ms) = self.downtime.original_ms
+            {
+                let _ = driver.set_max_downtime_ms(ms);
             }
         }
-        if downtime_changed && let Some(ms) = settings.downtime.original_ms {
-            let _ = driver.set_max_downtime_ms(ms);
+        Driven {
+            result,
+            mode: self.mode,
+            stopped_by: self.stopped_by,
+            paused_by_us: self.paused_by_us,
+            last_sample: self.last_sample,
+            elapsed_ms,
+            notes,
         }
-    }
-    Driven {
-        result,
-        mode,
-        stopped_by,
-        paused_by_us,
-        last_sample,
-        elapsed_ms,
-        notes,
     }
 }
 
-/// A decision in words, for the advice the loop shows when a driver cannot take it.
-fn action(decision: Decision) -> String {
-    match decision {
-        Decision::Continue => "continue".into(),
-        Decision::RaiseMaxDowntime { ms } => format!("raise the max downtime to {ms} ms"),
-        Decision::StartPostCopy => "switch to post-copy".into(),
-        Decision::Pause => "pause the guest".into(),
-        Decision::Abort { .. } => "abort".into(),
-    }
-}
+/// Every kind of decision the controller acts with, for "can this driver take any?".
+const ACTIONS: [Decision; 4] = [
+    Decision::StartPostCopy,
+    Decision::RaiseMaxDowntime { ms: 0 },
+    Decision::Pause,
+    Decision::Abort {
+        cause: super::controller::AbortCause::NotConverging,
+    },
+];
 
 #[cfg(test)]
 mod tests;

@@ -33,8 +33,9 @@ use std::time::Duration;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::JobSample;
-use super::controller::{AbortCause, Config, Controller, Decision};
-use super::kubevirt::{KubeVirtDriver, MetricsUnavailable, Prometheus};
+use super::controller::{Config, Controller};
+use super::driver::{DowntimeMemo, Pilot, Progress};
+use super::kubevirt::{KubeVirtDriver, MetricsUnavailable, MonitorOwned, Prometheus};
 use super::kubevirt_metrics::MigrationMetrics;
 use super::progress_timer::ProgressTimer;
 use super::sample::Mode;
@@ -700,20 +701,14 @@ pub async fn read_metrics(
 
 // ---------------------------------------------------------------- advice
 
-/// The controller's advice on a KubeVirt migration: pre-copy does not converge and only
-/// post-copy would finish it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advice {
-    /// The controller's reason, e.g. "pass 3 starts with 900 MiB, 100% of pass 2's …".
-    pub why: String,
-}
-
-/// Runs the migration controller over a KubeVirt migration's samples, as if post-copy were
-/// allowed: when it would switch to post-copy, post-copy is what this migration lacks.
-/// Advises once; never when post-copy is already allowed (KubeVirt then switches by itself).
+/// Runs the migration controller over a KubeVirt migration's samples, through the loop's
+/// own rules ([`Pilot::judge`]) with the driver that takes no decision ([`MonitorOwned`]),
+/// as if post-copy were allowed: when it would switch to post-copy, post-copy is what this
+/// migration lacks. Advises once; never when post-copy is already allowed (KubeVirt then
+/// switches by itself).
 #[derive(Debug, Clone)]
 pub struct Advisor {
-    controller: Option<Controller>,
+    judging: Option<(Pilot, Controller)>,
 }
 
 impl Advisor {
@@ -734,48 +729,33 @@ impl Advisor {
             cfg.budget_secs = b;
         }
         Advisor {
-            controller: (!post_copy_allowed).then(|| Controller::new(cfg)),
+            judging: (!post_copy_allowed)
+                .then(|| (Pilot::new(DowntimeMemo::default()), Controller::new(cfg))),
         }
     }
 
-    /// Feeds a sample (`elapsed_ms` counted from the start of streaming); the advice, once.
-    pub fn observe(&mut self, sample: &JobSample) -> Option<Advice> {
+    /// Judges a pre-copy sample (`elapsed_ms` counted from the start of streaming); the
+    /// advice, once, goes to `progress`.
+    pub fn observe<P: Progress + ?Sized>(&mut self, sample: &JobSample, progress: &mut P) {
         if sample.mode != Mode::PreCopy {
-            return None;
+            return;
         }
-        let controller = self.controller.as_mut()?;
-        let step = controller.observe(sample);
-        let why = step.why.unwrap_or_default();
-        let not_converging = match step.decision {
-            // Post-copy would only be sooner (pre-copy converges, slowly): no advice; the
-            // controller goes on judging as if post-copy had been refused.
-            Decision::StartPostCopy if why.starts_with("post-copy sooner") => {
-                controller.decision_failed(Decision::StartPostCopy);
-                false
-            }
-            Decision::StartPostCopy => true,
-            Decision::Abort {
-                cause: AbortCause::NotConverging | AbortCause::BudgetExceeded,
-            } => true,
-            _ => false,
+        let Some((pilot, controller)) = self.judging.as_mut() else {
+            return;
         };
-        if !not_converging {
-            return None;
+        pilot.judge(&mut MonitorOwned, controller, progress, sample);
+        if pilot.done_advising() {
+            self.judging = None;
         }
-        self.controller = None;
-        let why = why
-            .strip_prefix("not converging: ")
-            .unwrap_or(&why)
-            .trim_end_matches(" -> switch to post-copy")
-            .trim_end_matches(" -> abort")
-            .to_string();
-        Some(Advice { why })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::migration::controller::Decision;
+    use crate::migration::driver::Advice;
+    use crate::migration::sample::TimedEvent;
     use serde_json::json;
 
     fn vmim(name: &str, phase: &str) -> Boxed<VirtualMachineInstanceMigration> {
@@ -867,41 +847,69 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn advises_post_copy_once_when_pre_copy_does_not_converge() {
-        let mut advisor = Advisor::new(
+    /// Keeps what the advisor shows.
+    #[derive(Default)]
+    struct Shown {
+        advice: Vec<Advice>,
+        events: Vec<TimedEvent>,
+    }
+
+    impl Progress for Shown {
+        fn sample(&mut self, _s: &JobSample) {}
+        fn event(&mut self, text: &str) {
+            self.event_at(0, text);
+        }
+        fn event_at(&mut self, at_ms: u64, text: &str) {
+            self.events.push(TimedEvent {
+                at_ms,
+                text: text.to_string(),
+            });
+        }
+        fn set_budget(&mut self, _budget_secs: Option<u64>) {}
+        fn advise(&mut self, advice: &Advice) {
+            self.advice.push(advice.clone());
+        }
+        fn events(&self) -> &[TimedEvent] {
+            &self.events
+        }
+    }
+
+    fn advisor(post_copy_allowed: bool) -> Advisor {
+        Advisor::new(
             &crate::model::MigrationConfig::default().effective(None),
             2048 * MIB,
             Some(300),
-            false,
-        );
-        let advice: Vec<Advice> = not_converging()
-            .iter()
-            .filter_map(|s| advisor.observe(s))
-            .collect();
+            post_copy_allowed,
+        )
+    }
+
+    fn shown(advisor: &mut Advisor, samples: &[JobSample]) -> Shown {
+        let mut shown = Shown::default();
+        for s in samples {
+            advisor.observe(s, &mut shown);
+        }
+        shown
+    }
+
+    #[test]
+    fn advises_post_copy_once_when_pre_copy_does_not_converge() {
+        let shown = shown(&mut advisor(false), &not_converging());
+        let advice = &shown.advice;
         assert_eq!(advice.len(), 1, "{advice:?}");
+        assert_eq!(advice[0].decision, Decision::StartPostCopy);
         assert!(!advice[0].why.contains("->"), "{advice:?}");
+        assert!(!advice[0].why.starts_with("not converging"), "{advice:?}");
         assert!(!advice[0].why.is_empty());
+        // Advice is all it shows: the controller's "-> switch to post-copy" is not an event.
+        assert!(shown.events.is_empty(), "{:?}", shown.events);
     }
 
     #[test]
     fn no_advice_when_post_copy_is_allowed_or_the_copy_converges() {
-        let mut allowed = Advisor::new(
-            &crate::model::MigrationConfig::default().effective(None),
-            2048 * MIB,
-            Some(300),
-            true,
-        );
         assert!(
-            not_converging()
-                .iter()
-                .all(|s| allowed.observe(s).is_none())
-        );
-        let mut converging = Advisor::new(
-            &crate::model::MigrationConfig::default().effective(None),
-            2048 * MIB,
-            Some(300),
-            false,
+            shown(&mut advisor(true), &not_converging())
+                .advice
+                .is_empty()
         );
         let shrinking: Vec<JobSample> = [1000, 500, 200, 100, 50, 20, 10, 5]
             .iter()
@@ -911,21 +919,35 @@ mod tests {
                 ..sample(i as u64, *r)
             })
             .collect();
-        assert!(shrinking.iter().all(|s| converging.observe(s).is_none()));
+        assert!(shown(&mut advisor(false), &shrinking).advice.is_empty());
         // Post-copy already running: nothing to advise.
-        let mut post = Advisor::new(
-            &crate::model::MigrationConfig::default().effective(None),
-            2048 * MIB,
-            Some(300),
-            false,
-        );
-        assert!(not_converging().iter().all(|s| {
-            post.observe(&JobSample {
+        let post: Vec<JobSample> = not_converging()
+            .into_iter()
+            .map(|s| JobSample {
                 mode: Mode::PostCopy,
-                ..s.clone()
+                ..s
             })
-            .is_none()
-        }));
+            .collect();
+        assert!(shown(&mut advisor(false), &post).advice.is_empty());
+    }
+
+    #[test]
+    fn the_kubevirt_driver_takes_no_decision() {
+        use crate::migration::driver::Driver;
+        let mut d = MonitorOwned;
+        for decision in [
+            Decision::StartPostCopy,
+            Decision::Pause,
+            Decision::RaiseMaxDowntime { ms: 500 },
+            Decision::Abort {
+                cause: crate::migration::controller::AbortCause::NotConverging,
+            },
+        ] {
+            assert!(!d.supports(&decision), "{decision:?}");
+            assert!(d.apply(decision).is_err());
+        }
+        assert!(d.abort().is_err());
+        assert_eq!(d.resume(), Ok(false));
     }
 
     #[test]

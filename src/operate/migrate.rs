@@ -195,9 +195,7 @@ impl Following<'_> {
                     elapsed_ms: now_ms.saturating_sub(self.f.started_ms.unwrap_or(now_ms)),
                     ..sample
                 };
-                if let Some(advice) = self.advisor.observe(&streaming) {
-                    self.view.event_at(now_ms, &text::advice(&advice));
-                }
+                self.advisor.observe(&streaming, &mut self.view);
             }
             Ok(_) => {}
             Err(MetricsUnavailable(why)) => {

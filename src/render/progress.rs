@@ -577,6 +577,10 @@ impl crate::migration::driver::Progress for ProgressView {
         ProgressView::set_budget(self, budget_secs);
     }
 
+    fn advise(&mut self, advice: &crate::migration::driver::Advice) {
+        ProgressView::event(self, &super::follow::advice(advice));
+    }
+
     fn events(&self) -> &[TimedEvent] {
         ProgressView::events(self)
     }

@@ -184,6 +184,7 @@ impl Driver for ScriptedDriver {
 #[derive(Default)]
 struct Recorder {
     samples: Vec<JobSample>,
+    advice: Vec<Advice>,
     events: Vec<TimedEvent>,
     budgets: Vec<Option<u64>>,
 }
@@ -207,6 +208,10 @@ impl Progress for Recorder {
 
     fn set_budget(&mut self, budget_secs: Option<u64>) {
         self.budgets.push(budget_secs);
+    }
+
+    fn advise(&mut self, advice: &Advice) {
+        self.advice.push(advice.clone());
     }
 
     fn events(&self) -> &[TimedEvent] {
@@ -684,10 +689,34 @@ fn a_driver_that_cannot_take_a_decision_gets_it_as_advice() {
         played.driven.stopped_by,
         Some(Stop::Controller("not-converging"))
     );
-    assert!(
-        played
-            .progress
-            .has("advice only: vmctl cannot switch to post-copy from outside this migration")
-    );
+    // Advised once, in the controller's words without its action.
+    let advice = &played.progress.advice;
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert_eq!(advice[0].decision, Decision::StartPostCopy);
+    assert!(!advice[0].why.contains("->"), "{advice:?}");
+    assert!(!played.progress.has("switch to post-copy"));
     assert_eq!(played.driven.mode, Mode::PreCopy);
+}
+
+#[test]
+fn a_driver_that_can_take_no_decision_is_advised_once_and_left_alone() {
+    // KubeVirt's shape (`kubevirt::MonitorOwned`): the monitor decides everything. One
+    // advice, no call on the driver, and the migration ends the way the hypervisor ends it.
+    let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into()));
+    driver.supported = Some(Vec::new());
+    let played = play(driver, allowing(true, true));
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(
+        played.progress.advice.len(),
+        1,
+        "{:?}",
+        played.progress.advice
+    );
+    assert_eq!(played.progress.advice[0].decision, Decision::StartPostCopy);
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
 }
