@@ -7,7 +7,6 @@
 //! `vmctl explain` gives. Every line goes through `render` (`render::follow`).
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -17,20 +16,16 @@ use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, Source, get_as, list_as};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
-use crate::migration::follow::{Advisor, Ending, Followed, MetricsSource, Stop};
-use crate::migration::kubevirt::{
-    KubeVirtDriver, POLICY_ANNOTATION, Prometheus, VMIM_GENERATE_NAME,
-};
-use crate::model::vmim::{MigrationPhase, VMI_NAME_LABEL};
+use crate::migration::kubevirt::{KubeVirtDriver, POLICY_ANNOTATION, VMIM_GENERATE_NAME};
+use crate::model::vmim::VMI_NAME_LABEL;
 use crate::model::{
     KubeVirt, MigrationPolicy, Namespace, Node, ObjectMeta, Pod, ResourceQuota, VirtualMachine,
     VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
-use crate::operate::migrate::{Following, MigrationPlan, finish};
+use crate::operate::migrate::{MigrationPlan, Started, cleanup_policy, follow_to_end};
 use crate::policy::migration_policy::{effective_config, matching_policy};
 use crate::policy::preflight::{PreflightInputs, TemporaryPolicy, preflight, temporary_policy};
 use crate::render::follow::{self as text};
-use crate::render::progress::ProgressView;
 use crate::render::{
     OutputFormat, Style, Tone, stderr_line, stderr_text, structured, write_stdout,
 };
@@ -374,10 +369,17 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     }
 
     // ---- follow
+    let kubevirt_namespace = g
+        .inputs
+        .kubevirt
+        .as_ref()
+        .and_then(|k| k.metadata.namespace.clone())
+        .unwrap_or_else(|| "kubevirt".to_string());
     follow_to_end(
         ctx,
         args,
-        &g,
+        g.vmi.guest_memory().map(|q| q.bytes()),
+        kubevirt_namespace,
         &pre,
         &current,
         &driver,
@@ -391,161 +393,6 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         &plan,
     )
     .await
-}
-
-/// What `run` hands to the follow: the migration it started, when, and what it created.
-struct Started {
-    vmim: VirtualMachineInstanceMigration,
-    at: Instant,
-    /// The temporary policy, while it exists.
-    policy: Option<String>,
-    /// vmctl created the VMIM itself (a bare VMI), rather than virt-api for a VM.
-    created_vmim: bool,
-    abort_cmd: String,
-}
-
-/// Follows the migration to its end (or the hand-off with `--no-wait`), removes the
-/// temporary policy, and says how it ended: the result, or the diagnosis `explain` gives.
-#[allow(clippy::too_many_arguments)]
-async fn follow_to_end(
-    ctx: &'static Context,
-    args: &MigrateArgs,
-    g: &Gathered,
-    pre: &crate::policy::preflight::Preflight,
-    current: &crate::model::kubevirt::EffectiveMigrationConfig,
-    driver: &KubeVirtDriver<'_>,
-    start: Started,
-    plan: &MigrationPlan,
-) -> Result<i32> {
-    let Started {
-        vmim,
-        at: started,
-        policy: policy_name,
-        created_vmim,
-        abort_cmd,
-    } = start;
-    let (namespace, name) = (plan.namespace.as_str(), plan.vmi.as_str());
-    let vmim_name = vmim.name().to_string();
-    let wait = !args.no_wait;
-    let timeout = args.timeout;
-    let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
-    let is_tty = std::io::stderr().is_terminal();
-    let budget = pre.budget_seconds;
-    let guest_memory = g.vmi.guest_memory().map(|q| q.bytes());
-    let view = if ctx.output.is_structured() {
-        ProgressView::quiet(ctx.style, name, budget)
-    } else {
-        ProgressView::new(ctx.style, is_tty, name, budget)
-    };
-    let kubevirt_namespace = g
-        .inputs
-        .kubevirt
-        .as_ref()
-        .and_then(|k| k.metadata.namespace.clone())
-        .unwrap_or_else(|| "kubevirt".to_string());
-    let metrics = match &args.prometheus {
-        Some(url) => MetricsSource::Prometheus(Prometheus::new(url)?),
-        None => MetricsSource::Handler {
-            kubevirt_namespace,
-            pod: None,
-        },
-    };
-    let mut following = Following {
-        driver,
-        namespace,
-        name,
-        vmim_name: vmim_name.clone(),
-        f: Followed {
-            vmim: Some(vmim),
-            progress_timeout: current.progress_timeout,
-            ..Followed::default()
-        },
-        view,
-        metrics,
-        started,
-        policy_alive: policy_name.clone(),
-        wait,
-        budget,
-        bars: is_tty && !ctx.output.is_structured(),
-        advisor: Advisor::new(
-            current,
-            guest_memory.unwrap_or(0),
-            budget,
-            post_copy_allowed,
-        ),
-        degraded: None,
-        last_heartbeat_ms: 0,
-        target_pod: None,
-        last_target_lookup: 0,
-    };
-    let ending = following.run(timeout.map(|t| started + t)).await;
-    let Following {
-        f: followed,
-        mut view,
-        mut policy_alive,
-        ..
-    } = following;
-    let ending = match ending {
-        Ok(e) => e,
-        Err(e) => {
-            view.close();
-            if let Some(p) = &policy_alive {
-                cleanup_policy(driver, p).await;
-            }
-            stderr_line(&text::migration_goes_on(&abort_cmd));
-            return Err(e);
-        }
-    };
-    if let Some(p) = policy_alive.take() {
-        cleanup_policy(driver, &p).await;
-    }
-    let elapsed_ms = started.elapsed().as_millis() as u64;
-
-    match ending {
-        Ending::Stopped(Stop::Interrupted) => {
-            view.close();
-            after_interrupt(
-                driver,
-                &followed,
-                namespace,
-                &vmim_name,
-                created_vmim,
-                &abort_cmd,
-            )
-            .await;
-            Ok(exit::INTERRUPTED)
-        }
-        Ending::Stopped(Stop::DeadlinePassed) => {
-            view.close();
-            stderr_line(&text::migrate_timed_out(
-                elapsed_ms,
-                followed.phase(),
-                &abort_cmd,
-            ));
-            Ok(exit::TIMEOUT)
-        }
-        Ending::Done if !wait => {
-            view.close();
-            write_stdout(&format!(
-                "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
-                policy_name.as_deref().unwrap_or("-")
-            ))?;
-            Ok(exit::OK)
-        }
-        Ending::Done => {
-            finish(
-                ctx,
-                guest_memory,
-                &mut view,
-                &followed,
-                namespace,
-                name,
-                elapsed_ms,
-                plan,
-            )
-            .await
-        }
-    }
 }
 
 /// The pre-flight said no: say why and what would fix it; nothing was created.
@@ -649,42 +496,6 @@ async fn policies(
     }))
 }
 
-/// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
-/// never started streaming is vmctl's to take back; one that started belongs to the cluster.
-async fn after_interrupt(
-    driver: &KubeVirtDriver<'_>,
-    followed: &Followed,
-    namespace: &str,
-    vmim_name: &str,
-    created_vmim: bool,
-    abort_cmd: &str,
-) {
-    let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
-        && !matches!(
-            followed.phase(),
-            MigrationPhase::PreparingTarget
-                | MigrationPhase::TargetReady
-                | MigrationPhase::Running
-                | MigrationPhase::Succeeded
-                | MigrationPhase::Failed
-        );
-    if never_started && created_vmim {
-        let gone = driver.delete_vmim(namespace, vmim_name).await;
-        stderr_line(&text::interrupted_deleted(vmim_name, gone.is_ok()));
-    } else if never_started {
-        // virt-api created it for the VM; deleting it is an abort like any other.
-        let _ = driver.delete_vmim(namespace, vmim_name).await;
-        stderr_line(&text::interrupted_cancelled(vmim_name));
-    } else {
-        stderr_line(&text::interrupted_detached(
-            namespace,
-            vmim_name,
-            followed.phase(),
-            abort_cmd,
-        ));
-    }
-}
-
 fn short_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -698,13 +509,6 @@ fn short_suffix() -> String {
         n /= alphabet.len() as u128;
     }
     s
-}
-
-async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
-    match driver.delete_policy(name).await {
-        Ok(_) => stderr_line(&text::policy_deleted(name)),
-        Err(e) => stderr_line(&text::policy_not_deleted(name, &e.to_string())),
-    }
 }
 
 async fn start_migration(

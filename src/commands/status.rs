@@ -190,3 +190,56 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     write_stdout(&text)?;
     Ok(exit::OK)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::status::{StatusInputs, build_report};
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::Value;
+
+    /// The report on slimmed pods is the report on whole pods (if `build_report` starts
+    /// reading another pod field, `slim_pod` must keep it).
+    #[test]
+    fn slim_pods_make_the_same_report() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
+        let found = crate::cluster::files::read_path(&dir).unwrap();
+        let of = |kind: &str| -> Vec<Value> {
+            found
+                .objects
+                .iter()
+                .map(|o| o.value.clone())
+                .filter(|v| v["kind"] == kind)
+                .collect()
+        };
+        let pods: Vec<Pod> = of("Pod")
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
+        assert!(
+            pods.iter()
+                .any(|p| p.spec.as_ref().is_some_and(|s| !s.containers.is_empty()))
+        );
+        let mut inputs = StatusInputs {
+            vmis: of("VirtualMachineInstance")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            vmims: of("VirtualMachineInstanceMigration")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            pods,
+            kubevirt: of("KubeVirt")
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .next(),
+        };
+        let now: Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
+        let whole = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
+        assert!(!whole["migrations"].as_array().unwrap().is_empty());
+        inputs.pods.iter_mut().for_each(slim_pod);
+        let slim = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();
+        assert_eq!(whole, slim);
+    }
+}

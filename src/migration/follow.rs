@@ -537,6 +537,10 @@ pub trait Observer {
     async fn tick(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// What each update was (a change, a watch failing or recovering), before the
+    /// [`Observer::settle`] that follows it.
+    fn update(&mut self, _update: &Update) {}
 }
 
 /// Where [`follow`] takes its updates from: a [`Follower`], or a script in tests.
@@ -566,7 +570,9 @@ pub async fn follow(updates: &mut impl Updates, observer: &mut impl Observer) ->
         match updates.next_update().await? {
             Update::Stop(stop) => return Ok(Ending::Stopped(stop)),
             Update::Tick => observer.tick().await?,
-            Update::Changed { .. } | Update::Reconnecting(_) | Update::Recovered(_) => {}
+            update @ (Update::Changed { .. } | Update::Reconnecting(_) | Update::Recovered(_)) => {
+                observer.update(&update)
+            }
         }
     }
 }

@@ -11,14 +11,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use std::io::IsTerminal;
+
+use crate::cli::MigrateArgs;
 use crate::cluster::{Kind, Query, Source};
 use crate::context::{ClockSource, Context};
 use crate::error::{Result, exit};
 use crate::migration::follow::{
-    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, follow,
-    handed_off, mode_of, read_metrics, sample_from,
+    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop,
+    follow, handed_off, mode_of, read_metrics, sample_from,
 };
-use crate::migration::kubevirt::{KubeVirtDriver, MetricsUnavailable};
+use crate::migration::kubevirt::{KubeVirtDriver, MetricsUnavailable, Prometheus};
 use crate::migration::{JobSample, Mode, Outcome, Summary};
 use crate::model::vmi::AbortStatus;
 use crate::model::vmim::MigrationPhase;
@@ -409,4 +412,196 @@ async fn diagnose(
         &ctx.source_description(),
         notes,
     ))
+}
+
+/// What `run` hands to the follow: the migration it started, when, and what it created.
+pub(crate) struct Started {
+    pub(crate) vmim: VirtualMachineInstanceMigration,
+    pub(crate) at: Instant,
+    /// The temporary policy, while it exists.
+    pub(crate) policy: Option<String>,
+    /// vmctl created the VMIM itself (a bare VMI), rather than virt-api for a VM.
+    pub(crate) created_vmim: bool,
+    pub(crate) abort_cmd: String,
+}
+
+/// Follows the migration to its end (or the hand-off with `--no-wait`), removes the
+/// temporary policy, and says how it ended: the result, or the diagnosis `explain` gives.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn follow_to_end(
+    ctx: &'static Context,
+    args: &MigrateArgs,
+    guest_memory: Option<u64>,
+    kubevirt_namespace: String,
+    pre: &crate::policy::preflight::Preflight,
+    current: &crate::model::kubevirt::EffectiveMigrationConfig,
+    driver: &KubeVirtDriver<'_>,
+    start: Started,
+    plan: &MigrationPlan,
+) -> Result<i32> {
+    let Started {
+        vmim,
+        at: started,
+        policy: policy_name,
+        created_vmim,
+        abort_cmd,
+    } = start;
+    let (namespace, name) = (plan.namespace.as_str(), plan.vmi.as_str());
+    let vmim_name = vmim.name().to_string();
+    let wait = !args.no_wait;
+    let timeout = args.timeout;
+    let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
+    let is_tty = std::io::stderr().is_terminal();
+    let budget = pre.budget_seconds;
+    let view = if ctx.output.is_structured() {
+        ProgressView::quiet(ctx.style, name, budget)
+    } else {
+        ProgressView::new(ctx.style, is_tty, name, budget)
+    };
+    let metrics = match &args.prometheus {
+        Some(url) => MetricsSource::Prometheus(Prometheus::new(url)?),
+        None => MetricsSource::Handler {
+            kubevirt_namespace,
+            pod: None,
+        },
+    };
+    let mut following = Following {
+        driver,
+        namespace,
+        name,
+        vmim_name: vmim_name.clone(),
+        f: Followed {
+            vmim: Some(vmim),
+            progress_timeout: current.progress_timeout,
+            ..Followed::default()
+        },
+        view,
+        metrics,
+        started,
+        policy_alive: policy_name.clone(),
+        wait,
+        budget,
+        bars: is_tty && !ctx.output.is_structured(),
+        advisor: Advisor::new(
+            current,
+            guest_memory.unwrap_or(0),
+            budget,
+            post_copy_allowed,
+        ),
+        degraded: None,
+        last_heartbeat_ms: 0,
+        target_pod: None,
+        last_target_lookup: 0,
+    };
+    let ending = following.run(timeout.map(|t| started + t)).await;
+    let Following {
+        f: followed,
+        mut view,
+        mut policy_alive,
+        ..
+    } = following;
+    let ending = match ending {
+        Ok(e) => e,
+        Err(e) => {
+            view.close();
+            if let Some(p) = &policy_alive {
+                cleanup_policy(driver, p).await;
+            }
+            stderr_line(&text::migration_goes_on(&abort_cmd));
+            return Err(e);
+        }
+    };
+    if let Some(p) = policy_alive.take() {
+        cleanup_policy(driver, &p).await;
+    }
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+
+    match ending {
+        Ending::Stopped(Stop::Interrupted) => {
+            view.close();
+            after_interrupt(
+                driver,
+                &followed,
+                namespace,
+                &vmim_name,
+                created_vmim,
+                &abort_cmd,
+            )
+            .await;
+            Ok(exit::INTERRUPTED)
+        }
+        Ending::Stopped(Stop::DeadlinePassed) => {
+            view.close();
+            stderr_line(&text::migrate_timed_out(
+                elapsed_ms,
+                followed.phase(),
+                &abort_cmd,
+            ));
+            Ok(exit::TIMEOUT)
+        }
+        Ending::Done if !wait => {
+            view.close();
+            write_stdout(&format!(
+                "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
+                policy_name.as_deref().unwrap_or("-")
+            ))?;
+            Ok(exit::OK)
+        }
+        Ending::Done => {
+            finish(
+                ctx,
+                guest_memory,
+                &mut view,
+                &followed,
+                namespace,
+                name,
+                elapsed_ms,
+                plan,
+            )
+            .await
+        }
+    }
+}
+
+/// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
+/// never started streaming is vmctl's to take back; one that started belongs to the cluster.
+async fn after_interrupt(
+    driver: &KubeVirtDriver<'_>,
+    followed: &Followed,
+    namespace: &str,
+    vmim_name: &str,
+    created_vmim: bool,
+    abort_cmd: &str,
+) {
+    let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
+        && !matches!(
+            followed.phase(),
+            MigrationPhase::PreparingTarget
+                | MigrationPhase::TargetReady
+                | MigrationPhase::Running
+                | MigrationPhase::Succeeded
+                | MigrationPhase::Failed
+        );
+    if never_started && created_vmim {
+        let gone = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_deleted(vmim_name, gone.is_ok()));
+    } else if never_started {
+        // virt-api created it for the VM; deleting it is an abort like any other.
+        let _ = driver.delete_vmim(namespace, vmim_name).await;
+        stderr_line(&text::interrupted_cancelled(vmim_name));
+    } else {
+        stderr_line(&text::interrupted_detached(
+            namespace,
+            vmim_name,
+            followed.phase(),
+            abort_cmd,
+        ));
+    }
+}
+
+pub(crate) async fn cleanup_policy(driver: &KubeVirtDriver<'_>, name: &str) {
+    match driver.delete_policy(name).await {
+        Ok(_) => stderr_line(&text::policy_deleted(name)),
+        Err(e) => stderr_line(&text::policy_not_deleted(name, &e.to_string())),
+    }
 }

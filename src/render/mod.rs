@@ -5,6 +5,7 @@ pub mod follow;
 pub mod plan_drain;
 pub mod progress;
 pub mod status;
+pub mod status_watch;
 pub mod table;
 
 use std::io::{self, Write};
