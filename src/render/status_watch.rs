@@ -284,12 +284,10 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::watch::{Boxed, Change};
     use crate::model::{VirtualMachineInstance, VirtualMachineInstanceMigration};
-    use crate::operate::status_watch::in_flight;
-    use crate::policy::status::build_report;
+    use crate::policy::status::{StatusInputs, build_report};
 
-    fn vmi(name: &str) -> Boxed<VirtualMachineInstance> {
+    fn vmi(name: &str) -> VirtualMachineInstance {
         serde_json::from_value(
             json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
             "status": {"nodeName": "node-1", "phase": "Running",
@@ -300,8 +298,7 @@ mod tests {
 
     #[test]
     fn a_decentralized_receiver_is_drawn_with_its_role_and_the_peer_source() {
-        let mut m = Mirror::default();
-        let v: Boxed<VirtualMachineInstance> = serde_json::from_value(json!({
+        let v: VirtualMachineInstance = serde_json::from_value(json!({
             "metadata": {"name": "web-09", "namespace": "prod", "uid": "uid-web-09"},
             "status": {"nodeName": "node-7", "phase": "WaitingForSync",
                 "migrationState": {"migrationUid": "uid-recv",
@@ -311,21 +308,25 @@ mod tests {
                                     "migrationUID": "uid-recv"}}}
         }))
         .unwrap();
-        let recv: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+        let recv: VirtualMachineInstanceMigration = serde_json::from_value(json!({
             "metadata": {"name": "recv", "namespace": "prod", "uid": "uid-recv"},
             "spec": {"vmiName": "web-09", "receive": {"migrationID": "mig-9"}},
             "status": {"phase": "WaitingForSync", "synchronizationAddresses": ["10.30.0.9:9185"]}
         }))
         .unwrap();
-        let send: Boxed<VirtualMachineInstanceMigration> = serde_json::from_value(json!({
+        let send: VirtualMachineInstanceMigration = serde_json::from_value(json!({
             "metadata": {"name": "send", "namespace": "prod", "uid": "uid-send"},
             "spec": {"vmiName": "db-01", "sendTo": {"migrationID": "mig-1", "connectURL": "peer.example:9185"}},
             "status": {"phase": "Synchronizing"}
         }))
         .unwrap();
-        m.apply_vmis(Change::Listed(vec![v, vmi("db-01")]));
-        m.apply_vmims(Change::Listed(vec![recv, send]));
-        let inputs = in_flight(&m, &[], None);
+        // What `operate::status_watch::in_flight` picks for these two.
+        let inputs = StatusInputs {
+            vmis: vec![v, vmi("db-01")],
+            vmims: vec![recv, send],
+            pods: Vec::new(),
+            kubevirt: None,
+        };
         let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
         let report = build_report(&inputs, now, "test");
         assert_eq!(report.migrations.len(), 2);
