@@ -91,6 +91,8 @@ pub struct Mirror {
     pub pods: HashMap<Key, Box<Pod>>,
     /// Names of non-final VMIMs by (namespace, spec.vmiName).
     pub active_vmims: HashMap<Key, BTreeSet<String>>,
+    /// Names of every VMIM by (namespace, spec.vmiName), final ones too.
+    pub vmims_by_vmi: HashMap<Key, BTreeSet<String>>,
     /// VMIs whose `status.migrationState` is not completed.
     pub migrating_vmis: BTreeSet<Key>,
     /// Pod names by (namespace, `kubevirt.io/created-by`) and (namespace, migrationJobUID).
@@ -192,21 +194,23 @@ impl Mirror {
 
     // ---- VMIMs
     fn unindex_vmim(&mut self, key: &Key) {
-        if let Some(old) = self.vmims.get(key)
-            && !old.is_final()
-        {
+        if let Some(old) = self.vmims.get(key) {
             let vmi = (key.0.clone(), old.spec.vmi_name.clone());
-            index_remove(&mut self.active_vmims, &vmi, &key.1);
+            index_remove(&mut self.vmims_by_vmi, &vmi, &key.1);
+            if !old.is_final() {
+                index_remove(&mut self.active_vmims, &vmi, &key.1);
+            }
         }
     }
 
     fn put_vmim(&mut self, Boxed(vmim): Boxed<VirtualMachineInstanceMigration>) {
         let key = key_of(&vmim.metadata);
         self.unindex_vmim(&key);
+        let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
         if !vmim.is_final() {
-            let vmi = (key.0.clone(), vmim.spec.vmi_name.clone());
-            index_insert(&mut self.active_vmims, vmi, &key.1);
+            index_insert(&mut self.active_vmims, vmi.clone(), &key.1);
         }
+        index_insert(&mut self.vmims_by_vmi, vmi, &key.1);
         self.gone_vmims.remove(&key);
         self.vmims.insert(key, vmim);
     }
@@ -243,6 +247,7 @@ impl Mirror {
                 }
                 self.vmims = HashMap::with_capacity(items.len());
                 self.active_vmims.clear();
+                self.vmims_by_vmi.clear();
                 for m in items {
                     self.put_vmim(m);
                 }

@@ -14,6 +14,8 @@
 //! 7. [`waves`]: KubeVirt's queue and the waves under the parallel limits.
 //! 8. [`verdict`]: the outcome, the duration, the order, what the plan assumed.
 
+pub mod evict;
+pub mod execute;
 pub mod feasibility;
 pub mod migratability;
 pub mod pdbs;

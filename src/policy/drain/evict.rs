@@ -1,0 +1,480 @@
+//! What `vmctl drain` evicts and what the Eviction API's answers mean. Pure.
+//!
+//! - [`select_pods`]: kubectl drain's pod filters (`k8s.io/kubectl/pkg/drain/filters.go`),
+//!   in kubectl's order (DaemonSet, mirror, local storage, unreplicated), with kubectl's
+//!   messages, so a non-VM pod is evicted, skipped or refused exactly as `kubectl drain`
+//!   would with the same flags. One difference, on purpose: a virt-launcher pod is a VM's,
+//!   and its emptyDir volumes are the launcher's scratch space (sockets, the domain's
+//!   runtime files); vmctl does not ask for `--delete-emptydir-data` to move a VM by live
+//!   migration. (Shutting a VM down needs `--allow-shutdowns` instead.)
+//! - [`read_answer`]: an eviction's HTTP answer, read the way KubeVirt's webhook
+//!   (FACTS §2.1) and the API server's eviction storage (`eviction.go`) write it.
+
+use serde::Serialize;
+
+use crate::model::Pod;
+
+use super::super::pdb::{MORE_THAN_ONE_PDB, WOULD_VIOLATE};
+use super::super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
+
+/// kubectl's annotation on a static pod's mirror.
+pub const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
+/// The annotation on a launcher pod naming its VMI.
+pub const DOMAIN_ANNOTATION: &str = "kubevirt.io/domain";
+
+/// kubectl drain's flags that decide which pods go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodFilters {
+    pub ignore_daemonsets: bool,
+    pub delete_emptydir_data: bool,
+    pub force: bool,
+}
+
+/// (namespace, name).
+pub type PodKey = (String, String);
+
+/// A pod the drain evicts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodToEvict {
+    pub namespace: String,
+    pub name: String,
+    pub node: String,
+    /// The VMI a virt-launcher pod runs (from `kubevirt.io/domain`).
+    pub vmi: Option<String>,
+    /// Succeeded or Failed: evicted without a PDB check or KubeVirt's webhook.
+    pub finished: bool,
+}
+
+impl PodToEvict {
+    pub fn key(&self) -> PodKey {
+        (self.namespace.clone(), self.name.clone())
+    }
+
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// kubectl's verdict on the pods of a node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSelection {
+    pub evict: Vec<PodToEvict>,
+    /// Left on the node, with kubectl's warning (`ignoring DaemonSet-managed Pods`) or none
+    /// (mirror pods): `(namespace/name, why)`.
+    pub skipped: Vec<(String, String)>,
+    /// Evicted with kubectl's warning (`deleting Pods with local storage`, …).
+    pub warnings: Vec<(String, String)>,
+    /// What stops the drain before anything is evicted: `cannot delete <why>: <pods>`, one
+    /// line per kind, as kubectl says it.
+    pub errors: Vec<String>,
+}
+
+const DAEMONSET_FATAL: &str = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)";
+const DAEMONSET_WARNING: &str = "ignoring DaemonSet-managed Pods";
+const LOCAL_STORAGE_FATAL: &str =
+    "Pods with local storage (use --delete-emptydir-data to override)";
+const LOCAL_STORAGE_WARNING: &str = "deleting Pods with local storage";
+const UNMANAGED_FATAL: &str = "Pods declare no controller (use --force to override)";
+const UNMANAGED_WARNING: &str = "deleting Pods that declare no controller";
+
+fn phase(pod: &Pod) -> &str {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or("")
+}
+
+fn is_finished(pod: &Pod) -> bool {
+    matches!(phase(pod), "Succeeded" | "Failed")
+}
+
+pub fn is_launcher(pod: &Pod) -> bool {
+    pod_labels(pod).get(LAUNCHER_LABEL).map(String::as_str) == Some(LAUNCHER_VALUE)
+}
+
+/// The VMI a launcher pod runs.
+pub fn launcher_vmi(pod: &Pod) -> Option<String> {
+    if !is_launcher(pod) {
+        return None;
+    }
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DOMAIN_ANNOTATION))
+        .cloned()
+        .or_else(|| {
+            pod.metadata
+                .owner_references
+                .as_ref()?
+                .iter()
+                .find(|o| o.kind == "VirtualMachineInstance")
+                .map(|o| o.name.clone())
+        })
+}
+
+fn controller_kind(pod: &Pod) -> Option<&str> {
+    pod.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.kind.as_str())
+}
+
+fn has_local_storage(pod: &Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .is_some_and(|v| v.iter().any(|v| v.empty_dir.is_some()))
+}
+
+/// One filter's verdict (kubectl's `PodDeleteStatus`).
+enum Filtered {
+    Okay,
+    Skip(Option<&'static str>),
+    Warn(&'static str),
+    Fatal(&'static str),
+}
+
+/// kubectl's filters, in its order; the first that does not say "okay" decides, except
+/// that a warning lets the pod go on to the next filter (kubectl keeps the last warning).
+fn filter(pod: &Pod, f: PodFilters) -> Filtered {
+    let finished = is_finished(pod);
+    let mut warning = None;
+    // daemonSetFilter (kubectl also GETs the DaemonSet; an orphan is evicted with --force:
+    // vmctl does not read DaemonSets and treats the pod as DaemonSet-managed).
+    if controller_kind(pod) == Some("DaemonSet") && !finished {
+        if !f.ignore_daemonsets {
+            return Filtered::Fatal(DAEMONSET_FATAL);
+        }
+        return Filtered::Skip(Some(DAEMONSET_WARNING));
+    }
+    // mirrorPodFilter
+    if pod
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(MIRROR_POD_ANNOTATION))
+    {
+        return Filtered::Skip(None);
+    }
+    // localStorageFilter (not for a launcher pod: see the module documentation)
+    if has_local_storage(pod) && !finished && !is_launcher(pod) {
+        if !f.delete_emptydir_data {
+            return Filtered::Fatal(LOCAL_STORAGE_FATAL);
+        }
+        warning = Some(LOCAL_STORAGE_WARNING);
+    }
+    // unreplicatedFilter
+    if !finished && controller_kind(pod).is_none() {
+        if !f.force {
+            return Filtered::Fatal(UNMANAGED_FATAL);
+        }
+        warning = Some(UNMANAGED_WARNING);
+    }
+    match warning {
+        Some(w) => Filtered::Warn(w),
+        None => Filtered::Okay,
+    }
+}
+
+/// The pods of `node` (as listed with `spec.nodeName=NODE`) sorted the way kubectl sees
+/// them, through kubectl's filters. `pod_selector` has already narrowed the list.
+pub fn select_pods<'p>(pods: impl IntoIterator<Item = &'p Pod>, f: PodFilters) -> PodSelection {
+    let mut out = PodSelection::default();
+    let mut fatal: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let mut pods: Vec<&Pod> = pods.into_iter().collect();
+    pods.sort_by(|a, b| {
+        (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
+    });
+    for pod in pods {
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let id = format!("{namespace}/{name}");
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default();
+        let evict = PodToEvict {
+            namespace,
+            name,
+            node,
+            vmi: launcher_vmi(pod),
+            finished: is_finished(pod),
+        };
+        match filter(pod, f) {
+            Filtered::Okay => out.evict.push(evict),
+            Filtered::Warn(w) => {
+                out.warnings.push((id, w.to_string()));
+                out.evict.push(evict);
+            }
+            Filtered::Skip(why) => out
+                .skipped
+                .push((id, why.unwrap_or("mirror pod (static)").to_string())),
+            Filtered::Fatal(why) => match fatal.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, ids)) => ids.push(id),
+                None => fatal.push((why, vec![id])),
+            },
+        }
+    }
+    out.errors = fatal
+        .into_iter()
+        .map(|(why, ids)| format!("cannot delete {why}: {}", ids.join(", ")))
+        .collect();
+    out
+}
+
+/// What one eviction request got back, read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "answer", rename_all = "kebab-case")]
+pub enum Answer {
+    /// 200/201: the pod is being deleted.
+    Evicted,
+    /// 404: already gone.
+    Gone,
+    /// 429 from KubeVirt's webhook: the VMI is now marked; KubeVirt migrates it.
+    EvacuationStarted,
+    /// 429: the VMI was already marked, its evacuation goes on.
+    EvacuationInProgress,
+    /// 429: the pod is a migration's target pod (it goes with the migration).
+    TargetPod,
+    /// 429: `LiveMigrate` but not live-migratable: never evicted until that changes.
+    NotMigratable { message: String },
+    /// 429: a hotplug attachment pod of a running VMI (it goes with the VMI).
+    HotplugPod { message: String },
+    /// 429 from a PDB: waiting for the budget.
+    Budget {
+        pdb: Option<String>,
+        message: String,
+    },
+    /// 500: more than one PDB selects the pod; the eviction API never evicts it.
+    MoreThanOnePdb,
+    /// 429 for another reason (API priority and fairness, …): try again.
+    TooManyRequests { message: String },
+    /// 403: not allowed (RBAC), or a PDB forbids it.
+    Forbidden { message: String },
+    /// Anything else: the status and the server's message.
+    Failed { status: u16, message: String },
+}
+
+impl Answer {
+    /// The drain cannot get past this pod while things stay as they are.
+    pub fn blocks(&self) -> bool {
+        matches!(
+            self,
+            Answer::NotMigratable { .. } | Answer::MoreThanOnePdb | Answer::Forbidden { .. }
+        )
+    }
+
+    /// Worth asking again later (kubectl retries every 429 after 5 s).
+    pub fn retry(&self) -> bool {
+        matches!(
+            self,
+            Answer::EvacuationStarted
+                | Answer::EvacuationInProgress
+                | Answer::TargetPod
+                | Answer::HotplugPod { .. }
+                | Answer::Budget { .. }
+                | Answer::TooManyRequests { .. }
+        ) || matches!(self, Answer::Failed { status, .. } if *status >= 500)
+    }
+}
+
+/// Reads an eviction's answer: the HTTP status, the `Status` message and the
+/// `details.causes[]` messages.
+pub fn read_answer(status: u16, message: &str, causes: &[String]) -> Answer {
+    let message = message.to_string();
+    match status {
+        200 | 201 => Answer::Evicted,
+        404 => Answer::Gone,
+        429 if message.contains("Eviction triggered evacuation of VMI") => {
+            if message.contains("Evacuation in progress") {
+                Answer::EvacuationInProgress
+            } else {
+                Answer::EvacuationStarted
+            }
+        }
+        429 if message.contains("Eviction request for target Pod") => Answer::TargetPod,
+        429 if message.contains("is not live-migratable") => Answer::NotMigratable { message },
+        429 if message.contains("cannot evict hotplug pod") => Answer::HotplugPod { message },
+        429 if message.contains(WOULD_VIOLATE)
+            || causes.iter().any(|c| c.contains("disruption budget")) =>
+        {
+            let pdb = causes.iter().find_map(|c| {
+                c.strip_prefix("The disruption budget ")
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map(str::to_string)
+            });
+            let detail = causes.first().cloned().unwrap_or(message);
+            Answer::Budget {
+                pdb,
+                message: detail,
+            }
+        }
+        429 => Answer::TooManyRequests { message },
+        500 if message.contains(MORE_THAN_ONE_PDB)
+            || message.contains("more than one PodDisruptionBudget") =>
+        {
+            Answer::MoreThanOnePdb
+        }
+        403 => Answer::Forbidden { message },
+        status => Answer::Failed { status, message },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(v: serde_json::Value) -> Pod {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn owned(name: &str, kind: &str) -> Pod {
+        pod(json!({"metadata": {"name": name, "namespace": "app",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": "owner", "uid": "u", "controller": true}]},
+            "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}))
+    }
+
+    #[test]
+    fn kubectls_filters_with_kubectls_words() {
+        let ds = owned("ds-1", "DaemonSet");
+        let rs = owned("web-1", "ReplicaSet");
+        let mut scratch = owned("cache-1", "ReplicaSet");
+        if let Some(spec) = scratch.spec.as_mut() {
+            spec.volumes = Some(vec![
+                serde_json::from_value(json!({"name": "tmp", "emptyDir": {}})).unwrap(),
+            ]);
+        }
+        let bare = pod(json!({"metadata": {"name": "bare", "namespace": "app"},
+            "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}));
+        let mirror = pod(
+            json!({"metadata": {"name": "etcd", "namespace": "kube-system",
+            "annotations": {"kubernetes.io/config.mirror": "x"}},
+            "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}),
+        );
+        let done = pod(json!({"metadata": {"name": "job-1", "namespace": "app"},
+            "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Succeeded"}}));
+        let all = [&ds, &rs, &scratch, &bare, &mirror, &done];
+
+        let strict = select_pods(all, PodFilters::default());
+        assert_eq!(
+            strict.errors,
+            [
+                "cannot delete Pods declare no controller (use --force to override): app/bare",
+                "cannot delete Pods with local storage (use --delete-emptydir-data to override): app/cache-1",
+                "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): app/ds-1",
+            ]
+        );
+
+        let lenient = select_pods(
+            all,
+            PodFilters {
+                ignore_daemonsets: true,
+                delete_emptydir_data: true,
+                force: true,
+            },
+        );
+        assert!(lenient.errors.is_empty());
+        let evicted: Vec<String> = lenient.evict.iter().map(PodToEvict::id).collect();
+        assert_eq!(
+            evicted,
+            ["app/bare", "app/cache-1", "app/job-1", "app/web-1"]
+        );
+        assert_eq!(
+            lenient.skipped,
+            [
+                ("app/ds-1".to_string(), DAEMONSET_WARNING.to_string()),
+                (
+                    "kube-system/etcd".to_string(),
+                    "mirror pod (static)".to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            lenient.warnings,
+            [
+                ("app/bare".to_string(), UNMANAGED_WARNING.to_string()),
+                ("app/cache-1".to_string(), LOCAL_STORAGE_WARNING.to_string()),
+            ]
+        );
+        assert!(
+            lenient
+                .evict
+                .iter()
+                .any(|p| p.name == "job-1" && p.finished)
+        );
+    }
+
+    #[test]
+    fn a_launcher_pod_is_a_vms_and_needs_no_emptydir_flag() {
+        let launcher = pod(
+            json!({"metadata": {"name": "virt-launcher-db-01-abcde", "namespace": "prod",
+            "labels": {"kubevirt.io": "virt-launcher"},
+            "annotations": {"kubevirt.io/domain": "db-01"},
+            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "db-01", "uid": "u", "controller": true}]},
+            "spec": {"nodeName": "node-1", "containers": [], "volumes": [{"name": "private", "emptyDir": {}}]},
+            "status": {"phase": "Running"}}),
+        );
+        let s = select_pods([&launcher], PodFilters::default());
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        assert_eq!(s.evict[0].vmi.as_deref(), Some("db-01"));
+    }
+
+    #[test]
+    fn answers_are_read_as_kubevirt_and_the_api_server_write_them() {
+        let hook = "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: ";
+        assert_eq!(
+            read_answer(
+                429,
+                &format!("{hook}Eviction triggered evacuation of VMI \"prod/db-01\""),
+                &[]
+            ),
+            Answer::EvacuationStarted
+        );
+        assert_eq!(
+            read_answer(
+                429,
+                &format!(
+                    "{hook}Evacuation in progress: Eviction triggered evacuation of VMI \"prod/db-01\""
+                ),
+                &[]
+            ),
+            Answer::EvacuationInProgress
+        );
+        assert!(
+            read_answer(
+                429,
+                &format!("{hook}VMI db-01 is configured with an eviction strategy but is not live-migratable"),
+                &[]
+            )
+            .blocks()
+        );
+        assert_eq!(
+            read_answer(
+                429,
+                WOULD_VIOLATE,
+                &["The disruption budget web-pdb needs 2 healthy pods and has 2 currently".into()]
+            ),
+            Answer::Budget {
+                pdb: Some("web-pdb".into()),
+                message: "The disruption budget web-pdb needs 2 healthy pods and has 2 currently"
+                    .into()
+            }
+        );
+        assert_eq!(
+            read_answer(500, MORE_THAN_ONE_PDB, &[]),
+            Answer::MoreThanOnePdb
+        );
+        assert!(read_answer(500, MORE_THAN_ONE_PDB, &[]).blocks());
+        assert_eq!(read_answer(201, "", &[]), Answer::Evicted);
+        assert_eq!(read_answer(404, "not found", &[]), Answer::Gone);
+        assert!(read_answer(429, "too many requests, please try again later", &[]).retry());
+        assert!(read_answer(403, "forbidden", &[]).blocks());
+        assert!(!read_answer(400, "bad", &[]).retry());
+    }
+}

@@ -1,0 +1,703 @@
+//! A drain in progress, as plain data: which pods to evict now, what each eviction answer
+//! and each change of the watched objects means, and when the drain is over. Pure: the
+//! operate layer (`operate::drain`) sends the evictions, reads the watches and the clock,
+//! and passes them in; the events it gets back are what the renderers show.
+//!
+//! The rules, each the behaviour an operator expects from kubectl plus what KubeVirt adds:
+//! - every pod is evicted through the Eviction API; a 429 is retried after
+//!   [`Settings::retry_ms`] (kubectl: 5 s), except for a VM whose evacuation is under way
+//!   (KubeVirt's webhook answers "Evacuation in progress" until the VM has left: vmctl
+//!   waits for the migration instead of asking again), and a finished pod is evicted at once;
+//! - a VM's launcher pod evicted with 429 "Eviction triggered evacuation" is KubeVirt taking
+//!   over: vmctl follows the evacuation migrations KubeVirt creates, never creates its own;
+//! - at most [`Settings::max_parallel`] VMs are being evacuated at a time (KubeVirt's own
+//!   limits apply on top);
+//! - an answer that cannot change by waiting (not live-migratable, two PDBs, 403) makes the
+//!   pod a blocker at once; a VM whose evacuation failed [`Settings::give_up_after`] times
+//!   is one too (KubeVirt goes on retrying with backoff);
+//! - the drain is over when every pod it evicts is gone (drained), or when only blockers
+//!   remain (blocked).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::evict::{Answer, PodKey, PodSelection, PodToEvict};
+use super::{Action, DrainPlan};
+
+/// How the drain behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// VMs evacuated at once; `None`: as many as KubeVirt takes.
+    pub max_parallel: Option<u32>,
+    /// Wait before asking again after a 429 (kubectl: 5 s).
+    pub retry_ms: u64,
+    /// Failed evacuations of one VM before vmctl names it a blocker.
+    pub give_up_after: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_parallel: None,
+            retry_ms: 5_000,
+            give_up_after: 3,
+        }
+    }
+}
+
+/// A VMI's latest migration, as the watches show it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrationSeen {
+    pub name: String,
+    pub phase: String,
+    pub source_node: Option<String>,
+    pub target_node: Option<String>,
+    pub source_pod: Option<String>,
+    pub target_pod: Option<String>,
+    pub mode: Option<String>,
+    /// `migrationState.failureReason`, or the VMIM's failed condition.
+    pub failure: Option<String>,
+    /// Created by KubeVirt's evacuation controller (`kubevirt.io/evacuationMigration`).
+    pub evacuation: bool,
+}
+
+impl MigrationSeen {
+    pub fn is_final(&self) -> bool {
+        matches!(self.phase.as_str(), "Succeeded" | "Failed")
+    }
+}
+
+/// A VM on the drained nodes, as the watches show it now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VmSeen {
+    /// The VMI exists.
+    pub exists: bool,
+    pub node: Option<String>,
+    pub phase: String,
+    /// `status.evacuationNodeName`.
+    pub evacuation_node: Option<String>,
+    /// The newest migration of this VMI that started after the drain began (none before).
+    pub migration: Option<MigrationSeen>,
+}
+
+/// What the watches show, for the drain's pods and VMs only.
+#[derive(Debug, Clone, Default)]
+pub struct World {
+    /// The drain's pods still present, with their phase.
+    pub pods: BTreeMap<PodKey, String>,
+    /// The drain's VMs, by (namespace, name).
+    pub vms: BTreeMap<PodKey, VmSeen>,
+}
+
+/// Something that happened, for the renderers (one line, one JSON event).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Event {
+    /// An eviction was sent.
+    #[serde(rename_all = "camelCase")]
+    Evicting {
+        namespace: String,
+        pod: String,
+        vmi: Option<String>,
+    },
+    /// The Eviction API accepted it: the pod is being deleted.
+    #[serde(rename_all = "camelCase")]
+    Evicted { namespace: String, pod: String },
+    /// The pod is gone from the node.
+    #[serde(rename_all = "camelCase")]
+    PodGone { namespace: String, pod: String },
+    /// KubeVirt's webhook marked the VMI (`evacuationNodeName`): it migrates it.
+    #[serde(rename_all = "camelCase")]
+    EvacuationStarted {
+        namespace: String,
+        vmi: String,
+        node: String,
+    },
+    /// An eviction was refused for a while (a PDB, API throttling …); asked again later.
+    #[serde(rename_all = "camelCase")]
+    Waiting {
+        namespace: String,
+        pod: String,
+        vmi: Option<String>,
+        /// `pdb`, `evacuation`, `target-pod`, `hotplug`, `throttled`, `server-error`.
+        reason: String,
+        pdb: Option<String>,
+        message: String,
+        retry_seconds: u64,
+    },
+    /// A migration of a drained VM changed phase (or mode).
+    #[serde(rename_all = "camelCase")]
+    Migration {
+        namespace: String,
+        vmi: String,
+        migration: String,
+        phase: String,
+        source_node: Option<String>,
+        target_node: Option<String>,
+        source_pod: Option<String>,
+        target_pod: Option<String>,
+        mode: Option<String>,
+        /// Post-copy: an abort or a network failure now loses the guest.
+        point_of_no_return: bool,
+        /// KubeVirt's evacuation controller created it.
+        evacuation: bool,
+    },
+    /// A migration failed; `retry`: the VMI is still marked, KubeVirt tries again (with
+    /// backoff: 20 s, doubling per failure).
+    #[serde(rename_all = "camelCase")]
+    MigrationFailed {
+        namespace: String,
+        vmi: String,
+        migration: String,
+        reason: Option<String>,
+        failures: u32,
+        retry: bool,
+    },
+    /// The VM runs elsewhere now.
+    #[serde(rename_all = "camelCase")]
+    Moved {
+        namespace: String,
+        vmi: String,
+        from: String,
+        to: String,
+        migration: Option<String>,
+    },
+    /// The VM was shut down (its pod evicted); `back_on`: its VM started it again there.
+    #[serde(rename_all = "camelCase")]
+    Stopped {
+        namespace: String,
+        vmi: String,
+        back_on: Option<String>,
+    },
+    /// The drain cannot get past this.
+    #[serde(rename_all = "camelCase")]
+    Blocked {
+        namespace: String,
+        pod: String,
+        vmi: Option<String>,
+        reason: String,
+        message: String,
+    },
+}
+
+/// Where one pod stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PodState {
+    /// Not evicted yet, or refused and to be asked again at `next_ms`.
+    Waiting {
+        next_ms: u64,
+    },
+    /// The VM's evacuation is under way: asked again once its pod has finished.
+    Evacuating,
+    /// Accepted: waiting for the pod to go.
+    Evicted,
+    Gone,
+    Blocked {
+        reason: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct PodTask {
+    pod: PodToEvict,
+    state: PodState,
+    /// The last refusal shown, so a repeat is not shown again.
+    last_shown: Option<String>,
+    phase: String,
+}
+
+#[derive(Debug, Clone, Default)]
+struct VmTask {
+    node: String,
+    action: Option<Action>,
+    seen: VmSeen,
+    /// The migrations already reported failed, and the last phase shown per migration.
+    failed: Vec<String>,
+    shown_phase: BTreeMap<String, String>,
+    done: bool,
+    blocked: bool,
+}
+
+/// How a drain ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Drained,
+    Blocked,
+}
+
+/// The drain's account, for the summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    /// `namespace/name -> node` for VMs that moved.
+    pub moved: Vec<Moved>,
+    pub stopped: Vec<String>,
+    /// VMs still on their way (evacuation or migration under way).
+    pub migrating: Vec<InFlight>,
+    pub blocked: Vec<BlockedPod>,
+    /// Pods evicted and gone.
+    pub pods_gone: usize,
+    /// Pods still to go (blocked ones included).
+    pub pods_left: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Moved {
+    pub namespace: String,
+    pub vmi: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFlight {
+    pub namespace: String,
+    pub vmi: String,
+    pub migration: Option<String>,
+    pub phase: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedPod {
+    pub namespace: String,
+    pub pod: String,
+    pub vmi: Option<String>,
+    pub reason: String,
+    pub message: String,
+}
+
+/// The plan's action for each VM, by (namespace, name).
+pub fn actions_of(plan: &DrainPlan) -> BTreeMap<PodKey, Action> {
+    plan.vmis
+        .iter()
+        .map(|v| ((v.namespace.clone(), v.name.clone()), v.action))
+        .collect()
+}
+
+/// The drain in progress; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct DrainRun {
+    settings: Settings,
+    pods: BTreeMap<PodKey, PodTask>,
+    vms: BTreeMap<PodKey, VmTask>,
+}
+
+impl DrainRun {
+    /// The pods kubectl's filters let go (`selection.evict`), and the plan's action for
+    /// each VM ([`actions_of`]).
+    pub fn new(
+        selection: &PodSelection,
+        actions: &BTreeMap<PodKey, Action>,
+        settings: Settings,
+    ) -> DrainRun {
+        let mut vms = BTreeMap::new();
+        let pods = selection
+            .evict
+            .iter()
+            .map(|p| {
+                if let Some(vmi) = &p.vmi {
+                    let action = actions.get(&(p.namespace.clone(), vmi.clone())).copied();
+                    let vm: &mut VmTask =
+                        vms.entry((p.namespace.clone(), vmi.clone())).or_default();
+                    if !p.finished {
+                        vm.node = p.node.clone();
+                    }
+                    vm.action = action.or(vm.action);
+                }
+                (
+                    p.key(),
+                    PodTask {
+                        pod: p.clone(),
+                        state: PodState::Waiting { next_ms: 0 },
+                        last_shown: None,
+                        phase: if p.finished {
+                            "Succeeded".into()
+                        } else {
+                            String::new()
+                        },
+                    },
+                )
+            })
+            .collect();
+        DrainRun {
+            settings,
+            pods,
+            vms,
+        }
+    }
+
+    /// The VMs the drain follows, (namespace, name).
+    pub fn vm_keys(&self) -> impl Iterator<Item = &PodKey> {
+        self.vms.keys()
+    }
+
+    /// The pods the drain evicts, (namespace, name).
+    pub fn pod_keys(&self) -> impl Iterator<Item = &PodKey> {
+        self.pods.keys()
+    }
+
+    fn evacuating(&self) -> u32 {
+        self.vms
+            .values()
+            .filter(|v| !v.done && !v.blocked && v.seen.evacuation_node.is_some())
+            .count() as u32
+    }
+
+    /// The pods to evict now, in order.
+    pub fn due(&self, now_ms: u64) -> Vec<PodToEvict> {
+        let mut room = self
+            .settings
+            .max_parallel
+            .map(|n| n.saturating_sub(self.evacuating()));
+        let mut out = Vec::new();
+        for task in self.pods.values() {
+            let PodState::Waiting { next_ms } = task.state else {
+                continue;
+            };
+            if next_ms > now_ms {
+                continue;
+            }
+            let finished = matches!(task.phase.as_str(), "Succeeded" | "Failed");
+            // A VM that is not being evacuated yet takes a parallel slot.
+            if let (Some(vmi), false) = (&task.pod.vmi, finished) {
+                let vm = self.vms.get(&(task.pod.namespace.clone(), vmi.clone()));
+                let starts = vm.is_none_or(|v| {
+                    v.seen.evacuation_node.is_none()
+                        && v.action.is_none_or(|a| a == Action::LiveMigrate)
+                });
+                if starts && let Some(r) = room.as_mut() {
+                    if *r == 0 {
+                        continue;
+                    }
+                    *r -= 1;
+                }
+            }
+            out.push(task.pod.clone());
+        }
+        out
+    }
+
+    /// The answer to the eviction of `key`, at `now_ms`.
+    pub fn answered(&mut self, key: &PodKey, answer: &Answer, now_ms: u64) -> Vec<Event> {
+        let retry_ms = self.settings.retry_ms;
+        let Some(task) = self.pods.get_mut(key) else {
+            return Vec::new();
+        };
+        let (namespace, pod) = key.clone();
+        let vmi = task.pod.vmi.clone();
+        let mut events = Vec::new();
+        let shown = format!("{answer:?}");
+        let first_time = task.last_shown.as_deref() != Some(shown.as_str());
+        task.last_shown = Some(shown);
+        match answer {
+            Answer::Evicted => {
+                task.state = PodState::Evicted;
+                events.push(Event::Evicted { namespace, pod });
+            }
+            Answer::Gone => {
+                task.state = PodState::Gone;
+                events.push(Event::PodGone { namespace, pod });
+            }
+            Answer::EvacuationStarted | Answer::EvacuationInProgress => {
+                task.state = PodState::Evacuating;
+                if first_time && let Some(vmi) = vmi {
+                    events.push(Event::EvacuationStarted {
+                        namespace,
+                        vmi,
+                        node: task.pod.node.clone(),
+                    });
+                }
+            }
+            a if a.blocks() || !a.retry() => {
+                let (reason, message) = blocked_words(a);
+                task.state = PodState::Blocked {
+                    reason: reason.clone(),
+                    message: message.clone(),
+                };
+                if let Some(v) = &vmi
+                    && let Some(vm) = self.vms.get_mut(&(namespace.clone(), v.clone()))
+                {
+                    vm.blocked = true;
+                }
+                events.push(Event::Blocked {
+                    namespace,
+                    pod,
+                    vmi,
+                    reason,
+                    message,
+                });
+            }
+            a => {
+                task.state = PodState::Waiting {
+                    next_ms: now_ms + retry_ms,
+                };
+                if first_time {
+                    let (reason, pdb, message) = waiting_words(a);
+                    events.push(Event::Waiting {
+                        namespace,
+                        pod,
+                        vmi,
+                        reason,
+                        pdb,
+                        message,
+                        retry_seconds: retry_ms / 1000,
+                    });
+                }
+            }
+        }
+        events
+    }
+
+    /// The watches' view changed: what it means for the drain's pods and VMs.
+    pub fn observe(&mut self, world: &World, now_ms: u64) -> Vec<Event> {
+        let mut events = Vec::new();
+        for (key, task) in self.pods.iter_mut() {
+            match world.pods.get(key) {
+                None => {
+                    if task.state != PodState::Gone {
+                        task.state = PodState::Gone;
+                        events.push(Event::PodGone {
+                            namespace: key.0.clone(),
+                            pod: key.1.clone(),
+                        });
+                    }
+                }
+                Some(phase) => {
+                    let finished = matches!(phase.as_str(), "Succeeded" | "Failed");
+                    let newly_finished = finished && task.phase != *phase;
+                    task.phase = phase.clone();
+                    // A finished pod (a migration's source) is evicted at once.
+                    if newly_finished && task.state == PodState::Evacuating {
+                        task.state = PodState::Waiting { next_ms: now_ms };
+                    }
+                }
+            }
+        }
+        for (key, vm) in self.vms.iter_mut() {
+            let Some(seen) = world.vms.get(key) else {
+                continue;
+            };
+            let (namespace, vmi) = key.clone();
+            // The evacuation was cancelled (virtctl evacuate-cancel): ask again.
+            if vm.seen.evacuation_node.is_some() && seen.evacuation_node.is_none() && !vm.done {
+                for task in self.pods.values_mut() {
+                    if task.pod.namespace == namespace
+                        && task.pod.vmi.as_deref() == Some(vmi.as_str())
+                        && task.state == PodState::Evacuating
+                    {
+                        task.state = PodState::Waiting { next_ms: now_ms };
+                    }
+                }
+            }
+            if let Some(m) = &seen.migration {
+                let shown = vm.shown_phase.get(&m.name);
+                let phase_key = format!("{}|{}", m.phase, m.mode.as_deref().unwrap_or(""));
+                if shown != Some(&phase_key) && m.phase != "Failed" {
+                    vm.shown_phase.insert(m.name.clone(), phase_key);
+                    events.push(Event::Migration {
+                        namespace: namespace.clone(),
+                        vmi: vmi.clone(),
+                        migration: m.name.clone(),
+                        phase: m.phase.clone(),
+                        source_node: m.source_node.clone(),
+                        target_node: m.target_node.clone(),
+                        source_pod: m.source_pod.clone(),
+                        target_pod: m.target_pod.clone(),
+                        mode: m.mode.clone(),
+                        point_of_no_return: m.mode.as_deref() == Some("PostCopy"),
+                        evacuation: m.evacuation,
+                    });
+                }
+                if m.phase == "Failed" && !vm.failed.contains(&m.name) {
+                    vm.failed.push(m.name.clone());
+                    let failures = vm.failed.len() as u32;
+                    let retry =
+                        seen.evacuation_node.is_some() && failures < self.settings.give_up_after;
+                    events.push(Event::MigrationFailed {
+                        namespace: namespace.clone(),
+                        vmi: vmi.clone(),
+                        migration: m.name.clone(),
+                        reason: m.failure.clone(),
+                        failures,
+                        retry,
+                    });
+                    if failures >= self.settings.give_up_after && !vm.blocked {
+                        vm.blocked = true;
+                        let message = format!(
+                            "{failures} evacuation migrations failed (last: {}); KubeVirt keeps retrying with backoff, vmctl stops waiting for it",
+                            m.failure.as_deref().unwrap_or("no reason recorded")
+                        );
+                        for (pkey, task) in self.pods.iter_mut() {
+                            if pkey.0 == namespace
+                                && task.pod.vmi.as_deref() == Some(vmi.as_str())
+                                && !matches!(task.state, PodState::Gone)
+                            {
+                                task.state = PodState::Blocked {
+                                    reason: "migration-keeps-failing".into(),
+                                    message: message.clone(),
+                                };
+                                events.push(Event::Blocked {
+                                    namespace: namespace.clone(),
+                                    pod: pkey.1.clone(),
+                                    vmi: Some(vmi.clone()),
+                                    reason: "migration-keeps-failing".into(),
+                                    message: message.clone(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            // Moved (running on another node), or stopped (its pods gone).
+            if !vm.done {
+                let elsewhere = seen.exists
+                    && seen.phase == "Running"
+                    && seen.node.as_deref().is_some_and(|n| n != vm.node);
+                if vm.action.is_some_and(Action::stops_the_vm) {
+                    let pods_gone = self
+                        .pods
+                        .values()
+                        .filter(|t| {
+                            t.pod.namespace == namespace
+                                && t.pod.vmi.as_deref() == Some(vmi.as_str())
+                        })
+                        .all(|t| t.state == PodState::Gone);
+                    if pods_gone {
+                        vm.done = true;
+                        events.push(Event::Stopped {
+                            namespace: namespace.clone(),
+                            vmi: vmi.clone(),
+                            back_on: if elsewhere { seen.node.clone() } else { None },
+                        });
+                    }
+                } else if elsewhere {
+                    vm.done = true;
+                    events.push(Event::Moved {
+                        namespace: namespace.clone(),
+                        vmi: vmi.clone(),
+                        from: vm.node.clone(),
+                        to: seen.node.clone().unwrap_or_default(),
+                        migration: seen
+                            .migration
+                            .as_ref()
+                            .filter(|m| m.phase == "Succeeded")
+                            .map(|m| m.name.clone()),
+                    });
+                }
+            }
+            vm.seen = seen.clone();
+        }
+        events
+    }
+
+    /// Over, and how; `None` while anything can still move.
+    pub fn outcome(&self) -> Option<Outcome> {
+        let mut blocked = false;
+        for task in self.pods.values() {
+            match task.state {
+                PodState::Gone => {}
+                PodState::Blocked { .. } => blocked = true,
+                PodState::Waiting { .. } | PodState::Evacuating | PodState::Evicted => return None,
+            }
+        }
+        Some(if blocked {
+            Outcome::Blocked
+        } else {
+            Outcome::Drained
+        })
+    }
+
+    /// Where everything stands.
+    pub fn account(&self) -> Account {
+        let mut a = Account::default();
+        for (key, vm) in &self.vms {
+            if !vm.done {
+                if vm.blocked {
+                    continue;
+                }
+                if vm.seen.evacuation_node.is_some()
+                    || vm.seen.migration.as_ref().is_some_and(|m| !m.is_final())
+                {
+                    a.migrating.push(InFlight {
+                        namespace: key.0.clone(),
+                        vmi: key.1.clone(),
+                        migration: vm.seen.migration.as_ref().map(|m| m.name.clone()),
+                        phase: vm.seen.migration.as_ref().map(|m| m.phase.clone()),
+                    });
+                }
+                continue;
+            }
+            if vm.action.is_some_and(Action::stops_the_vm) {
+                a.stopped.push(format!("{}/{}", key.0, key.1));
+            } else {
+                a.moved.push(Moved {
+                    namespace: key.0.clone(),
+                    vmi: key.1.clone(),
+                    from: vm.node.clone(),
+                    to: vm.seen.node.clone().unwrap_or_default(),
+                });
+            }
+        }
+        for (key, task) in &self.pods {
+            match &task.state {
+                PodState::Gone => a.pods_gone += 1,
+                PodState::Blocked { reason, message } => {
+                    a.pods_left += 1;
+                    a.blocked.push(BlockedPod {
+                        namespace: key.0.clone(),
+                        pod: key.1.clone(),
+                        vmi: task.pod.vmi.clone(),
+                        reason: reason.clone(),
+                        message: message.clone(),
+                    });
+                }
+                _ => a.pods_left += 1,
+            }
+        }
+        a
+    }
+}
+
+fn blocked_words(a: &Answer) -> (String, String) {
+    match a {
+        Answer::NotMigratable { message } => ("not-live-migratable".into(), message.clone()),
+        Answer::MoreThanOnePdb => (
+            "more-than-one-pdb".into(),
+            crate::policy::pdb::MORE_THAN_ONE_PDB.into(),
+        ),
+        Answer::Forbidden { message } => ("forbidden".into(), message.clone()),
+        Answer::Failed { status, message } => (
+            "eviction-failed".into(),
+            format!("HTTP {status}: {message}"),
+        ),
+        other => ("refused".into(), format!("{other:?}")),
+    }
+}
+
+fn waiting_words(a: &Answer) -> (String, Option<String>, String) {
+    match a {
+        Answer::Budget { pdb, message } => ("pdb".into(), pdb.clone(), message.clone()),
+        Answer::TargetPod => (
+            "target-pod".into(),
+            None,
+            "a migration's target pod: it goes when the migration ends".into(),
+        ),
+        Answer::HotplugPod { message } => ("hotplug".into(), None, message.clone()),
+        Answer::TooManyRequests { message } => ("throttled".into(), None, message.clone()),
+        Answer::Failed { status, message } => (
+            "server-error".into(),
+            None,
+            format!("HTTP {status}: {message}"),
+        ),
+        other => ("refused".into(), None, format!("{other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;
