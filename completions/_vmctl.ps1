@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
+            [CompletionResult]::new('drain', 'drain', [CompletionResultType]::ParameterValue, 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
             [CompletionResult]::new('abort', 'abort', [CompletionResultType]::ParameterValue, 'Abort a migration in flight (refused in post-copy: the guest''s state is split)')
@@ -86,6 +87,38 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'vmctl;drain' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop waiting after this long (e.g. 30m); 0 or absent: no limit, like kubectl drain. Migrations in flight go on (KubeVirt owns them)')
+            [CompletionResult]::new('--pod-selector', '--pod-selector', [CompletionResultType]::ParameterName, 'Only evict the pods these labels select (as kubectl drain --pod-selector)')
+            [CompletionResult]::new('--grace-period', '--grace-period', [CompletionResultType]::ParameterName, 'Seconds each pod gets to terminate (the pod''s own when absent, as kubectl''s -1)')
+            [CompletionResult]::new('--max-parallel', '--max-parallel', [CompletionResultType]::ParameterName, 'At most this many VMs evacuated at once (KubeVirt''s own limits apply on top)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Transfer rate assumed per migration in the plan (as plan-drain --bandwidth)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show the plan and what would be done; change nothing')
+            [CompletionResult]::new('--ignore-daemonsets', '--ignore-daemonsets', [CompletionResultType]::ParameterName, 'Leave DaemonSet-managed pods (as kubectl drain --ignore-daemonsets)')
+            [CompletionResult]::new('--delete-emptydir-data', '--delete-emptydir-data', [CompletionResultType]::ParameterName, 'Evict pods with emptyDir volumes, losing their data (as kubectl drain). A VM''s launcher pod does not need it: the VM moves by live migration')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Evict pods that no controller owns (as kubectl drain --force)')
+            [CompletionResult]::new('--allow-shutdowns', '--allow-shutdowns', [CompletionResultType]::ParameterName, 'Allow shutting down the VMs the plan shuts down (eviction strategy None, or not migratable with LiveMigrateIfPossible). Without it vmctl asks on a terminal and refuses elsewhere')
+            [CompletionResult]::new('--force-partial', '--force-partial', [CompletionResultType]::ParameterName, 'Drain even when the plan says it will block: everything that can leave leaves, the blockers are listed at the end')
+            [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Return once every eviction was accepted or handed to KubeVirt; do not wait for the VMs to arrive (follow with vmctl status --watch)')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
@@ -244,6 +277,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;help' {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
+            [CompletionResult]::new('drain', 'drain', [CompletionResultType]::ParameterValue, 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
             [CompletionResult]::new('abort', 'abort', [CompletionResultType]::ParameterValue, 'Abort a migration in flight (refused in post-copy: the guest''s state is split)')
@@ -257,6 +291,9 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;help;plan-drain' {
+            break
+        }
+        'vmctl;help;drain' {
             break
         }
         'vmctl;help;explain' {

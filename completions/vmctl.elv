@@ -37,6 +37,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand drain 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
             cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
@@ -81,6 +82,37 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --output 'Output format'
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;drain'= {
+            cand --timeout 'Stop waiting after this long (e.g. 30m); 0 or absent: no limit, like kubectl drain. Migrations in flight go on (KubeVirt owns them)'
+            cand --pod-selector 'Only evict the pods these labels select (as kubectl drain --pod-selector)'
+            cand --grace-period 'Seconds each pod gets to terminate (the pod''s own when absent, as kubectl''s -1)'
+            cand --max-parallel 'At most this many VMs evacuated at once (KubeVirt''s own limits apply on top)'
+            cand --bandwidth 'Transfer rate assumed per migration in the plan (as plan-drain --bandwidth)'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --dry-run 'Show the plan and what would be done; change nothing'
+            cand --ignore-daemonsets 'Leave DaemonSet-managed pods (as kubectl drain --ignore-daemonsets)'
+            cand --delete-emptydir-data 'Evict pods with emptyDir volumes, losing their data (as kubectl drain). A VM''s launcher pod does not need it: the VM moves by live migration'
+            cand --force 'Evict pods that no controller owns (as kubectl drain --force)'
+            cand --allow-shutdowns 'Allow shutting down the VMs the plan shuts down (eviction strategy None, or not migratable with LiveMigrateIfPossible). Without it vmctl asks on a terminal and refuses elsewhere'
+            cand --force-partial 'Drain even when the plan says it will block: everything that can leave leaves, the blockers are listed at the end'
+            cand --no-wait 'Return once every eviction was accepted or handed to KubeVirt; do not wait for the VMs to arrive (follow with vmctl status --watch)'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -232,6 +264,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help'= {
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand drain 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
             cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
@@ -243,6 +276,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help;status'= {
         }
         &'vmctl;help;plan-drain'= {
+        }
+        &'vmctl;help;drain'= {
         }
         &'vmctl;help;explain'= {
         }

@@ -90,6 +90,10 @@ pub enum Command {
     /// Predict, before anything is cordoned, what draining a node will do to every VM.
     #[command(after_long_help = PLAN_DRAIN_OUTPUT)]
     PlanDrain(PlanDrainArgs),
+    /// Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every
+    /// VM's evacuation live, stop with a diagnosis where a VM cannot leave.
+    #[command(after_long_help = DRAIN_OUTPUT)]
+    Drain(DrainArgs),
     /// Diagnose a migration: which plane failed, why, the evidence, and what to do.
     #[command(after_long_help = EXPLAIN_OUTPUT)]
     Explain(ExplainArgs),
@@ -164,6 +168,35 @@ MigrationResult; each carries warnings[] (what was said on stderr about the inpu
 EXIT CODES: 0 succeeded (or started, with --no-wait; dry run printed); 1 failed, aborted, or refused
 by the pre-flight; 3 unknown VM; 5 cluster error (403 names the RBAC rule, see deploy/rbac.yaml);
 6 --timeout reached (the migration goes on); 130 interrupted.";
+
+const DRAIN_OUTPUT: &str = "\
+ORDER: the plan (plan-drain's, same code) is checked before anything changes: a will-block verdict
+stops here unless --force-partial; VMs the drain shuts down need --allow-shutdowns (or a yes on a
+terminal); kubectl's pod rules (DaemonSet, emptyDir, mirror and unmanaged pods) are applied with
+kubectl's messages. Then every node is cordoned and every pod evicted through the Eviction API
+(never deleted). A 429 from KubeVirt's webhook on a launcher pod means KubeVirt evacuates the VM: vmctl
+follows the migrations KubeVirt creates and never creates its own; a 429 from a PodDisruptionBudget
+is retried every 5 s (as kubectl) and shown once with the budget's numbers. Not live-migratable, two
+PDBs over one pod, a 403, or three failed evacuations of one VM make a blocker at once, with the
+diagnosis vmctl explain gives for a failed migration. Ctrl-C stops evicting, leaves the nodes
+cordoned and the migrations running, and prints how to resume (run the same command again: it picks
+up where it stopped) or give up (kubectl uncordon NODE; vmctl abort vm/NAME --evacuation).
+
+OUTPUT: a line per change on stdout (kubectl's words where kubectl has them: node/NAME cordoned,
+evicting pod NS/NAME, pod/NAME evicted, node/NAME drained). With -o json|yaml: one JSON object per
+line, kind DrainEvent, {apiVersion, kind, time, type, ...}: type plan (verdict, vmis[], shutdowns[],
+blockers[], pods, warnings[]), cordoned {node, alreadyCordoned}, evicting/evicted/pod-gone {namespace,
+pod}, evacuation-started {namespace, vmi, node}, waiting {namespace, pod, vmi, reason (pdb|target-pod|
+hotplug|throttled|server-error), pdb, message, retrySeconds}, migration {namespace, vmi, migration,
+phase, sourceNode, targetNode, sourcePod, targetPod, mode, pointOfNoReturn, evacuation},
+migration-failed {namespace, vmi, migration, reason, failures, retry, diagnosis {plane, cause,
+summary, nextSteps[]}}, moved {namespace, vmi, from, to, migration}, stopped {namespace, vmi, backOn},
+blocked {namespace, pod, vmi, reason, message}, summary (last: result drained|blocked|timeout|
+interrupted|refused|dry-run, moved[], stopped[], migrating[], blocked[], podsGone, podsLeft, resume[]).
+
+EXIT CODES: 0 drained (dry run printed, or handed off with --no-wait); 1 blocked, or refused before
+anything changed; 3 unknown node; 5 cluster error (403 names the RBAC rule: ClusterRole vmctl-drainer
+in deploy/rbac.yaml); 6 --timeout reached; 130 interrupted.";
 
 const ABORT_OUTPUT: &str = "\
 KUBEVIRT: deletes the unfinished VirtualMachineInstanceMigration (KubeVirt's abort) and waits for
@@ -310,6 +343,67 @@ pub struct PlanDrainArgs {
 
     /// Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration
     /// (a quantity per second, e.g. 1Gi, 500Mi).
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub bandwidth: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DrainArgs {
+    /// The node(s) to drain; several nodes are cordoned first, then drained together.
+    #[arg(value_name = "NODE", required = true)]
+    pub nodes: Vec<String>,
+
+    /// Show the plan and what would be done; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Stop waiting after this long (e.g. 30m); 0 or absent: no limit, like kubectl drain.
+    /// Migrations in flight go on (KubeVirt owns them).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Leave DaemonSet-managed pods (as kubectl drain --ignore-daemonsets).
+    #[arg(long)]
+    pub ignore_daemonsets: bool,
+
+    /// Evict pods with emptyDir volumes, losing their data (as kubectl drain). A VM's
+    /// launcher pod does not need it: the VM moves by live migration.
+    #[arg(long)]
+    pub delete_emptydir_data: bool,
+
+    /// Evict pods that no controller owns (as kubectl drain --force).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Only evict the pods these labels select (as kubectl drain --pod-selector).
+    #[arg(long, value_name = "SELECTOR")]
+    pub pod_selector: Option<String>,
+
+    /// Seconds each pod gets to terminate (the pod's own when absent, as kubectl's -1).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub grace_period: Option<i64>,
+
+    /// Allow shutting down the VMs the plan shuts down (eviction strategy None, or not
+    /// migratable with LiveMigrateIfPossible). Without it vmctl asks on a terminal and
+    /// refuses elsewhere.
+    #[arg(long)]
+    pub allow_shutdowns: bool,
+
+    /// Drain even when the plan says it will block: everything that can leave leaves, the
+    /// blockers are listed at the end.
+    #[arg(long)]
+    pub force_partial: bool,
+
+    /// At most this many VMs evacuated at once (KubeVirt's own limits apply on top).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_parallel: Option<u32>,
+
+    /// Return once every eviction was accepted or handed to KubeVirt; do not wait for the
+    /// VMs to arrive (follow with vmctl status --watch).
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// Transfer rate assumed per migration in the plan (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
 }

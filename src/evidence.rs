@@ -464,3 +464,93 @@ pub async fn gather(
         pdbs,
     })
 }
+
+/// What `plan-drain` and `drain` read: the VMIs on the nodes and migrating into them, and
+/// everything the plan weighs (nodes, pods, PDBs, quotas, policies, the KubeVirt CR). An
+/// unknown node is an error with a "did you mean".
+pub async fn drain_inputs(
+    ctx: &Context,
+    drain: &[String],
+    bandwidth: Option<u64>,
+) -> Result<crate::policy::drain::DrainInputs> {
+    let src = &ctx.source;
+    let all = Query::all();
+    let on_nodes = Query::all().with_labels(crate::cluster::selector::LabelSelector {
+        requirements: vec![crate::cluster::selector::LabelRequirement::In(
+            "kubevirt.io/nodeName".into(),
+            drain.to_vec(),
+        )],
+    });
+    let into_nodes = Query::all().with_labels(crate::cluster::selector::LabelSelector {
+        requirements: vec![crate::cluster::selector::LabelRequirement::In(
+            "kubevirt.io/migrationTargetNodeName".into(),
+            drain.to_vec(),
+        )],
+    });
+    let (vmis, incoming, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) =
+        tokio::try_join!(
+            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
+            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &into_nodes),
+            list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+            list_as::<VirtualMachineInstanceMigration>(
+                src,
+                Kind::VirtualMachineInstanceMigration,
+                &all
+            ),
+            list_as::<crate::model::Node>(src, Kind::Node, &all),
+            // Every pod of the cluster (node capacity): only the fields the plan reads.
+            list_as::<crate::model::PodFacts>(src, Kind::Pod, &all),
+            list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+            list_as::<crate::model::ResourceQuota>(src, Kind::ResourceQuota, &all),
+            list_as::<Namespace>(src, Kind::Namespace, &all),
+            list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+            list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+        )?;
+    for wanted in drain {
+        if !nodes
+            .iter()
+            .any(|n| crate::policy::scheduling::node_name(n) == wanted)
+        {
+            let mut err = Error::not_found(format!("node {wanted:?}"));
+            let close = suggest(
+                wanted,
+                nodes.iter().map(crate::policy::scheduling::node_name),
+            );
+            if !close.is_empty() {
+                err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+            }
+            return Err(err);
+        }
+    }
+    // The pods on the drained nodes (and their VMIs' other launcher pods) in full; of the
+    // rest only what they take from their node (requests, count, spread matches).
+    let vmi_uids: std::collections::HashSet<&str> = vmis
+        .iter()
+        .filter_map(VirtualMachineInstance::uid)
+        .collect();
+    // The pods of a PDB without a fresh status stay whole: the plan computes its budget.
+    let spread = crate::policy::scheduling::spread_selectors(&vmis);
+    let (pdb_pods, (pods, node_usage)) = crate::policy::drain::pods_of_unsynced_pdbs(
+        pods.into_iter().map(Pod::from),
+        &pdbs,
+        |rest| crate::policy::drain::split_pods(rest, drain, &vmi_uids, &spread),
+    );
+    let pods: Vec<Pod> = pods.into_iter().chain(pdb_pods).collect();
+    Ok(crate::policy::drain::DrainInputs {
+        drain: drain.to_vec(),
+        vmis,
+        incoming,
+        vms,
+        vmims,
+        nodes,
+        pods,
+        node_usage,
+        pdbs,
+        quotas,
+        namespaces,
+        kubevirt: kubevirts.into_iter().next(),
+        policies,
+        bandwidth,
+        now: Some(crate::model::Time(ctx.now)),
+    })
+}

@@ -3,6 +3,7 @@
 pub mod abort;
 pub mod abort_kubevirt;
 pub mod abort_libvirt;
+pub mod drain;
 pub mod explain;
 pub mod explain_libvirt;
 pub mod generate;
@@ -40,6 +41,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         }
         Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
         Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
+        Command::Drain(args) => with_context(&cli, |ctx| drain::run(ctx, args)).await,
         Command::Explain(args) if args.connect.is_some() => {
             explain_libvirt::run_libvirt(&cli.global, args).await
         }

@@ -112,6 +112,15 @@ fn mutation_error(
     error
 }
 
+/// What the Eviction API answered: the HTTP status, the `Status` message and the messages
+/// of `details.causes[]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvictionReply {
+    pub status: u16,
+    pub message: String,
+    pub causes: Vec<String>,
+}
+
 /// Why metrics could not be read, in words for the progress line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetricsUnavailable(pub String);
@@ -259,6 +268,86 @@ impl<'a> KubeVirtDriver<'a> {
         self.mutate("create", Kind::MigrationPolicy, None, None, request)
             .await
             .map(|_| ())
+    }
+
+    /// Marks a node unschedulable (`kubectl cordon`: a strategic-merge patch of
+    /// `spec.unschedulable`).
+    pub async fn cordon(&self, node: &str) -> Result<()> {
+        let request = Request::new(Kind::Node.collection_path(None))
+            .patch(
+                node,
+                &PatchParams::default(),
+                &kube::core::params::Patch::Strategic(json!({"spec": {"unschedulable": true}})),
+            )
+            .map_err(|e| Error::Internal(format!("building the cordon request: {e}")))?;
+        self.mutate("patch", Kind::Node, None, None, request)
+            .await
+            .map(|_| ())
+    }
+
+    /// `POST …/pods/POD/eviction` (policy/v1): the answer as the API server gave it. Only a
+    /// request that got no answer at all is an error; every HTTP status is an answer (the
+    /// caller reads it with `policy::drain::evict::read_answer`).
+    pub async fn evict(
+        &self,
+        namespace: &str,
+        pod: &str,
+        grace_period_seconds: Option<i64>,
+    ) -> Result<EvictionReply> {
+        let mut body = json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": pod, "namespace": namespace}});
+        if let Some(g) = grace_period_seconds {
+            body["deleteOptions"] = json!({"gracePeriodSeconds": g});
+        }
+        let path = format!(
+            "{}/{pod}/eviction",
+            Kind::Pod.collection_path(Some(namespace))
+        );
+        let request = http::Request::post(path)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(kube::client::Body::from(
+                serde_json::to_vec(&body).unwrap_or_default(),
+            ))
+            .map_err(|e| Error::Internal(format!("building the eviction request: {e}")))?;
+        let response = self.client().send(request).await.map_err(|e| {
+            mutation_error(
+                "create",
+                Kind::Pod,
+                Some("eviction"),
+                Some(namespace),
+                self.live.cluster_url(),
+                e,
+            )
+        })?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(|e| Error::Internal(format!("reading the eviction answer: {e}")))?;
+        // A Status is small; a hostile or broken answer is cut, never kept whole.
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).to_string();
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let message = value
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| text.chars().take(500).collect());
+        let causes = value
+            .pointer("/details/causes")
+            .and_then(Value::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(|c| c.get("message").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(EvictionReply {
+            status,
+            message,
+            causes,
+        })
     }
 
     /// Deletes a MigrationPolicy; false when it was already gone.

@@ -387,7 +387,7 @@ pub(crate) async fn finish(
 /// The diagnosis `vmctl explain` gives, from the evidence read the same way (the same
 /// code, with its tolerance of what a namespaced user may not read); None when even the
 /// VMI's namespace cannot be read.
-async fn diagnose(
+pub(crate) async fn diagnose(
     ctx: &Context,
     last_seen: Option<&VirtualMachineInstanceMigration>,
     name: &str,

@@ -1,5 +1,6 @@
 //! Operations that change the cluster and follow them to the end (`migrate`, `status --watch`;
 //! `drain` next): the layer that joins the follower, the renderers and the context.
 
+pub mod drain;
 pub mod migrate;
 pub mod status_watch;

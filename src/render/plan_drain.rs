@@ -191,13 +191,15 @@ pub fn render_table(
                 } else {
                     ""
                 }
-            )) + "\n";
+            ));
             let tone = if i.point_of_no_return {
                 Tone::Bad
             } else {
                 Tone::Warn
             };
+            // The newline outside the paint: painted text is escaped.
             out.push_str(&style.paint(&line, tone));
+            out.push('\n');
         }
     }
     if !plan.skipped.is_empty() {

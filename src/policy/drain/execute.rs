@@ -596,6 +596,13 @@ impl DrainRun {
         events
     }
 
+    /// Every pod was evicted, handed to KubeVirt, is gone or blocks (`--no-wait` ends here).
+    pub fn handed_off(&self) -> bool {
+        self.pods
+            .values()
+            .all(|t| !matches!(t.state, PodState::Waiting { .. }))
+    }
+
     /// Over, and how; `None` while anything can still move.
     pub fn outcome(&self) -> Option<Outcome> {
         let mut blocked = false;

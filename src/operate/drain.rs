@@ -1,0 +1,587 @@
+//! `vmctl drain`: the plan, the checks, the cordon, the evictions and the follow to the end.
+//!
+//! gather (`evidence::drain_inputs`, the plan `plan-drain` makes; the pods on the nodes as
+//! `kubectl drain` lists them) → decide (`policy::drain::evict::select_pods`, the plan's
+//! verdict and shutdowns) → act (cordon, then evictions sent from the follower's tick) →
+//! follow (`migration::follow::follow` with [`Draining`] as the observer: the watches' view
+//! goes to `policy::drain::execute::DrainRun`, whose events `render::drain` shows) → the
+//! summary. A failed migration gets `explain`'s diagnosis inline.
+
+use std::collections::{BTreeSet, HashSet};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::json;
+
+use crate::cli::DrainArgs;
+use crate::cluster::live::LiveSource;
+use crate::cluster::{Kind, Query, list_as};
+use crate::context::{AnySource, Context};
+use crate::error::{Error, Result, exit};
+use crate::migration::follow::{
+    Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, Update, follow,
+};
+use crate::migration::kubevirt::KubeVirtDriver;
+use crate::model::{Pod, VirtualMachineInstanceMigration};
+use crate::policy::drain::evict::{PodFilters, PodSelection, read_answer, select_pods};
+use crate::policy::drain::execute::{
+    DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
+};
+use crate::policy::drain::{DrainPlan, Verdict, VmiPlan, plan_drain};
+use crate::render::drain::{DrainOutput, DrainResult, Summary};
+use crate::render::{OutputFormat, stderr_line, stderr_text};
+use crate::text::printable;
+
+/// RFC 3339, now.
+fn now() -> String {
+    Timestamp::now().to_string()
+}
+
+/// What a shut-down VM does next, in words, from its VM's runStrategy.
+fn comes_back(v: &VmiPlan) -> String {
+    match (v.vm.as_deref(), v.run_strategy.as_deref()) {
+        (None, _) => "does not come back (no VM owns it)".into(),
+        (Some(_), Some("Always") | None) => "its VM starts it again elsewhere (runStrategy Always)".into(),
+        (Some(_), Some("RerunOnFailure")) => {
+            "its VM starts it again if KubeVirt counts the stop as a failure (runStrategy RerunOnFailure)".into()
+        }
+        (Some(_), Some(other)) => format!("does not come back (runStrategy {other})"),
+    }
+}
+
+/// The pods on the nodes, listed the way kubectl drain lists them (`spec.nodeName=NODE`,
+/// narrowed by `--pod-selector`).
+async fn pods_on(ctx: &Context, args: &DrainArgs) -> Result<Vec<Pod>> {
+    let mut pods = Vec::new();
+    for node in &args.nodes {
+        let mut q = Query::all().with_fields(&format!("spec.nodeName={node}"))?;
+        if let Some(sel) = &args.pod_selector {
+            q = q.with_label(sel)?;
+        }
+        pods.extend(list_as::<Pod>(&ctx.source, Kind::Pod, &q).await?);
+    }
+    Ok(pods)
+}
+
+/// Why the drain must not start; empty when it may.
+fn refusals(args: &DrainArgs, plan: &DrainPlan, selection: &PodSelection) -> Vec<String> {
+    let mut reasons = selection.errors.clone();
+    if plan.verdict == Verdict::WillBlock && !args.force_partial {
+        let blockers: Vec<String> = plan
+            .blockers
+            .iter()
+            .filter(|b| b.blocking)
+            .map(|b| format!("{} {}: {}", b.kind, b.name, b.reason))
+            .collect();
+        reasons.push(format!(
+            "the plan says will-block ({}); --force-partial drains what can leave and lists the blockers at the end",
+            blockers.join("; ")
+        ));
+    }
+    reasons
+}
+
+/// The VMs the drain shuts down, one line each.
+fn shutdown_lines(plan: &DrainPlan) -> Vec<String> {
+    plan.vmis
+        .iter()
+        .filter(|v| v.action.stops_the_vm())
+        .map(|v| format!("{} ({}): {}", v.id(), v.action.as_str(), comes_back(v)))
+        .collect()
+}
+
+/// Asks on the terminal; false on anything but yes.
+fn confirm(question: &str) -> bool {
+    stderr_text(&format!("{question} [y/N] "));
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes")
+}
+
+/// The commands that resume or give up a drain.
+fn resume_commands(args: &DrainArgs, migrating: &[(String, String)]) -> Vec<String> {
+    let mut again = format!("resume: vmctl drain {}", args.nodes.join(" "));
+    for (flag, on) in [
+        ("--ignore-daemonsets", args.ignore_daemonsets),
+        ("--delete-emptydir-data", args.delete_emptydir_data),
+        ("--force", args.force),
+        ("--allow-shutdowns", args.allow_shutdowns),
+        ("--force-partial", args.force_partial),
+    ] {
+        if on {
+            again.push(' ');
+            again.push_str(flag);
+        }
+    }
+    if let Some(sel) = &args.pod_selector {
+        again.push_str(&format!(" --pod-selector '{sel}'"));
+    }
+    let mut out = vec![again];
+    for node in &args.nodes {
+        out.push(format!("give up: kubectl uncordon {node}"));
+    }
+    for (ns, vmi) in migrating {
+        out.push(format!(
+            "stop an evacuation: vmctl abort vm/{vmi} -n {ns} --evacuation"
+        ));
+    }
+    out
+}
+
+/// Runs `vmctl drain`; the exit code.
+pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
+    let live = match &ctx.source {
+        AnySource::Live(l) => Some(l),
+        AnySource::Snapshot(_) if args.dry_run => None,
+        AnySource::Snapshot(_) => {
+            return Err(Error::usage(
+                "drain changes a cluster: it cannot run on a snapshot (--from); --dry-run can",
+            ));
+        }
+    };
+    let out = DrainOutput::new(ctx.style, ctx.output);
+
+    // ---- gather and decide
+    let inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
+    for w in crate::model::unknown::warnings(
+        inputs.vmis.iter().chain(&inputs.incoming),
+        &inputs.vmims,
+        &inputs.kubevirt,
+    ) {
+        ctx.warn(w);
+    }
+    let plan = plan_drain(&inputs);
+    let pods = pods_on(ctx, args).await?;
+    let selection = select_pods(
+        &pods,
+        PodFilters {
+            ignore_daemonsets: args.ignore_daemonsets,
+            delete_emptydir_data: args.delete_emptydir_data,
+            force: args.force,
+        },
+    );
+    show_plan(ctx, &out, &plan, &selection)?;
+
+    let mut reasons = refusals(args, &plan, &selection);
+    let shutdowns = shutdown_lines(&plan);
+    if !shutdowns.is_empty() && !args.allow_shutdowns {
+        let ask = reasons.is_empty()
+            && !args.dry_run
+            && std::io::stdin().is_terminal()
+            && std::io::stderr().is_terminal();
+        let yes = ask && {
+            stderr_line(&format!(
+                "the drain shuts down {} VM(s):\n  {}",
+                shutdowns.len(),
+                printable(&shutdowns.join("\n  "))
+            ));
+            confirm("shut them down?")
+        };
+        if !yes {
+            reasons.push(format!(
+                "the drain shuts down {} VM(s) and --allow-shutdowns was not given: {}",
+                shutdowns.len(),
+                shutdowns.join("; ")
+            ));
+        }
+    }
+    if !reasons.is_empty() {
+        let summary = Summary {
+            result: if args.dry_run {
+                DrainResult::DryRun
+            } else {
+                DrainResult::Refused
+            },
+            nodes: args.nodes.clone(),
+            account: Default::default(),
+            resume: Vec::new(),
+            reasons,
+        };
+        out.summary(&now(), &summary)?;
+        return Ok(exit::FINDING);
+    }
+
+    if args.dry_run {
+        for node in &args.nodes {
+            out.doc(
+                &now(),
+                "would-cordon",
+                json!({"node": node}),
+                &format!("would cordon node/{}", printable(node)),
+            )?;
+        }
+        for p in &selection.evict {
+            let what = match &p.vmi {
+                Some(v) => format!(
+                    "would evict pod {}/{} (vm {}: {})",
+                    printable(&p.namespace),
+                    printable(&p.name),
+                    printable(v),
+                    plan.vmis
+                        .iter()
+                        .find(|x| x.namespace == p.namespace && &x.name == v)
+                        .map_or("-", |x| x.action.as_str())
+                ),
+                None => format!(
+                    "would evict pod {}/{}",
+                    printable(&p.namespace),
+                    printable(&p.name)
+                ),
+            };
+            out.doc(
+                &now(),
+                "would-evict",
+                json!({"namespace": p.namespace, "pod": p.name, "vmi": p.vmi}),
+                &what,
+            )?;
+        }
+        let summary = Summary {
+            result: DrainResult::DryRun,
+            nodes: args.nodes.clone(),
+            account: Default::default(),
+            resume: Vec::new(),
+            reasons: Vec::new(),
+        };
+        out.summary(&now(), &summary)?;
+        return Ok(exit::OK);
+    }
+    let Some(live) = live else {
+        return Err(Error::Internal("no live cluster to drain".into()));
+    };
+
+    // ---- act: cordon, then evict and follow
+    let driver = KubeVirtDriver::new(live);
+    for node in &args.nodes {
+        let already = inputs
+            .nodes
+            .iter()
+            .find(|n| crate::policy::scheduling::node_name(n) == node)
+            .and_then(|n| n.spec.as_ref())
+            .and_then(|s| s.unschedulable)
+            .unwrap_or(false);
+        if !already {
+            driver.cordon(node).await?;
+        }
+        let line = if already {
+            format!("node/{} already cordoned", printable(node))
+        } else {
+            format!("node/{} cordoned", printable(node))
+        };
+        out.doc(
+            &now(),
+            "cordoned",
+            json!({"node": node, "alreadyCordoned": already}),
+            &line,
+        )?;
+    }
+    let run = DrainRun::new(
+        &selection,
+        &actions_of(&plan),
+        Settings {
+            max_parallel: args.max_parallel,
+            ..Settings::default()
+        },
+    );
+    // Migrations already over when the drain started are history, not the drain's.
+    let history: HashSet<Key> = inputs
+        .vmims
+        .iter()
+        .filter(|m| m.is_final())
+        .map(|m| (m.namespace().to_string(), m.name().to_string()))
+        .collect();
+    follow_drain(ctx, live, args, &out, run, history).await
+}
+
+fn show_plan(
+    ctx: &Context,
+    out: &DrainOutput,
+    plan: &DrainPlan,
+    selection: &PodSelection,
+) -> Result<()> {
+    for (pod, why) in &selection.skipped {
+        if !out.json {
+            stderr_line(&format!("Warning: {}: {}", printable(why), printable(pod)));
+        }
+    }
+    for (pod, why) in &selection.warnings {
+        if !out.json {
+            stderr_line(&format!("Warning: {}: {}", printable(why), printable(pod)));
+        }
+    }
+    if out.json {
+        let fields = json!({
+            "nodes": plan.nodes,
+            "verdict": plan.verdict,
+            "estimatedDurationSeconds": plan.estimated_duration_seconds,
+            "vmis": plan.vmis,
+            "blockers": plan.blockers,
+            "pods": selection.evict,
+            "skipped": selection.skipped.iter().map(|(p, w)| json!({"pod": p, "why": w})).collect::<Vec<_>>(),
+            "podWarnings": selection.warnings.iter().map(|(p, w)| json!({"pod": p, "why": w})).collect::<Vec<_>>(),
+            "errors": selection.errors,
+            "warnings": ctx.warnings(),
+        });
+        return out.doc(&now(), "plan", fields, "");
+    }
+    let table = crate::render::plan_drain::render_table(
+        plan,
+        ctx.style,
+        ctx.output == OutputFormat::Wide,
+        &ctx.now.to_string(),
+        &ctx.source_description(),
+    );
+    crate::render::write_stdout(&format!("{table}\n"))
+}
+
+/// Follows the drain to its end: evictions from the tick, the watches' view into the run.
+async fn follow_drain(
+    ctx: &'static Context,
+    live: &LiveSource,
+    args: &DrainArgs,
+    out: &DrainOutput,
+    run: DrainRun,
+    history: HashSet<Key>,
+) -> Result<i32> {
+    let started = Instant::now();
+    let pods = match args.nodes.as_slice() {
+        [one] => Query::all().with_fields(&format!("spec.nodeName={one}"))?,
+        // A field selector takes one node: with several, every pod (filtered here).
+        _ => Query::all(),
+    };
+    let spec = FollowSpec::of(Query::all(), Query::all())
+        .with_pods(pods, None)
+        .with_tick(Duration::from_secs(1))
+        .with_deadline(args.timeout.filter(|t| !t.is_zero()).map(|t| started + t));
+    let mut follower = Follower::new(live, spec);
+    let mut draining = Draining {
+        ctx,
+        driver: KubeVirtDriver::new(live),
+        out,
+        run,
+        history,
+        ready: BTreeSet::new(),
+        started,
+        grace: args.grace_period.filter(|g| *g >= 0),
+        no_wait: args.no_wait,
+        announced: HashSet::new(),
+    };
+    let ending = follow(&mut follower, &mut draining).await?;
+    let account = draining.run.account();
+    let migrating: Vec<(String, String)> = account
+        .migrating
+        .iter()
+        .map(|m| (m.namespace.clone(), m.vmi.clone()))
+        .collect();
+    let (result, code) = match ending {
+        Ending::Done => match draining.run.outcome() {
+            Some(Outcome::Drained) => (DrainResult::Drained, exit::OK),
+            Some(Outcome::Blocked) => (DrainResult::Blocked, exit::FINDING),
+            None => (DrainResult::HandedOff, exit::OK),
+        },
+        Ending::Stopped(Stop::Interrupted) => (DrainResult::Interrupted, exit::INTERRUPTED),
+        Ending::Stopped(Stop::DeadlinePassed) => (DrainResult::Timeout, exit::TIMEOUT),
+    };
+    let resume = if result == DrainResult::Drained {
+        Vec::new()
+    } else {
+        resume_commands(args, &migrating)
+    };
+    let summary = Summary {
+        result,
+        nodes: args.nodes.clone(),
+        account,
+        resume,
+        reasons: Vec::new(),
+    };
+    out.summary(&now(), &summary)?;
+    Ok(code)
+}
+
+/// The drain's observer: the watches' view goes to the run; the tick sends the evictions.
+struct Draining<'a> {
+    ctx: &'static Context,
+    driver: KubeVirtDriver<'a>,
+    out: &'a DrainOutput,
+    run: DrainRun,
+    /// VMIMs final before the drain started.
+    history: HashSet<Key>,
+    ready: BTreeSet<Kind>,
+    started: Instant,
+    grace: Option<i64>,
+    no_wait: bool,
+    /// Pods whose first eviction was shown.
+    announced: HashSet<Key>,
+}
+
+impl Draining<'_> {
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn listed(&self) -> bool {
+        self.ready.len() == 3
+    }
+
+    /// The drain's pods and VMs as the watches show them.
+    fn world(&self, mirror: &Mirror) -> World {
+        let mut world = World::default();
+        for key in self.run.pod_keys() {
+            if let Some(p) = mirror.pods.get(key) {
+                let phase = p
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.phase.clone())
+                    .unwrap_or_default();
+                world.pods.insert(key.clone(), phase);
+            }
+        }
+        for key in self.run.vm_keys() {
+            let vmi = mirror.vmis.get(key);
+            let newest = mirror
+                .vmims_by_vmi
+                .get(key)
+                .into_iter()
+                .flatten()
+                .map(|name| (key.0.clone(), name.clone()))
+                .filter(|k| !self.history.contains(k))
+                .filter_map(|k| mirror.vmims.get(&k))
+                .max_by(|a, b| {
+                    (
+                        a.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                        a.name(),
+                    )
+                        .cmp(&(
+                            b.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                            b.name(),
+                        ))
+                });
+            let migration = newest.map(|m| seen_migration(m, vmi.map(|v| &**v)));
+            world.vms.insert(
+                key.clone(),
+                VmSeen {
+                    exists: vmi.is_some(),
+                    node: vmi.and_then(|v| v.status.node_name.clone()),
+                    phase: vmi
+                        .and_then(|v| v.status.phase.as_ref())
+                        .map(|p| p.as_str().to_string())
+                        .unwrap_or_default(),
+                    evacuation_node: vmi.and_then(|v| v.status.evacuation_node_name.clone()),
+                    migration,
+                },
+            );
+        }
+        world
+    }
+
+    /// Shows an event; a failed migration with the diagnosis `explain` gives.
+    async fn show(&self, event: &Event, mirror: &Mirror) -> Result<()> {
+        let diagnosis = match event {
+            Event::MigrationFailed {
+                namespace,
+                vmi,
+                migration,
+                ..
+            } => {
+                let last = mirror
+                    .vmims
+                    .get(&(namespace.clone(), migration.clone()))
+                    .map(|m| VirtualMachineInstanceMigration::clone(m));
+                super::migrate::diagnose(self.ctx, last.as_ref(), vmi)
+                    .await
+                    .map(|r| r.diagnosis)
+            }
+            _ => None,
+        };
+        self.out.event(&now(), event, diagnosis.as_ref())
+    }
+}
+
+/// A VMIM as the drain reads it, with its VMI's migration state when it is this one's.
+fn seen_migration(
+    m: &VirtualMachineInstanceMigration,
+    vmi: Option<&crate::model::VirtualMachineInstance>,
+) -> MigrationSeen {
+    let state = vmi
+        .and_then(|v| v.status.migration_state.as_ref())
+        .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid())
+        .or(m.status.migration_state.as_ref());
+    let failure = state.and_then(|s| s.failure_reason.clone()).or_else(|| {
+        m.status
+            .conditions
+            .iter()
+            .find(|c| c.status == "True" && c.message.is_some())
+            .and_then(|c| c.message.clone())
+    });
+    MigrationSeen {
+        name: m.name().to_string(),
+        phase: m.phase().as_str().to_string(),
+        source_node: state.and_then(|s| s.source_node.clone()),
+        target_node: state.and_then(|s| s.target_node.clone()),
+        source_pod: state.and_then(|s| s.source_pod.clone()),
+        target_pod: state.and_then(|s| s.target_pod.clone()),
+        mode: state
+            .and_then(|s| s.mode.as_ref())
+            .map(|m| m.as_str().to_string()),
+        failure,
+        evacuation: m.evacuation_node().is_some(),
+    }
+}
+
+impl Observer for Draining<'_> {
+    fn update(&mut self, update: &Update) {
+        if let Update::Changed { kind, listed: true } = update {
+            self.ready.insert(*kind);
+        }
+        if let Update::Reconnecting(r) = update {
+            stderr_line(&crate::render::follow::reconnecting(
+                &Timestamp::now().strftime("%H:%M:%S").to_string(),
+                r,
+            ));
+        }
+    }
+
+    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
+        if !self.listed() {
+            return Ok(false);
+        }
+        let world = self.world(mirror);
+        let now_ms = self.now_ms();
+        for event in self.run.observe(&world, now_ms) {
+            self.show(&event, mirror).await?;
+        }
+        Ok(self.run.outcome().is_some() || (self.no_wait && self.run.handed_off()))
+    }
+
+    async fn tick(&mut self) -> Result<()> {
+        if !self.listed() {
+            return Ok(());
+        }
+        for pod in self.run.due(self.now_ms()) {
+            let key = pod.key();
+            if self.announced.insert(key.clone()) {
+                self.out.event(
+                    &now(),
+                    &Event::Evicting {
+                        namespace: pod.namespace.clone(),
+                        pod: pod.name.clone(),
+                        vmi: pod.vmi.clone(),
+                    },
+                    None,
+                )?;
+            }
+            let reply = self
+                .driver
+                .evict(&pod.namespace, &pod.name, self.grace)
+                .await?;
+            let answer = read_answer(reply.status, &reply.message, &reply.causes);
+            let now_ms = self.now_ms();
+            for event in self.run.answered(&key, &answer, now_ms) {
+                self.out.event(&now(), &event, None)?;
+            }
+        }
+        Ok(())
+    }
+}

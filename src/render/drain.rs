@@ -1,0 +1,432 @@
+//! `vmctl drain`'s output: one line per change (kubectl's words where kubectl has them), or
+//! one JSON object per line (`kind: DrainEvent`), and the summary at the end.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{OutputFormat, Style, Tone};
+use crate::policy::drain::execute::{Account, Event};
+use crate::text::printable;
+use crate::triage::Diagnosis;
+
+/// How the drain ended, for the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DrainResult {
+    Drained,
+    Blocked,
+    Timeout,
+    Interrupted,
+    Refused,
+    DryRun,
+    /// `--no-wait`: every eviction accepted or handed to KubeVirt.
+    HandedOff,
+}
+
+/// The last event: where everything stands and what to type next.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub result: DrainResult,
+    pub nodes: Vec<String>,
+    #[serde(flatten)]
+    pub account: Account,
+    /// The commands to resume or give up.
+    pub resume: Vec<String>,
+    /// Why it was refused (with `result: refused`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// The event envelope every line of `-o json` has.
+pub fn event_json(time: &str, event: &Event, diagnosis: Option<&Diagnosis>) -> Value {
+    let mut v = json!({
+        "apiVersion": crate::model::VMCTL_API_VERSION,
+        "kind": "DrainEvent",
+        "time": time,
+    });
+    if let (Some(map), Ok(Value::Object(fields))) = (v.as_object_mut(), serde_json::to_value(event))
+    {
+        map.extend(fields);
+        if let Some(d) = diagnosis {
+            map.insert("diagnosis".into(), brief(d));
+        }
+    }
+    v
+}
+
+/// A document that is not an [`Event`] (the plan, a cordon, the summary) in the envelope.
+pub fn doc_json(time: &str, kind: &str, fields: Value) -> Value {
+    let mut v = json!({
+        "apiVersion": crate::model::VMCTL_API_VERSION,
+        "kind": "DrainEvent",
+        "time": time,
+        "type": kind,
+    });
+    if let (Some(map), Value::Object(fields)) = (v.as_object_mut(), fields) {
+        map.extend(fields);
+    }
+    v
+}
+
+fn brief(d: &Diagnosis) -> Value {
+    json!({
+        "plane": d.plane,
+        "cause": d.cause,
+        "summary": d.summary,
+        "nextSteps": d.next_steps,
+    })
+}
+
+/// One line per event (several for a failed migration with its diagnosis).
+pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -> Vec<String> {
+    let vm = |ns: &str, vmi: &str| format!("vm {}/{}", printable(ns), printable(vmi));
+    let line = match event {
+        Event::Evicting {
+            namespace,
+            pod,
+            vmi,
+        } => match vmi {
+            Some(v) => format!(
+                "evicting pod {}/{} ({})",
+                printable(namespace),
+                printable(pod),
+                vm(namespace, v)
+            ),
+            None => format!("evicting pod {}/{}", printable(namespace), printable(pod)),
+        },
+        // kubectl says "evicted" once the pod is gone; the acceptance is JSON only.
+        Event::Evicted { .. } => return Vec::new(),
+        Event::PodGone { namespace, pod } => {
+            format!("pod/{} evicted ({})", printable(pod), printable(namespace))
+        }
+        Event::EvacuationStarted {
+            namespace,
+            vmi,
+            node,
+        } => format!(
+            "{}: KubeVirt is evacuating it from {} (evacuationNodeName set); following its migration",
+            vm(namespace, vmi),
+            printable(node)
+        ),
+        Event::Waiting {
+            namespace,
+            pod,
+            reason,
+            pdb,
+            message,
+            retry_seconds,
+            ..
+        } => {
+            let what = match (reason.as_str(), pdb) {
+                ("pdb", Some(p)) => format!("waiting for PodDisruptionBudget {}", printable(p)),
+                ("pdb", None) => "waiting for a PodDisruptionBudget".to_string(),
+                ("target-pod", _) => "a migration's target pod".to_string(),
+                (r, _) => format!("refused ({r})"),
+            };
+            format!(
+                "pod {}/{}: {what}: {}; asking again every {retry_seconds}s",
+                printable(namespace),
+                printable(pod),
+                printable(message)
+            )
+        }
+        Event::Migration {
+            namespace,
+            vmi,
+            migration,
+            phase,
+            source_node,
+            target_node,
+            source_pod,
+            target_pod,
+            mode,
+            point_of_no_return,
+            ..
+        } => {
+            let mut l = format!(
+                "{}: migration {} {} {} → {}",
+                vm(namespace, vmi),
+                printable(migration),
+                printable(phase),
+                printable(source_node.as_deref().unwrap_or("?")),
+                printable(target_node.as_deref().unwrap_or("?"))
+            );
+            if source_pod.is_some() || target_pod.is_some() {
+                l.push_str(&format!(
+                    " (source pod {}, target pod {})",
+                    printable(source_pod.as_deref().unwrap_or("-")),
+                    printable(target_pod.as_deref().unwrap_or("-"))
+                ));
+            }
+            if let Some(m) = mode {
+                l.push_str(&format!(" mode {}", printable(m)));
+            }
+            if *point_of_no_return {
+                l.push_str(&format!(
+                    " — {}",
+                    style.paint(
+                        "post-copy: the point of no return (an abort or a network failure now loses the guest)",
+                        Tone::Bad
+                    )
+                ));
+            }
+            l
+        }
+        Event::MigrationFailed {
+            namespace,
+            vmi,
+            migration,
+            reason,
+            failures,
+            retry,
+        } => {
+            let mut lines = vec![format!(
+                "{}: migration {} failed: {}",
+                vm(namespace, vmi),
+                printable(migration),
+                printable(reason.as_deref().unwrap_or("no reason recorded"))
+            )];
+            if let Some(d) = diagnosis {
+                lines.push(format!(
+                    "  diagnosis: {} plane · {}: {}",
+                    d.plane.as_str(),
+                    d.cause,
+                    printable(&d.summary)
+                ));
+                if let Some(step) = d.next_steps.first() {
+                    lines.push(format!("  next: {}", printable(step)));
+                }
+            }
+            lines.push(if *retry {
+                format!(
+                    "  KubeVirt tries again after a backoff (20 s, doubling per failure); failure {failures}, vmctl waits up to 3"
+                )
+            } else {
+                "  no retry: the VM is no longer marked for evacuation, or vmctl stops waiting".to_string()
+            });
+            return lines;
+        }
+        Event::Moved {
+            namespace,
+            vmi,
+            from,
+            to,
+            migration,
+        } => format!(
+            "{} moved {} → {}{}",
+            vm(namespace, vmi),
+            printable(from),
+            printable(to),
+            migration
+                .as_ref()
+                .map(|m| format!(" (migration {})", printable(m)))
+                .unwrap_or_default()
+        ),
+        Event::Stopped {
+            namespace,
+            vmi,
+            back_on,
+        } => format!(
+            "{} shut down{}",
+            vm(namespace, vmi),
+            match back_on {
+                Some(n) => format!(" (its VM started it again on {})", printable(n)),
+                None => String::new(),
+            }
+        ),
+        Event::Blocked {
+            namespace,
+            pod,
+            vmi,
+            reason,
+            message,
+        } => {
+            let who = match vmi {
+                Some(v) => vm(namespace, v),
+                None => format!("pod {}/{}", printable(namespace), printable(pod)),
+            };
+            format!(
+                "{} {}: {reason}: {}",
+                who,
+                style.paint("blocks the drain", Tone::Bad),
+                printable(message)
+            )
+        }
+    };
+    vec![line]
+}
+
+/// The summary, in lines.
+pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
+    let nodes = s
+        .nodes
+        .iter()
+        .map(|n| printable(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let a = &s.account;
+    let mut out = vec![match s.result {
+        DrainResult::Drained => s
+            .nodes
+            .iter()
+            .map(|n| format!("node/{} drained", printable(n)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        DrainResult::Blocked => format!(
+            "{}: {nodes} not drained, {} pods left",
+            style.paint("blocked", Tone::Bad),
+            a.pods_left
+        ),
+        DrainResult::Timeout => format!("--timeout reached: {nodes} not drained yet"),
+        DrainResult::Interrupted => format!("interrupted: {nodes} stays cordoned"),
+        DrainResult::Refused => format!("not drained: nothing was changed on {nodes}"),
+        DrainResult::DryRun => format!("dry run: nothing was changed on {nodes}"),
+        DrainResult::HandedOff => {
+            format!("{nodes}: every pod evicted or handed to KubeVirt; the VMs are on their way")
+        }
+    }];
+    for r in &s.reasons {
+        out.push(format!("  {}", printable(r)));
+    }
+    if !a.moved.is_empty() {
+        out.push(format!("  moved ({}):", a.moved.len()));
+        for m in &a.moved {
+            out.push(format!(
+                "    {}/{} {} → {}",
+                printable(&m.namespace),
+                printable(&m.vmi),
+                printable(&m.from),
+                printable(&m.to)
+            ));
+        }
+    }
+    if !a.stopped.is_empty() {
+        out.push(format!("  shut down: {}", printable(&a.stopped.join(", "))));
+    }
+    if !a.migrating.is_empty() {
+        out.push(format!("  still migrating ({}):", a.migrating.len()));
+        for m in &a.migrating {
+            out.push(format!(
+                "    {}/{} {} {}",
+                printable(&m.namespace),
+                printable(&m.vmi),
+                printable(m.migration.as_deref().unwrap_or("(no migration yet)")),
+                printable(m.phase.as_deref().unwrap_or(""))
+            ));
+        }
+    }
+    if !a.blocked.is_empty() {
+        out.push(format!("  blocked ({}):", a.blocked.len()));
+        for b in &a.blocked {
+            let who = match &b.vmi {
+                Some(v) => format!("vm {}/{}", printable(&b.namespace), printable(v)),
+                None => format!("pod {}/{}", printable(&b.namespace), printable(&b.pod)),
+            };
+            out.push(format!(
+                "    {who}: {}: {}",
+                printable(&b.reason),
+                printable(&b.message)
+            ));
+        }
+    }
+    for r in &s.resume {
+        out.push(format!("  {}", printable(r)));
+    }
+    out
+}
+
+/// Where a drain's lines go: stdout, as lines or JSON objects.
+pub struct DrainOutput {
+    pub style: Style,
+    pub json: bool,
+}
+
+impl DrainOutput {
+    pub fn new(style: Style, output: OutputFormat) -> Self {
+        DrainOutput {
+            style,
+            json: output.is_structured(),
+        }
+    }
+
+    pub fn event(
+        &self,
+        time: &str,
+        event: &Event,
+        diagnosis: Option<&Diagnosis>,
+    ) -> crate::error::Result<()> {
+        if self.json {
+            return super::write_stdout(&format!("{}\n", event_json(time, event, diagnosis)));
+        }
+        let clock = short_time(time);
+        let mut text = String::new();
+        for l in event_lines(self.style, event, diagnosis) {
+            text.push_str(&format!("[{clock}] {l}\n"));
+        }
+        if text.is_empty() {
+            return Ok(());
+        }
+        super::write_stdout(&text)
+    }
+
+    /// A line of vmctl's own (already escaped where it carries cluster text), or its JSON.
+    pub fn doc(
+        &self,
+        time: &str,
+        kind: &str,
+        fields: Value,
+        line: &str,
+    ) -> crate::error::Result<()> {
+        if self.json {
+            super::write_stdout(&format!("{}\n", doc_json(time, kind, fields)))
+        } else {
+            super::write_stdout(&format!("[{}] {line}\n", short_time(time)))
+        }
+    }
+
+    pub fn summary(&self, time: &str, s: &Summary) -> crate::error::Result<()> {
+        if self.json {
+            let fields = serde_json::to_value(s).unwrap_or(Value::Null);
+            return super::write_stdout(&format!("{}\n", doc_json(time, "summary", fields)));
+        }
+        super::write_stdout(&format!("{}\n", summary_lines(self.style, s).join("\n")))
+    }
+}
+
+/// `12:00:01` from an RFC 3339 time.
+fn short_time(time: &str) -> &str {
+    time.get(11..19).unwrap_or(time)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_text_is_escaped_and_post_copy_is_flagged() {
+        let e = Event::Migration {
+            namespace: "prod".into(),
+            vmi: "db\u{1b}[2J".into(),
+            migration: "m".into(),
+            phase: "Running".into(),
+            source_node: Some("node-1".into()),
+            target_node: Some("node-2".into()),
+            source_pod: Some("virt-launcher-db-a".into()),
+            target_pod: Some("virt-launcher-db-b".into()),
+            mode: Some("PostCopy".into()),
+            point_of_no_return: true,
+            evacuation: true,
+        };
+        let lines = event_lines(Style { color: false }, &e, None);
+        assert_eq!(lines.len(), 1);
+        assert!(!lines[0].contains('\u{1b}'), "{lines:?}");
+        assert!(lines[0].contains("point of no return"), "{lines:?}");
+        assert!(lines[0].contains("source pod virt-launcher-db-a, target pod virt-launcher-db-b"));
+        let v = event_json("2026-12-01T12:00:00Z", &e, None);
+        assert_eq!(v["kind"], "DrainEvent");
+        assert_eq!(v["type"], "migration");
+        assert_eq!(v["pointOfNoReturn"], true);
+        assert_eq!(v["targetPod"], "virt-launcher-db-b");
+    }
+}
