@@ -19,8 +19,10 @@ use crate::cluster::live::LiveSource;
 use crate::cluster::{Kind, Query, list_as};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result, exit};
+use crate::migration::Mode;
 use crate::migration::follow::{
-    Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, Update, follow,
+    Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop, Update,
+    follow, read_metrics, sample_from,
 };
 use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::{Pod, VirtualMachineInstanceMigration};
@@ -142,7 +144,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             ));
         }
     };
-    let out = DrainOutput::new(ctx.style, ctx.output);
+    let out = DrainOutput::new(ctx.style, ctx.output, std::io::stdout().is_terminal());
 
     // ---- gather and decide
     let inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
@@ -292,7 +294,22 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
         .filter(|m| m.is_final())
         .map(|m| (m.namespace().to_string(), m.name().to_string()))
         .collect();
-    follow_drain(ctx, live, args, &out, run, history).await
+    let kubevirt_namespace = inputs
+        .kubevirt
+        .as_ref()
+        .and_then(|k| k.metadata.namespace.clone())
+        .unwrap_or_else(|| "kubevirt".to_string());
+    follow_drain(
+        ctx,
+        live,
+        args,
+        &out,
+        run,
+        history,
+        &plan,
+        kubevirt_namespace,
+    )
+    .await
 }
 
 fn show_plan(
@@ -337,6 +354,7 @@ fn show_plan(
 }
 
 /// Follows the drain to its end: evictions from the tick, the watches' view into the run.
+#[allow(clippy::too_many_arguments)]
 async fn follow_drain(
     ctx: &'static Context,
     live: &LiveSource,
@@ -344,8 +362,12 @@ async fn follow_drain(
     out: &DrainOutput,
     run: DrainRun,
     history: HashSet<Key>,
+    plan: &DrainPlan,
+    kubevirt_namespace: String,
 ) -> Result<i32> {
     let started = Instant::now();
+    let estimate_secs = plan.estimated_duration_seconds;
+    let vms_total = run.vm_keys().count();
     let pods = match args.nodes.as_slice() {
         [one] => Query::all().with_fields(&format!("spec.nodeName={one}"))?,
         // A field selector takes one node: with several, every pod (filtered here).
@@ -367,6 +389,12 @@ async fn follow_drain(
         grace: args.grace_period.filter(|g| *g >= 0),
         no_wait: args.no_wait,
         announced: HashSet::new(),
+        streaming: Vec::new(),
+        metrics: std::collections::HashMap::new(),
+        kubevirt_namespace,
+        last_metrics_ms: 0,
+        estimate_secs,
+        vms_total,
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
@@ -414,6 +442,19 @@ struct Draining<'a> {
     no_wait: bool,
     /// Pods whose first eviction was shown.
     announced: HashSet<Key>,
+    /// For the bars: the migrations streaming now (VMIM and VMI as last seen), where their
+    /// metrics come from, and when they were last read.
+    streaming: Vec<(
+        Key,
+        VirtualMachineInstanceMigration,
+        crate::model::VirtualMachineInstance,
+    )>,
+    metrics: std::collections::HashMap<Key, MetricsSource>,
+    kubevirt_namespace: String,
+    last_metrics_ms: u64,
+    /// The plan's estimate, for the ETA.
+    estimate_secs: u64,
+    vms_total: usize,
 }
 
 impl Draining<'_> {
@@ -499,6 +540,65 @@ impl Draining<'_> {
     }
 }
 
+impl Draining<'_> {
+    /// The bars' data: virt-handler's metrics for each streaming migration, every 2 s.
+    async fn read_progress(&mut self) {
+        let now_ms = self.now_ms();
+        if !self.out.has_bars() || now_ms < self.last_metrics_ms + 2000 {
+            return;
+        }
+        self.last_metrics_ms = now_ms;
+        for (key, vmim, vmi) in std::mem::take(&mut self.streaming) {
+            let source =
+                self.metrics
+                    .entry(key.clone())
+                    .or_insert_with(|| MetricsSource::Handler {
+                        kubevirt_namespace: self.kubevirt_namespace.clone(),
+                        pod: None,
+                    });
+            let followed = Followed {
+                vmim: Some(vmim.clone()),
+                vmi: Some(vmi.clone()),
+                ..Followed::default()
+            };
+            if let Ok(m) = read_metrics(&self.driver, source, &followed, &key.0, &key.1).await
+                && !m.is_empty()
+            {
+                let sample = sample_from(&m, now_ms, Mode::PreCopy);
+                self.out.sample(&key.0, &key.1, &sample);
+            }
+            self.streaming.push((key, vmim, vmi));
+        }
+        self.show_totals();
+    }
+
+    /// VMs and pods left, and the ETA: the plan's estimate, or once VMs have moved, the
+    /// time they took on average for each one left.
+    fn show_totals(&self) {
+        let a = self.run.account();
+        let elapsed = self.started.elapsed().as_secs();
+        let done = a.moved.len() + a.stopped.len();
+        let eta = if done > 0 {
+            elapsed / done as u64 * a.vms_left as u64
+        } else {
+            self.estimate_secs.saturating_sub(elapsed)
+        };
+        self.out.totals(&format!(
+            "{} of {} VMs left · {} pods left · {} elapsed · ETA ~{}{}",
+            a.vms_left,
+            self.vms_total,
+            a.pods_left,
+            crate::text::duration(elapsed as i64),
+            crate::text::duration(eta as i64),
+            if a.blocked.is_empty() {
+                String::new()
+            } else {
+                format!(" · {} blocked", a.blocked.len())
+            }
+        ));
+    }
+}
+
 /// A VMIM as the drain reads it, with its VMI's migration state when it is this one's.
 fn seen_migration(
     m: &VirtualMachineInstanceMigration,
@@ -552,6 +652,23 @@ impl Observer for Draining<'_> {
         for event in self.run.observe(&world, now_ms) {
             self.show(&event, mirror).await?;
         }
+        if self.out.has_bars() {
+            self.streaming = world
+                .vms
+                .iter()
+                .filter_map(|(key, seen)| {
+                    let m = seen.migration.as_ref().filter(|m| m.phase == "Running")?;
+                    let vmim = mirror.vmims.get(&(key.0.clone(), m.name.clone()))?;
+                    let vmi = mirror.vmis.get(key)?;
+                    Some((
+                        key.clone(),
+                        VirtualMachineInstanceMigration::clone(vmim),
+                        crate::model::VirtualMachineInstance::clone(vmi),
+                    ))
+                })
+                .collect();
+            self.show_totals();
+        }
         Ok(self.run.outcome().is_some() || (self.no_wait && self.run.handed_off()))
     }
 
@@ -582,6 +699,7 @@ impl Observer for Draining<'_> {
                 self.out.event(&now(), &event, None)?;
             }
         }
+        self.read_progress().await;
         Ok(())
     }
 }

@@ -1,6 +1,9 @@
 //! `vmctl drain`'s output: one line per change (kubectl's words where kubectl has them), or
 //! one JSON object per line (`kind: DrainEvent`), and the summary at the end.
 
+use std::collections::BTreeMap;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -336,17 +339,129 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
     out
 }
 
-/// Where a drain's lines go: stdout, as lines or JSON objects.
+/// The live view on a terminal: the lines scroll above one bar per VM on its way (phase,
+/// source → target, mode, data remaining, dirty rate) and the nodes' totals.
+struct Live {
+    multi: MultiProgress,
+    totals: ProgressBar,
+    vms: BTreeMap<(String, String), ProgressBar>,
+}
+
+impl Live {
+    fn new() -> Live {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
+        let totals = multi.add(ProgressBar::new_spinner());
+        totals.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        totals.enable_steady_tick(std::time::Duration::from_millis(250));
+        Live {
+            multi,
+            totals,
+            vms: BTreeMap::new(),
+        }
+    }
+
+    fn bar(&mut self, namespace: &str, vmi: &str) -> &ProgressBar {
+        let multi = &self.multi;
+        self.vms
+            .entry((namespace.to_string(), vmi.to_string()))
+            .or_insert_with(|| {
+                let b = multi.add(ProgressBar::new(0));
+                b.set_style(
+                    ProgressStyle::with_template(
+                        "  {msg:60!} [{bar:24}] {bytes:>10} of {total_bytes:<10} {prefix}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                b.set_message(format!("{}/{}", printable(namespace), printable(vmi)));
+                b
+            })
+    }
+
+    fn remove(&mut self, namespace: &str, vmi: &str) {
+        if let Some(b) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
+            b.finish_and_clear();
+            self.multi.remove(&b);
+        }
+    }
+
+    /// What an event does to the bars.
+    fn event(&mut self, event: &Event) {
+        match event {
+            Event::EvacuationStarted { namespace, vmi, .. } => {
+                self.bar(namespace, vmi)
+                    .set_prefix("waiting for KubeVirt's migration");
+            }
+            Event::Migration {
+                namespace,
+                vmi,
+                phase,
+                source_node,
+                target_node,
+                mode,
+                point_of_no_return,
+                ..
+            } => {
+                let b = self.bar(namespace, vmi);
+                b.set_message(format!(
+                    "{}/{} {} {}→{}{}",
+                    printable(namespace),
+                    printable(vmi),
+                    printable(phase),
+                    printable(source_node.as_deref().unwrap_or("?")),
+                    printable(target_node.as_deref().unwrap_or("?")),
+                    match (mode, point_of_no_return) {
+                        (_, true) => " POST-COPY (no return)".to_string(),
+                        (Some(m), false) => format!(" {}", printable(m)),
+                        (None, false) => String::new(),
+                    }
+                ));
+            }
+            Event::Moved { namespace, vmi, .. }
+            | Event::Stopped { namespace, vmi, .. }
+            | Event::Blocked {
+                namespace,
+                vmi: Some(vmi),
+                ..
+            } => self.remove(namespace, vmi),
+            _ => {}
+        }
+    }
+}
+
+/// Where a drain's lines go: stdout, as lines or JSON objects; on a terminal the lines
+/// scroll above the live bars.
 pub struct DrainOutput {
     pub style: Style,
     pub json: bool,
+    live: Option<std::sync::Mutex<Live>>,
 }
 
 impl DrainOutput {
-    pub fn new(style: Style, output: OutputFormat) -> Self {
+    /// `tty`: stdout is a terminal (bars); never with -o json|yaml.
+    pub fn new(style: Style, output: OutputFormat, tty: bool) -> Self {
+        let json = output.is_structured();
         DrainOutput {
             style,
-            json: output.is_structured(),
+            json,
+            live: (tty && !json).then(|| std::sync::Mutex::new(Live::new())),
+        }
+    }
+
+    /// Lines to stdout, above the bars when there are bars.
+    fn lines(&self, text: &str) -> crate::error::Result<()> {
+        match &self.live {
+            Some(live) => {
+                let live = live.lock().unwrap_or_else(|e| e.into_inner());
+                for l in text.lines() {
+                    let _ = live.multi.println(l);
+                }
+                Ok(())
+            }
+            None => super::write_stdout(text),
         }
     }
 
@@ -359,6 +474,9 @@ impl DrainOutput {
         if self.json {
             return super::write_stdout(&format!("{}\n", event_json(time, event, diagnosis)));
         }
+        if let Some(live) = &self.live {
+            live.lock().unwrap_or_else(|e| e.into_inner()).event(event);
+        }
         let clock = short_time(time);
         let mut text = String::new();
         for l in event_lines(self.style, event, diagnosis) {
@@ -367,7 +485,39 @@ impl DrainOutput {
         if text.is_empty() {
             return Ok(());
         }
-        super::write_stdout(&text)
+        self.lines(&text)
+    }
+
+    /// Bars are drawn (stdout is a terminal, no -o json|yaml).
+    pub fn has_bars(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// A VM's migration progress (bars only: off a terminal the phases are the lines).
+    pub fn sample(&self, namespace: &str, vmi: &str, s: &crate::migration::JobSample) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
+        let b = live.bar(namespace, vmi);
+        let total = s.total();
+        b.set_length(total);
+        b.set_position(s.remaining().min(total));
+        b.set_prefix(format!(
+            "left · {}/s, dirtying {}/s",
+            crate::text::bytes(s.memory_bps),
+            crate::text::bytes(s.dirty_rate_bps)
+        ));
+    }
+
+    /// The nodes' totals under the bars: VMs and pods left, the ETA.
+    pub fn totals(&self, text: &str) {
+        if let Some(live) = &self.live {
+            live.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .totals
+                .set_message(printable(text));
+        }
     }
 
     /// A line of vmctl's own (already escaped where it carries cluster text), or its JSON.
@@ -381,11 +531,20 @@ impl DrainOutput {
         if self.json {
             super::write_stdout(&format!("{}\n", doc_json(time, kind, fields)))
         } else {
-            super::write_stdout(&format!("[{}] {line}\n", short_time(time)))
+            self.lines(&format!("[{}] {line}\n", short_time(time)))
         }
     }
 
     pub fn summary(&self, time: &str, s: &Summary) -> crate::error::Result<()> {
+        if let Some(live) = &self.live {
+            let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
+            let keys: Vec<(String, String)> = live.vms.keys().cloned().collect();
+            for (ns, vmi) in keys {
+                live.remove(&ns, &vmi);
+            }
+            live.totals.finish_and_clear();
+            let _ = live.multi.clear();
+        }
         if self.json {
             let fields = serde_json::to_value(s).unwrap_or(Value::Null);
             return super::write_stdout(&format!("{}\n", doc_json(time, "summary", fields)));

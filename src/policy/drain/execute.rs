@@ -238,6 +238,8 @@ pub struct Account {
     /// VMs still on their way (evacuation or migration under way).
     pub migrating: Vec<InFlight>,
     pub blocked: Vec<BlockedPod>,
+    /// VMs not moved, stopped or blocked yet.
+    pub vms_left: usize,
     /// Pods evicted and gone.
     pub pods_gone: usize,
     /// Pods still to go (blocked ones included).
@@ -628,6 +630,7 @@ impl DrainRun {
                 if vm.blocked {
                     continue;
                 }
+                a.vms_left += 1;
                 if vm.seen.evacuation_node.is_some()
                     || vm.seen.migration.as_ref().is_some_and(|m| !m.is_final())
                 {
