@@ -183,6 +183,20 @@ impl KubeVirtSim {
     pub fn set_script(&self, script: Script) {
         *self.inner.script.lock().unwrap() = script;
     }
+
+    /// Ticks (of 100 ms) the sim has run so far.
+    pub fn ticks(&self) -> u64 {
+        self.inner.now_tick()
+    }
+
+    /// Blocks until the sim has run `n` more ticks (counts ticks, so a slow machine only
+    /// makes it take longer).
+    pub fn wait_ticks(&self, n: u64) {
+        let until = self.ticks() + n;
+        while self.ticks() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 fn s<'a>(v: &'a Value, p: &str) -> &'a str {
@@ -1408,4 +1422,205 @@ pub fn vmi(name: &str, vm: Option<&str>, labels: Value, migratable: bool) -> Vec
             "spec": {"runStrategy": "Always"}, "status": {"printableStatus": "Running", "ready": true}}));
     }
     out
+}
+
+/// What [`drain_cluster_with`] builds beyond the default.
+#[derive(Debug, Clone)]
+pub struct DrainFixture {
+    /// KubeVirt's `status.observedKubeVirtVersion` (decides the `EvictionRequested`
+    /// condition, v1.7+, and the evacuation VMIM's `spec.priority`, v1.9+).
+    pub version: String,
+    /// Adds the VM `db-01` (LiveMigrate, LiveMigratable=False `DisksNotLiveMigratable`, an
+    /// RWO PVC `db-01-data`): its eviction is denied forever (FACTS §2.1).
+    pub blocker: bool,
+    /// Adds `debug-shell`, a pod with no controller (kubectl drain needs `--force`).
+    pub bare_pod: bool,
+    /// Adds the PDB `frontend-pdb-extra` over the same pods as `frontend-pdb`: evicting a
+    /// frontend pod is then a 500 (more than one PDB).
+    pub second_pdb: bool,
+}
+
+impl Default for DrainFixture {
+    fn default() -> Self {
+        DrainFixture {
+            version: "v1.9.0".into(),
+            blocker: false,
+            bare_pod: false,
+            second_pdb: false,
+        }
+    }
+}
+
+/// [`drain_cluster_with`] with the defaults: no blocker, no bare pod, one PDB.
+pub fn drain_cluster() -> Vec<Value> {
+    drain_cluster_with(&DrainFixture::default())
+}
+
+fn ready_pod(
+    name: &str,
+    ns: &str,
+    node: &str,
+    labels: Value,
+    owner: Option<(&str, &str, &str)>,
+) -> Value {
+    let mut meta =
+        json!({"name": name, "namespace": ns, "uid": format!("pod-{name}"), "labels": labels});
+    if let Some((api_version, kind, owner_name)) = owner {
+        meta["ownerReferences"] = json!([{"apiVersion": api_version, "kind": kind, "name": owner_name,
+            "uid": format!("{}-{owner_name}", kind.to_ascii_lowercase()), "controller": true, "blockOwnerDeletion": true}]);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "registry.example/app:1"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+}
+
+/// A cluster for drain tests, what `kubectl drain node-1` would meet (FACTS §2):
+/// - KubeVirt `fixture.version`, no cluster-wide eviction strategy (each VMI carries its
+///   own, as the v1.1+ mutating webhook copies it); namespaces `prod`, `kubevirt`,
+///   `kube-system`;
+/// - nodes `node-1` (to drain), `node-2` and `node-3` (targets), each with a virt-handler
+///   pod `virt-handler-<n>` (a DaemonSet pod in `kubevirt`);
+/// - on node-1, in `prod`, each VMI with its launcher pod `virt-launcher-<vmi>-abcde`
+///   (ownerReference to the VMI, `controller: true`, Ready):
+///   - `web-01`: VM and VMI, `LiveMigrate`, migratable → evacuated by a migration;
+///   - `batch-01`: a bare VMI (no VM), `LiveMigrate`, migratable → evacuated;
+///   - `scratch-01`: VM and VMI, eviction strategy `None`, `runStrategy: Always` → its pod
+///     is evicted, the VMI fails and the VM restarts it on another node;
+///   - `db-01` (only with `blocker`): `LiveMigrate` but not migratable → blocks;
+/// - non-VM pods on node-1: `frontend-7d9f8b6c5d-x2x9q` (Deployment: ownerReference
+///   ReplicaSet `frontend-7d9f8b6c5d`, labels `app=frontend`; its sibling
+///   `frontend-7d9f8b6c5d-k8m4p` runs on node-2), `node-exporter-7xk2p` (DaemonSet, in
+///   `kube-system`), `cache-6b8d9c7f4-q9w2e` (ReplicaSet, an `emptyDir` volume),
+///   `kube-vip-node-1` (a mirror pod: annotation `kubernetes.io/config.mirror`, owner the
+///   Node), and with `bare_pod` `debug-shell` (no owner);
+/// - the PDB `frontend-pdb` (`minAvailable: 1`, `app=frontend`, 2 healthy of 1 desired,
+///   `disruptionsAllowed: 1`), and with `second_pdb` also `frontend-pdb-extra`.
+pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
+    let mut objects = vec![json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {}}, "status": {"observedKubeVirtVersion": fixture.version, "phase": "Deployed"}})];
+    for ns in ["prod", "kubevirt", "kube-system"] {
+        objects.push(json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}));
+    }
+    for node in ["node-1", "node-2", "node-3"] {
+        objects.push(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node, "labels": {"kubevirt.io/schedulable": "true", "kubernetes.io/hostname": node}},
+            "spec": {}, "status": {"allocatable": {"memory": "64Gi", "cpu": "32"},
+                "conditions": [{"type": "Ready", "status": "True"}]}}));
+        objects.push(ready_pod(
+            &format!("virt-handler-{}", &node[5..]),
+            "kubevirt",
+            node,
+            json!({"kubevirt.io": "virt-handler"}),
+            Some(("apps/v1", "DaemonSet", "virt-handler")),
+        ));
+    }
+    let mut vms = vec![
+        ("web-01", Some("web-01"), "LiveMigrate", true),
+        ("batch-01", None, "LiveMigrate", true),
+        ("scratch-01", Some("scratch-01"), "None", true),
+    ];
+    if fixture.blocker {
+        vms.push(("db-01", Some("db-01"), "LiveMigrate", false));
+    }
+    for (name, vm, strategy, migratable) in vms {
+        let app = name.split('-').next().unwrap_or(name);
+        for mut object in vmi(
+            name,
+            vm,
+            json!({"app": app, "kubevirt.io/nodeName": "node-1"}),
+            migratable,
+        ) {
+            match s(&object, "/kind") {
+                "VirtualMachineInstance" => {
+                    object["spec"]["evictionStrategy"] = json!(strategy);
+                    if !migratable {
+                        object["spec"]["volumes"] = json!([{"name": "data",
+                            "persistentVolumeClaim": {"claimName": format!("{name}-data")}}]);
+                    }
+                }
+                "VirtualMachine" => {
+                    object["spec"]["template"] = json!({"spec": {"evictionStrategy": strategy}});
+                }
+                "Pod" => {
+                    object["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubevirt.io/v1",
+                        "kind": "VirtualMachineInstance", "name": name, "uid": format!("uid-{name}"),
+                        "controller": true, "blockOwnerDeletion": true}]);
+                    object["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "True"},
+                        {"type": "Ready", "status": "True"}]);
+                }
+                _ => {}
+            }
+            objects.push(object);
+        }
+    }
+    let frontend = json!({"app": "frontend", "pod-template-hash": "7d9f8b6c5d"});
+    for (pod, node) in [
+        ("frontend-7d9f8b6c5d-x2x9q", "node-1"),
+        ("frontend-7d9f8b6c5d-k8m4p", "node-2"),
+    ] {
+        objects.push(ready_pod(
+            pod,
+            "prod",
+            node,
+            frontend.clone(),
+            Some(("apps/v1", "ReplicaSet", "frontend-7d9f8b6c5d")),
+        ));
+    }
+    objects.push(ready_pod(
+        "node-exporter-7xk2p",
+        "kube-system",
+        "node-1",
+        json!({"app": "node-exporter"}),
+        Some(("apps/v1", "DaemonSet", "node-exporter")),
+    ));
+    let mut cache = ready_pod(
+        "cache-6b8d9c7f4-q9w2e",
+        "prod",
+        "node-1",
+        json!({"app": "cache", "pod-template-hash": "6b8d9c7f4"}),
+        Some(("apps/v1", "ReplicaSet", "cache-6b8d9c7f4")),
+    );
+    cache["spec"]["volumes"] = json!([{"name": "scratch", "emptyDir": {}}]);
+    objects.push(cache);
+    let mut mirror = ready_pod(
+        "kube-vip-node-1",
+        "kube-system",
+        "node-1",
+        json!({"component": "kube-vip"}),
+        Some(("v1", "Node", "node-1")),
+    );
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "5c3b6a0e9f2d4c1b8a7e6d5c4b3a2f10",
+        "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "5c3b6a0e9f2d4c1b8a7e6d5c4b3a2f10"});
+    objects.push(mirror);
+    if fixture.bare_pod {
+        objects.push(ready_pod(
+            "debug-shell",
+            "prod",
+            "node-1",
+            json!({"run": "debug-shell"}),
+            None,
+        ));
+    }
+    let pdb = |name: &str, spec: Value| {
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "prod", "generation": 1},
+            "spec": spec,
+            "status": {"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 2,
+                "desiredHealthy": 1, "expectedPods": 2,
+                "conditions": [{"type": "DisruptionAllowed", "status": "True", "reason": "SufficientPods",
+                    "message": "", "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    };
+    objects.push(pdb(
+        "frontend-pdb",
+        json!({"minAvailable": 1, "selector": {"matchLabels": {"app": "frontend"}}}),
+    ));
+    if fixture.second_pdb {
+        objects.push(pdb(
+            "frontend-pdb-extra",
+            json!({"maxUnavailable": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["frontend"]}]}}),
+        ));
+    }
+    objects
 }
