@@ -1506,7 +1506,7 @@ pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
     for node in ["node-1", "node-2", "node-3"] {
         objects.push(json!({"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": node, "labels": {"kubevirt.io/schedulable": "true", "kubernetes.io/hostname": node}},
-            "spec": {}, "status": {"allocatable": {"memory": "64Gi", "cpu": "32"},
+            "spec": {}, "status": {"allocatable": {"memory": "64Gi", "cpu": "32", "pods": "110"},
                 "conditions": [{"type": "Ready", "status": "True"}]}}));
         objects.push(ready_pod(
             &format!("virt-handler-{}", &node[5..]),
@@ -1538,6 +1538,9 @@ pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
                     if !migratable {
                         object["spec"]["volumes"] = json!([{"name": "data",
                             "persistentVolumeClaim": {"claimName": format!("{name}-data")}}]);
+                        object["status"]["conditions"] = json!([{"type": "LiveMigratable", "status": "False",
+                            "reason": "DisksNotLiveMigratable",
+                            "message": format!("cannot migrate VMI: PVC {name}-data is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)")}]);
                     }
                 }
                 "VirtualMachine" => {
