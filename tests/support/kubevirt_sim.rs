@@ -47,6 +47,19 @@ pub struct Script {
     pub hold_running: bool,
     /// Guest memory moved, bytes.
     pub memory: u64,
+    /// The first N evacuation migrations (VMIMs annotated `kubevirt.io/evacuationMigration`)
+    /// of each VMI fail a few ticks into Running, as a migration whose libvirt job breaks:
+    /// the VMI's `migrationState` gets `failed: true` and a `virError(…)` `failureReason`,
+    /// the VMI a Warning `Migrated` event, the VMIM a Warning `FailedMigration` ("source
+    /// node reported migration failed") and the target pod is removed (FACTS §5.5, §6.1).
+    /// The VMI stays marked, so the evacuation controller creates the next VMIM at once
+    /// and the migration controller holds it in Pending for the backoff (FACTS §2.2).
+    pub evacuation_failures: u32,
+    /// The first evacuation backoff, in ticks (real KubeVirt: 20 s), doubling for each
+    /// further consecutive failed evacuation of the VMI (FACTS §2.2, §12). While it runs,
+    /// the new VMIM waits in Pending and the VMI gets one Warning event `MigrationBackoff`
+    /// `backoff migrating vmi <ns>/<name>` per held VMIM.
+    pub evacuation_backoff_ticks: u32,
 }
 
 impl Default for Script {
@@ -62,6 +75,8 @@ impl Default for Script {
             post_copy_fails: false,
             hold_running: false,
             memory: 2 * 1024 * 1024 * 1024,
+            evacuation_failures: 0,
+            evacuation_backoff_ticks: 5,
         }
     }
 }
@@ -74,6 +89,21 @@ struct Progress {
     remaining: u64,
     processed: u64,
     jumped: bool,
+    /// The node the target pod was placed on (chosen once, when it is created).
+    target: Option<String>,
+    /// A `MigrationBackoff` event was emitted for this VMIM.
+    backoff_reported: bool,
+}
+
+/// Per-VMI evacuation bookkeeping (by namespace and VMI name).
+#[derive(Debug, Clone, Default)]
+struct Evacuation {
+    /// Scripted failures already injected (`Script::evacuation_failures`).
+    injected: u32,
+    /// Consecutive failed evacuation VMIMs since the last success.
+    consecutive_failures: u32,
+    /// The tick before which a new evacuation VMIM is held in Pending.
+    backoff_until: u64,
 }
 
 struct Inner {
@@ -81,6 +111,15 @@ struct Inner {
     script: Mutex<Script>,
     progress: Mutex<BTreeMap<(String, String), Progress>>,
     counter: Mutex<u64>,
+    /// Ticks run so far.
+    ticks: Mutex<u64>,
+    evacuations: Mutex<BTreeMap<(String, String), Evacuation>>,
+    /// Launcher pods the eviction webhook let through (namespace, VMI name, pod name): once
+    /// the API server has deleted one, its VMI stops (see [`Inner::stop_evicted`]).
+    evicted: Mutex<Vec<(String, String, String)>>,
+    /// Held by the eviction webhook and the controllers that read-modify-write VMIs, so a
+    /// mark is never lost to a concurrent tick.
+    busy: Mutex<()>,
 }
 
 pub struct KubeVirtSim {
@@ -112,6 +151,10 @@ impl KubeVirtSim {
             script: Mutex::new(script),
             progress: Mutex::new(BTreeMap::new()),
             counter: Mutex::new(0),
+            ticks: Mutex::new(0),
+            evacuations: Mutex::new(BTreeMap::new()),
+            evicted: Mutex::new(Vec::new()),
+            busy: Mutex::new(()),
         });
         let hook_inner = Arc::downgrade(&inner);
         server.add_hook(Arc::new(move |req: &HookRequest| {
@@ -139,6 +182,20 @@ impl KubeVirtSim {
 
     pub fn set_script(&self, script: Script) {
         *self.inner.script.lock().unwrap() = script;
+    }
+
+    /// Ticks (of 100 ms) the sim has run so far.
+    pub fn ticks(&self) -> u64 {
+        self.inner.now_tick()
+    }
+
+    /// Blocks until the sim has run `n` more ticks (counts ticks, so a slow machine only
+    /// makes it take longer).
+    pub fn wait_ticks(&self, n: u64) {
+        let until = self.ticks() + n;
+        while self.ticks() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -255,6 +312,9 @@ impl Inner {
                 }
                 server.update_object(vmi);
                 Some(HookReply::Empty(200))
+            }
+            (Method::POST, ["api", "v1", "namespaces", ns, "pods", pod, "eviction"]) => {
+                self.eviction_webhook(&server, ns, pod, req)
             }
             (
                 Method::GET,
@@ -374,9 +434,17 @@ impl Inner {
 
     fn tick(&self, server: &FakeApiServer) {
         let script = self.script.lock().unwrap().clone();
+        let _busy = self.busy.lock().unwrap();
+        *self.ticks.lock().unwrap() += 1;
         for vmim in server.objects(Kind::VirtualMachineInstanceMigration) {
             self.advance(server, &script, vmim);
         }
+        self.evacuate(server);
+        self.stop_evicted(server);
+    }
+
+    fn now_tick(&self) -> u64 {
+        *self.ticks.lock().unwrap()
     }
 
     fn set_phase(server: &FakeApiServer, vmim: &mut Value, phase: &str) {
@@ -441,12 +509,22 @@ impl Inner {
             .unwrap_or_default();
         progress.ticks_in_phase += 1;
         let source_node = s(&vmi, "/status/nodeName").to_string();
-        let target_node = if source_node == "node-1" {
-            "node-2"
-        } else {
-            "node-1"
-        }
-        .to_string();
+        let target_node = progress
+            .target
+            .clone()
+            .or_else(|| {
+                (vmi["status"]["migrationState"]["migrationUid"] == json!(uid))
+                    .then(|| s(&vmi, "/status/migrationState/targetNode").to_string())
+                    .filter(|t| !t.is_empty())
+            })
+            .or_else(|| pick_node(server, Some(&source_node)))
+            .unwrap_or_default();
+        // No schedulable node besides the source: the target pod cannot be scheduled.
+        let unschedulable = script.unschedulable || target_node.is_empty();
+        let evacuation = vmim
+            .pointer("/metadata/annotations/kubevirt.io~1evacuationMigration")
+            .is_some();
+        let vmi_key = (ns.clone(), vmi_name.clone());
         let vmi_uid = s(&vmi, "/metadata/uid").to_string();
         let source_pod = server
             .objects(Kind::Pod)
@@ -525,6 +603,31 @@ impl Inner {
         let mut next: Option<&str> = None;
         match phase.as_str() {
             "" => next = Some("Pending"),
+            "Pending"
+                if evacuation
+                    && self
+                        .evacuations
+                        .lock()
+                        .unwrap()
+                        .get(&vmi_key)
+                        .is_some_and(|e| e.backoff_until > self.now_tick()) =>
+            {
+                // handleMigrationBackoff: the VMIM waits; one Warning event on the VMI.
+                if !progress.backoff_reported {
+                    progress.backoff_reported = true;
+                    Self::event(
+                        server,
+                        &ns,
+                        "VirtualMachineInstance",
+                        &vmi_name,
+                        &vmi_uid,
+                        "MigrationBackoff",
+                        &format!("backoff migrating vmi {ns}/{vmi_name}"),
+                        true,
+                    );
+                }
+                progress.ticks_in_phase = 0;
+            }
             "Pending" if script.quota && vmim["status"]["conditions"].is_null() => {
                 vmim["status"]["conditions"] =
                     json!([{"type": "migrationRejectedByResourceQuota", "status": "True"}]);
@@ -545,14 +648,15 @@ impl Inner {
             }
             "Pending" if script.quota => {}
             "Pending" if !wait => {
-                let pod_status = if script.unschedulable {
+                progress.target = Some(target_node.clone()).filter(|t| !t.is_empty());
+                let pod_status = if unschedulable {
                     json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                         "message": "0/2 nodes are available: 1 Insufficient memory, 1 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available"}]})
                 } else {
                     json!({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]})
                 };
                 let mut spec = json!({"containers": [{"name": "compute", "resources": {"requests": {"memory": "2400Mi"}}}]});
-                if !script.unschedulable {
+                if !unschedulable {
                     spec["nodeName"] = json!(target_node);
                 }
                 server.add_object(json!({"apiVersion": "v1", "kind": "Pod",
@@ -574,7 +678,7 @@ impl Inner {
                 );
                 next = Some("Scheduling");
             }
-            "Scheduling" if script.unschedulable => {
+            "Scheduling" if unschedulable => {
                 if progress.ticks_in_phase == 2 {
                     Self::event(
                         server,
@@ -691,7 +795,54 @@ impl Inner {
                     server.update_object(vmi.clone());
                 }
                 let in_post_copy = mode == "PostCopy";
-                if in_post_copy
+                let inject_failure = evacuation
+                    && progress.running_ticks >= 2
+                    && self
+                        .evacuations
+                        .lock()
+                        .unwrap()
+                        .get(&vmi_key)
+                        .map_or(0, |e| e.injected)
+                        < script.evacuation_failures;
+                if inject_failure {
+                    let reason = "virError(Code=9, Domain=10, Message='operation failed: job 'migration out' failed: Unable to write to socket: Connection reset by peer')";
+                    let ms = &mut vmi["status"]["migrationState"];
+                    ms["completed"] = json!(true);
+                    ms["failed"] = json!(true);
+                    ms["endTimestamp"] = json!(now());
+                    ms["failureReason"] = json!(reason);
+                    server.update_object(vmi.clone());
+                    server.delete_object(Kind::Pod, Some(&ns), &target_pod);
+                    self.evacuations
+                        .lock()
+                        .unwrap()
+                        .entry(vmi_key.clone())
+                        .or_default()
+                        .injected += 1;
+                    Self::event(
+                        server,
+                        &ns,
+                        "VirtualMachineInstance",
+                        &vmi_name,
+                        &vmi_uid,
+                        "Migrated",
+                        &format!(
+                            "VirtualMachineInstance migration uid {uid} failed. reason:{reason}"
+                        ),
+                        true,
+                    );
+                    Self::event(
+                        server,
+                        &ns,
+                        "VirtualMachineInstanceMigration",
+                        &name,
+                        &uid,
+                        "FailedMigration",
+                        "source node reported migration failed",
+                        true,
+                    );
+                    next = Some("Failed");
+                } else if in_post_copy
                     && script.post_copy_fails
                     && progress.running_ticks > script.post_copy_after.unwrap_or(0) + 3
                 {
@@ -752,7 +903,28 @@ impl Inner {
                     ms["targetNodeDomainDetected"] = json!(true);
                     vmi["status"]["nodeName"] = json!(target_node);
                     vmi["metadata"]["labels"]["kubevirt.io/nodeName"] = json!(target_node);
+                    if let Some(st) = vmi["status"].as_object_mut() {
+                        // The VMI left the node it was evacuated from: no longer marked.
+                        st.remove("evacuationNodeName");
+                        if let Some(Value::Array(cs)) = st.get_mut("conditions") {
+                            cs.retain(|c| c["type"] != "EvictionRequested");
+                        }
+                        st.insert(
+                            "activePods".into(),
+                            json!({format!("target-{uid}"): target_node}),
+                        );
+                    }
                     server.update_object(vmi.clone());
+                    Self::event(
+                        server,
+                        &ns,
+                        "VirtualMachineInstance",
+                        &vmi_name,
+                        &vmi_uid,
+                        "Migrated",
+                        &format!("The VirtualMachineInstance migrated to node {target_node}."),
+                        false,
+                    );
                     if let Some(mut pod) = server.object(Kind::Pod, Some(&ns), &source_pod) {
                         pod["status"]["phase"] = json!("Succeeded");
                         server.update_object(pod);
@@ -764,6 +936,9 @@ impl Inner {
         }
         if let Some(n) = next {
             progress.ticks_in_phase = 0;
+            if evacuation && matches!(n, "Succeeded" | "Failed") {
+                self.record_evacuation(&vmi_key, n == "Succeeded", script);
+            }
             Self::set_phase(server, &mut vmim, n);
             if matches!(n, "Succeeded" | "Failed") {
                 if let Some(st) = server
@@ -777,6 +952,402 @@ impl Inner {
             server.update_object(vmim);
         }
         self.progress.lock().unwrap().insert(key, progress);
+    }
+}
+
+/// The name the API server gives KubeVirt's launcher-eviction webhook in its denials.
+pub const EVICTION_WEBHOOK: &str = "virt-launcher-eviction-interceptor.kubevirt.io";
+
+/// A denial of KubeVirt's eviction webhook as the API server reports it (FACTS §2.1, §2.4):
+/// HTTP 429, a `Status` whose message is prefixed with `admission webhook "…" denied the
+/// request: `. Like the real one it has no `reason`: virt-api's `denied()` sets only
+/// `code: 429` and the API server's `ToStatusErr` keeps the webhook's (empty) reason.
+pub fn webhook_denial(message: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("admission webhook \"{EVICTION_WEBHOOK}\" denied the request: {message}"),
+        "code": 429})
+}
+
+/// The eviction strategy in force for a VMI: `spec.evictionStrategy`, else the KubeVirt
+/// CR's `spec.configuration.evictionStrategy`, else `None` (FACTS §2).
+pub fn effective_eviction_strategy(server: &FakeApiServer, vmi: &Value) -> String {
+    let own = s(vmi, "/spec/evictionStrategy");
+    if !own.is_empty() {
+        return own.to_string();
+    }
+    server
+        .objects(Kind::KubeVirt)
+        .into_iter()
+        .map(|kv| s(&kv, "/spec/configuration/evictionStrategy").to_string())
+        .find(|v| !v.is_empty())
+        .unwrap_or_else(|| "None".to_string())
+}
+
+fn live_migratable(vmi: &Value) -> bool {
+    vmi.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "LiveMigratable" && c["status"] == "True")
+        })
+}
+
+/// `(major, minor)` of the KubeVirt CR's `status.observedKubeVirtVersion`; (1, 9) without one.
+fn kubevirt_version(server: &FakeApiServer) -> (u32, u32) {
+    let version = server
+        .objects(Kind::KubeVirt)
+        .first()
+        .map(|kv| s(kv, "/status/observedKubeVirtVersion").to_string())
+        .unwrap_or_default();
+    let mut parts = version.trim_start_matches('v').split('.');
+    match (
+        parts.next().and_then(|p| p.parse().ok()),
+        parts.next().and_then(|p| p.parse().ok()),
+    ) {
+        (Some(major), Some(minor)) => (major, minor),
+        _ => (1, 9),
+    }
+}
+
+/// The first node (by name) other than `exclude` a pod can be scheduled on: not cordoned
+/// (`spec.unschedulable`), not labelled `kubevirt.io/schedulable=false`, not NotReady.
+pub fn pick_node(server: &FakeApiServer, exclude: Option<&str>) -> Option<String> {
+    server
+        .objects(Kind::Node)
+        .into_iter()
+        .filter(|n| Some(s(n, "/metadata/name")) != exclude)
+        .filter(|n| n.pointer("/spec/unschedulable").and_then(Value::as_bool) != Some(true))
+        .filter(|n| s(n, "/metadata/labels/kubevirt.io~1schedulable") != "false")
+        .filter(|n| {
+            !n.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] != "True")
+                })
+        })
+        .map(|n| s(&n, "/metadata/name").to_string())
+        .next()
+}
+
+impl Inner {
+    /// virt-api's `virt-launcher-eviction-interceptor.kubevirt.io` (v1.5+ semantics, FACTS
+    /// §2.1) on `POST …/pods/<name>/eviction`. `None` lets the API server go on (PDBs, then
+    /// the pod is deleted); a denial is a 429 [`webhook_denial`].
+    fn eviction_webhook(
+        &self,
+        server: &FakeApiServer,
+        ns: &str,
+        pod_name: &str,
+        req: &HookRequest,
+    ) -> Option<HookReply> {
+        // The webhook's match condition: the pod's name starts with virt-launcher.
+        if !pod_name.starts_with("virt-launcher") {
+            return None;
+        }
+        let _busy = self.busy.lock().unwrap();
+        let pod = server.object(Kind::Pod, Some(ns), pod_name)?;
+        if s(&pod, "/metadata/labels/kubevirt.io") != "virt-launcher"
+            || matches!(s(&pod, "/status/phase"), "Succeeded" | "Failed")
+        {
+            return None;
+        }
+        let eviction: Value = serde_json::from_str(&req.body).unwrap_or(json!({}));
+        let dry_run = req.query.contains("dryRun=")
+            || eviction
+                .pointer("/deleteOptions/dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|d| !d.is_empty());
+        let domain = s(&pod, "/metadata/annotations/kubevirt.io~1domain").to_string();
+        let vmi = if domain.is_empty() {
+            let uid = s(&pod, "/metadata/labels/kubevirt.io~1created-by").to_string();
+            server
+                .objects(Kind::VirtualMachineInstance)
+                .into_iter()
+                .find(|v| s(v, "/metadata/namespace") == ns && s(v, "/metadata/uid") == uid)?
+        } else {
+            match server.object(Kind::VirtualMachineInstance, Some(ns), &domain) {
+                Some(v) => v,
+                None => {
+                    return Some(HookReply::Json(
+                        429,
+                        webhook_denial(&format!(
+                            "kubevirt failed getting the vmi: virtualmachineinstances.kubevirt.io \"{domain}\" not found"
+                        )),
+                    ));
+                }
+            }
+        };
+        let vmi_name = s(&vmi, "/metadata/name").to_string();
+        let strategy = effective_eviction_strategy(server, &vmi);
+        let migratable = live_migratable(&vmi);
+        let mark = match strategy.as_str() {
+            "LiveMigrate" if !migratable => {
+                return Some(HookReply::Json(
+                    429,
+                    webhook_denial(&format!(
+                        "VMI {vmi_name} is configured with an eviction strategy but is not live-migratable"
+                    )),
+                ));
+            }
+            "LiveMigrate" | "External" => true,
+            "LiveMigrateIfPossible" => migratable,
+            _ => false,
+        };
+        let pod_node = s(&pod, "/spec/nodeName").to_string();
+        if !mark {
+            // Allowed: the API server deletes the pod (if no PDB refuses), the VMI stops.
+            if !dry_run && pod_node == s(&vmi, "/status/nodeName") {
+                self.evicted
+                    .lock()
+                    .unwrap()
+                    .push((ns.to_string(), vmi_name, pod_name.to_string()));
+            }
+            return None;
+        }
+        let triggered = format!("Eviction triggered evacuation of VMI \"{ns}/{vmi_name}\"");
+        if !s(&vmi, "/status/evacuationNodeName").is_empty() {
+            return Some(HookReply::Json(
+                429,
+                webhook_denial(&format!("Evacuation in progress: {triggered}")),
+            ));
+        }
+        if s(&vmi, "/status/nodeName") != pod_node {
+            return Some(HookReply::Json(
+                429,
+                webhook_denial("Eviction request for target Pod"),
+            ));
+        }
+        if !dry_run {
+            let mut vmi = vmi;
+            vmi["status"]["evacuationNodeName"] = json!(pod_node);
+            if kubevirt_version(server) >= (1, 7) {
+                let condition = json!({"type": "EvictionRequested", "status": "True",
+                    "lastTransitionTime": now(), "lastProbeTime": null});
+                match vmi["status"]
+                    .get_mut("conditions")
+                    .and_then(Value::as_array_mut)
+                {
+                    Some(cs) => {
+                        cs.retain(|c| c["type"] != "EvictionRequested");
+                        cs.push(condition);
+                    }
+                    None => vmi["status"]["conditions"] = json!([condition]),
+                }
+                if s(&eviction, "/metadata/annotations/requested-by") == "sigs.k8s.io/descheduler" {
+                    vmi["metadata"]["annotations"]["kubevirt.io/eviction-source"] =
+                        json!("descheduler");
+                }
+            }
+            server.update_object(vmi);
+        }
+        Some(HookReply::Json(429, webhook_denial(&triggered)))
+    }
+
+    /// The evacuation controller (FACTS §2.2): a VMI marked for this node (evacuationNodeName
+    /// == nodeName), Running, not migrating, migratable on eviction (LiveMigrate, or
+    /// LiveMigrateIfPossible and LiveMigratable) and LiveMigratable, with no unfinished VMIM,
+    /// gets a VMIM `kubevirt-evacuation-<suffix>` through the same admission as any VMIM.
+    /// No throttling (v1.9+). `External` VMIs stay marked and are never migrated here.
+    fn evacuate(&self, server: &FakeApiServer) {
+        let vmims = server.objects(Kind::VirtualMachineInstanceMigration);
+        let version = kubevirt_version(server);
+        for vmi in server.objects(Kind::VirtualMachineInstance) {
+            let ns = s(&vmi, "/metadata/namespace").to_string();
+            let name = s(&vmi, "/metadata/name").to_string();
+            let node = s(&vmi, "/status/nodeName");
+            let marked = s(&vmi, "/status/evacuationNodeName");
+            if marked.is_empty() || marked != node {
+                continue;
+            }
+            if s(&vmi, "/status/phase") != "Running"
+                || vmi.pointer("/metadata/deletionTimestamp").is_some()
+            {
+                continue;
+            }
+            let ms = &vmi["status"]["migrationState"];
+            if ms.get("startTimestamp").is_some() && ms.get("endTimestamp").is_none() {
+                continue;
+            }
+            let migratable = live_migratable(&vmi);
+            let on_eviction = match effective_eviction_strategy(server, &vmi).as_str() {
+                "LiveMigrate" => true,
+                "LiveMigrateIfPossible" => migratable,
+                _ => false,
+            };
+            if !on_eviction || !migratable {
+                continue;
+            }
+            if vmims.iter().any(|m| {
+                s(m, "/metadata/namespace") == ns
+                    && s(m, "/spec/vmiName") == name
+                    && !matches!(s(m, "/status/phase"), "Succeeded" | "Failed")
+            }) {
+                continue;
+            }
+            let vmim_name = format!("kubevirt-evacuation-{}", self.name_suffix());
+            let mut vmim = json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+                "metadata": {"name": vmim_name, "namespace": ns, "generateName": "kubevirt-evacuation-",
+                    "annotations": {"kubevirt.io/evacuationMigration": node}},
+                "spec": {"vmiName": name}});
+            if version >= (1, 9) {
+                let priority = if s(&vmi, "/metadata/annotations/kubevirt.io~1eviction-source")
+                    == "descheduler"
+                {
+                    "system-maintenance"
+                } else {
+                    "system-critical"
+                };
+                vmim["spec"]["priority"] = json!(priority);
+            }
+            let uid = s(&vmi, "/metadata/uid").to_string();
+            match self.admit(server, &vmi, vmim) {
+                Ok(_) => Self::event(
+                    server,
+                    &ns,
+                    "VirtualMachineInstance",
+                    &name,
+                    &uid,
+                    "SuccessfulCreate",
+                    &format!("Created Migration {vmim_name}"),
+                    false,
+                ),
+                Err(_) => Self::event(
+                    server,
+                    &ns,
+                    "VirtualMachineInstance",
+                    &name,
+                    &uid,
+                    "FailedCreate",
+                    "Error creating a Migration: in-flight migration detected",
+                    true,
+                ),
+            }
+        }
+    }
+
+    /// A finished evacuation VMIM: success resets the VMI's backoff, failure starts the next
+    /// one (`evacuation_backoff_ticks`, doubling per consecutive failure).
+    fn record_evacuation(&self, key: &(String, String), succeeded: bool, script: &Script) {
+        let now = self.now_tick();
+        let mut all = self.evacuations.lock().unwrap();
+        let e = all.entry(key.clone()).or_default();
+        if succeeded {
+            e.consecutive_failures = 0;
+            e.backoff_until = 0;
+        } else {
+            e.consecutive_failures += 1;
+            let factor = 1u64 << (e.consecutive_failures - 1).min(16);
+            e.backoff_until = now + u64::from(script.evacuation_backoff_ticks) * factor;
+        }
+    }
+
+    /// A VMI whose launcher pod was evicted (eviction strategy None, or LiveMigrateIfPossible
+    /// and not migratable) stops once the pod is gone: virt-controller sees a Running VMI
+    /// without its pod and sets `status.phase: Failed` (the VMI object stays). A VM with
+    /// `runStrategy: Always` or `RerunOnFailure` then gets a new VMI (new uid) and launcher
+    /// pod on the first schedulable node ([`pick_node`]); the cordoned node is skipped.
+    fn stop_evicted(&self, server: &FakeApiServer) {
+        let pending = self.evicted.lock().unwrap().clone();
+        for entry in pending {
+            let (ns, vmi_name, pod) = &entry;
+            if server.object(Kind::Pod, Some(ns), pod).is_some() {
+                continue;
+            }
+            self.evicted.lock().unwrap().retain(|e| e != &entry);
+            let Some(mut vmi) = server.object(Kind::VirtualMachineInstance, Some(ns), vmi_name)
+            else {
+                continue;
+            };
+            if matches!(s(&vmi, "/status/phase"), "Succeeded" | "Failed") {
+                continue;
+            }
+            let uid = s(&vmi, "/metadata/uid").to_string();
+            vmi["status"]["phase"] = json!("Failed");
+            if let Some(st) = vmi["status"].as_object_mut() {
+                st.insert("activePods".into(), json!({}));
+                st.remove("evacuationNodeName");
+            }
+            server.update_object(vmi.clone());
+            Self::event(
+                server,
+                ns,
+                "VirtualMachineInstance",
+                vmi_name,
+                &uid,
+                "Stopped",
+                "The VirtualMachineInstance was shut down.",
+                false,
+            );
+            let vm_name = vmi
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .and_then(|o| o.iter().find(|r| r["kind"] == "VirtualMachine"))
+                .map(|r| s(r, "/name").to_string());
+            let Some(vm) = vm_name.and_then(|n| server.object(Kind::VirtualMachine, Some(ns), &n))
+            else {
+                continue;
+            };
+            if !matches!(s(&vm, "/spec/runStrategy"), "Always" | "RerunOnFailure") {
+                continue;
+            }
+            // The VM controller replaces the finished VMI.
+            server.delete_object(Kind::VirtualMachineInstance, Some(ns), vmi_name);
+            let suffix = self.name_suffix();
+            let new_uid = format!("uid-{vmi_name}-{suffix}");
+            let node = pick_node(server, None);
+            let mut fresh = vmi.clone();
+            fresh["metadata"]["uid"] = json!(new_uid);
+            if let Some(meta) = fresh["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+                meta.remove("creationTimestamp");
+            }
+            if let Some(st) = fresh["status"].as_object_mut() {
+                st.remove("migrationState");
+                st.remove("evacuationNodeName");
+                if let Some(Value::Array(cs)) = st.get_mut("conditions") {
+                    cs.retain(|c| c["type"] != "EvictionRequested");
+                }
+            }
+            match &node {
+                Some(node) => {
+                    let pod_uid = format!("pod-{vmi_name}-{suffix}");
+                    fresh["status"]["phase"] = json!("Running");
+                    fresh["status"]["nodeName"] = json!(node);
+                    fresh["status"]["activePods"] = json!({pod_uid.clone(): node});
+                    fresh["metadata"]["labels"]["kubevirt.io/nodeName"] = json!(node);
+                    server.add_object(fresh);
+                    server.add_object(json!({"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": format!("virt-launcher-{vmi_name}-{suffix}"), "namespace": ns, "uid": pod_uid,
+                            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": new_uid},
+                            "annotations": {"kubevirt.io/domain": vmi_name},
+                            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                                "name": vmi_name, "uid": new_uid, "controller": true, "blockOwnerDeletion": true}]},
+                        "spec": {"nodeName": node, "containers": [{"name": "compute", "resources": {"requests": {"memory": "2400Mi"}}}]},
+                        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
+                }
+                None => {
+                    fresh["status"]["phase"] = json!("Scheduling");
+                    fresh["status"]["activePods"] = json!({});
+                    if let Some(st) = fresh["status"].as_object_mut() {
+                        st.remove("nodeName");
+                    }
+                    server.add_object(fresh);
+                }
+            }
+            Self::event(
+                server,
+                ns,
+                "VirtualMachine",
+                s(&vm, "/metadata/name"),
+                s(&vm, "/metadata/uid"),
+                "SuccessfulCreate",
+                &format!(
+                    "Started the virtual machine by creating the new virtual machine instance {vmi_name}"
+                ),
+                false,
+            );
+        }
     }
 }
 
@@ -851,4 +1422,208 @@ pub fn vmi(name: &str, vm: Option<&str>, labels: Value, migratable: bool) -> Vec
             "spec": {"runStrategy": "Always"}, "status": {"printableStatus": "Running", "ready": true}}));
     }
     out
+}
+
+/// What [`drain_cluster_with`] builds beyond the default.
+#[derive(Debug, Clone)]
+pub struct DrainFixture {
+    /// KubeVirt's `status.observedKubeVirtVersion` (decides the `EvictionRequested`
+    /// condition, v1.7+, and the evacuation VMIM's `spec.priority`, v1.9+).
+    pub version: String,
+    /// Adds the VM `db-01` (LiveMigrate, LiveMigratable=False `DisksNotLiveMigratable`, an
+    /// RWO PVC `db-01-data`): its eviction is denied forever (FACTS §2.1).
+    pub blocker: bool,
+    /// Adds `debug-shell`, a pod with no controller (kubectl drain needs `--force`).
+    pub bare_pod: bool,
+    /// Adds the PDB `frontend-pdb-extra` over the same pods as `frontend-pdb`: evicting a
+    /// frontend pod is then a 500 (more than one PDB).
+    pub second_pdb: bool,
+}
+
+impl Default for DrainFixture {
+    fn default() -> Self {
+        DrainFixture {
+            version: "v1.9.0".into(),
+            blocker: false,
+            bare_pod: false,
+            second_pdb: false,
+        }
+    }
+}
+
+/// [`drain_cluster_with`] with the defaults: no blocker, no bare pod, one PDB.
+pub fn drain_cluster() -> Vec<Value> {
+    drain_cluster_with(&DrainFixture::default())
+}
+
+fn ready_pod(
+    name: &str,
+    ns: &str,
+    node: &str,
+    labels: Value,
+    owner: Option<(&str, &str, &str)>,
+) -> Value {
+    let mut meta =
+        json!({"name": name, "namespace": ns, "uid": format!("pod-{name}"), "labels": labels});
+    if let Some((api_version, kind, owner_name)) = owner {
+        meta["ownerReferences"] = json!([{"apiVersion": api_version, "kind": kind, "name": owner_name,
+            "uid": format!("{}-{owner_name}", kind.to_ascii_lowercase()), "controller": true, "blockOwnerDeletion": true}]);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "registry.example/app:1"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+}
+
+/// A cluster for drain tests, what `kubectl drain node-1` would meet (FACTS §2):
+/// - KubeVirt `fixture.version`, no cluster-wide eviction strategy (each VMI carries its
+///   own, as the v1.1+ mutating webhook copies it); namespaces `prod`, `kubevirt`,
+///   `kube-system`;
+/// - nodes `node-1` (to drain), `node-2` and `node-3` (targets), each with a virt-handler
+///   pod `virt-handler-<n>` (a DaemonSet pod in `kubevirt`);
+/// - on node-1, in `prod`, each VMI with its launcher pod `virt-launcher-<vmi>-abcde`
+///   (ownerReference to the VMI, `controller: true`, Ready):
+///   - `web-01`: VM and VMI, `LiveMigrate`, migratable → evacuated by a migration;
+///   - `batch-01`: a bare VMI (no VM), `LiveMigrate`, migratable → evacuated;
+///   - `scratch-01`: VM and VMI, eviction strategy `None`, `runStrategy: Always` → its pod
+///     is evicted, the VMI fails and the VM restarts it on another node;
+///   - `db-01` (only with `blocker`): `LiveMigrate` but not migratable → blocks;
+/// - non-VM pods on node-1: `frontend-7d9f8b6c5d-x2x9q` (Deployment: ownerReference
+///   ReplicaSet `frontend-7d9f8b6c5d`, labels `app=frontend`; its sibling
+///   `frontend-7d9f8b6c5d-k8m4p` runs on node-2), `node-exporter-7xk2p` (DaemonSet, in
+///   `kube-system`), `cache-6b8d9c7f4-q9w2e` (ReplicaSet, an `emptyDir` volume),
+///   `kube-vip-node-1` (a mirror pod: annotation `kubernetes.io/config.mirror`, owner the
+///   Node), and with `bare_pod` `debug-shell` (no owner);
+/// - the PDB `frontend-pdb` (`minAvailable: 1`, `app=frontend`, 2 healthy of 1 desired,
+///   `disruptionsAllowed: 1`), and with `second_pdb` also `frontend-pdb-extra`.
+pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
+    let mut objects = vec![json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {}}, "status": {"observedKubeVirtVersion": fixture.version, "phase": "Deployed"}})];
+    for ns in ["prod", "kubevirt", "kube-system"] {
+        objects.push(json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}));
+    }
+    for node in ["node-1", "node-2", "node-3"] {
+        objects.push(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node, "labels": {"kubevirt.io/schedulable": "true", "kubernetes.io/hostname": node}},
+            "spec": {}, "status": {"allocatable": {"memory": "64Gi", "cpu": "32", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}]}}));
+        objects.push(ready_pod(
+            &format!("virt-handler-{}", &node[5..]),
+            "kubevirt",
+            node,
+            json!({"kubevirt.io": "virt-handler"}),
+            Some(("apps/v1", "DaemonSet", "virt-handler")),
+        ));
+    }
+    let mut vms = vec![
+        ("web-01", Some("web-01"), "LiveMigrate", true),
+        ("batch-01", None, "LiveMigrate", true),
+        ("scratch-01", Some("scratch-01"), "None", true),
+    ];
+    if fixture.blocker {
+        vms.push(("db-01", Some("db-01"), "LiveMigrate", false));
+    }
+    for (name, vm, strategy, migratable) in vms {
+        let app = name.split('-').next().unwrap_or(name);
+        for mut object in vmi(
+            name,
+            vm,
+            json!({"app": app, "kubevirt.io/nodeName": "node-1"}),
+            migratable,
+        ) {
+            match s(&object, "/kind") {
+                "VirtualMachineInstance" => {
+                    object["spec"]["evictionStrategy"] = json!(strategy);
+                    if !migratable {
+                        object["spec"]["volumes"] = json!([{"name": "data",
+                            "persistentVolumeClaim": {"claimName": format!("{name}-data")}}]);
+                        object["status"]["conditions"] = json!([{"type": "LiveMigratable", "status": "False",
+                            "reason": "DisksNotLiveMigratable",
+                            "message": format!("cannot migrate VMI: PVC {name}-data is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)")}]);
+                    }
+                }
+                "VirtualMachine" => {
+                    object["spec"]["template"] = json!({"spec": {"evictionStrategy": strategy}});
+                }
+                "Pod" => {
+                    object["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubevirt.io/v1",
+                        "kind": "VirtualMachineInstance", "name": name, "uid": format!("uid-{name}"),
+                        "controller": true, "blockOwnerDeletion": true}]);
+                    object["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "True"},
+                        {"type": "Ready", "status": "True"}]);
+                }
+                _ => {}
+            }
+            objects.push(object);
+        }
+    }
+    let frontend = json!({"app": "frontend", "pod-template-hash": "7d9f8b6c5d"});
+    for (pod, node) in [
+        ("frontend-7d9f8b6c5d-x2x9q", "node-1"),
+        ("frontend-7d9f8b6c5d-k8m4p", "node-2"),
+    ] {
+        objects.push(ready_pod(
+            pod,
+            "prod",
+            node,
+            frontend.clone(),
+            Some(("apps/v1", "ReplicaSet", "frontend-7d9f8b6c5d")),
+        ));
+    }
+    objects.push(ready_pod(
+        "node-exporter-7xk2p",
+        "kube-system",
+        "node-1",
+        json!({"app": "node-exporter"}),
+        Some(("apps/v1", "DaemonSet", "node-exporter")),
+    ));
+    let mut cache = ready_pod(
+        "cache-6b8d9c7f4-q9w2e",
+        "prod",
+        "node-1",
+        json!({"app": "cache", "pod-template-hash": "6b8d9c7f4"}),
+        Some(("apps/v1", "ReplicaSet", "cache-6b8d9c7f4")),
+    );
+    cache["spec"]["volumes"] = json!([{"name": "scratch", "emptyDir": {}}]);
+    objects.push(cache);
+    let mut mirror = ready_pod(
+        "kube-vip-node-1",
+        "kube-system",
+        "node-1",
+        json!({"component": "kube-vip"}),
+        Some(("v1", "Node", "node-1")),
+    );
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "5c3b6a0e9f2d4c1b8a7e6d5c4b3a2f10",
+        "kubernetes.io/config.source": "file", "kubernetes.io/config.hash": "5c3b6a0e9f2d4c1b8a7e6d5c4b3a2f10"});
+    objects.push(mirror);
+    if fixture.bare_pod {
+        objects.push(ready_pod(
+            "debug-shell",
+            "prod",
+            "node-1",
+            json!({"run": "debug-shell"}),
+            None,
+        ));
+    }
+    let pdb = |name: &str, spec: Value| {
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "prod", "generation": 1},
+            "spec": spec,
+            "status": {"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 2,
+                "desiredHealthy": 1, "expectedPods": 2,
+                "conditions": [{"type": "DisruptionAllowed", "status": "True", "reason": "SufficientPods",
+                    "message": "", "observedGeneration": 1, "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    };
+    objects.push(pdb(
+        "frontend-pdb",
+        json!({"minAvailable": 1, "selector": {"matchLabels": {"app": "frontend"}}}),
+    ));
+    if fixture.second_pdb {
+        objects.push(pdb(
+            "frontend-pdb-extra",
+            json!({"maxUnavailable": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["frontend"]}]}}),
+        ));
+    }
+    objects
 }

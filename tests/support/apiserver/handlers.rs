@@ -245,7 +245,7 @@ fn resource(state: &mut State, req: &Incoming<'_>, r: &ResourceRoute) -> Reply {
         (&Method::PATCH, None) => patch(state, req, kind, ns, name, false),
         (&Method::PATCH, Some("status")) => patch(state, req, kind, ns, name, true),
         (&Method::DELETE, None) => delete(state, kind, ns, name),
-        (&Method::POST, Some("eviction")) if kind == Kind::Pod => evict(state, ns, name),
+        (&Method::POST, Some("eviction")) if kind == Kind::Pod => evict(state, req, ns, name),
         (_, Some(_)) if r.kubevirt_subresource => {
             // virt-api answers 202 Accepted with no body (migrate, pause, …).
             if state.get(kind, ns, name).is_some() {
@@ -569,14 +569,203 @@ fn delete(state: &mut State, kind: Kind, ns: Option<&str>, name: &str) -> Reply 
     }
 }
 
-/// `POST pods/<name>/eviction`: the pod goes (a PDB or KubeVirt's webhook refusing it is a
-/// fault to inject) and the answer is a `Status` with code 201.
-fn evict(state: &mut State, ns: Option<&str>, name: &str) -> Reply {
-    if state.get(Kind::Pod, ns, name).is_none() {
+/// `POST pods/<name>/eviction`, as `pkg/registry/core/pod/storage/eviction.go` answers it
+/// (KubeVirt's webhook, when the sim runs, has answered before this: admission comes first,
+/// FACTS §12):
+/// - a pod that is Succeeded, Failed, Pending or already being deleted is deleted without
+///   looking at PDBs (`canIgnorePDB`);
+/// - the PDBs of the pod's namespace whose selector matches its labels count; a null or
+///   empty selector matches nothing here (`selector.Empty()` is skipped by the eviction
+///   handler, even though the disruption controller reads `{}` as "every pod");
+/// - more than one → 500 `This pod has more than one PodDisruptionBudget, …`;
+/// - one whose `status.observedGeneration` is behind its generation → 429 "still being
+///   processed" (Retry-After 10);
+/// - a not-Ready pod whose PDB is healthy enough (or has `unhealthyPodEvictionPolicy:
+///   AlwaysAllow`) is deleted without using up a disruption;
+/// - `status.disruptionsAllowed` 0 (or missing) → 429 `Cannot evict pod as it would violate
+///   the pod's disruption budget.` with the `DisruptionBudget` cause; negative → 403;
+/// - otherwise `disruptionsAllowed` is decremented, the pod recorded in `disruptedPods`,
+///   and the pod deleted: 201 with a Success `Status`.
+///
+/// Dry run (`?dryRun=All` or `deleteOptions.dryRun`) changes nothing. Faults injected on the
+/// path still take precedence (they are answered before any handler).
+fn evict(state: &mut State, req: &Incoming<'_>, ns: Option<&str>, name: &str) -> Reply {
+    let Some(pod) = state.get(Kind::Pod, ns, name).cloned() else {
         return Reply::status(status::not_found(Kind::Pod, name));
+    };
+    let eviction: Value = serde_json::from_slice(req.body).unwrap_or(json!({}));
+    if let Some(body_name) = eviction.pointer("/metadata/name").and_then(Value::as_str)
+        && body_name != name
+    {
+        return Reply::status(status::bad_request(
+            "name in URL does not match name in Eviction object",
+        ));
     }
-    let _ = delete(state, Kind::Pod, ns, name);
-    Reply::json(201, status::success(None, None, None, 201))
+    let dry_run = param(req.params, "dryRun").is_some_and(|v| !v.is_empty())
+        || eviction
+            .pointer("/deleteOptions/dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|d| !d.is_empty());
+    let success = || Reply::json(201, status::success(None, None, None, 201));
+    let phase = pod
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let can_ignore_pdb = matches!(phase, "Succeeded" | "Failed" | "Pending")
+        || pod.pointer("/metadata/deletionTimestamp").is_some();
+    if !can_ignore_pdb {
+        let pod_ns = state::namespace_of(&pod).to_string();
+        let labels = pod
+            .pointer("/metadata/labels")
+            .cloned()
+            .unwrap_or(json!({}));
+        let pdbs: Vec<Value> = state
+            .objects
+            .iter()
+            .filter(|((k, n, _), _)| *k == Kind::PodDisruptionBudget && *n == pod_ns)
+            .map(|(_, v)| Value::clone(v))
+            .filter(|pdb| pdb_selects(pdb.pointer("/spec/selector"), &labels))
+            .collect();
+        if pdbs.len() > 1 {
+            return Reply::status(status::failure(
+                500,
+                "",
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                None,
+            ));
+        }
+        if let Some(pdb) = pdbs.into_iter().next() {
+            let pdb_name = name_of(&pdb).to_string();
+            let int = |p: &str| pdb.pointer(p).and_then(Value::as_i64).unwrap_or(0);
+            let desired = int("/status/desiredHealthy");
+            let current = int("/status/currentHealthy");
+            let ready = pod
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                });
+            let always_allow = pdb
+                .pointer("/spec/unhealthyPodEvictionPolicy")
+                .and_then(Value::as_str)
+                == Some("AlwaysAllow");
+            let unhealthy_ok = !ready && (always_allow || (current >= desired && desired > 0));
+            if !unhealthy_ok {
+                let generation = pdb.pointer("/metadata/generation").and_then(Value::as_i64);
+                let observed = pdb
+                    .pointer("/status/observedGeneration")
+                    .and_then(Value::as_i64);
+                if let (Some(g), Some(o)) = (generation, observed)
+                    && o < g
+                {
+                    return too_many_requests(
+                        &format!(
+                            "The disruption budget {pdb_name} is still being processed by the server."
+                        ),
+                        10,
+                    );
+                }
+                let allowed = int("/status/disruptionsAllowed");
+                if allowed < 0 {
+                    return Reply::status(status::failure(
+                        403,
+                        "Forbidden",
+                        &format!(
+                            "poddisruptionbudgets.policy \"{pdb_name}\" is forbidden: pdb disruptions allowed is negative"
+                        ),
+                        Some(
+                            json!({"name": pdb_name, "group": "policy", "kind": "poddisruptionbudgets"}),
+                        ),
+                    ));
+                }
+                if allowed == 0 {
+                    return too_many_requests(
+                        &format!(
+                            "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
+                        ),
+                        0,
+                    );
+                }
+                if !dry_run {
+                    let mut pdb = pdb;
+                    pdb["status"]["disruptionsAllowed"] = json!(allowed - 1);
+                    if !pdb["status"]["disruptedPods"].is_object() {
+                        pdb["status"]["disruptedPods"] = json!({});
+                    }
+                    pdb["status"]["disruptedPods"][name] = json!(util::now_rfc3339());
+                    let _ = state.commit(Kind::PodDisruptionBudget, pdb);
+                }
+            }
+        }
+    }
+    if !dry_run {
+        let _ = delete(state, Kind::Pod, ns, name);
+    }
+    success()
+}
+
+/// 429 `Cannot evict pod as it would violate the pod's disruption budget.` with one
+/// `DisruptionBudget` cause, as `errors.NewTooManyRequests` builds it.
+fn too_many_requests(cause: &str, retry_after: u64) -> Reply {
+    let mut details = json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]});
+    let mut headers = Vec::new();
+    if retry_after > 0 {
+        details["retryAfterSeconds"] = json!(retry_after);
+        headers.push(("Retry-After".to_string(), retry_after.to_string()));
+    }
+    Reply::Json {
+        status: 429,
+        body: status::failure(
+            429,
+            "TooManyRequests",
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            Some(details),
+        ),
+        headers,
+    }
+}
+
+/// Whether a PDB's `spec.selector` selects a pod with `labels`, as the eviction handler
+/// decides it: matchLabels AND matchExpressions; null or empty selects nothing; an invalid
+/// selector selects nothing.
+pub(crate) fn pdb_selects(selector: Option<&Value>, labels: &Value) -> bool {
+    let Some(selector) = selector.filter(|s| s.is_object()) else {
+        return false;
+    };
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let exprs = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if match_labels.is_empty() && exprs.is_empty() {
+        return false;
+    }
+    let labels_ok = match_labels
+        .iter()
+        .all(|(k, v)| v.as_str().is_some() && label(k) == v.as_str());
+    let exprs_ok = exprs.iter().all(|e| {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+        let values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        match e.get("operator").and_then(Value::as_str).unwrap_or("") {
+            "In" => label(key).is_some_and(|l| values.contains(&l)),
+            "NotIn" => label(key).is_none_or(|l| !values.contains(&l)),
+            "Exists" => label(key).is_some(),
+            "DoesNotExist" => label(key).is_none(),
+            _ => false,
+        }
+    });
+    labels_ok && exprs_ok
 }
 
 fn version() -> Value {
