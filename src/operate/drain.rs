@@ -519,24 +519,55 @@ impl Draining<'_> {
 
     /// Shows an event; a failed migration with the diagnosis `explain` gives.
     async fn show(&self, event: &Event, mirror: &Mirror) -> Result<()> {
-        let diagnosis = match event {
-            Event::MigrationFailed {
-                namespace,
-                vmi,
-                migration,
-                ..
-            } => {
-                let last = mirror
-                    .vmims
-                    .get(&(namespace.clone(), migration.clone()))
-                    .map(|m| VirtualMachineInstanceMigration::clone(m));
-                super::migrate::diagnose(self.ctx, last.as_ref(), vmi)
-                    .await
-                    .map(|r| r.diagnosis)
-            }
-            _ => None,
+        let Event::MigrationFailed {
+            namespace,
+            vmi,
+            migration,
+            reason,
+            failures,
+            retry,
+        } = event
+        else {
+            return self.out.event(&now(), event, None);
         };
-        self.out.event(&now(), event, diagnosis.as_ref())
+        let last = mirror
+            .vmims
+            .get(&(namespace.clone(), migration.clone()))
+            .map(|m| VirtualMachineInstanceMigration::clone(m));
+        // The VMIM's watch can report the failure before the VMI's shows the reason: read
+        // the VMI once more.
+        let mut reason = reason.clone();
+        if reason.is_none()
+            && let Ok(Some(fresh)) = crate::cluster::get_as::<crate::model::VirtualMachineInstance>(
+                self.driver.live(),
+                Kind::VirtualMachineInstance,
+                Some(namespace),
+                vmi,
+            )
+            .await
+        {
+            reason = fresh
+                .status
+                .migration_state
+                .as_ref()
+                .filter(|s| {
+                    s.migration_uid.is_some()
+                        && s.migration_uid.as_deref() == last.as_ref().and_then(|m| m.uid())
+                })
+                .and_then(|s| s.failure_reason.clone());
+        }
+        let diagnosis = super::migrate::diagnose(self.ctx, last.as_ref(), vmi)
+            .await
+            .map(|r| r.diagnosis);
+        let event = Event::MigrationFailed {
+            namespace: namespace.clone(),
+            vmi: vmi.clone(),
+            migration: migration.clone(),
+            reason,
+            failures: *failures,
+            retry: *retry,
+        };
+        self.out.event(&now(), &event, diagnosis.as_ref())
     }
 }
 

@@ -148,12 +148,12 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             ..
         } => {
             let mut l = format!(
-                "{}: migration {} {} {} → {}",
+                "{}: migration {} {} from {} to {}",
                 vm(namespace, vmi),
                 printable(migration),
-                printable(phase),
+                printable(if phase.is_empty() { "created" } else { phase }),
                 printable(source_node.as_deref().unwrap_or("?")),
-                printable(target_node.as_deref().unwrap_or("?"))
+                printable(target_node.as_deref().unwrap_or("(target not chosen yet)"))
             );
             if source_pod.is_some() || target_pod.is_some() {
                 l.push_str(&format!(
@@ -192,7 +192,7 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             )];
             if let Some(d) = diagnosis {
                 lines.push(format!(
-                    "  diagnosis: {} plane · {}: {}",
+                    "  diagnosis: {} · {}: {}",
                     d.plane.as_str(),
                     d.cause,
                     printable(&d.summary)

@@ -499,7 +499,12 @@ impl DrainRun {
             }
             if let Some(m) = &seen.migration {
                 let shown = vm.shown_phase.get(&m.name);
-                let phase_key = format!("{}|{}", m.phase, m.mode.as_deref().unwrap_or(""));
+                // A phase, or post-copy: the changes an operator must see (not every mode).
+                let phase_key = format!(
+                    "{}|{}",
+                    m.phase,
+                    m.mode.as_deref().filter(|m| *m == "PostCopy").unwrap_or("")
+                );
                 if shown != Some(&phase_key) && m.phase != "Failed" {
                     vm.shown_phase.insert(m.name.clone(), phase_key);
                     events.push(Event::Migration {
@@ -507,7 +512,8 @@ impl DrainRun {
                         vmi: vmi.clone(),
                         migration: m.name.clone(),
                         phase: m.phase.clone(),
-                        source_node: m.source_node.clone(),
+                        // Before the hand-off the source is where the VMI runs.
+                        source_node: m.source_node.clone().or_else(|| seen.node.clone()),
                         target_node: m.target_node.clone(),
                         source_pod: m.source_pod.clone(),
                         target_pod: m.target_pod.clone(),
