@@ -420,3 +420,190 @@ fn show() {
     let out = lab.run(&args);
     println!("{}", both(&out));
 }
+
+#[test]
+fn a_pdb_without_room_is_waited_for_with_its_numbers_then_the_pod_goes() {
+    let lab = lab();
+    let mut pdb = lab
+        .server
+        .object(Kind::PodDisruptionBudget, Some("prod"), "frontend-pdb")
+        .unwrap();
+    pdb["status"]["disruptionsAllowed"] = serde_json::json!(0);
+    pdb["status"]["currentHealthy"] = serde_json::json!(1);
+    pdb["status"]["desiredHealthy"] = serde_json::json!(1);
+    lab.server.update_object(pdb.clone());
+    // The budget frees up a few seconds in (a new replica became ready elsewhere).
+    let server = Arc::clone(&lab.server);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(4));
+        pdb["status"]["disruptionsAllowed"] = serde_json::json!(1);
+        pdb["status"]["currentHealthy"] = serde_json::json!(2);
+        server.update_object(pdb);
+    });
+    let mut args = vec!["drain", "node-1", "-o", "json"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    release.join().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let waits: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "waiting")
+        .collect();
+    // Shown once, though kubectl's 5 s retry asked again.
+    assert_eq!(waits.len(), 1, "{text}");
+    assert_eq!(waits[0]["reason"], "pdb");
+    assert_eq!(waits[0]["pdb"], "frontend-pdb");
+    assert!(
+        waits[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("needs 1 healthy pods and has 1 currently")),
+        "{text}"
+    );
+    let evictions = lab
+        .server
+        .count_requests(|r| r.path.ends_with("/pods/frontend-7d9f8b6c5d-x2x9q/eviction"));
+    assert!(evictions >= 2, "{evictions}");
+    assert_eq!(summary(&out)["result"], "drained");
+}
+
+#[test]
+fn two_pdbs_over_one_pod_are_a_blocker_at_once() {
+    let lab = lab_with(
+        DrainFixture {
+            second_pdb: true,
+            ..DrainFixture::default()
+        },
+        fast(),
+    );
+    let mut args = vec!["drain", "node-1", "-o", "json", "--force-partial"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "blocked", "{text}");
+    assert_eq!(
+        s["blocked"][0]["pod"], "frontend-7d9f8b6c5d-x2x9q",
+        "{text}"
+    );
+    assert_eq!(s["blocked"][0]["reason"], "more-than-one-pdb", "{text}");
+    // Asked once: a 500 that waiting cannot fix is not retried.
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/pods/frontend-7d9f8b6c5d-x2x9q/eviction")),
+        1
+    );
+}
+
+#[test]
+fn the_timeout_ends_the_wait_not_the_migrations() {
+    let lab = lab_with(
+        DrainFixture::default(),
+        Script {
+            hold_running: true,
+            ..Script::default()
+        },
+    );
+    let mut args = vec![
+        "drain",
+        "node-1",
+        "-o",
+        "json",
+        "--timeout",
+        "4s",
+        "--grace-period",
+        "30",
+    ];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(6), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "timeout", "{text}");
+    assert_eq!(s["migrating"].as_array().map(Vec::len), Some(2), "{text}");
+    assert!(!lab.mutations().iter().any(|r| r.method == Method::DELETE));
+    // The grace period goes into every eviction, as kubectl's.
+    let evictions: Vec<RecordedRequest> = lab
+        .mutations()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/eviction"))
+        .collect();
+    assert!(!evictions.is_empty());
+    for e in evictions {
+        let body: Value = serde_json::from_str(&e.body).unwrap();
+        assert_eq!(body["kind"], "Eviction");
+        assert_eq!(body["apiVersion"], "policy/v1");
+        assert_eq!(
+            body["deleteOptions"]["gracePeriodSeconds"], 30,
+            "{}",
+            e.body
+        );
+    }
+}
+
+#[test]
+fn no_wait_returns_once_everything_is_handed_off() {
+    let lab = lab_with(
+        DrainFixture::default(),
+        Script {
+            hold_running: true,
+            ..Script::default()
+        },
+    );
+    let mut args = vec!["drain", "node-1", "-o", "json", "--no-wait"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "handed-off", "{text}");
+    let migrating: Vec<&str> = s["migrating"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["vmi"].as_str())
+        .collect();
+    assert_eq!(migrating, ["batch-01", "web-01"], "{text}");
+    assert!(
+        s["resume"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().is_some_and(|r| r.contains("--evacuation"))),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_terminal_gets_one_live_view() {
+    let lab = lab_with(
+        DrainFixture::default(),
+        Script {
+            running_ticks: 40,
+            ..Script::default()
+        },
+    );
+    let cmd = format!(
+        "{} --kubeconfig {} drain node-1 {} --timeout 60s",
+        env!("CARGO_BIN_EXE_vmctl"),
+        lab.kubeconfig,
+        FLAGS.join(" ")
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("script(1) from bsdutils must be installed");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("\u{1b}["),
+        "no terminal control sequences: {screen}"
+    );
+    // The totals line, and a bar per VM with its data and dirty rate.
+    assert!(screen.contains("VMs left"), "{screen}");
+    assert!(screen.contains("dirtying"), "no progress bar: {screen}");
+    assert!(screen.contains("node/node-1 drained"), "{screen}");
+}

@@ -637,7 +637,14 @@ impl DrainRun {
                     continue;
                 }
                 a.vms_left += 1;
-                if vm.seen.evacuation_node.is_some()
+                // Marked (the watch showed it, or the webhook's answer said so) or migrating.
+                let handed_to_kubevirt = self.pods.values().any(|t| {
+                    t.state == PodState::Evacuating
+                        && t.pod.namespace == key.0
+                        && t.pod.vmi.as_deref() == Some(key.1.as_str())
+                });
+                if handed_to_kubevirt
+                    || vm.seen.evacuation_node.is_some()
                     || vm.seen.migration.as_ref().is_some_and(|m| !m.is_final())
                 {
                     a.migrating.push(InFlight {
