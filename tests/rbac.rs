@@ -237,3 +237,44 @@ fn migrate_and_abort_need_only_the_operator_role() {
     let rules = role("vmctl-readonly");
     assert!(requests.iter().any(|r| !allowed(&rules, r)));
 }
+
+#[test]
+fn drain_needs_only_the_drainer_role_and_its_dry_run_only_the_read_only_role() {
+    let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::drain_cluster()));
+    let _sim = KubeVirtSim::start(
+        &server,
+        Script {
+            running_ticks: 8,
+            ..Script::default()
+        },
+    );
+    let flags = [
+        "drain",
+        "node-1",
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--allow-shutdowns",
+    ];
+    let mut dry = flags.to_vec();
+    dry.push("--dry-run");
+    let out = run(&server, &dry);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    check("vmctl-readonly", &server.requests());
+
+    server.reset_requests();
+    let out = run(&server, &flags);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    let requests = server.requests();
+    for (method, what) in [("PATCH", "/nodes/node-1"), ("POST", "/eviction")] {
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.method.as_str() == method && r.path.contains(what)),
+            "no {method} {what} in the log"
+        );
+    }
+    check("vmctl-drainer", &requests);
+    // The read-only role would refuse the cordon and the evictions.
+    let rules = role("vmctl-readonly");
+    assert!(requests.iter().any(|r| !allowed(&rules, r)));
+}
