@@ -210,6 +210,8 @@ struct PodTask {
 
 #[derive(Debug, Clone, Default)]
 struct VmTask {
+    /// Its launcher pods among the drain's pods.
+    pods: Vec<PodKey>,
     node: String,
     action: Option<Action>,
     seen: VmSeen,
@@ -310,6 +312,7 @@ impl DrainRun {
                     if !p.finished {
                         vm.node = p.node.clone();
                     }
+                    vm.pods.push(p.key());
                     vm.action = action.or(vm.action);
                 }
                 (
@@ -488,9 +491,8 @@ impl DrainRun {
             let (namespace, vmi) = key.clone();
             // The evacuation was cancelled (virtctl evacuate-cancel): ask again.
             if vm.seen.evacuation_node.is_some() && seen.evacuation_node.is_none() && !vm.done {
-                for task in self.pods.values_mut() {
-                    if task.pod.namespace == namespace
-                        && task.pod.vmi.as_deref() == Some(vmi.as_str())
+                for k in &vm.pods {
+                    if let Some(task) = self.pods.get_mut(k)
                         && task.state == PodState::Evacuating
                     {
                         task.state = PodState::Waiting { next_ms: now_ms };
@@ -541,11 +543,11 @@ impl DrainRun {
                             "{failures} evacuation migrations failed (last: {}); KubeVirt keeps retrying with backoff, vmctl stops waiting for it",
                             m.failure.as_deref().unwrap_or("no reason recorded")
                         );
-                        for (pkey, task) in self.pods.iter_mut() {
-                            if pkey.0 == namespace
-                                && task.pod.vmi.as_deref() == Some(vmi.as_str())
-                                && !matches!(task.state, PodState::Gone)
-                            {
+                        for pkey in &vm.pods {
+                            let Some(task) = self.pods.get_mut(pkey) else {
+                                continue;
+                            };
+                            if !matches!(task.state, PodState::Gone) {
                                 task.state = PodState::Blocked {
                                     reason: "migration-keeps-failing".into(),
                                     message: message.clone(),
@@ -568,13 +570,10 @@ impl DrainRun {
                     && seen.phase == "Running"
                     && seen.node.as_deref().is_some_and(|n| n != vm.node);
                 if vm.action.is_some_and(Action::stops_the_vm) {
-                    let pods_gone = self
+                    let pods_gone = vm
                         .pods
-                        .values()
-                        .filter(|t| {
-                            t.pod.namespace == namespace
-                                && t.pod.vmi.as_deref() == Some(vmi.as_str())
-                        })
+                        .iter()
+                        .filter_map(|k| self.pods.get(k))
                         .all(|t| t.state == PodState::Gone);
                     if pods_gone {
                         vm.done = true;
@@ -638,11 +637,11 @@ impl DrainRun {
                 }
                 a.vms_left += 1;
                 // Marked (the watch showed it, or the webhook's answer said so) or migrating.
-                let handed_to_kubevirt = self.pods.values().any(|t| {
-                    t.state == PodState::Evacuating
-                        && t.pod.namespace == key.0
-                        && t.pod.vmi.as_deref() == Some(key.1.as_str())
-                });
+                let handed_to_kubevirt = vm
+                    .pods
+                    .iter()
+                    .filter_map(|k| self.pods.get(k))
+                    .any(|t| t.state == PodState::Evacuating);
                 if handed_to_kubevirt
                     || vm.seen.evacuation_node.is_some()
                     || vm.seen.migration.as_ref().is_some_and(|m| !m.is_final())
