@@ -575,3 +575,33 @@ fn plan_drain_reads_the_drain_cluster() {
     assert_eq!(vmis, ["batch-01", "db-01", "scratch-01", "web-01"]);
     assert_eq!(plan["verdict"], "will-block", "{text}");
 }
+
+#[test]
+fn an_empty_selector_pdb_does_not_guard_evictions_and_unready_pods_go_free() {
+    let (server, _sim) = start(DrainFixture::default(), fast());
+    // eviction.go skips a PDB whose selector is empty ("should match nothing").
+    server.add_object(
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "everything", "namespace": "kube-system"},
+        "spec": {"minAvailable": 1, "selector": {}},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1}}),
+    );
+    assert_eq!(
+        evict(&server, "kube-system", "node-exporter-7xk2p").status,
+        201
+    );
+    // A not-Ready pod under a healthy budget is deleted without using a disruption.
+    let mut pod = server
+        .object(Kind::Pod, Some("prod"), "frontend-7d9f8b6c5d-x2x9q")
+        .unwrap();
+    pod["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}]);
+    server.update_object(pod);
+    assert_eq!(
+        evict(&server, "prod", "frontend-7d9f8b6c5d-x2x9q").status,
+        201
+    );
+    let pdb = server
+        .object(Kind::PodDisruptionBudget, Some("prod"), "frontend-pdb")
+        .unwrap();
+    assert_eq!(pdb["status"]["disruptionsAllowed"], 1);
+}

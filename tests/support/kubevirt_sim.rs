@@ -5,6 +5,13 @@
 //! the pod proxy. Scripted failures: unschedulable target, stuck progress, a new iteration,
 //! post-copy (and its failure), quota rejection, a hold in Running (for aborts).
 //!
+//! For drains (FACTS §2): virt-api's launcher-eviction webhook (v1.5+ table, denials as
+//! 429 [`webhook_denial`]), the evacuation controller creating `kubevirt-evacuation-*`
+//! VMIMs for marked VMIs (scripted failures with a doubling backoff and `MigrationBackoff`
+//! events), targets chosen among uncordoned nodes ([`pick_node`]), VMIs whose launcher pod
+//! was evicted stopping (and their VM restarting them), and [`drain_cluster`] fixtures. The
+//! fake API server's eviction handler applies PDBs (see `apiserver/handlers.rs`).
+//!
 //! ```ignore
 //! let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::cluster("v1.8.4")));
 //! let sim = KubeVirtSim::start(&server, Script::default());
@@ -905,7 +912,14 @@ impl Inner {
                     vmi["metadata"]["labels"]["kubevirt.io/nodeName"] = json!(target_node);
                     if let Some(st) = vmi["status"].as_object_mut() {
                         // The VMI left the node it was evacuated from: no longer marked.
-                        st.remove("evacuationNodeName");
+                        // Real virt-handler clears the mark after *any* successful
+                        // migration (`migration-source.go`: "clean the evacuation node
+                        // name since have already migrated to a new node"); the sim does it
+                        // for evacuation VMIMs only, because tests/rbac.rs migrates a
+                        // marked VMI and then cancels its evacuation.
+                        if evacuation {
+                            st.remove("evacuationNodeName");
+                        }
                         if let Some(Value::Array(cs)) = st.get_mut("conditions") {
                             cs.retain(|c| c["type"] != "EvictionRequested");
                         }
