@@ -197,8 +197,9 @@ fn migrate_and_abort_need_only_the_operator_role() {
         );
     };
     ok_run(&["migrate", "db-01", "--allow-postcopy"]);
-    ok_run(&["migrate", "batch-01", "--allow-auto-converge"]);
+    // Cancel batch-01's evacuation first: a successful migration clears the mark itself.
     ok_run(&["abort", "--evacuation", "batch-01"]);
+    ok_run(&["migrate", "batch-01", "--allow-auto-converge"]);
     sim.set_script(Script {
         hold_running: true,
         ..Script::default()
@@ -258,12 +259,24 @@ fn drain_needs_only_the_drainer_role_and_its_dry_run_only_the_read_only_role() {
     let mut dry = flags.to_vec();
     dry.push("--dry-run");
     let out = run(&server, &dry);
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     check("vmctl-readonly", &server.requests());
 
     server.reset_requests();
     let out = run(&server, &flags);
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     let requests = server.requests();
     for (method, what) in [("PATCH", "/nodes/node-1"), ("POST", "/eviction")] {
         assert!(

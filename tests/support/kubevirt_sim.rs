@@ -911,15 +911,11 @@ impl Inner {
                     vmi["status"]["nodeName"] = json!(target_node);
                     vmi["metadata"]["labels"]["kubevirt.io/nodeName"] = json!(target_node);
                     if let Some(st) = vmi["status"].as_object_mut() {
-                        // The VMI left the node it was evacuated from: no longer marked.
-                        // Real virt-handler clears the mark after *any* successful
-                        // migration (`migration-source.go`: "clean the evacuation node
-                        // name since have already migrated to a new node"); the sim does it
-                        // for evacuation VMIMs only, because tests/rbac.rs migrates a
-                        // marked VMI and then cancels its evacuation.
-                        if evacuation {
-                            st.remove("evacuationNodeName");
-                        }
+                        // The VMI left the node: no longer marked. Real virt-handler clears
+                        // the mark after *any* successful migration (`migration-source.go`:
+                        // "clean the evacuation node name since have already migrated to a
+                        // new node").
+                        st.remove("evacuationNodeName");
                         if let Some(Value::Array(cs)) = st.get_mut("conditions") {
                             cs.retain(|c| c["type"] != "EvictionRequested");
                         }
