@@ -607,3 +607,50 @@ fn a_terminal_gets_one_live_view() {
     assert!(screen.contains("dirtying"), "no progress bar: {screen}");
     assert!(screen.contains("node/node-1 drained"), "{screen}");
 }
+
+/// `vmctl drain` on a terminal, typing `answer` at its question.
+fn on_a_terminal(lab: &Lab, flags: &str, answer: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Write;
+    let cmd = format!(
+        "{} --kubeconfig {} drain node-1 {flags} --timeout 60s",
+        env!("CARGO_BIN_EXE_vmctl"),
+        lab.kubeconfig,
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script(1) from bsdutils must be installed");
+    // Answer once the question is on the screen (the plan takes a moment to read).
+    std::thread::sleep(Duration::from_millis(1500));
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(answer.as_bytes());
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn on_a_terminal_shutdowns_are_asked_for_and_a_no_changes_nothing() {
+    let lab = lab();
+    let (status, screen) = on_a_terminal(&lab, "--ignore-daemonsets --delete-emptydir-data", "n\n");
+    assert_eq!(status.code(), Some(1), "{screen}");
+    assert!(screen.contains("the drain shuts down 1 VM(s)"), "{screen}");
+    assert!(
+        screen.contains("prod/scratch-01 (shutdown): its VM starts it again elsewhere"),
+        "{screen}"
+    );
+    assert!(screen.contains("shut them down? [y/N]"), "{screen}");
+    assert!(lab.mutations().is_empty());
+
+    let (status, screen) = on_a_terminal(&lab, "--ignore-daemonsets --delete-emptydir-data", "y\n");
+    assert_eq!(status.code(), Some(0), "{screen}");
+    assert!(screen.contains("node/node-1 drained"), "{screen}");
+}

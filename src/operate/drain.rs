@@ -30,7 +30,7 @@ use crate::policy::drain::evict::{PodFilters, PodSelection, read_answer, select_
 use crate::policy::drain::execute::{
     DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
 };
-use crate::policy::drain::{DrainPlan, Verdict, VmiPlan, plan_drain};
+use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan, plan_drain};
 use crate::render::drain::{DrainOutput, DrainResult, Summary};
 use crate::render::{OutputFormat, stderr_line, stderr_text};
 use crate::text::printable;
@@ -287,6 +287,20 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             ..Settings::default()
         },
     );
+    let mut run = run;
+    // With --force-partial: a VM the plan knows cannot go anywhere is named now, not evicted.
+    for v in plan.vmis.iter().filter(|v| v.action == Action::NoTarget) {
+        for event in run.hold_back(
+            &(v.namespace.clone(), v.name.clone()),
+            "no-target",
+            &format!(
+                "{} (the plan: vmctl plan-drain; not evicted)",
+                v.explanation
+            ),
+        ) {
+            out.event(&now(), &event, None)?;
+        }
+    }
     // Migrations already over when the drain started are history, not the drain's.
     let history: HashSet<Key> = inputs
         .vmims

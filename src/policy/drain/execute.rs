@@ -337,6 +337,36 @@ impl DrainRun {
         }
     }
 
+    /// Holds a VM back: its running pods are not evicted and block the drain from the
+    /// start (the plan knows no node can take it: evicting it would only mark it, and
+    /// KubeVirt would create migration after migration that cannot schedule).
+    pub fn hold_back(&mut self, vm: &PodKey, reason: &str, message: &str) -> Vec<Event> {
+        let Some(task) = self.vms.get_mut(vm) else {
+            return Vec::new();
+        };
+        task.blocked = true;
+        let mut events = Vec::new();
+        for k in &task.pods {
+            if let Some(t) = self.pods.get_mut(k)
+                && t.phase != "Succeeded"
+                && t.phase != "Failed"
+            {
+                t.state = PodState::Blocked {
+                    reason: reason.to_string(),
+                    message: message.to_string(),
+                };
+                events.push(Event::Blocked {
+                    namespace: k.0.clone(),
+                    pod: k.1.clone(),
+                    vmi: Some(vm.1.clone()),
+                    reason: reason.to_string(),
+                    message: message.to_string(),
+                });
+            }
+        }
+        events
+    }
+
     /// The VMs the drain follows, (namespace, name).
     pub fn vm_keys(&self) -> impl Iterator<Item = &PodKey> {
         self.vms.keys()

@@ -292,3 +292,24 @@ fn an_error_that_waiting_cannot_fix_is_a_blocker() {
     );
     assert_eq!(kinds(&ev), ["blocked"]);
 }
+
+#[test]
+fn a_vm_held_back_is_never_evicted_and_blocks_from_the_start() {
+    let big = launcher("big-01");
+    let mut r = run(
+        vec![big.clone(), plain("web-1")],
+        &[("big-01", Action::NoTarget)],
+        Settings::default(),
+    );
+    let ev = r.hold_back(
+        &key("big-01"),
+        "no-target",
+        "no node can take a 64 GiB target pod",
+    );
+    assert_eq!(kinds(&ev), ["blocked"]);
+    assert_eq!(names(&r.due(0)), ["web-1"]);
+    r.answered(&key("web-1"), &Answer::Evicted, 0);
+    r.observe(&world(&[(&big.name, "Running")], &[]), 1_000);
+    assert_eq!(r.outcome(), Some(Outcome::Blocked));
+    assert_eq!(r.account().blocked[0].reason, "no-target");
+}
