@@ -135,6 +135,7 @@ commands() { # NAME|ARGS for a size
   echo "status -A -o json|status -A -o json"
   echo "plan-drain (1 node)|plan-drain node-7 -o json"
   echo "plan-drain (10 nodes)|plan-drain node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8 node-9 node-10 -o json"
+  echo "drain --dry-run (1 node)|drain node-7 --dry-run --ignore-daemonsets --delete-emptydir-data --force --allow-shutdowns --force-partial -o json"
   echo "explain vm/${EXPLAIN_NAME[$n]}|explain vm/${EXPLAIN_NAME[$n]} -n ${EXPLAIN_NS[$n]}"
 }
 
@@ -160,7 +161,7 @@ for n in "${sizes[@]}"; do
     target="-" result="-"
     if [ "$RC" -gt 1 ]; then r="n/a"; fi
     case "$n:$name" in
-      10000:plan-drain*) target="≤ 0.25× jq"; result=$(verdict "$r" 0.25) ;;
+      10000:plan-drain*|"10000:drain --dry-run"*) target="≤ 0.25× jq"; result=$(verdict "$r" 0.25) ;;
       "10000:status -A -o json") target="≤ 0.5× jq"; result=$(verdict "$r" 0.5) ;;
     esac
     if [ "$n" -gt 10000 ]; then
@@ -174,7 +175,7 @@ for n in "${sizes[@]}"; do
     rss_ratio=$(ratio "$RSS" "$size_kb")
     target="-" result="-"
     case "$n:$name" in
-      10000:plan-drain*) target="< 3× file"; result=$(verdict "$rss_ratio" 3 strict) ;;
+      10000:plan-drain*|"10000:drain --dry-run"*) target="< 3× file"; result=$(verdict "$rss_ratio" 3 strict) ;;
     esac
     if [ "$n" -gt 10000 ]; then target="< 3× file"; result=$(verdict "$rss_ratio" 3 strict); fi
     [ "$RC" -eq 124 ] && { rss_ratio="n/a (timeout)"; result=FAIL; }
