@@ -93,9 +93,8 @@ fn shutdown_lines(plan: &DrainPlan) -> Vec<String> {
         .collect()
 }
 
-/// Asks on the terminal; false on anything but yes.
-fn confirm(question: &str) -> bool {
-    stderr_text(&format!("{question} [y/N] "));
+/// Reads the answer on the terminal; false on anything but yes.
+fn confirm() -> bool {
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
         return false;
@@ -175,12 +174,8 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             && std::io::stdin().is_terminal()
             && std::io::stderr().is_terminal();
         let yes = ask && {
-            stderr_line(&format!(
-                "the drain shuts down {} VM(s):\n  {}",
-                shutdowns.len(),
-                printable(&shutdowns.join("\n  "))
-            ));
-            confirm("shut them down?")
+            stderr_text(&crate::render::drain::shutdown_question(&shutdowns));
+            confirm()
         };
         if !yes {
             reasons.push(format!(
@@ -332,14 +327,9 @@ fn show_plan(
     plan: &DrainPlan,
     selection: &PodSelection,
 ) -> Result<()> {
-    for (pod, why) in &selection.skipped {
-        if !out.json {
-            stderr_line(&format!("Warning: {}: {}", printable(why), printable(pod)));
-        }
-    }
-    for (pod, why) in &selection.warnings {
-        if !out.json {
-            stderr_line(&format!("Warning: {}: {}", printable(why), printable(pod)));
+    if !out.json {
+        for line in crate::render::drain::pod_warnings(&selection.skipped, &selection.warnings) {
+            stderr_line(&line);
         }
     }
     if out.json {

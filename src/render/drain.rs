@@ -260,6 +260,40 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
     vec![line]
 }
 
+/// kubectl's warnings, one line per kind: `Warning: ignoring DaemonSet-managed Pods: a, b`.
+pub fn pod_warnings(skipped: &[(String, String)], warned: &[(String, String)]) -> Vec<String> {
+    let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (pod, why) in skipped.iter().chain(warned) {
+        match by_why.iter_mut().find(|(w, _)| w == why) {
+            Some((_, pods)) => pods.push(pod),
+            None => by_why.push((why, vec![pod])),
+        }
+    }
+    by_why
+        .into_iter()
+        .map(|(why, pods)| {
+            format!(
+                "Warning: {}: {}",
+                printable(why),
+                pods.iter()
+                    .map(|p| printable(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The question before shutting VMs down, each named with what happens to it next.
+pub fn shutdown_question(shutdowns: &[String]) -> String {
+    let mut q = format!("the drain shuts down {} VM(s):\n", shutdowns.len());
+    for s in shutdowns {
+        q.push_str(&format!("  {}\n", printable(s)));
+    }
+    q.push_str("shut them down? [y/N] ");
+    q
+}
+
 /// The summary, in lines.
 pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
     let nodes = s
