@@ -67,15 +67,35 @@ async fn pods_on(ctx: &Context, args: &DrainArgs) -> Result<Vec<Pod>> {
 }
 
 /// Why the drain must not start; empty when it may.
+/// The VMs whose launcher pods the drain evicts (all on the nodes, unless `--pod-selector`
+/// leaves some out), as `namespace/name`.
+fn selected_vms(selection: &PodSelection) -> HashSet<String> {
+    selection
+        .evict
+        .iter()
+        .filter_map(|p| p.vmi.as_ref().map(|v| format!("{}/{v}", p.namespace)))
+        .collect()
+}
+
 fn refusals(args: &DrainArgs, plan: &DrainPlan, selection: &PodSelection) -> Vec<String> {
     let mut reasons = selection.errors.clone();
-    if plan.verdict == Verdict::WillBlock && !args.force_partial {
-        let blockers: Vec<String> = plan
-            .blockers
-            .iter()
-            .filter(|b| b.blocking)
-            .map(|b| format!("{} {}: {}", b.kind, b.name, b.reason))
-            .collect();
+    let selected = selected_vms(selection);
+    let blockers: Vec<String> = plan
+        .blockers
+        .iter()
+        .filter(|b| b.blocking)
+        .filter(|b| {
+            b.vmis.iter().any(|v| selected.contains(v))
+                || (b.kind == "vmi"
+                    && selected.contains(&format!(
+                        "{}/{}",
+                        b.namespace.as_deref().unwrap_or_default(),
+                        b.name
+                    )))
+        })
+        .map(|b| format!("{} {}: {}", b.kind, b.name, b.reason))
+        .collect();
+    if plan.verdict == Verdict::WillBlock && !args.force_partial && !blockers.is_empty() {
         reasons.push(format!(
             "the plan says will-block ({}); --force-partial drains what can leave and lists the blockers at the end",
             blockers.join("; ")
@@ -85,10 +105,11 @@ fn refusals(args: &DrainArgs, plan: &DrainPlan, selection: &PodSelection) -> Vec
 }
 
 /// The VMs the drain shuts down, one line each.
-fn shutdown_lines(plan: &DrainPlan) -> Vec<String> {
+fn shutdown_lines(plan: &DrainPlan, selection: &PodSelection) -> Vec<String> {
+    let selected = selected_vms(selection);
     plan.vmis
         .iter()
-        .filter(|v| v.action.stops_the_vm())
+        .filter(|v| v.action.stops_the_vm() && selected.contains(&v.id()))
         .map(|v| format!("{} ({}): {}", v.id(), v.action.as_str(), comes_back(v)))
         .collect()
 }
@@ -167,7 +188,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     show_plan(ctx, &out, &plan, &selection)?;
 
     let mut reasons = refusals(args, &plan, &selection);
-    let shutdowns = shutdown_lines(&plan);
+    let shutdowns = shutdown_lines(&plan, &selection);
     if !shutdowns.is_empty() && !args.allow_shutdowns {
         let ask = reasons.is_empty()
             && !args.dry_run
