@@ -183,8 +183,8 @@ cordoned and the migrations running, and prints how to resume (run the same comm
 up where it stopped) or give up (kubectl uncordon NODE; vmctl abort vm/NAME --evacuation).
 
 OUTPUT: a line per change on stdout (kubectl's words where kubectl has them: node/NAME cordoned,
-evicting pod NS/NAME, pod/NAME evicted, node/NAME drained). With -o json|yaml: one JSON object per
-line, kind DrainEvent, {apiVersion, kind, time, type, ...}: type plan (verdict, vmis[], shutdowns[],
+evicting pod NS/NAME, pod/NAME evicted, node/NAME drained). With -o json: one JSON object per line
+(-o yaml: one YAML document each, after ---), kind DrainEvent, {apiVersion, kind, time, type, ...}: type plan (verdict, vmis[], shutdowns[],
 blockers[], pods, warnings[]), cordoned {node, alreadyCordoned}, evicting/evicted/pod-gone {namespace,
 pod}, evacuation-started {namespace, vmi, node}, waiting {namespace, pod, vmi, reason (pdb|target-pod|
 hotplug|throttled|server-error), pdb, message, retrySeconds}, migration {namespace, vmi, migration,

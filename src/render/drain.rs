@@ -470,7 +470,9 @@ impl Live {
 /// scroll above the live bars.
 pub struct DrainOutput {
     pub style: Style,
+    /// `-o json|yaml`: one document per event (a JSON line, or a YAML document).
     pub json: bool,
+    yaml: bool,
     live: Option<std::sync::Mutex<Live>>,
 }
 
@@ -481,7 +483,20 @@ impl DrainOutput {
         DrainOutput {
             style,
             json,
+            yaml: output == OutputFormat::Yaml,
             live: (tty && !json).then(|| std::sync::Mutex::new(Live::new())),
+        }
+    }
+
+    /// One document: a JSON line, or a YAML document of the stream.
+    fn emit(&self, doc: &Value) -> crate::error::Result<()> {
+        if self.yaml {
+            super::write_stdout(&format!(
+                "---\n{}",
+                super::structured(OutputFormat::Yaml, doc)?
+            ))
+        } else {
+            super::write_stdout(&format!("{}\n", super::json_line(doc)?))
         }
     }
 
@@ -506,7 +521,7 @@ impl DrainOutput {
         diagnosis: Option<&Diagnosis>,
     ) -> crate::error::Result<()> {
         if self.json {
-            return super::write_stdout(&format!("{}\n", event_json(time, event, diagnosis)));
+            return self.emit(&event_json(time, event, diagnosis));
         }
         if let Some(live) = &self.live {
             live.lock().unwrap_or_else(|e| e.into_inner()).event(event);
@@ -563,7 +578,7 @@ impl DrainOutput {
         line: &str,
     ) -> crate::error::Result<()> {
         if self.json {
-            super::write_stdout(&format!("{}\n", doc_json(time, kind, fields)))
+            self.emit(&doc_json(time, kind, fields))
         } else {
             self.lines(&format!("[{}] {line}\n", short_time(time)))
         }
@@ -581,7 +596,7 @@ impl DrainOutput {
         }
         if self.json {
             let fields = serde_json::to_value(s).unwrap_or(Value::Null);
-            return super::write_stdout(&format!("{}\n", doc_json(time, "summary", fields)));
+            return self.emit(&doc_json(time, "summary", fields));
         }
         super::write_stdout(&format!("{}\n", summary_lines(self.style, s).join("\n")))
     }
@@ -621,5 +636,29 @@ mod tests {
         assert_eq!(v["type"], "migration");
         assert_eq!(v["pointOfNoReturn"], true);
         assert_eq!(v["targetPod"], "virt-launcher-db-b");
+    }
+
+    #[test]
+    fn a_json_line_carries_no_raw_control_byte() {
+        let e = Event::Blocked {
+            namespace: "prod".into(),
+            pod: "p".into(),
+            vmi: None,
+            reason: "refused".into(),
+            message: "tenant text \u{9b}2J\u{1b}[31m\u{7f}".into(),
+        };
+        let line = crate::render::json_line(&event_json("t", &e, None)).unwrap();
+        assert!(!line.contains('\n'));
+        assert!(
+            !line
+                .chars()
+                .any(|c| c.is_control() || ('\u{80}'..='\u{9f}').contains(&c)),
+            "{line:?}"
+        );
+        assert!(line.contains("\\u009b") && line.contains("\\u001b") && line.contains("\\u007f"));
+        let back: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["message"], "tenant text \u{9b}2J\u{1b}[31m\u{7f}");
+        let plain = event_lines(Style { color: false }, &e, None).join("\n");
+        assert!(!plain.chars().any(|c| c.is_control()), "{plain:?}");
     }
 }

@@ -149,6 +149,39 @@ pub fn structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<Stri
     }
 }
 
+/// One line of JSON (JSON lines: `drain -o json`, `status --watch -o json`, `--progress
+/// json`) whose strings carry no raw control character, like [`structured`]'s.
+pub fn json_line<T: Serialize>(value: &T) -> Result<String> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, NoControlsCompact);
+    value
+        .serialize(&mut ser)
+        .map_err(|e| Error::Internal(format!("serialising JSON: {e}")))?;
+    String::from_utf8(out).map_err(|e| Error::Internal(format!("serialising JSON: {e}")))
+}
+
+/// The compact form of [`NoControls`].
+struct NoControlsCompact;
+
+impl serde_json::ser::Formatter for NoControlsCompact {
+    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        escape_controls(w, s)
+    }
+}
+
+/// Writes `s` with DEL and C1 as `\u007f`, `\u009b` (serde_json already escapes C0).
+fn escape_controls<W: ?Sized + Write>(w: &mut W, s: &str) -> io::Result<()> {
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
+            w.write_all(&s.as_bytes()[start..i])?;
+            write!(w, "\\u{:04x}", c as u32)?;
+            start = i + c.len_utf8();
+        }
+    }
+    w.write_all(&s.as_bytes()[start..])
+}
+
 /// Pretty JSON whose strings carry no raw control character: serde_json escapes C0 but
 /// writes DEL and C1 (U+0080..U+009F, e.g. U+009B, a CSI) as they are; here they are
 /// written as `\u007f`, `\u009b` (the same JSON, safe on a terminal).
@@ -161,15 +194,7 @@ struct NoControls<'a>(serde_json::ser::PrettyFormatter<'a>);
 
 impl serde_json::ser::Formatter for NoControls<'_> {
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
-        let mut start = 0;
-        for (i, c) in s.char_indices() {
-            if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
-                w.write_all(&s.as_bytes()[start..i])?;
-                write!(w, "\\u{:04x}", c as u32)?;
-                start = i + c.len_utf8();
-            }
-        }
-        w.write_all(&s.as_bytes()[start..])
+        escape_controls(w, s)
     }
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.0.begin_array(w)

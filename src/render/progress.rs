@@ -551,7 +551,7 @@ fn write_json_line<T: Serialize>(
     kind: &str,
     body: &T,
 ) -> io::Result<()> {
-    let line = serde_json::to_string(&JsonLine { kind, body }).map_err(io::Error::other)?;
+    let line = super::json_line(&JsonLine { kind, body }).map_err(io::Error::other)?;
     writeln!(out, "{line}")?;
     out.flush()
 }

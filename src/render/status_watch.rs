@@ -242,12 +242,14 @@ impl View {
             if self.last_lines.get(&id) != Some(&signature) {
                 self.last_lines.insert(id, signature);
                 let line = match output {
-                    OutputFormat::Json | OutputFormat::Yaml => json!({
+                    OutputFormat::Json | OutputFormat::Yaml => {
+                        let line = json!({
                         "time": now.to_string(), "namespace": m.namespace, "migration": m.name,
                         "vmi": m.vmi, "phase": m.phase, "sourceNode": m.source_node,
                         "targetNode": m.target_node, "mode": m.mode, "livePod": m.live_pod,
-                        "progress": progress_cell(report, m)})
-                    .to_string(),
+                        "progress": progress_cell(report, m)});
+                        super::json_line(&line)?
+                    }
                     _ => format!("[{}] {}", now.strftime("%H:%M:%S"), row_line(report, m)),
                 };
                 write_stdout(&format!("{line}\n"))?;
@@ -269,10 +271,9 @@ impl View {
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| "gone (deleted)".into());
             let line = match output {
-                OutputFormat::Json | OutputFormat::Yaml => json!({
+                OutputFormat::Json | OutputFormat::Yaml => super::json_line(&json!({
                     "time": now.to_string(), "namespace": ns, "migration": name,
-                    "phase": phase, "ended": true})
-                .to_string(),
+                    "phase": phase, "ended": true}))?,
                 _ => format!("[{}] {id} ended: {phase}", now.strftime("%H:%M:%S")),
             };
             write_stdout(&format!("{line}\n"))?;
