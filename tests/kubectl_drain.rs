@@ -239,14 +239,22 @@ struct Outcome {
     /// `spec.unschedulable: true` on node-1.
     cordoned: bool,
     refusals: BTreeMap<Rule, BTreeSet<String>>,
-    /// The pods (`namespace/name`) an eviction was POSTed for and answered 2xx.
+    /// The pods (`namespace/name`) an eviction was POSTed for, whatever the answer.
     evicted: BTreeSet<String>,
     /// The pods DELETEd directly (not through the eviction API).
     deleted_directly: BTreeSet<String>,
-    /// The bodies of the eviction requests (their `apiVersion`, for the message).
+    /// The `apiVersion`s of the Evictions sent (kubectl 1.20: `policy/v1beta1`).
     eviction_versions: BTreeSet<String>,
+    /// Each evicted pod's `deleteOptions.gracePeriodSeconds`, if sent.
+    grace: BTreeMap<String, Option<i64>>,
+    /// Requests other than GET (and other than the cordon and the evictions).
+    other_mutations: Vec<String>,
     warnings: BTreeMap<Rule, BTreeSet<String>>,
     text: String,
+}
+
+fn body(request: &support::RecordedRequest) -> Value {
+    serde_json::from_str(&request.body).unwrap_or_default()
 }
 
 fn pod_ids(server: &FakeApiServer) -> BTreeSet<String> {
@@ -304,10 +312,7 @@ impl Twin {
             deleted: before.difference(&after).cloned().collect(),
             cordoned: cordoned(&self.server),
             refusals: refusals(&output),
-            evicted: evictions()
-                .filter(|r| (200..300).contains(&r.status))
-                .map(pod_of)
-                .collect(),
+            evicted: evictions().map(pod_of).collect(),
             deleted_directly: requests
                 .iter()
                 .filter(|r| {
@@ -318,12 +323,27 @@ impl Twin {
                 .map(pod_of)
                 .collect(),
             eviction_versions: evictions()
+                .map(|r| body(r)["apiVersion"].as_str().unwrap_or("?").to_string())
+                .collect(),
+            grace: evictions()
+                .filter(|r| (200..300).contains(&r.status))
                 .map(|r| {
-                    serde_json::from_str::<Value>(&r.body).unwrap_or_default()["apiVersion"]
-                        .as_str()
-                        .unwrap_or("?")
-                        .to_string()
+                    (
+                        pod_of(r),
+                        body(r)
+                            .pointer("/deleteOptions/gracePeriodSeconds")
+                            .and_then(Value::as_i64),
+                    )
                 })
+                .collect(),
+            other_mutations: requests
+                .iter()
+                .filter(|r| r.method != support::Method::GET)
+                .filter(|r| {
+                    !(r.kind == Some(Kind::Node) && r.name.as_deref() == Some("node-1"))
+                        && r.subresource.as_deref() != Some("eviction")
+                })
+                .map(|r| r.line())
                 .collect(),
             warnings: warnings(&output),
             text,
@@ -369,8 +389,13 @@ fn run_vmctl(twin: &Twin, flags: &[&str]) -> Outcome {
 /// the cases (see [`a_refused_drain_leaves_the_node_cordoned_as_kubectl_does`]). Returns
 /// both outcomes for the case's own expectations.
 fn compare(flags: &[&str]) -> (Outcome, Outcome) {
+    compare_selecting(flags, NOT_VMS)
+}
+
+/// [`compare`] with another `--pod-selector` (which must keep the launcher pods out).
+fn compare_selecting(flags: &[&str], selector: &str) -> (Outcome, Outcome) {
     let mut all = flags.to_vec();
-    all.extend(["--pod-selector", NOT_VMS]);
+    all.extend(["--pod-selector", selector]);
     let (kt, vm) = (twin(), twin());
     let kubectl = run_kubectl(&kt, &all);
     let vmctl = run_vmctl(&vm, &all);
@@ -389,6 +414,7 @@ fn compare(flags: &[&str]) -> (Outcome, Outcome) {
         "no pod DELETEd directly\n{both}"
     );
     assert_eq!(kubectl.refusals, vmctl.refusals, "refusals\n{both}");
+    assert_eq!(kubectl.grace, vmctl.grace, "gracePeriodSeconds\n{both}");
     if kubectl.success {
         // kubectl never warns about an emptyDir pod that has a controller: see
         // `the_emptydir_warning_is_printed_as_kubectl_does`.
@@ -403,6 +429,12 @@ fn compare(flags: &[&str]) -> (Outcome, Outcome) {
             "warnings\n{both}"
         );
     }
+    assert!(
+        kubectl.other_mutations.is_empty() && vmctl.other_mutations.is_empty(),
+        "only the cordon and evictions: {:?} {:?}\n{both}",
+        kubectl.other_mutations,
+        vmctl.other_mutations
+    );
     // No VM is in it: vmctl asks for no --allow-shutdowns (and evicts no launcher pod).
     assert!(!vmctl.text.contains("--allow-shutdowns"), "{both}");
     assert!(
@@ -471,6 +503,77 @@ fn with_force_both_evict_the_same_pods_and_skip_the_daemonset_and_the_mirror_pod
         kubectl_binary().display(),
         kubectl.eviction_versions
     );
+}
+
+#[test]
+fn a_grace_period_is_sent_with_each_eviction_by_both() {
+    let (kubectl, _) = compare(&[
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--force",
+        "--grace-period",
+        "7",
+    ]);
+    assert!(kubectl.success, "{}", kubectl.text);
+    assert_eq!(kubectl.grace.len(), 3, "{}", kubectl.text);
+    assert!(
+        kubectl.grace.values().all(|g| *g == Some(7)),
+        "{:?}\n{}",
+        kubectl.grace,
+        kubectl.text
+    );
+}
+
+#[test]
+fn without_a_grace_period_neither_sends_one() {
+    let (kubectl, _) = compare(&["--ignore-daemonsets", "--delete-emptydir-data", "--force"]);
+    assert!(
+        kubectl.grace.values().all(Option::is_none),
+        "{}",
+        kubectl.text
+    );
+}
+
+#[test]
+fn a_selector_that_leaves_the_bare_pod_out_needs_no_force() {
+    let (kubectl, _) = compare_selecting(
+        &["--ignore-daemonsets", "--delete-emptydir-data"],
+        "!kubevirt.io,run!=debug-shell",
+    );
+    assert!(kubectl.success, "{}", kubectl.text);
+    assert_eq!(
+        kubectl.deleted,
+        set(&[
+            "prod/cache-6b8d9c7f4-q9w2e",
+            "prod/frontend-7d9f8b6c5d-x2x9q"
+        ]),
+        "{}",
+        kubectl.text
+    );
+}
+
+#[test]
+fn a_selector_of_one_app_evicts_only_its_pod_and_ignores_the_other_refusals() {
+    // Neither --ignore-daemonsets nor --delete-emptydir-data nor --force: the selected pod
+    // needs none of them.
+    let (kubectl, _) = compare_selecting(&[], "!kubevirt.io,app=frontend");
+    assert!(kubectl.success, "{}", kubectl.text);
+    assert_eq!(
+        kubectl.deleted,
+        set(&["prod/frontend-7d9f8b6c5d-x2x9q"]),
+        "{}",
+        kubectl.text
+    );
+    assert!(kubectl.warnings.is_empty(), "{}", kubectl.text);
+}
+
+#[test]
+fn without_ignore_daemonsets_only_the_daemonset_pod_is_refused() {
+    let (kubectl, _) = compare(&["--delete-emptydir-data", "--force"]);
+    assert!(!kubectl.success, "{}", kubectl.text);
+    assert!(kubectl.deleted.is_empty(), "{}", kubectl.text);
+    let want = BTreeMap::from([(Rule::DaemonSet, set(&["kube-system/node-exporter-7xk2p"]))]);
+    assert_eq!(kubectl.refusals, want, "{}", kubectl.text);
 }
 
 /// A known difference, left out: kubectl's `RunDrain` (pkg/cmd/drain/drain.go) calls
