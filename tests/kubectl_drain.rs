@@ -666,7 +666,7 @@ fn an_orphaned_daemonset_pod_is_treated_as_kubectl_does() {
 /// vmctl refuses before changing anything ("not drained: nothing was changed on node-1",
 /// as tests/cli_drain.rs asserts).
 #[test]
-#[ignore = "differs on purpose: kubectl cordons before its pod filters refuse, vmctl changes nothing"]
+#[ignore = "differs: kubectl cordons before its pod filters refuse, vmctl changes nothing"]
 fn a_refused_drain_leaves_the_node_cordoned_as_kubectl_does() {
     for flags in [
         &[][..],
