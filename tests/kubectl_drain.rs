@@ -430,18 +430,7 @@ fn compare_in(
     assert_eq!(kubectl.refusals, vmctl.refusals, "refusals\n{both}");
     assert_eq!(kubectl.grace, vmctl.grace, "gracePeriodSeconds\n{both}");
     if kubectl.success {
-        // kubectl never warns about an emptyDir pod that has a controller: see
-        // `the_emptydir_warning_is_printed_as_kubectl_does`.
-        let but_local_storage = |w: &BTreeMap<Rule, BTreeSet<String>>| {
-            let mut w = w.clone();
-            w.remove(&Rule::LocalStorage);
-            w
-        };
-        assert_eq!(
-            but_local_storage(&kubectl.warnings),
-            but_local_storage(&vmctl.warnings),
-            "warnings\n{both}"
-        );
+        assert_eq!(kubectl.warnings, vmctl.warnings, "warnings\n{both}");
     }
     assert!(
         kubectl.other_mutations.is_empty() && vmctl.other_mutations.is_empty(),
@@ -638,13 +627,11 @@ fn finished_pods_go_alongside_the_refusals_of_the_running_ones() {
     );
 }
 
-/// A known difference, left out: a DaemonSet pod whose DaemonSet is gone. kubectl's
-/// `daemonSetFilter` (pkg/drain/filters.go) GETs the DaemonSet; on NotFound it refuses the
-/// pod (`daemonsets.apps "node-exporter" not found`) unless `--force`, and with `--force`
-/// it EVICTS the pod with a warning, even with `--ignore-daemonsets`. vmctl does not read
-/// DaemonSets (src/policy/drain/evict.rs `filter`) and skips the pod as DaemonSet-managed.
+/// A DaemonSet pod whose DaemonSet is gone. kubectl's `daemonSetFilter`
+/// (pkg/drain/filters.go) GETs the DaemonSet; on NotFound it refuses the pod
+/// (`daemonsets.apps "node-exporter" not found`) unless `--force`, and with `--force` it
+/// evicts the pod, even with `--ignore-daemonsets`. vmctl reads the DaemonSets the same way.
 #[test]
-#[ignore = "differs: kubectl evicts (with --force) or refuses an orphaned DaemonSet pod, vmctl skips it"]
 fn an_orphaned_daemonset_pod_is_treated_as_kubectl_does() {
     for flags in [
         &["--ignore-daemonsets", "--delete-emptydir-data", "--force"][..],
@@ -660,36 +647,39 @@ fn an_orphaned_daemonset_pod_is_treated_as_kubectl_does() {
     }
 }
 
-/// A known difference, left out: kubectl's `RunDrain` (pkg/cmd/drain/drain.go) calls
+/// The one difference on purpose: kubectl's `RunDrain` (pkg/cmd/drain/drain.go) calls
 /// `RunCordonOrUncordon(true)` before `deleteOrEvictPodsSimple` lists and filters the pods,
 /// so a drain its filters refuse leaves the node cordoned (exit 1, `node/node-1 cordoned`);
-/// vmctl refuses before changing anything ("not drained: nothing was changed on node-1",
-/// as tests/cli_drain.rs asserts).
+/// vmctl checks everything first and refuses before changing anything ("not drained:
+/// nothing was changed on node-1"). Both refuse the same pods.
 #[test]
-#[ignore = "differs: kubectl cordons before its pod filters refuse, vmctl changes nothing"]
-fn a_refused_drain_leaves_the_node_cordoned_as_kubectl_does() {
+fn a_refused_drain_cordons_with_kubectl_and_changes_nothing_with_vmctl() {
     for flags in [
         &[][..],
         &["--ignore-daemonsets", "--delete-emptydir-data"][..],
     ] {
         let (kubectl, vmctl) = compare(flags);
-        assert!(!kubectl.success, "{}", kubectl.text);
-        assert_eq!(
-            kubectl.cordoned, vmctl.cordoned,
+        assert!(
+            !kubectl.success && !vmctl.success,
+            "{}\n{}",
+            kubectl.text,
+            vmctl.text
+        );
+        assert!(
+            kubectl.cordoned && !vmctl.cordoned,
             "node-1 cordoned\n=== kubectl\n{}\n=== vmctl\n{}",
-            kubectl.text, vmctl.text
+            kubectl.text,
+            vmctl.text
         );
     }
 }
 
-/// A known difference in the output only, left out: kubectl's `GetPodsForDeletion`
-/// (pkg/drain/drain.go) runs the filters in turn with `status = filter(pod)` while
-/// `status.delete` holds, so the `Okay` of `unreplicatedFilter` (the pod has a controller)
-/// overwrites the warning `localStorageFilter` gave `prod/cache-6b8d9c7f4-q9w2e`: kubectl
-/// 1.20 and 1.32 print no "deleting Pods with local storage" for it; vmctl keeps the warning
-/// (src/policy/drain/evict.rs `filter`). Both evict the pod.
+/// kubectl's `GetPodsForDeletion` (pkg/drain/drain.go) runs the filters in turn with
+/// `status = filter(pod)` while `status.delete` holds, so the `Okay` of
+/// `unreplicatedFilter` (the pod has a controller) overwrites the warning
+/// `localStorageFilter` gave `prod/cache-6b8d9c7f4-q9w2e`: neither prints "deleting Pods
+/// with local storage" for it. Both evict the pod.
 #[test]
-#[ignore = "differs: kubectl drops the emptyDir warning of a pod with a controller, vmctl prints it"]
 fn the_emptydir_warning_is_printed_as_kubectl_does() {
     let (kubectl, vmctl) = compare(&["--ignore-daemonsets", "--delete-emptydir-data", "--force"]);
     assert_eq!(

@@ -270,6 +270,36 @@ impl<'a> KubeVirtDriver<'a> {
             .map(|_| ())
     }
 
+    /// `GET /apis/apps/v1/namespaces/NS/daemonsets/NAME`, as kubectl drain's daemonSetFilter
+    /// reads it: `(status, message)`, the message from the `Status` of a failure.
+    pub async fn daemonset_status(&self, namespace: &str, name: &str) -> (u16, String) {
+        let path = format!("/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}");
+        let Ok(request) = http::Request::get(path).body(kube::client::Body::empty()) else {
+            return (0, "building the request failed".into());
+        };
+        match self.client().send(request).await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                if status == 200 {
+                    return (status, String::new());
+                }
+                let bytes = response
+                    .into_body()
+                    .collect_bytes()
+                    .await
+                    .unwrap_or_default();
+                let text =
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).to_string();
+                let message = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+                    .unwrap_or_else(|| text.chars().take(300).collect());
+                (status, message)
+            }
+            Err(e) => (0, e.to_string()),
+        }
+    }
+
     /// Marks a node unschedulable (`kubectl cordon`: a strategic-merge patch of
     /// `spec.unschedulable`).
     pub async fn cordon(&self, node: &str) -> Result<()> {

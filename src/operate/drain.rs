@@ -26,7 +26,10 @@ use crate::migration::follow::{
 };
 use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::{Pod, VirtualMachineInstanceMigration};
-use crate::policy::drain::evict::{PodFilters, PodSelection, read_answer, select_pods};
+use crate::policy::drain::evict::{
+    DaemonSetLookup, DaemonSets, PodFilters, PodSelection, daemonsets_to_read, read_answer,
+    select_pods,
+};
 use crate::policy::drain::execute::{
     DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
 };
@@ -64,6 +67,26 @@ async fn pods_on(ctx: &Context, args: &DrainArgs) -> Result<Vec<Pod>> {
         pods.extend(list_as::<Pod>(&ctx.source, Kind::Pod, &q).await?);
     }
     Ok(pods)
+}
+
+/// kubectl drain reads the DaemonSet of each DaemonSet-managed pod (an orphan is refused, or
+/// evicted with --force); a snapshot holds no DaemonSets: they are taken to exist.
+async fn read_daemonsets(live: Option<&LiveSource>, pods: &[Pod]) -> DaemonSets {
+    let mut out = DaemonSets::new();
+    let Some(live) = live else {
+        return out;
+    };
+    let driver = KubeVirtDriver::new(live);
+    for (namespace, name) in daemonsets_to_read(pods) {
+        let (status, message) = driver.daemonset_status(&namespace, &name).await;
+        let seen = match status {
+            200 => DaemonSetLookup::Exists,
+            404 => DaemonSetLookup::NotFound(message),
+            _ => DaemonSetLookup::Failed(message),
+        };
+        out.insert((namespace, name), seen);
+    }
+    out
 }
 
 /// Why the drain must not start; empty when it may.
@@ -177,6 +200,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     }
     let plan = plan_drain(&inputs);
     let pods = pods_on(ctx, args).await?;
+    let daemonsets = read_daemonsets(live, &pods).await;
     let selection = select_pods(
         &pods,
         PodFilters {
@@ -184,6 +208,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             delete_emptydir_data: args.delete_emptydir_data,
             force: args.force,
         },
+        &daemonsets,
     );
     show_plan(ctx, &out, &plan, &selection)?;
 
@@ -367,6 +392,10 @@ fn show_plan(
             "warnings": ctx.warnings(),
         });
         return out.doc(&now(), "plan", fields, "");
+    }
+    if !plan.vmis.is_empty() && selected_vms(selection).is_empty() {
+        // --pod-selector left every VM's pod out: the VM plan is not this drain's.
+        return crate::render::write_stdout(&crate::render::drain::no_vm_selected(plan.vmis.len()));
     }
     let table = crate::render::plan_drain::render_table(
         plan,

@@ -263,7 +263,11 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
 /// kubectl's warnings, one line per kind: `Warning: ignoring DaemonSet-managed Pods: a, b`.
 pub fn pod_warnings(skipped: &[(String, String)], warned: &[(String, String)]) -> Vec<String> {
     let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (pod, why) in skipped.iter().chain(warned) {
+    // kubectl skips a mirror pod without a word.
+    let skipped = skipped
+        .iter()
+        .filter(|(_, why)| why != crate::policy::drain::evict::MIRROR_POD);
+    for (pod, why) in skipped.chain(warned) {
         match by_why.iter_mut().find(|(w, _)| w == why) {
             Some((_, pods)) => pods.push(pod),
             None => by_why.push((why, vec![pod])),
@@ -282,6 +286,11 @@ pub fn pod_warnings(skipped: &[(String, String)], warned: &[(String, String)]) -
             )
         })
         .collect()
+}
+
+/// The drain's pods leave out every VM (`--pod-selector`): said instead of the VM plan.
+pub fn no_vm_selected(vms: usize) -> String {
+    format!("{vms} VM(s) on the node(s); --pod-selector selects none of their pods: they stay\n")
 }
 
 /// The question before shutting VMs down, each named with what happens to it next.

@@ -229,6 +229,37 @@ impl Inner {
         let server = self.server.upgrade()?;
         let parts: Vec<&str> = req.path.split('/').filter(|p| !p.is_empty()).collect();
         match (req.method.clone(), parts.as_slice()) {
+            // The fake server serves no DaemonSets: one exists when a pod names it as its
+            // controller (what kubectl drain's daemonSetFilter and vmctl drain GET).
+            (Method::GET, ["apis", "apps", "v1", "namespaces", ns, "daemonsets", name]) => {
+                let exists = server.objects(Kind::Pod).iter().any(|p| {
+                    s(p, "/metadata/namespace") == *ns
+                        && p["metadata"]["ownerReferences"]
+                            .as_array()
+                            .is_some_and(|o| {
+                                o.iter().any(|o| {
+                                    o["kind"] == "DaemonSet"
+                                        && o["name"] == *name
+                                        && o["controller"] == true
+                                })
+                            })
+                });
+                Some(if exists {
+                    HookReply::Json(
+                        200,
+                        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+                            "metadata": {"name": name, "namespace": ns, "uid": format!("daemonset-{name}")},
+                            "spec": {"selector": {"matchLabels": {"app": name}}},
+                            "status": {"desiredNumberScheduled": 3, "numberReady": 3}}),
+                    )
+                } else {
+                    status(
+                        404,
+                        "NotFound",
+                        &format!("daemonsets.apps \"{name}\" not found"),
+                    )
+                })
+            }
             (
                 Method::PUT,
                 [

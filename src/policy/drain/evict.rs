@@ -114,13 +114,14 @@ pub fn launcher_vmi(pod: &Pod) -> Option<String> {
         })
 }
 
-fn controller_kind(pod: &Pod) -> Option<&str> {
+fn controller(
+    pod: &Pod,
+) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
     pod.metadata
         .owner_references
         .as_ref()?
         .iter()
         .find(|o| o.controller == Some(true))
-        .map(|o| o.kind.as_str())
 }
 
 fn has_local_storage(pod: &Pod) -> bool {
@@ -130,28 +131,83 @@ fn has_local_storage(pod: &Pod) -> bool {
         .is_some_and(|v| v.iter().any(|v| v.empty_dir.is_some()))
 }
 
-/// One filter's verdict (kubectl's `PodDeleteStatus`).
-enum Filtered {
-    Okay,
-    Skip(Option<&'static str>),
-    Warn(&'static str),
-    Fatal(&'static str),
+/// What a GET of a DaemonSet said (kubectl's daemonSetFilter reads the pod's DaemonSet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DaemonSetLookup {
+    Exists,
+    /// 404, with the API server's message (`daemonsets.apps "x" not found`).
+    NotFound(String),
+    /// Any other failure, with its message: kubectl refuses the pod with it.
+    Failed(String),
 }
 
-/// kubectl's filters, in its order; the first that does not say "okay" decides, except
-/// that a warning lets the pod go on to the next filter (kubectl keeps the last warning).
-fn filter(pod: &Pod, f: PodFilters) -> Filtered {
-    let finished = is_finished(pod);
-    let mut warning = None;
-    // daemonSetFilter (kubectl also GETs the DaemonSet; an orphan is evicted with --force:
-    // vmctl does not read DaemonSets and treats the pod as DaemonSet-managed).
-    if controller_kind(pod) == Some("DaemonSet") && !finished {
-        if !f.ignore_daemonsets {
-            return Filtered::Fatal(DAEMONSET_FATAL);
-        }
-        return Filtered::Skip(Some(DAEMONSET_WARNING));
+/// The DaemonSets of the pods on the nodes, by (namespace, name); one not listed counts as
+/// existing (e.g. a snapshot, which holds no DaemonSets).
+pub type DaemonSets = std::collections::BTreeMap<(String, String), DaemonSetLookup>;
+
+/// The DaemonSets `select_pods` needs to read: the controllers of the DaemonSet-managed pods
+/// that are not finished, (namespace, name).
+pub fn daemonsets_to_read<'p>(pods: impl IntoIterator<Item = &'p Pod>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = pods
+        .into_iter()
+        .filter(|p| !is_finished(p))
+        .filter_map(|p| {
+            let owner = controller(p).filter(|o| o.kind == "DaemonSet")?;
+            Some((
+                p.metadata.namespace.clone().unwrap_or_default(),
+                owner.name.clone(),
+            ))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// One filter's verdict (kubectl's `PodDeleteStatus`: delete or not, and why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Filtered {
+    Okay,
+    /// Not evicted; kubectl's warning when it has one.
+    Skip(Option<String>),
+    /// Evicted, with kubectl's warning.
+    Warn(String),
+    /// Refused: the drain does not start.
+    Fatal(String),
+}
+
+impl Filtered {
+    fn deletes(&self) -> bool {
+        matches!(self, Filtered::Okay | Filtered::Warn(_))
     }
-    // mirrorPodFilter
+}
+
+fn daemonset_filter(pod: &Pod, f: PodFilters, daemonsets: &DaemonSets) -> Filtered {
+    let Some(owner) = controller(pod).filter(|o| o.kind == "DaemonSet") else {
+        return Filtered::Okay;
+    };
+    if is_finished(pod) {
+        return Filtered::Okay;
+    }
+    let key = (
+        pod.metadata.namespace.clone().unwrap_or_default(),
+        owner.name.clone(),
+    );
+    match daemonsets.get(&key) {
+        // An orphan goes with --force (with the API server's words), else it is refused.
+        Some(DaemonSetLookup::NotFound(m)) if f.force => return Filtered::Warn(m.clone()),
+        Some(DaemonSetLookup::NotFound(m) | DaemonSetLookup::Failed(m)) => {
+            return Filtered::Fatal(m.clone());
+        }
+        Some(DaemonSetLookup::Exists) | None => {}
+    }
+    if !f.ignore_daemonsets {
+        return Filtered::Fatal(DAEMONSET_FATAL.into());
+    }
+    Filtered::Skip(Some(DAEMONSET_WARNING.into()))
+}
+
+fn mirror_filter(pod: &Pod) -> Filtered {
     if pod
         .metadata
         .annotations
@@ -160,31 +216,56 @@ fn filter(pod: &Pod, f: PodFilters) -> Filtered {
     {
         return Filtered::Skip(None);
     }
-    // localStorageFilter (not for a launcher pod: see the module documentation)
-    if has_local_storage(pod) && !finished && !is_launcher(pod) {
-        if !f.delete_emptydir_data {
-            return Filtered::Fatal(LOCAL_STORAGE_FATAL);
-        }
-        warning = Some(LOCAL_STORAGE_WARNING);
-    }
-    // unreplicatedFilter
-    if !finished && controller_kind(pod).is_none() {
-        if !f.force {
-            return Filtered::Fatal(UNMANAGED_FATAL);
-        }
-        warning = Some(UNMANAGED_WARNING);
-    }
-    match warning {
-        Some(w) => Filtered::Warn(w),
-        None => Filtered::Okay,
-    }
+    Filtered::Okay
 }
 
-/// The pods of `node` (as listed with `spec.nodeName=NODE`) sorted the way kubectl sees
-/// them, through kubectl's filters. `pod_selector` has already narrowed the list.
-pub fn select_pods<'p>(pods: impl IntoIterator<Item = &'p Pod>, f: PodFilters) -> PodSelection {
+fn local_storage_filter(pod: &Pod, f: PodFilters) -> Filtered {
+    // Not for a launcher pod: see the module documentation.
+    if !has_local_storage(pod) || is_finished(pod) || is_launcher(pod) {
+        return Filtered::Okay;
+    }
+    if !f.delete_emptydir_data {
+        return Filtered::Fatal(LOCAL_STORAGE_FATAL.into());
+    }
+    Filtered::Warn(LOCAL_STORAGE_WARNING.into())
+}
+
+fn unreplicated_filter(pod: &Pod, f: PodFilters) -> Filtered {
+    if is_finished(pod) || controller(pod).is_some() {
+        return Filtered::Okay;
+    }
+    if !f.force {
+        return Filtered::Fatal(UNMANAGED_FATAL.into());
+    }
+    Filtered::Warn(UNMANAGED_WARNING.into())
+}
+
+/// kubectl's filters in kubectl's order (`GetPodsForDeletion`): each runs while the one
+/// before lets the pod go, and the last verdict stands, so a later "okay" drops an earlier
+/// warning, exactly as kubectl prints it.
+fn filter(pod: &Pod, f: PodFilters, daemonsets: &DaemonSets) -> Filtered {
+    let mut status = daemonset_filter(pod, f, daemonsets);
+    if status.deletes() {
+        status = mirror_filter(pod);
+    }
+    if status.deletes() {
+        status = local_storage_filter(pod, f);
+    }
+    if status.deletes() {
+        status = unreplicated_filter(pod, f);
+    }
+    status
+}
+
+/// The pods of the nodes (as listed with `spec.nodeName=NODE`, narrowed by
+/// `--pod-selector`) sorted the way kubectl sees them, through kubectl's filters.
+pub fn select_pods<'p>(
+    pods: impl IntoIterator<Item = &'p Pod>,
+    f: PodFilters,
+    daemonsets: &DaemonSets,
+) -> PodSelection {
     let mut out = PodSelection::default();
-    let mut fatal: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let mut fatal: Vec<(String, Vec<String>)> = Vec::new();
     let mut pods: Vec<&Pod> = pods.into_iter().collect();
     pods.sort_by(|a, b| {
         (&a.metadata.namespace, &a.metadata.name).cmp(&(&b.metadata.namespace, &b.metadata.name))
@@ -205,15 +286,15 @@ pub fn select_pods<'p>(pods: impl IntoIterator<Item = &'p Pod>, f: PodFilters) -
             vmi: launcher_vmi(pod),
             finished: is_finished(pod),
         };
-        match filter(pod, f) {
+        match filter(pod, f, daemonsets) {
             Filtered::Okay => out.evict.push(evict),
             Filtered::Warn(w) => {
-                out.warnings.push((id, w.to_string()));
+                out.warnings.push((id, w));
                 out.evict.push(evict);
             }
             Filtered::Skip(why) => out
                 .skipped
-                .push((id, why.unwrap_or("mirror pod (static)").to_string())),
+                .push((id, why.unwrap_or_else(|| MIRROR_POD.to_string()))),
             Filtered::Fatal(why) => match fatal.iter_mut().find(|(w, _)| *w == why) {
                 Some((_, ids)) => ids.push(id),
                 None => fatal.push((why, vec![id])),
@@ -226,6 +307,9 @@ pub fn select_pods<'p>(pods: impl IntoIterator<Item = &'p Pod>, f: PodFilters) -
         .collect();
     out
 }
+
+/// Why a mirror pod stays (kubectl skips it without a word).
+pub const MIRROR_POD: &str = "mirror pod (static)";
 
 /// What one eviction request got back, read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -361,7 +445,7 @@ mod tests {
             "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Succeeded"}}));
         let all = [&ds, &rs, &scratch, &bare, &mirror, &done];
 
-        let strict = select_pods(all, PodFilters::default());
+        let strict = select_pods(all, PodFilters::default(), &DaemonSets::new());
         assert_eq!(
             strict.errors,
             [
@@ -378,6 +462,7 @@ mod tests {
                 delete_emptydir_data: true,
                 force: true,
             },
+            &DaemonSets::new(),
         );
         assert!(lenient.errors.is_empty());
         let evicted: Vec<String> = lenient.evict.iter().map(PodToEvict::id).collect();
@@ -395,12 +480,11 @@ mod tests {
                 ),
             ]
         );
+        // kubectl's last verdict stands: the cache pod has a controller, so its emptyDir
+        // warning is overwritten by the unreplicated filter's "okay".
         assert_eq!(
             lenient.warnings,
-            [
-                ("app/bare".to_string(), UNMANAGED_WARNING.to_string()),
-                ("app/cache-1".to_string(), LOCAL_STORAGE_WARNING.to_string()),
-            ]
+            [("app/bare".to_string(), UNMANAGED_WARNING.to_string())]
         );
         assert!(
             lenient
@@ -408,6 +492,47 @@ mod tests {
                 .iter()
                 .any(|p| p.name == "job-1" && p.finished)
         );
+    }
+
+    #[test]
+    fn an_orphaned_daemonset_pod_goes_with_force_and_is_refused_without() {
+        let ds = owned("ds-1", "DaemonSet");
+        assert_eq!(
+            daemonsets_to_read([&ds]),
+            [("app".to_string(), "owner".to_string())]
+        );
+        let gone: DaemonSets = [(
+            ("app".to_string(), "owner".to_string()),
+            DaemonSetLookup::NotFound("daemonsets.apps \"owner\" not found".into()),
+        )]
+        .into();
+        let ignore = PodFilters {
+            ignore_daemonsets: true,
+            ..PodFilters::default()
+        };
+        assert_eq!(
+            select_pods([&ds], ignore, &gone).errors,
+            ["cannot delete daemonsets.apps \"owner\" not found: app/ds-1"]
+        );
+        let forced = select_pods(
+            [&ds],
+            PodFilters {
+                force: true,
+                ..ignore
+            },
+            &gone,
+        );
+        assert!(forced.errors.is_empty());
+        assert_eq!(forced.evict.len(), 1);
+        // kubectl's later filters say "okay" and drop the warning: none is printed.
+        assert!(forced.warnings.is_empty(), "{:?}", forced.warnings);
+        // It exists: skipped with --ignore-daemonsets.
+        let there: DaemonSets = [(
+            ("app".to_string(), "owner".to_string()),
+            DaemonSetLookup::Exists,
+        )]
+        .into();
+        assert_eq!(select_pods([&ds], ignore, &there).skipped.len(), 1);
     }
 
     #[test]
@@ -420,7 +545,7 @@ mod tests {
             "spec": {"nodeName": "node-1", "containers": [], "volumes": [{"name": "private", "emptyDir": {}}]},
             "status": {"phase": "Running"}}),
         );
-        let s = select_pods([&launcher], PodFilters::default());
+        let s = select_pods([&launcher], PodFilters::default(), &DaemonSets::new());
         assert!(s.errors.is_empty(), "{:?}", s.errors);
         assert_eq!(s.evict[0].vmi.as_deref(), Some("db-01"));
     }
