@@ -554,3 +554,25 @@ pub async fn drain_inputs(
         now: Some(crate::model::Time(ctx.now)),
     })
 }
+
+/// [`drain_inputs`], the input warnings said, and the plan: what `plan-drain` prints and
+/// `drain` checks and executes.
+pub async fn drain_plan(
+    ctx: &Context,
+    drain: &[String],
+    bandwidth: Option<u64>,
+) -> Result<(
+    crate::policy::drain::DrainInputs,
+    crate::policy::drain::DrainPlan,
+)> {
+    let inputs = drain_inputs(ctx, drain, bandwidth).await?;
+    for w in crate::model::unknown::warnings(
+        inputs.vmis.iter().chain(&inputs.incoming),
+        &inputs.vmims,
+        &inputs.kubevirt,
+    ) {
+        ctx.warn(w);
+    }
+    let plan = crate::policy::drain::plan_drain(&inputs);
+    Ok((inputs, plan))
+}

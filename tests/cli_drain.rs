@@ -89,10 +89,6 @@ impl Lab {
     }
 }
 
-fn both(o: &Output) -> String {
-    format!("--- stdout\n{}--- stderr\n{}", stdout(o), stderr(o))
-}
-
 fn events(out: &Output) -> Vec<Value> {
     stdout(out)
         .lines()

@@ -62,10 +62,6 @@ impl Lab {
     }
 }
 
-fn both(o: &Output) -> String {
-    format!("--- stdout\n{}--- stderr\n{}", stdout(o), stderr(o))
-}
-
 #[test]
 fn migrates_a_vm_through_the_migrate_subresource() {
     let lab = lab(Script::default());

@@ -4,21 +4,13 @@
 use crate::cli::PlanDrainArgs;
 use crate::context::Context;
 use crate::error::{Result, exit};
-use crate::policy::drain::{Verdict, plan_drain};
+use crate::policy::drain::Verdict;
 use crate::render::{OutputFormat, structured, write_stdout};
 
 pub use crate::render::plan_drain::{DrainPlanDocument, render_table};
 
 pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
-    let inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
-    for w in crate::model::unknown::warnings(
-        inputs.vmis.iter().chain(&inputs.incoming),
-        &inputs.vmims,
-        &inputs.kubevirt,
-    ) {
-        ctx.warn(w);
-    }
-    let plan = plan_drain(&inputs);
+    let (_, plan) = crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth).await?;
     let source = ctx.source_description();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(

@@ -33,7 +33,7 @@ use crate::policy::drain::evict::{
 use crate::policy::drain::execute::{
     DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
 };
-use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan, plan_drain};
+use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan};
 use crate::render::drain::{DrainOutput, DrainResult, Summary};
 use crate::render::{OutputFormat, stderr_line, stderr_text};
 use crate::text::printable;
@@ -190,15 +190,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     let out = DrainOutput::new(ctx.style, ctx.output, std::io::stdout().is_terminal());
 
     // ---- gather and decide
-    let inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
-    for w in crate::model::unknown::warnings(
-        inputs.vmis.iter().chain(&inputs.incoming),
-        &inputs.vmims,
-        &inputs.kubevirt,
-    ) {
-        ctx.warn(w);
-    }
-    let plan = plan_drain(&inputs);
+    let (inputs, plan) = crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth).await?;
     let pods = pods_on(ctx, args).await?;
     let daemonsets = read_daemonsets(live, &pods).await;
     let selection = select_pods(

@@ -27,6 +27,11 @@ where
         .expect("run vmctl")
 }
 
+/// stdout and stderr, labelled, for assertion messages.
+pub fn both(o: &Output) -> String {
+    format!("--- stdout\n{}--- stderr\n{}", stdout(o), stderr(o))
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
