@@ -1,0 +1,551 @@
+//! The simulated cluster between batches: where every VMI and pod runs, what every node
+//! holds, which nodes are done or stuck. [`Sim::plan_batch`] turns it into one batch's
+//! [`DrainInputs`] (only the batch's VMIs and the pods that matter in full, everything else as
+//! per-node [`NodeUsage`]) and [`Sim::apply`] applies that batch's plan to it.
+//!
+//! One [`DrainInputs`] is kept for the whole run and refilled per batch: the node list (the
+//! biggest thing every batch needs) is never copied, and a batch costs the nodes once (their
+//! usage, the target search's per-node tables) plus its own VMIs and pods.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use super::Targets;
+use crate::model::{
+    Node, Pod, PodDisruptionBudget, ResourceQuota, VirtualMachine, VirtualMachineInstance,
+};
+use crate::policy::drain::{
+    Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain, pods_of_unsynced_pdbs, vmi_node,
+};
+use crate::policy::index::work;
+use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
+use crate::policy::scheduling::{
+    NodeUsage, SelectorIndex, holds_resources, node_name, pod_requests, spread_selectors,
+};
+
+/// The label the simulation puts on the nodes a `--targets done` migration may go to (done,
+/// or outside the rollout), and the node selector it adds to such a migration's VMI: what
+/// KubeVirt's `addedNodeSelector` on the VMIM does.
+pub const DONE_LABEL: &str = "maintenance.vmctl.io/done";
+
+/// The label of a VMI migrating into a node.
+const TARGET_NODE_LABEL: &str = "kubevirt.io/migrationTargetNodeName";
+
+type Id = (String, String);
+
+fn id_of(vmi: &VirtualMachineInstance) -> Id {
+    (vmi.namespace().to_string(), vmi.name().to_string())
+}
+
+fn pod_node(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref())
+}
+
+/// What one batch's plan did to the state.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Live migrations that moved a VMI (index of the VMI in the simulation).
+    pub moved: Vec<usize>,
+    /// VMIs shut down.
+    pub shutdowns: u32,
+    /// The batch's nodes that stay cordoned: a VMI on them blocks their drain.
+    pub stuck: Vec<String>,
+}
+
+pub struct Sim {
+    /// The inputs of the next `plan_drain`; `nodes`, `kubevirt`, `policies`, `bandwidth` and
+    /// `now` stay, the rest is refilled per batch.
+    pub buffer: DrainInputs,
+    node_pos: HashMap<String, usize>,
+    pub vmis: Vec<VirtualMachineInstance>,
+    vmi_by_id: HashMap<Id, usize>,
+    /// VMI indexes by the node they run on.
+    vmis_on: HashMap<String, Vec<usize>>,
+    /// Migrations of each VMI so far.
+    pub migrations: Vec<u32>,
+    vms: HashMap<Id, VirtualMachine>,
+    /// The cluster's VMIMs: the first batch sees them; by the next one they are over.
+    vmims: Vec<crate::model::VirtualMachineInstanceMigration>,
+    pods: Vec<Pod>,
+    pod_alive: Vec<bool>,
+    pods_on: HashMap<String, Vec<usize>>,
+    launchers_of: HashMap<String, Vec<usize>>,
+    /// Pods every batch gets whole: those of PDBs without a fresh status.
+    always_full: Vec<usize>,
+    /// What every node holds (pods in `pods` plus the usage given for the others), counted
+    /// for the spread selectors of every VMI.
+    usage: HashMap<String, NodeUsage>,
+    selectors: SelectorIndex,
+    pdbs_by_ns: HashMap<String, Vec<PodDisruptionBudget>>,
+    quotas_by_ns: HashMap<String, Vec<ResourceQuota>>,
+    namespaces: HashMap<String, crate::model::Namespace>,
+    /// Per pod, the batch that last took it (dedup without a set).
+    stamp: Vec<u32>,
+    batches: u32,
+    /// Nodes that take `--targets done` migrations (done or outside the rollout).
+    done: HashSet<String>,
+    targets: Targets,
+}
+
+impl Sim {
+    pub fn new(inputs: &super::MaintenanceInputs, rollout: &[String], targets: Targets) -> Sim {
+        let mut nodes = inputs.nodes.clone();
+        let in_rollout: HashSet<&str> = rollout.iter().map(String::as_str).collect();
+        let mut done = HashSet::new();
+        let mut node_pos = HashMap::new();
+        for (i, n) in nodes.iter_mut().enumerate() {
+            work::step(1);
+            let name = node_name(n).to_string();
+            if targets == Targets::Done && !in_rollout.contains(name.as_str()) {
+                mark_done(n);
+                done.insert(name.clone());
+            }
+            node_pos.insert(name, i);
+        }
+        let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
+        let (pdb_pods, mut pods) =
+            pods_of_unsynced_pdbs(inputs.pods.iter().cloned(), &inputs.pdbs, |rest| {
+                rest.collect::<Vec<Pod>>()
+            });
+        let always_full: Vec<usize> = (pods.len()..pods.len() + pdb_pods.len()).collect();
+        pods.extend(pdb_pods);
+        let mut usage: HashMap<String, NodeUsage> = inputs
+            .node_usage
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut pods_on: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut launchers_of: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, pod) in pods.iter().enumerate() {
+            work::step(1);
+            if let Some(node) = pod_node(pod) {
+                pods_on.entry(node.to_string()).or_default().push(i);
+                if holds_resources(pod) {
+                    usage
+                        .entry(node.to_string())
+                        .or_default()
+                        .add(pod, &selectors);
+                }
+            }
+            if let Some(uid) = pod_labels(pod).get(CREATED_BY_LABEL) {
+                launchers_of.entry(uid.clone()).or_default().push(i);
+            }
+        }
+        let vmis = inputs.vmis.clone();
+        let mut vmi_by_id = HashMap::new();
+        let mut vmis_on: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, v) in vmis.iter().enumerate() {
+            work::step(1);
+            vmi_by_id.insert(id_of(v), i);
+            vmis_on.entry(vmi_node(v)).or_default().push(i);
+        }
+        let mut pdbs_by_ns: HashMap<String, Vec<PodDisruptionBudget>> = HashMap::new();
+        for p in &inputs.pdbs {
+            let ns = p.metadata.namespace.clone().unwrap_or_default();
+            pdbs_by_ns.entry(ns).or_default().push(p.clone());
+        }
+        let mut quotas_by_ns: HashMap<String, Vec<ResourceQuota>> = HashMap::new();
+        for q in &inputs.quotas {
+            let ns = q.metadata.namespace.clone().unwrap_or_default();
+            quotas_by_ns.entry(ns).or_default().push(q.clone());
+        }
+        let pod_count = pods.len();
+        Sim {
+            buffer: DrainInputs {
+                nodes,
+                kubevirt: inputs.kubevirt.clone(),
+                policies: inputs.policies.clone(),
+                bandwidth: inputs.bandwidth,
+                now: inputs.now.clone(),
+                ..Default::default()
+            },
+            node_pos,
+            migrations: vec![0; vmis.len()],
+            vmis,
+            vmi_by_id,
+            vmis_on,
+            vms: inputs
+                .vms
+                .iter()
+                .map(|v| ((v.namespace().to_string(), v.name().to_string()), v.clone()))
+                .collect(),
+            vmims: inputs.vmims.clone(),
+            pods,
+            pod_alive: vec![true; pod_count],
+            pods_on,
+            launchers_of,
+            always_full,
+            usage,
+            selectors,
+            pdbs_by_ns,
+            quotas_by_ns,
+            namespaces: inputs
+                .namespaces
+                .iter()
+                .filter_map(|n| Some((n.metadata.name.clone()?, n.clone())))
+                .collect(),
+            stamp: vec![0; pod_count],
+            batches: 0,
+            done,
+            targets,
+        }
+    }
+
+    pub fn has_node(&self, name: &str) -> bool {
+        self.node_pos.contains_key(name)
+    }
+
+    /// The VMIs on `node` now (finished ones too: they are rare and cost nothing to move).
+    pub fn running_on(&self, node: &str) -> usize {
+        self.vmis_on.get(node).map_or(0, Vec::len)
+    }
+
+    /// The memory the pods on `node` request now.
+    pub fn memory_on(&self, node: &str) -> i128 {
+        self.usage
+            .get(node)
+            .and_then(|u| u.requested.get("memory"))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The VMIs on `node` now.
+    pub fn vmis_on(&self, node: &str) -> impl Iterator<Item = &VirtualMachineInstance> {
+        self.vmis_on
+            .get(node)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.vmis[i])
+    }
+
+    /// Plans the drain of `batch` from the current state. Under `--targets done`, once some
+    /// node is done, each VMI's migration gets the done-node selector; a VMI no done node can
+    /// take is planned again without it (goes to any node, as a migration without
+    /// `addedNodeSelector`). Placement is biggest first and consumes capacity in order, so
+    /// the second pass places every done-node VMI exactly as the first did. Returns the plan
+    /// and the VMIs that had to go elsewhere.
+    pub fn plan_batch(&mut self, batch: &[String]) -> (DrainPlan, Vec<String>) {
+        self.fill(batch);
+        let restricted = self.targets == Targets::Done && !self.done.is_empty();
+        if !restricted {
+            return (plan_drain(&self.buffer), Vec::new());
+        }
+        for v in &mut self.buffer.vmis {
+            v.spec
+                .node_selector
+                .insert(DONE_LABEL.into(), "true".into());
+        }
+        let first = plan_drain(&self.buffer);
+        let elsewhere: HashSet<String> = first
+            .vmis
+            .iter()
+            .filter(|r| r.action == Action::NoTarget)
+            .map(|r| r.id())
+            .collect();
+        if elsewhere.is_empty() {
+            return (first, Vec::new());
+        }
+        for v in &mut self.buffer.vmis {
+            if elsewhere.contains(&format!("{}/{}", v.namespace(), v.name())) {
+                v.spec.node_selector.remove(DONE_LABEL);
+            }
+        }
+        let plan = plan_drain(&self.buffer);
+        // Those that went to any node (the others still have no target at all).
+        let mut placed: Vec<String> = plan
+            .vmis
+            .iter()
+            .filter(|r| elsewhere.contains(&r.id()) && r.target.is_some())
+            .map(|r| r.id())
+            .collect();
+        placed.sort();
+        (plan, placed)
+    }
+
+    /// Refills the buffer for `batch`: its VMIs, their VMs, the pods on its nodes and its
+    /// VMIs' pods in full, every other pod as its node's usage, the PDBs, quotas and
+    /// namespaces of its VMIs' namespaces; the cluster's VMIMs (and the migrations into its
+    /// nodes) for the first batch only.
+    fn fill(&mut self, batch: &[String]) {
+        self.batches += 1;
+        let stamp = self.batches;
+        let first = stamp == 1;
+        let b = &mut self.buffer;
+        b.drain = batch.to_vec();
+        b.vmis = batch
+            .iter()
+            .flat_map(|n| self.vmis_on.get(n).into_iter().flatten())
+            .map(|&i| {
+                work::step(1);
+                self.vmis[i].clone()
+            })
+            .collect();
+        let namespaces: BTreeSet<String> =
+            b.vmis.iter().map(|v| v.namespace().to_string()).collect();
+        b.vms = b
+            .vmis
+            .iter()
+            .filter_map(|v| self.vms.get(&id_of(v)).cloned())
+            .collect();
+        if first {
+            b.vmims = self.vmims.clone();
+            let into: HashSet<&str> = batch.iter().map(String::as_str).collect();
+            b.incoming = self
+                .vmis
+                .iter()
+                .filter(|v| v.label(TARGET_NODE_LABEL).is_some_and(|n| into.contains(n)))
+                .cloned()
+                .collect();
+        } else {
+            b.vmims.clear();
+            b.incoming.clear();
+        }
+        // The pods in full.
+        let mut full = Vec::new();
+        let uids = b.vmis.iter().filter_map(VirtualMachineInstance::uid);
+        let launchers = uids.flat_map(|u| self.launchers_of.get(u).into_iter().flatten());
+        let on_batch = batch
+            .iter()
+            .flat_map(|n| self.pods_on.get(n).into_iter().flatten());
+        for &p in launchers.chain(on_batch).chain(&self.always_full) {
+            work::step(1);
+            if self.pod_alive[p] && self.stamp[p] != stamp {
+                self.stamp[p] = stamp;
+                full.push(p);
+            }
+        }
+        // Every node's usage, minus the pods given in full (plan_drain adds them back),
+        // counted for this batch's spread selectors only.
+        let batch_selectors = SelectorIndex::new(spread_selectors(&b.vmis));
+        let keys: Vec<&String> = batch_selectors
+            .selectors()
+            .iter()
+            .map(|s| &s.key)
+            .collect();
+        let mut node_usage: BTreeMap<String, NodeUsage> = BTreeMap::new();
+        for (name, u) in &self.usage {
+            work::step(1);
+            let matching = keys
+                .iter()
+                .filter_map(|k| u.matching.get(*k).map(|c| ((*k).clone(), *c)))
+                .collect();
+            node_usage.insert(
+                name.clone(),
+                NodeUsage {
+                    requested: u.requested.clone(),
+                    pods: u.pods,
+                    matching,
+                },
+            );
+        }
+        for &p in &full {
+            let pod = &self.pods[p];
+            if let Some(node) = pod_node(pod)
+                && holds_resources(pod)
+                && let Some(u) = node_usage.get_mut(node)
+            {
+                subtract(u, pod, &batch_selectors);
+            }
+        }
+        b.node_usage = node_usage;
+        b.pods = full.iter().map(|&p| self.pods[p].clone()).collect();
+        b.pdbs = namespaces
+            .iter()
+            .flat_map(|ns| self.pdbs_by_ns.get(ns).into_iter().flatten().cloned())
+            .collect();
+        b.quotas = namespaces
+            .iter()
+            .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned())
+            .collect();
+        b.namespaces = namespaces
+            .iter()
+            .filter_map(|ns| self.namespaces.get(ns).cloned())
+            .collect();
+    }
+
+    /// Applies a batch's plan: VMIs that live-migrate now run on their target (their
+    /// launcher pod with them); VMIs shut down are gone, except a VM with runStrategy Always,
+    /// whose VMI is counted back on the node it left, once that node is done (see the module
+    /// docs); VMIs held by a blocking blocker stay, and their nodes stay cordoned; the other
+    /// nodes of the batch are done and schedulable again.
+    pub fn apply(&mut self, plan: &DrainPlan, batch: &[String]) -> Applied {
+        let mut applied = Applied::default();
+        let held: HashSet<&str> = plan
+            .blockers
+            .iter()
+            .filter(|b| b.blocking)
+            .flat_map(|b| b.vmis.iter().map(String::as_str))
+            .collect();
+        let in_batch: HashSet<&str> = batch.iter().map(String::as_str).collect();
+        let mut stuck: BTreeSet<String> = BTreeSet::new();
+        for row in &plan.vmis {
+            work::step(1);
+            let id = (row.namespace.clone(), row.name.clone());
+            let Some(&i) = self.vmi_by_id.get(&id) else {
+                continue;
+            };
+            if row.action.blocks() || held.contains(row.id().as_str()) {
+                if in_batch.contains(row.node.as_str()) {
+                    stuck.insert(row.node.clone());
+                }
+                continue;
+            }
+            match row.action {
+                Action::LiveMigrate | Action::AlreadyMigrating => {
+                    if let Some(target) = &row.target {
+                        self.move_vmi(i, target);
+                        self.migrations[i] += 1;
+                        applied.moved.push(i);
+                    }
+                }
+                Action::Shutdown | Action::ShutdownNotMigratable => {
+                    applied.shutdowns += 1;
+                    let restarts = row.vm.is_some() && row.run_strategy.as_deref() == Some("Always");
+                    if !restarts {
+                        self.remove_vmi(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if plan.verdict == crate::policy::drain::Verdict::WillBlock && stuck.is_empty() {
+            stuck.extend(batch.iter().cloned());
+        }
+        for name in batch {
+            let Some(&pos) = self.node_pos.get(name) else {
+                continue;
+            };
+            let node = &mut self.buffer.nodes[pos];
+            if stuck.contains(name) {
+                node.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
+            } else {
+                if let Some(spec) = node.spec.as_mut() {
+                    spec.unschedulable = None;
+                }
+                if self.targets == Targets::Done {
+                    mark_done(node);
+                    self.done.insert(name.clone());
+                }
+            }
+        }
+        applied.stuck = stuck.into_iter().collect();
+        applied
+    }
+
+    /// The VMI now runs on `target`; its launcher pod moves with it (a target pod already
+    /// there stays and the others go).
+    fn move_vmi(&mut self, i: usize, target: &str) {
+        let source = vmi_node(&self.vmis[i]);
+        let vmi = &mut self.vmis[i];
+        vmi.status.node_name = Some(target.to_string());
+        vmi.status.evacuation_node_name = None;
+        vmi.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(NODE_NAME_LABEL.into(), target.into());
+        if let Some(list) = self.vmis_on.get_mut(&source)
+            && let Some(at) = list.iter().position(|&x| x == i)
+        {
+            list.remove(at);
+        }
+        self.vmis_on.entry(target.to_string()).or_default().push(i);
+        let pods: Vec<usize> = self.launcher_pods(i);
+        let on_target = pods
+            .iter()
+            .any(|&p| pod_node(&self.pods[p]) == Some(target));
+        let mut moved = on_target;
+        for p in pods {
+            work::step(1);
+            if pod_node(&self.pods[p]) == Some(target) {
+                continue;
+            }
+            self.unaccount(p);
+            if !moved && pod_node(&self.pods[p]) == Some(source.as_str()) {
+                moved = true;
+                if let Some(spec) = self.pods[p].spec.as_mut() {
+                    spec.node_name = Some(target.to_string());
+                }
+                self.account(p);
+            } else {
+                self.pod_alive[p] = false;
+            }
+        }
+    }
+
+    /// The VMI is gone with its pods.
+    fn remove_vmi(&mut self, i: usize) {
+        let node = vmi_node(&self.vmis[i]);
+        if let Some(list) = self.vmis_on.get_mut(&node)
+            && let Some(at) = list.iter().position(|&x| x == i)
+        {
+            list.remove(at);
+        }
+        for p in self.launcher_pods(i) {
+            self.unaccount(p);
+            self.pod_alive[p] = false;
+        }
+    }
+
+    fn launcher_pods(&self, i: usize) -> Vec<usize> {
+        self.vmis[i]
+            .uid()
+            .and_then(|u| self.launchers_of.get(u))
+            .map(|v| v.iter().copied().filter(|&p| self.pod_alive[p]).collect())
+            .unwrap_or_default()
+    }
+
+    /// Takes pod `p` off its node (usage and index).
+    fn unaccount(&mut self, p: usize) {
+        let pod = &self.pods[p];
+        let Some(node) = pod_node(pod) else { return };
+        if holds_resources(pod)
+            && let Some(u) = self.usage.get_mut(node)
+        {
+            subtract(u, pod, &self.selectors);
+        }
+        if let Some(list) = self.pods_on.get_mut(node)
+            && let Some(at) = list.iter().position(|&x| x == p)
+        {
+            list.swap_remove(at);
+        }
+    }
+
+    /// Counts pod `p` on its node (usage and index).
+    fn account(&mut self, p: usize) {
+        let pod = &self.pods[p];
+        let Some(node) = pod_node(pod) else { return };
+        if holds_resources(pod) {
+            self.usage
+                .entry(node.to_string())
+                .or_default()
+                .add(pod, &self.selectors);
+        }
+        self.pods_on.entry(node.to_string()).or_default().push(p);
+    }
+
+    /// The VMI's id (`namespace/name`).
+    pub fn vmi_id(&self, i: usize) -> (String, String) {
+        id_of(&self.vmis[i])
+    }
+}
+
+/// Labels a node as one `--targets done` migrations may go to.
+fn mark_done(node: &mut Node) {
+    node.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(DONE_LABEL.into(), "true".into());
+}
+
+/// The inverse of [`NodeUsage::add`].
+fn subtract(u: &mut NodeUsage, pod: &Pod, selectors: &SelectorIndex) {
+    for (r, q) in pod_requests(pod) {
+        *u.requested.entry(r).or_default() -= q;
+    }
+    u.pods -= 1;
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    let labels = pod.metadata.labels.as_ref().unwrap_or(&EMPTY);
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+    for s in selectors.matching(namespace, labels) {
+        *u.matching.entry(s.key.clone()).or_default() -= 1;
+    }
+}
