@@ -25,7 +25,11 @@ use crate::policy::index::work;
 use crate::policy::migratability::migratability;
 
 /// How many VMIs on each node block any drain by their own nature (no capacity involved).
-pub fn self_blocking(sim: &Sim, nodes: &[String], kubevirt: Option<&KubeVirt>) -> HashMap<String, u32> {
+pub fn self_blocking(
+    sim: &Sim,
+    nodes: &[String],
+    kubevirt: Option<&KubeVirt>,
+) -> HashMap<String, u32> {
     let mut out = HashMap::new();
     for node in nodes {
         let count = sim

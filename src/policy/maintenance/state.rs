@@ -225,9 +225,20 @@ impl Sim {
     /// and the VMIs that had to go elsewhere.
     pub fn plan_batch(&mut self, batch: &[String]) -> (DrainPlan, Vec<String>) {
         self.fill(batch);
-        let restricted = self.targets == Targets::Done && !self.done.is_empty();
-        if !restricted {
+        if self.targets == Targets::Any {
             return (plan_drain(&self.buffer), Vec::new());
+        }
+        if self.done.is_empty() {
+            // No node is done yet: every migration goes to any node.
+            let plan = plan_drain(&self.buffer);
+            let mut placed: Vec<String> = plan
+                .vmis
+                .iter()
+                .filter(|r| r.target.is_some())
+                .map(|r| r.id())
+                .collect();
+            placed.sort();
+            return (plan, placed);
         }
         for v in &mut self.buffer.vmis {
             v.spec
@@ -316,11 +327,7 @@ impl Sim {
         // Every node's usage, minus the pods given in full (plan_drain adds them back),
         // counted for this batch's spread selectors only.
         let batch_selectors = SelectorIndex::new(spread_selectors(&b.vmis));
-        let keys: Vec<&String> = batch_selectors
-            .selectors()
-            .iter()
-            .map(|s| &s.key)
-            .collect();
+        let keys: Vec<&String> = batch_selectors.selectors().iter().map(|s| &s.key).collect();
         let mut node_usage: BTreeMap<String, NodeUsage> = BTreeMap::new();
         for (name, u) in &self.usage {
             work::step(1);
@@ -399,7 +406,8 @@ impl Sim {
                 }
                 Action::Shutdown | Action::ShutdownNotMigratable => {
                     applied.shutdowns += 1;
-                    let restarts = row.vm.is_some() && row.run_strategy.as_deref() == Some("Always");
+                    let restarts =
+                        row.vm.is_some() && row.run_strategy.as_deref() == Some("Always");
                     if !restarts {
                         self.remove_vmi(i);
                     }
