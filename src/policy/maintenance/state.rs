@@ -19,7 +19,7 @@ use crate::policy::drain::{
 use crate::policy::index::work;
 use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
 use crate::policy::scheduling::{
-    NodeUsage, SelectorIndex, holds_resources, node_name, pod_requests, spread_selectors,
+    NodeUsage, Resources, SelectorIndex, holds_resources, node_name, pod_requests, spread_selectors,
 };
 
 /// The label the simulation puts on the nodes a `--targets done` migration may go to (done,
@@ -66,7 +66,14 @@ pub struct Sim {
     /// The cluster's VMIMs: the first batch sees them; by the next one they are over.
     vmims: Vec<crate::model::VirtualMachineInstanceMigration>,
     pods: Vec<Pod>,
+    /// Each pod's requests (`scheduling::pod_requests`), parsed once; empty for a pod that
+    /// holds no resources.
+    requests: Vec<Resources>,
     pod_alive: Vec<bool>,
+    /// What the buffer holds of the state during a batch: the VMIs and pods lent to it, by
+    /// index, given back after planning.
+    lent_vmis: Vec<usize>,
+    lent_pods: Vec<usize>,
     pods_on: HashMap<String, Vec<usize>>,
     launchers_of: HashMap<String, Vec<usize>>,
     /// Pods every batch gets whole: those of PDBs without a fresh status.
@@ -115,17 +122,26 @@ impl Sim {
             .collect();
         let mut pods_on: HashMap<String, Vec<usize>> = HashMap::new();
         let mut launchers_of: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut requests = Vec::with_capacity(pods.len());
         for (i, pod) in pods.iter().enumerate() {
             work::step(1);
+            let held = if holds_resources(pod) {
+                pod_requests(pod)
+            } else {
+                Resources::new()
+            };
             if let Some(node) = pod_node(pod) {
                 pods_on.entry(node.to_string()).or_default().push(i);
                 if holds_resources(pod) {
-                    usage
-                        .entry(node.to_string())
-                        .or_default()
-                        .add(pod, &selectors);
+                    add(
+                        usage.entry(node.to_string()).or_default(),
+                        &held,
+                        pod,
+                        &selectors,
+                    );
                 }
             }
+            requests.push(held);
             if let Some(uid) = pod_labels(pod).get(CREATED_BY_LABEL) {
                 launchers_of.entry(uid.clone()).or_default().push(i);
             }
@@ -170,7 +186,10 @@ impl Sim {
                 .collect(),
             vmims: inputs.vmims.clone(),
             pods,
+            requests,
             pod_alive: vec![true; pod_count],
+            lent_vmis: Vec::new(),
+            lent_pods: Vec::new(),
             pods_on,
             launchers_of,
             always_full,
@@ -225,6 +244,12 @@ impl Sim {
     /// and the VMIs that had to go elsewhere.
     pub fn plan_batch(&mut self, batch: &[String]) -> (DrainPlan, Vec<String>) {
         self.fill(batch);
+        let planned = self.plan_filled();
+        self.give_back();
+        planned
+    }
+
+    fn plan_filled(&mut self) -> (DrainPlan, Vec<String>) {
         if self.targets == Targets::Any {
             return (plan_drain(&self.buffer), Vec::new());
         }
@@ -272,6 +297,22 @@ impl Sim {
         (plan, placed)
     }
 
+    /// Puts the VMIs and pods lent to the buffer back into the state.
+    fn give_back(&mut self) {
+        for (v, i) in self.buffer.vmis.drain(..).zip(self.lent_vmis.drain(..)) {
+            let mut v = v;
+            v.spec.node_selector.remove(DONE_LABEL);
+            self.vmis[i] = v;
+        }
+        for (p, i) in self.buffer.pods.drain(..).zip(self.lent_pods.drain(..)) {
+            self.pods[i] = p;
+        }
+        for vm in self.buffer.vms.drain(..) {
+            self.vms
+                .insert((vm.namespace().to_string(), vm.name().to_string()), vm);
+        }
+    }
+
     /// Refills the buffer for `batch`: its VMIs, their VMs, the pods on its nodes and its
     /// VMIs' pods in full, every other pod as its node's usage, the PDBs, quotas and
     /// namespaces of its VMIs' namespaces; the cluster's VMIMs (and the migrations into its
@@ -282,21 +323,6 @@ impl Sim {
         let first = stamp == 1;
         let b = &mut self.buffer;
         b.drain = batch.to_vec();
-        b.vmis = batch
-            .iter()
-            .flat_map(|n| self.vmis_on.get(n).into_iter().flatten())
-            .map(|&i| {
-                work::step(1);
-                self.vmis[i].clone()
-            })
-            .collect();
-        let namespaces: BTreeSet<String> =
-            b.vmis.iter().map(|v| v.namespace().to_string()).collect();
-        b.vms = b
-            .vmis
-            .iter()
-            .filter_map(|v| self.vms.get(&id_of(v)).cloned())
-            .collect();
         if first {
             b.vmims = self.vmims.clone();
             let into: HashSet<&str> = batch.iter().map(String::as_str).collect();
@@ -310,6 +336,25 @@ impl Sim {
             b.vmims.clear();
             b.incoming.clear();
         }
+        self.lent_vmis = batch
+            .iter()
+            .flat_map(|n| self.vmis_on.get(n).into_iter().flatten().copied())
+            .collect();
+        b.vmis = self
+            .lent_vmis
+            .iter()
+            .map(|&i| {
+                work::step(1);
+                std::mem::take(&mut self.vmis[i])
+            })
+            .collect();
+        let namespaces: BTreeSet<String> =
+            b.vmis.iter().map(|v| v.namespace().to_string()).collect();
+        b.vms = b
+            .vmis
+            .iter()
+            .filter_map(|v| self.vms.remove(&id_of(v)))
+            .collect();
         // The pods in full.
         let mut full = Vec::new();
         let uids = b.vmis.iter().filter_map(VirtualMachineInstance::uid);
@@ -350,11 +395,15 @@ impl Sim {
                 && holds_resources(pod)
                 && let Some(u) = node_usage.get_mut(node)
             {
-                subtract(u, pod, &batch_selectors);
+                subtract(u, &self.requests[p], pod, &batch_selectors);
             }
         }
         b.node_usage = node_usage;
-        b.pods = full.iter().map(|&p| self.pods[p].clone()).collect();
+        b.pods = full
+            .iter()
+            .map(|&p| std::mem::take(&mut self.pods[p]))
+            .collect();
+        self.lent_pods = full;
         b.pdbs = namespaces
             .iter()
             .flat_map(|ns| self.pdbs_by_ns.get(ns).into_iter().flatten().cloned())
@@ -508,7 +557,7 @@ impl Sim {
         if holds_resources(pod)
             && let Some(u) = self.usage.get_mut(node)
         {
-            subtract(u, pod, &self.selectors);
+            subtract(u, &self.requests[p], pod, &self.selectors);
         }
         if let Some(list) = self.pods_on.get_mut(node)
             && let Some(at) = list.iter().position(|&x| x == p)
@@ -522,10 +571,8 @@ impl Sim {
         let pod = &self.pods[p];
         let Some(node) = pod_node(pod) else { return };
         if holds_resources(pod) {
-            self.usage
-                .entry(node.to_string())
-                .or_default()
-                .add(pod, &self.selectors);
+            let u = self.usage.entry(node.to_string()).or_default();
+            add(u, &self.requests[p], pod, &self.selectors);
         }
         self.pods_on.entry(node.to_string()).or_default().push(p);
     }
@@ -544,10 +591,34 @@ fn mark_done(node: &mut Node) {
         .insert(DONE_LABEL.into(), "true".into());
 }
 
-/// The inverse of [`NodeUsage::add`].
-fn subtract(u: &mut NodeUsage, pod: &Pod, selectors: &SelectorIndex) {
-    for (r, q) in pod_requests(pod) {
-        *u.requested.entry(r).or_default() -= q;
+/// [`NodeUsage::add`] with the pod's requests already parsed.
+fn add(u: &mut NodeUsage, requests: &Resources, pod: &Pod, selectors: &SelectorIndex) {
+    for (r, q) in requests {
+        match u.requested.get_mut(r) {
+            Some(v) => *v += q,
+            None => {
+                u.requested.insert(r.clone(), *q);
+            }
+        }
+    }
+    u.pods += 1;
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    let labels = pod.metadata.labels.as_ref().unwrap_or(&EMPTY);
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("");
+    for s in selectors.matching(namespace, labels) {
+        *u.matching.entry(s.key.clone()).or_default() += 1;
+    }
+}
+
+/// The inverse of [`add`].
+fn subtract(u: &mut NodeUsage, requests: &Resources, pod: &Pod, selectors: &SelectorIndex) {
+    for (r, q) in requests {
+        match u.requested.get_mut(r) {
+            Some(v) => *v -= q,
+            None => {
+                u.requested.insert(r.clone(), -q);
+            }
+        }
     }
     u.pods -= 1;
     static EMPTY: BTreeMap<String, String> = BTreeMap::new();
