@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
+            [CompletionResult]::new('plan-maintenance', 'plan-maintenance', [CompletionResultType]::ParameterValue, 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one')
             [CompletionResult]::new('drain', 'drain', [CompletionResultType]::ParameterValue, 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
@@ -87,6 +88,34 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'vmctl;plan-maintenance' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'The nodes these labels select, by name')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'The nodes these labels select, by name')
+            [CompletionResult]::new('--max-unavailable', '--max-unavailable', [CompletionResultType]::ParameterName, 'Nodes drained at once (a MachineConfigPool''s maxUnavailable)')
+            [CompletionResult]::new('--order', '--order', [CompletionResultType]::ParameterName, 'order')
+            [CompletionResult]::new('--targets', '--targets', [CompletionResultType]::ParameterName, 'targets')
+            [CompletionResult]::new('--upgrade-time', '--upgrade-time', [CompletionResultType]::ParameterName, 'Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m)')
+            [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'Transfer rate assumed per migration (as plan-drain --bandwidth)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
+            [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace; all namespaces with --from)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every node of the cluster, by name')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')
@@ -277,6 +306,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         'vmctl;help' {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight')
             [CompletionResult]::new('plan-drain', 'plan-drain', [CompletionResultType]::ParameterValue, 'Predict, before anything is cordoned, what draining a node will do to every VM')
+            [CompletionResult]::new('plan-maintenance', 'plan-maintenance', [CompletionResultType]::ParameterValue, 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one')
             [CompletionResult]::new('drain', 'drain', [CompletionResultType]::ParameterValue, 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave')
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Diagnose a migration: which plane failed, why, the evidence, and what to do')
             [CompletionResult]::new('migrate', 'migrate', [CompletionResultType]::ParameterValue, 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)')
@@ -291,6 +321,9 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;help;plan-drain' {
+            break
+        }
+        'vmctl;help;plan-maintenance' {
             break
         }
         'vmctl;help;drain' {

@@ -40,6 +40,9 @@ _vmctl() {
             vmctl,plan-drain)
                 cmd="vmctl__subcmd__plan__subcmd__drain"
                 ;;
+            vmctl,plan-maintenance)
+                cmd="vmctl__subcmd__plan__subcmd__maintenance"
+                ;;
             vmctl,snapshot)
                 cmd="vmctl__subcmd__snapshot"
                 ;;
@@ -70,6 +73,9 @@ _vmctl() {
             vmctl__subcmd__help,plan-drain)
                 cmd="vmctl__subcmd__help__subcmd__plan__subcmd__drain"
                 ;;
+            vmctl__subcmd__help,plan-maintenance)
+                cmd="vmctl__subcmd__help__subcmd__plan__subcmd__maintenance"
+                ;;
             vmctl__subcmd__help,snapshot)
                 cmd="vmctl__subcmd__help__subcmd__snapshot"
                 ;;
@@ -83,7 +89,7 @@ _vmctl() {
 
     case "${cmd}" in
         vmctl)
-            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain drain explain migrate abort snapshot completions man help"
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -385,7 +391,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help)
-            opts="status plan-drain drain explain migrate abort snapshot completions man help"
+            opts="status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -497,6 +503,20 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help__subcmd__plan__subcmd__drain)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__help__subcmd__plan__subcmd__maintenance)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -701,6 +721,88 @@ _vmctl() {
                 return 0
             fi
             case "${prev}" in
+                --bandwidth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__plan__subcmd__maintenance)
+            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-unavailable)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --order)
+                    COMPREPLY=($(compgen -W "given auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --targets)
+                    COMPREPLY=($(compgen -W "any done" -- "${cur}"))
+                    return 0
+                    ;;
+                --upgrade-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --bandwidth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -37,6 +37,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand plan-maintenance 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
             cand drain 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
@@ -82,6 +83,33 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --output 'Output format'
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'vmctl;plan-maintenance'= {
+            cand -l 'The nodes these labels select, by name'
+            cand --selector 'The nodes these labels select, by name'
+            cand --max-unavailable 'Nodes drained at once (a MachineConfigPool''s maxUnavailable)'
+            cand --order 'order'
+            cand --targets 'targets'
+            cand --upgrade-time 'Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m)'
+            cand --bandwidth 'Transfer rate assumed per migration (as plan-drain --bandwidth)'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --all 'Every node of the cluster, by name'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -264,6 +292,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help'= {
             cand status 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
             cand plan-drain 'Predict, before anything is cordoned, what draining a node will do to every VM'
+            cand plan-maintenance 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
             cand drain 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM''s evacuation live, stop with a diagnosis where a VM cannot leave'
             cand explain 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
@@ -276,6 +305,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help;status'= {
         }
         &'vmctl;help;plan-drain'= {
+        }
+        &'vmctl;help;plan-maintenance'= {
         }
         &'vmctl;help;drain'= {
         }

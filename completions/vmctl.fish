@@ -41,6 +41,7 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -s h -l help -d 'Print help (s
 complete -c vmctl -n "__fish_vmctl_needs_command" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "plan-maintenance" -d 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "drain" -d 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM\'s evacuation live, stop with a diagnosis where a VM cannot leave'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
@@ -83,6 +84,30 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s A -l all-name
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s l -l selector -d 'The nodes these labels select, by name' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-unavailable -d 'Nodes drained at once (a MachineConfigPool\'s maxUnavailable)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l order -r -f -a "given\t'As given (by name with --all or -l)'
+auto\t'vmctl\'s choice: nodes that cannot be drained last, the emptiest first'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l targets -r -f -a "any\t'Wherever the scheduler puts them'
+done\t'Only nodes already done (a migration\'s addedNodeSelector can enforce it)'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l upgrade-time -d 'Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l bandwidth -d 'Transfer rate assumed per migration (as plan-drain --bandwidth)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l all -d 'Every node of the cluster, by name'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l timeout -d 'Stop waiting after this long (e.g. 30m); 0 or absent: no limit, like kubectl drain. Migrations in flight go on (KubeVirt owns them)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l pod-selector -d 'Only evict the pods these labels select (as kubectl drain --pod-selector)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l grace-period -d 'Seconds each pod gets to terminate (the pod\'s own when absent, as kubectl\'s -1)' -r
@@ -226,13 +251,14 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces 
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "drain" -d 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM\'s evacuation live, stop with a diagnosis where a VM cannot leave'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "man" -d 'Write the man pages'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain drain explain migrate abort snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "plan-maintenance" -d 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "drain" -d 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM\'s evacuation live, stop with a diagnosis where a VM cannot leave'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -90,6 +90,10 @@ pub enum Command {
     /// Predict, before anything is cordoned, what draining a node will do to every VM.
     #[command(after_long_help = PLAN_DRAIN_OUTPUT)]
     PlanDrain(PlanDrainArgs),
+    /// Predict a rolling maintenance (every node drained in turn): batches, time, how often
+    /// each VM migrates, shutdowns, the first blocker; the default order next to a better one.
+    #[command(after_long_help = PLAN_MAINTENANCE_OUTPUT)]
+    PlanMaintenance(PlanMaintenanceArgs),
     /// Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every
     /// VM's evacuation live, stop with a diagnosis where a VM cannot leave.
     #[command(after_long_help = DRAIN_OUTPUT)]
@@ -168,6 +172,27 @@ MigrationResult; each carries warnings[] (what was said on stderr about the inpu
 EXIT CODES: 0 succeeded (or started, with --no-wait; dry run printed); 1 failed, aborted, or refused
 by the pre-flight; 3 unknown VM; 5 cluster error (403 names the RBAC rule, see deploy/rbac.yaml);
 6 --timeout reached (the migration goes on); 130 interrupted.";
+
+const PLAN_MAINTENANCE_OUTPUT: &str = "\
+SIMULATION: batches of --max-unavailable nodes are drained with plan-drain's own policy, each batch
+from the cluster state the one before left: migrated VMs run on their predicted target (its capacity
+taken), shut-down VMs whose VM has runStrategy Always come back on the node they left once it is
+done, drained nodes are uncordoned after --upgrade-time. A VM that blocks keeps its node cordoned for
+the rest of the rollout; the other batches are still planned (their times read \"after the
+blocker\"). --targets done sends each migration to a node already done when one has room (an
+addedNodeSelector). The default strategy (given order, any targets) is shown next to the alternative
+(auto order, done targets), or next to the one chosen.
+
+JSON/YAML OUTPUT (-o json|yaml), kind MaintenancePlan: verdict (plan-drain's verdicts), order,
+targets, maxUnavailable, nodes[], unknownNodes[], batches[] {index, nodes[], verdict, startSeconds,
+drainSeconds, durationSeconds, endSeconds, waves, migrations, shutdowns, blockers[], vmis[] (plan-
+drain's rows, with target), stuckNodes[], placedOutsideDone[]}, totals {batches, migrations,
+vmsMigrated, migrationsPerVm {mean, max}, mostMigrated[], shutdowns, durationSeconds,
+blockedBatches}, firstBlocker {batch, nodes[], atSeconds, blocker} or null, capacityRunsOut or null,
+compare {default, alternative} (each: order, targets, verdict, migrations, migrationsPerVm,
+shutdowns, durationSeconds, firstBlockerAtSeconds), assumptions[], warnings[].
+
+EXIT CODES: 0 the rollout completes (possibly with shutdowns); 1 it blocks; 3 unknown node.";
 
 const DRAIN_OUTPUT: &str = "\
 ORDER: the plan (plan-drain's, same code) is checked before anything changes: a will-block verdict
@@ -343,6 +368,57 @@ pub struct PlanDrainArgs {
 
     /// Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration
     /// (a quantity per second, e.g. 1Gi, 500Mi).
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub bandwidth: Option<u64>,
+}
+
+/// The order `plan-maintenance` drains the nodes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaintenanceOrder {
+    /// As given (by name with --all or -l).
+    Given,
+    /// vmctl's choice: nodes that cannot be drained last, the emptiest first.
+    Auto,
+}
+
+/// Where `plan-maintenance` lets the VMs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaintenanceTargets {
+    /// Wherever the scheduler puts them.
+    Any,
+    /// Only nodes already done (a migration's addedNodeSelector can enforce it).
+    Done,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanMaintenanceArgs {
+    /// The nodes of the rollout, in order.
+    #[arg(value_name = "NODE", required_unless_present_any = ["all", "selector"], conflicts_with_all = ["all", "selector"])]
+    pub nodes: Vec<String>,
+
+    /// Every node of the cluster, by name.
+    #[arg(long, conflicts_with = "selector")]
+    pub all: bool,
+
+    /// The nodes these labels select, by name.
+    #[arg(short = 'l', long = "selector", value_name = "NODE_SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Nodes drained at once (a MachineConfigPool's maxUnavailable).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_unavailable: u32,
+
+    #[arg(long, value_enum, default_value_t = MaintenanceOrder::Given)]
+    pub order: MaintenanceOrder,
+
+    #[arg(long, value_enum, default_value_t = MaintenanceTargets::Any)]
+    pub targets: MaintenanceTargets,
+
+    /// Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub upgrade_time: Option<Duration>,
+
+    /// Transfer rate assumed per migration (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
 }

@@ -576,3 +576,98 @@ pub async fn drain_plan(
     let plan = crate::policy::drain::plan_drain(&inputs);
     Ok((inputs, plan))
 }
+
+/// What `plan-maintenance` reads: the whole cluster's VMIs, VMs, migrations, nodes, PDBs,
+/// quotas, namespaces, policies and KubeVirt CR; its pods as `policy::maintenance`'s
+/// `split_cluster_pods` keeps them (the rollout is every node it may touch: all of them).
+pub async fn maintenance_inputs(
+    ctx: &Context,
+    bandwidth: Option<u64>,
+) -> Result<crate::policy::maintenance::MaintenanceInputs> {
+    use crate::model::{
+        KubeVirt, MigrationPolicy, Namespace, Node, PodDisruptionBudget, PodFacts, ResourceQuota,
+        VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration,
+    };
+    let src = &ctx.source;
+    let all = Query::all();
+    let (vmis, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) = tokio::try_join!(
+        list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &all),
+        list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+        list_as::<VirtualMachineInstanceMigration>(
+            src,
+            Kind::VirtualMachineInstanceMigration,
+            &all
+        ),
+        list_as::<Node>(src, Kind::Node, &all),
+        list_as::<PodFacts>(src, Kind::Pod, &all),
+        list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+        list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
+        list_as::<Namespace>(src, Kind::Namespace, &all),
+        list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+        list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+    )?;
+    let kubevirt = kubevirts.into_iter().next();
+    for w in crate::model::unknown::warnings(vmis.iter(), &vmims, &kubevirt) {
+        ctx.warn(w);
+    }
+    let rollout: Vec<String> = nodes
+        .iter()
+        .map(|n| crate::policy::scheduling::node_name(n).to_string())
+        .collect();
+    let (pods, node_usage) = crate::policy::maintenance::split_cluster_pods(
+        pods.into_iter().map(crate::model::Pod::from),
+        &rollout,
+        &vmis,
+        &pdbs,
+    );
+    Ok(crate::policy::maintenance::MaintenanceInputs {
+        nodes,
+        vmis,
+        vms,
+        vmims,
+        pods,
+        node_usage,
+        pdbs,
+        quotas,
+        namespaces,
+        kubevirt,
+        policies,
+        bandwidth,
+        now: Some(crate::model::Time(ctx.now)),
+    })
+}
+
+/// The rollout's nodes: those named (each must exist, with a "did you mean"), every node
+/// (`--all`) or those `selector` selects, by name.
+pub fn rollout_nodes(
+    nodes: &[crate::model::Node],
+    named: &[String],
+    all: bool,
+    selector: Option<&crate::cluster::selector::LabelSelector>,
+) -> Result<Vec<String>> {
+    use crate::policy::scheduling::node_name;
+    if !named.is_empty() {
+        for wanted in named {
+            if !nodes.iter().any(|n| node_name(n) == wanted) {
+                let mut err = crate::error::Error::not_found(format!("node {wanted:?}"));
+                let close = crate::names::suggest(wanted, nodes.iter().map(node_name));
+                if !close.is_empty() {
+                    err = err.with_hint(format!("did you mean {}?", close.join(", ")));
+                }
+                return Err(err);
+            }
+        }
+        return Ok(named.to_vec());
+    }
+    let empty = std::collections::BTreeMap::new();
+    let mut out: Vec<String> = nodes
+        .iter()
+        .filter(|n| {
+            all || selector
+                .is_some_and(|s| s.matches_labels(n.metadata.labels.as_ref().unwrap_or(&empty)))
+        })
+        .map(|n| node_name(n).to_string())
+        .collect();
+    out.sort();
+    Ok(out)
+}

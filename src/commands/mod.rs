@@ -11,6 +11,7 @@ pub mod migrate;
 pub mod migrate_kubevirt;
 pub mod migrate_libvirt;
 pub mod plan_drain;
+pub mod plan_maintenance;
 pub mod snapshot;
 pub mod status;
 pub mod status_watch;
@@ -41,6 +42,9 @@ pub async fn run(cli: Cli) -> Result<i32> {
         }
         Command::Status(args) => with_context(&cli, |ctx| status::run(ctx, args)).await,
         Command::PlanDrain(args) => with_context(&cli, |ctx| plan_drain::run(ctx, args)).await,
+        Command::PlanMaintenance(args) => {
+            with_context(&cli, |ctx| plan_maintenance::run(ctx, args)).await
+        }
         Command::Drain(args) => with_context(&cli, |ctx| drain::run(ctx, args)).await,
         Command::Explain(args) if args.connect.is_some() => {
             explain_libvirt::run_libvirt(&cli.global, args).await

@@ -4,6 +4,7 @@ pub mod drain;
 pub mod explain;
 pub mod follow;
 pub mod plan_drain;
+pub mod plan_maintenance;
 pub mod progress;
 pub mod status;
 pub mod status_watch;

@@ -1,0 +1,65 @@
+//! `vmctl plan-maintenance`: which nodes, in which order; gather the whole cluster once;
+//! simulate (`policy::maintenance::plan_maintenance`); render. Read-only.
+
+use crate::cli::{MaintenanceOrder, MaintenanceTargets, PlanMaintenanceArgs};
+use crate::context::Context;
+use crate::error::{Error, Result, exit};
+use crate::policy::drain::Verdict;
+use crate::policy::maintenance::{MaintenanceOptions, Order, Targets, plan_maintenance};
+use crate::render::plan_maintenance::{MaintenancePlanDocument, render_table};
+use crate::render::{OutputFormat, structured, write_stdout};
+
+pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
+    let selector = match &args.selector {
+        Some(s) => Some(crate::cluster::selector::LabelSelector::parse(s)?),
+        None => None,
+    };
+    let inputs = crate::evidence::maintenance_inputs(ctx, args.bandwidth).await?;
+    let nodes =
+        crate::evidence::rollout_nodes(&inputs.nodes, &args.nodes, args.all, selector.as_ref())?;
+    if nodes.is_empty() {
+        return Err(Error::not_found("no node matches the selector".to_string()));
+    }
+    let options = MaintenanceOptions {
+        nodes,
+        max_unavailable: args.max_unavailable as usize,
+        order: match args.order {
+            MaintenanceOrder::Given => Order::Given,
+            MaintenanceOrder::Auto => Order::Auto,
+        },
+        targets: match args.targets {
+            MaintenanceTargets::Any => Targets::Any,
+            MaintenanceTargets::Done => Targets::Done,
+        },
+        upgrade_seconds: args.upgrade_time.map_or(0, |d| d.as_secs()),
+        compare: true,
+    };
+    let plan = plan_maintenance(&inputs, &options);
+    let source = ctx.source_description();
+    let text = match ctx.output {
+        OutputFormat::Json | OutputFormat::Yaml => structured(
+            ctx.output,
+            &MaintenancePlanDocument {
+                api_version: crate::model::VMCTL_API_VERSION,
+                kind: "MaintenancePlan",
+                as_of: ctx.now.to_string(),
+                source,
+                plan: &plan,
+                warnings: ctx.warnings(),
+            },
+        )?,
+        OutputFormat::Table | OutputFormat::Wide => render_table(
+            &plan,
+            ctx.style,
+            ctx.output == OutputFormat::Wide,
+            &ctx.now.to_string(),
+            &source,
+        ),
+    };
+    write_stdout(&text)?;
+    Ok(if plan.verdict == Verdict::WillBlock {
+        exit::FINDING
+    } else {
+        exit::OK
+    })
+}
