@@ -291,31 +291,33 @@ pub struct Compare {
     pub alternative: Summary,
 }
 
-/// The plan. Pure.
+/// The plan. Pure. Takes the inputs by value: the simulation moves the VMIs and pods it
+/// reads (a second copy is made only for `compare`).
 pub fn plan_maintenance(
-    inputs: &MaintenanceInputs,
+    inputs: MaintenanceInputs,
     options: &MaintenanceOptions,
 ) -> MaintenancePlan {
-    let mut plan = simulate(inputs, options, options.order, options.targets);
-    if options.compare {
-        let default = (Order::Given, Targets::Any);
-        let chosen = (options.order, options.targets);
-        let other = if chosen == default {
-            (Order::Auto, Targets::Done)
-        } else {
-            default
-        };
-        let other = simulate(inputs, options, other.0, other.1);
-        let (default, alternative) = if chosen == default {
-            (summary(&plan), summary(&other))
-        } else {
-            (summary(&other), summary(&plan))
-        };
-        plan.compare = Some(Compare {
-            default,
-            alternative,
-        });
+    if !options.compare {
+        return simulate(inputs, options, options.order, options.targets);
     }
+    let default = (Order::Given, Targets::Any);
+    let chosen = (options.order, options.targets);
+    let other = if chosen == default {
+        (Order::Auto, Targets::Done)
+    } else {
+        default
+    };
+    let other = simulate(inputs.clone(), options, other.0, other.1);
+    let mut plan = simulate(inputs, options, options.order, options.targets);
+    let (default, alternative) = if chosen == default {
+        (summary(&plan), summary(&other))
+    } else {
+        (summary(&other), summary(&plan))
+    };
+    plan.compare = Some(Compare {
+        default,
+        alternative,
+    });
     plan
 }
 
@@ -334,7 +336,7 @@ fn summary(plan: &MaintenancePlan) -> Summary {
 
 /// One run of the rollout under one strategy.
 fn simulate(
-    inputs: &MaintenanceInputs,
+    inputs: MaintenanceInputs,
     options: &MaintenanceOptions,
     order: Order,
     targets: Targets,
@@ -347,11 +349,12 @@ fn simulate(
         .cloned()
         .collect();
     let mut sim = Sim::new(inputs, &wanted, targets);
+    let kubevirt = sim.buffer.kubevirt.clone();
     let (mut remaining, unknown_nodes): (Vec<String>, Vec<String>) =
         wanted.into_iter().partition(|n| sim.has_node(n));
     let size = options.max_unavailable.max(1);
     let blocking = match order {
-        Order::Auto => order::self_blocking(&sim, &remaining, inputs.kubevirt.as_ref()),
+        Order::Auto => order::self_blocking(&sim, &remaining, kubevirt.as_ref()),
         Order::Given => Default::default(),
     };
 
