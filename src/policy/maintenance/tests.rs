@@ -640,35 +640,66 @@ fn fleet(nodes: usize, per_node: usize) -> MaintenanceInputs {
     inputs
 }
 
-fn steps(nodes: usize, per_node: usize) -> u64 {
+fn steps(nodes: usize, per_node: usize, max_unavailable: usize) -> u64 {
     let inputs = fleet(nodes, per_node);
     let names: Vec<String> = (0..nodes).map(|n| format!("node-{n}")).collect();
     let o = MaintenanceOptions {
         nodes: names,
-        max_unavailable: 2,
+        max_unavailable,
         order: Order::Auto,
         targets: Targets::Done,
         upgrade_seconds: 0,
         compare: false,
     };
-    let (plan, work) = work::count(|| plan_maintenance(inputs.clone(), &o));
+    let (plan, work) = work::count(|| plan_maintenance(inputs, &o));
     assert_eq!(plan.verdict, Verdict::WillComplete);
     work
 }
 
+/// Work is O(VMIs + batches × nodes): each batch's plan_drain reads every node once (its
+/// usage, the target search's tables). Linear in the VMs per node; linear in the nodes when
+/// the batches are as many (max-unavailable grows with the pool, as a percentage does);
+/// with a fixed max-unavailable the batches × nodes term makes it grow faster than the nodes.
 #[test]
-fn work_grows_linearly_with_vms_per_node_and_with_nodes() {
-    let base = steps(20, 10);
-    let more_vms = steps(20, 20);
-    let more_nodes = steps(40, 10);
-    let ratio_vms = more_vms as f64 / base as f64;
-    let ratio_nodes = more_nodes as f64 / base as f64;
+fn work_grows_linearly_with_vms_per_node_and_with_nodes_per_batch() {
+    let base = steps(20, 10, 2);
+    let more_vms = steps(20, 20, 2);
+    let wider = steps(40, 10, 4);
+    let longer = steps(40, 10, 2);
+    let ratio = |n: u64| n as f64 / base as f64;
     assert!(
-        ratio_vms < 2.3,
-        "2× VMs per node: {base} → {more_vms} ({ratio_vms:.2}×)"
+        ratio(more_vms) < 2.1,
+        "2× VMs per node: {base} → {more_vms}"
     );
     assert!(
-        ratio_nodes < 2.6,
-        "2× nodes: {base} → {more_nodes} ({ratio_nodes:.2}×)"
+        ratio(wider) < 2.1,
+        "2× nodes, 2× max-unavailable: {base} → {wider}"
     );
+    // Twice the nodes in twice the batches: the per-batch node term doubles twice.
+    assert!(
+        ratio(longer) < 4.0,
+        "2× nodes, 2× batches: {base} → {longer}"
+    );
+}
+
+#[test]
+fn done_targets_with_every_node_in_the_rollout_start_anywhere() {
+    // --all: nothing is done before the first batch, so its VMs go to any node (listed);
+    // from the second batch on they go to done nodes.
+    let inputs = three_nodes();
+    let plan = plan_maintenance(
+        inputs,
+        &options(
+            &["node-1", "node-2", "node-3"],
+            1,
+            Order::Given,
+            Targets::Done,
+        ),
+    );
+    assert_eq!(plan.batches[0].placed_outside_done, ["prod/a"]);
+    // a landed on node-3 before anything was done: it moves again, to a done node (node-2,
+    // emptier than node-1, which took b).
+    assert_eq!(targets_of(&plan, "a"), ["node-3", "node-2"]);
+    assert_eq!(targets_of(&plan, "b"), ["node-1"]);
+    assert!(plan.batches[1].placed_outside_done.is_empty());
 }
