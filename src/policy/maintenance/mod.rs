@@ -23,6 +23,8 @@
 //!   the rollout go on around the stuck node (OpenShift's MCO keeps using its other
 //!   maxUnavailable slots; with max-unavailable 1 it would stop there), so one plan shows
 //!   every blocker and where capacity runs out; their times are then "after the blocker";
+//! - a VMI left to an external controller (evictionStrategy External) stays where it is: the
+//!   drain waits for that controller, which the simulation does not predict;
 //! - the batch's other nodes are upgraded (`upgrade_seconds`, 0 unless told), uncordoned and
 //!   count as done; non-VM pods on them are counted back there (their controllers recreate
 //!   them; where a Deployment's pod lands is not predicted, as `plan-drain` does not);
@@ -40,6 +42,10 @@
 //! scheduling signature) plus O(VMIs and pods of the batch); over the rollout that is
 //! O(VMIs + batches × nodes). The `batches × nodes` term is `plan_drain`'s: its target search
 //! reads every node each call.
+//!
+//! The document: [`MaintenancePlan`] is the body; the command adds `kind: MaintenancePlan`
+//! (and the apiVersion) as `plan-drain` does for `DrainPlan`, and exits 1 when `verdict` is
+//! `will-block`.
 //!
 //! Filling [`MaintenanceInputs`] from a live cluster or a snapshot: the lists of
 //! `evidence::drain_inputs`, but **every** VMI of the cluster (not those on the drained nodes)
