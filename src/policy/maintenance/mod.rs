@@ -23,6 +23,8 @@
 //!   the rollout go on around the stuck node (OpenShift's MCO keeps using its other
 //!   maxUnavailable slots; with max-unavailable 1 it would stop there), so one plan shows
 //!   every blocker and where capacity runs out; their times are then "after the blocker";
+//! - a VMI left to an external controller (evictionStrategy External) stays where it is: the
+//!   drain waits for that controller, which the simulation does not predict;
 //! - the batch's other nodes are upgraded (`upgrade_seconds`, 0 unless told), uncordoned and
 //!   count as done; non-VM pods on them are counted back there (their controllers recreate
 //!   them; where a Deployment's pod lands is not predicted, as `plan-drain` does not);
@@ -40,6 +42,10 @@
 //! scheduling signature) plus O(VMIs and pods of the batch); over the rollout that is
 //! O(VMIs + batches × nodes). The `batches × nodes` term is `plan_drain`'s: its target search
 //! reads every node each call.
+//!
+//! The document: [`MaintenancePlan`] is the body; the command adds `kind: MaintenancePlan`
+//! (and the apiVersion) as `plan-drain` does for `DrainPlan`, and exits 1 when `verdict` is
+//! `will-block`.
 //!
 //! Filling [`MaintenanceInputs`] from a live cluster or a snapshot: the lists of
 //! `evidence::drain_inputs`, but **every** VMI of the cluster (not those on the drained nodes)
@@ -291,31 +297,33 @@ pub struct Compare {
     pub alternative: Summary,
 }
 
-/// The plan. Pure.
+/// The plan. Pure. Takes the inputs by value: the simulation moves the VMIs and pods it
+/// reads (a second copy is made only for `compare`).
 pub fn plan_maintenance(
-    inputs: &MaintenanceInputs,
+    inputs: MaintenanceInputs,
     options: &MaintenanceOptions,
 ) -> MaintenancePlan {
-    let mut plan = simulate(inputs, options, options.order, options.targets);
-    if options.compare {
-        let default = (Order::Given, Targets::Any);
-        let chosen = (options.order, options.targets);
-        let other = if chosen == default {
-            (Order::Auto, Targets::Done)
-        } else {
-            default
-        };
-        let other = simulate(inputs, options, other.0, other.1);
-        let (default, alternative) = if chosen == default {
-            (summary(&plan), summary(&other))
-        } else {
-            (summary(&other), summary(&plan))
-        };
-        plan.compare = Some(Compare {
-            default,
-            alternative,
-        });
+    if !options.compare {
+        return simulate(inputs, options, options.order, options.targets);
     }
+    let default = (Order::Given, Targets::Any);
+    let chosen = (options.order, options.targets);
+    let other = if chosen == default {
+        (Order::Auto, Targets::Done)
+    } else {
+        default
+    };
+    let other = simulate(inputs.clone(), options, other.0, other.1);
+    let mut plan = simulate(inputs, options, options.order, options.targets);
+    let (default, alternative) = if chosen == default {
+        (summary(&plan), summary(&other))
+    } else {
+        (summary(&other), summary(&plan))
+    };
+    plan.compare = Some(Compare {
+        default,
+        alternative,
+    });
     plan
 }
 
@@ -334,7 +342,7 @@ fn summary(plan: &MaintenancePlan) -> Summary {
 
 /// One run of the rollout under one strategy.
 fn simulate(
-    inputs: &MaintenanceInputs,
+    inputs: MaintenanceInputs,
     options: &MaintenanceOptions,
     order: Order,
     targets: Targets,
@@ -347,11 +355,12 @@ fn simulate(
         .cloned()
         .collect();
     let mut sim = Sim::new(inputs, &wanted, targets);
+    let kubevirt = sim.buffer.kubevirt.clone();
     let (mut remaining, unknown_nodes): (Vec<String>, Vec<String>) =
         wanted.into_iter().partition(|n| sim.has_node(n));
     let size = options.max_unavailable.max(1);
     let blocking = match order {
-        Order::Auto => order::self_blocking(&sim, &remaining, inputs.kubevirt.as_ref()),
+        Order::Auto => order::self_blocking(&sim, &remaining, kubevirt.as_ref()),
         Order::Given => Default::default(),
     };
 

@@ -94,8 +94,22 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(inputs: &super::MaintenanceInputs, rollout: &[String], targets: Targets) -> Sim {
-        let mut nodes = inputs.nodes.clone();
+    pub fn new(inputs: super::MaintenanceInputs, rollout: &[String], targets: Targets) -> Sim {
+        let super::MaintenanceInputs {
+            mut nodes,
+            vmis,
+            vms,
+            vmims,
+            pods,
+            node_usage,
+            pdbs,
+            quotas,
+            namespaces,
+            kubevirt,
+            policies,
+            bandwidth,
+            now,
+        } = inputs;
         let in_rollout: HashSet<&str> = rollout.iter().map(String::as_str).collect();
         let mut done = HashSet::new();
         let mut node_pos = HashMap::new();
@@ -108,18 +122,12 @@ impl Sim {
             }
             node_pos.insert(name, i);
         }
-        let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
+        let selectors = SelectorIndex::new(spread_selectors(&vmis));
         let (pdb_pods, mut pods) =
-            pods_of_unsynced_pdbs(inputs.pods.iter().cloned(), &inputs.pdbs, |rest| {
-                rest.collect::<Vec<Pod>>()
-            });
+            pods_of_unsynced_pdbs(pods, &pdbs, |rest| rest.collect::<Vec<Pod>>());
         let always_full: Vec<usize> = (pods.len()..pods.len() + pdb_pods.len()).collect();
         pods.extend(pdb_pods);
-        let mut usage: HashMap<String, NodeUsage> = inputs
-            .node_usage
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut usage: HashMap<String, NodeUsage> = node_usage.into_iter().collect();
         let mut pods_on: HashMap<String, Vec<usize>> = HashMap::new();
         let mut launchers_of: HashMap<String, Vec<usize>> = HashMap::new();
         let mut requests = Vec::with_capacity(pods.len());
@@ -146,7 +154,6 @@ impl Sim {
                 launchers_of.entry(uid.clone()).or_default().push(i);
             }
         }
-        let vmis = inputs.vmis.clone();
         let mut vmi_by_id = HashMap::new();
         let mut vmis_on: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, v) in vmis.iter().enumerate() {
@@ -155,23 +162,23 @@ impl Sim {
             vmis_on.entry(vmi_node(v)).or_default().push(i);
         }
         let mut pdbs_by_ns: HashMap<String, Vec<PodDisruptionBudget>> = HashMap::new();
-        for p in &inputs.pdbs {
+        for p in pdbs {
             let ns = p.metadata.namespace.clone().unwrap_or_default();
-            pdbs_by_ns.entry(ns).or_default().push(p.clone());
+            pdbs_by_ns.entry(ns).or_default().push(p);
         }
         let mut quotas_by_ns: HashMap<String, Vec<ResourceQuota>> = HashMap::new();
-        for q in &inputs.quotas {
+        for q in quotas {
             let ns = q.metadata.namespace.clone().unwrap_or_default();
-            quotas_by_ns.entry(ns).or_default().push(q.clone());
+            quotas_by_ns.entry(ns).or_default().push(q);
         }
         let pod_count = pods.len();
         Sim {
             buffer: DrainInputs {
                 nodes,
-                kubevirt: inputs.kubevirt.clone(),
-                policies: inputs.policies.clone(),
-                bandwidth: inputs.bandwidth,
-                now: inputs.now.clone(),
+                kubevirt,
+                policies,
+                bandwidth,
+                now,
                 ..Default::default()
             },
             node_pos,
@@ -179,12 +186,11 @@ impl Sim {
             vmis,
             vmi_by_id,
             vmis_on,
-            vms: inputs
-                .vms
-                .iter()
-                .map(|v| ((v.namespace().to_string(), v.name().to_string()), v.clone()))
+            vms: vms
+                .into_iter()
+                .map(|v| ((v.namespace().to_string(), v.name().to_string()), v))
                 .collect(),
-            vmims: inputs.vmims.clone(),
+            vmims,
             pods,
             requests,
             pod_alive: vec![true; pod_count],
@@ -197,10 +203,9 @@ impl Sim {
             selectors,
             pdbs_by_ns,
             quotas_by_ns,
-            namespaces: inputs
-                .namespaces
-                .iter()
-                .filter_map(|n| Some((n.metadata.name.clone()?, n.clone())))
+            namespaces: namespaces
+                .into_iter()
+                .filter_map(|n| Some((n.metadata.name.clone()?, n)))
                 .collect(),
             stamp: vec![0; pod_count],
             batches: 0,

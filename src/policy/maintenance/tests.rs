@@ -112,7 +112,10 @@ fn a_vm_moves_twice_in_the_given_order_and_once_in_auto_order() {
     let inputs = three_nodes();
     let nodes = ["node-1", "node-2", "node-3"];
 
-    let given = plan_maintenance(&inputs, &options(&nodes, 1, Order::Given, Targets::Any));
+    let given = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Given, Targets::Any),
+    );
     // a goes to the emptiest node, node-3, which is drained last: it moves again.
     assert_eq!(targets_of(&given, "a"), ["node-3", "node-2"]);
     assert_eq!(targets_of(&given, "b"), ["node-1"]);
@@ -124,7 +127,10 @@ fn a_vm_moves_twice_in_the_given_order_and_once_in_auto_order() {
     assert_eq!(given.totals.most_migrated[0].name, "a");
     assert_eq!(given.verdict, Verdict::WillComplete);
 
-    let auto = plan_maintenance(&inputs, &options(&nodes, 1, Order::Auto, Targets::Any));
+    let auto = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Auto, Targets::Any),
+    );
     // The empty node first; then each VM goes to a node already done.
     assert_eq!(auto.nodes, ["node-3", "node-1", "node-2"]);
     assert_eq!(targets_of(&auto, "a"), ["node-3"]);
@@ -140,7 +146,7 @@ fn a_vm_moves_twice_in_the_given_order_and_once_in_auto_order() {
 fn the_state_moves_with_the_vms_between_batches() {
     let inputs = three_nodes();
     let plan = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(
             &["node-1", "node-2", "node-3"],
             1,
@@ -160,7 +166,7 @@ fn the_state_moves_with_the_vms_between_batches() {
     assert_eq!(plan.totals.duration_seconds, b[2].end_seconds);
     // An empty node's batch is only its upgrade.
     let empty = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(&["node-3"], 1, Order::Given, Targets::Any),
     );
     assert_eq!(empty.batches[0].duration_seconds, 600);
@@ -177,7 +183,7 @@ fn compare_says_the_default_next_to_auto_order_and_done_targets() {
         Targets::Any,
     );
     o.compare = true;
-    let plan = plan_maintenance(&inputs, &o);
+    let plan = plan_maintenance(inputs.clone(), &o);
     let c = plan.compare.as_ref().unwrap();
     assert_eq!(
         (c.default.order, c.default.targets),
@@ -192,7 +198,7 @@ fn compare_says_the_default_next_to_auto_order_and_done_targets() {
     assert!(c.alternative.duration_seconds < c.default.duration_seconds);
     // Chosen auto: the default is the other one, the chosen one the alternative.
     o.order = Order::Auto;
-    let auto = plan_maintenance(&inputs, &o);
+    let auto = plan_maintenance(inputs.clone(), &o);
     let c = auto.compare.as_ref().unwrap();
     assert_eq!(c.default.migrations, 3);
     assert_eq!(
@@ -220,9 +226,15 @@ fn done_targets_keep_vms_off_the_nodes_still_to_drain() {
         ],
     );
     let nodes = ["node-1", "node-2"];
-    let any = plan_maintenance(&inputs, &options(&nodes, 1, Order::Given, Targets::Any));
+    let any = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Given, Targets::Any),
+    );
     assert_eq!(targets_of(&any, "a"), ["node-2", "node-1"]);
-    let done = plan_maintenance(&inputs, &options(&nodes, 1, Order::Given, Targets::Done));
+    let done = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Given, Targets::Done),
+    );
     assert_eq!(targets_of(&done, "a"), ["node-3"]);
     assert_eq!(done.totals.migrations_per_vm.max, 1);
     assert!(done.batches[0].placed_outside_done.is_empty());
@@ -243,7 +255,7 @@ fn done_targets_fall_back_to_any_node_when_no_done_node_has_room() {
         ],
     );
     let plan = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(&["node-1", "node-2"], 1, Order::Given, Targets::Done),
     );
     let first = &plan.batches[0];
@@ -281,7 +293,10 @@ fn a_batch_that_runs_out_of_capacity_blocks_the_rollout() {
         ],
     );
     let nodes = ["node-1", "node-2", "node-3"];
-    let two = plan_maintenance(&inputs, &options(&nodes, 2, Order::Given, Targets::Any));
+    let two = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 2, Order::Given, Targets::Any),
+    );
     assert_eq!(two.verdict, Verdict::WillBlock);
     let out = two.capacity_runs_out.as_ref().unwrap();
     assert_eq!((out.batch, out.at_seconds), (1, 0));
@@ -295,7 +310,10 @@ fn a_batch_that_runs_out_of_capacity_blocks_the_rollout() {
     assert_eq!(blocker.batch, 1);
     assert_eq!(blocker.blocker.kind, "vmi");
     // One at a time fits.
-    let one = plan_maintenance(&inputs, &options(&nodes, 1, Order::Given, Targets::Any));
+    let one = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Given, Targets::Any),
+    );
     assert_eq!(one.verdict, Verdict::WillComplete);
     assert!(one.capacity_runs_out.is_none());
     assert!(one.first_blocker.is_none());
@@ -317,7 +335,10 @@ fn a_node_that_blocks_stays_cordoned_and_auto_order_drains_it_last() {
         ],
     );
     let nodes = ["node-1", "node-2", "node-3"];
-    let given = plan_maintenance(&inputs, &options(&nodes, 1, Order::Given, Targets::Any));
+    let given = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Given, Targets::Any),
+    );
     assert_eq!(given.verdict, Verdict::WillBlock);
     let first = given.first_blocker.as_ref().unwrap();
     assert_eq!((first.batch, first.at_seconds), (1, 0));
@@ -329,7 +350,10 @@ fn a_node_that_blocks_stays_cordoned_and_auto_order_drains_it_last() {
     assert_eq!(targets_of(&given, "b"), ["node-3", "node-2"]);
     assert_eq!(given.totals.blocked_batches, 1);
 
-    let auto = plan_maintenance(&inputs, &options(&nodes, 1, Order::Auto, Targets::Any));
+    let auto = plan_maintenance(
+        inputs.clone(),
+        &options(&nodes, 1, Order::Auto, Targets::Any),
+    );
     assert_eq!(auto.nodes.last().unwrap(), "node-1");
     let first = auto.first_blocker.as_ref().unwrap();
     assert_eq!(first.batch, 3);
@@ -348,7 +372,7 @@ fn max_unavailable_nodes_are_drained_together_and_never_targets_of_each_other() 
     let inputs = cluster(vmis, nodes);
     let names = ["node-1", "node-2", "node-3", "node-4", "node-5"];
     for order in [Order::Given, Order::Auto] {
-        let plan = plan_maintenance(&inputs, &options(&names, 2, order, Targets::Any));
+        let plan = plan_maintenance(inputs.clone(), &options(&names, 2, order, Targets::Any));
         let sizes: Vec<usize> = plan.batches.iter().map(|b| b.nodes.len()).collect();
         assert_eq!(sizes, [2, 2, 1]);
         for b in &plan.batches {
@@ -363,7 +387,10 @@ fn max_unavailable_nodes_are_drained_together_and_never_targets_of_each_other() 
         }
         assert_eq!(plan.verdict, Verdict::WillComplete);
     }
-    let given = plan_maintenance(&inputs, &options(&names, 2, Order::Given, Targets::Any));
+    let given = plan_maintenance(
+        inputs.clone(),
+        &options(&names, 2, Order::Given, Targets::Any),
+    );
     assert_eq!(given.batches[0].nodes, ["node-1", "node-2"]);
 }
 
@@ -371,7 +398,7 @@ fn max_unavailable_nodes_are_drained_together_and_never_targets_of_each_other() 
 fn unknown_and_repeated_nodes_are_said_not_simulated() {
     let inputs = three_nodes();
     let plan = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(
             &["node-1", "node-9", "node-1"],
             1,
@@ -399,7 +426,7 @@ fn shut_down_vms_leave_unless_their_vm_always_runs() {
     );
     inputs.vms = vec![vm("keep", "Always"), vm("gone", "Halted")];
     let plan = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(&["node-1", "node-2"], 1, Order::Given, Targets::Any),
     );
     assert_eq!(plan.verdict, Verdict::WillCompleteWithShutdowns);
@@ -409,7 +436,7 @@ fn shut_down_vms_leave_unless_their_vm_always_runs() {
     // keep is back on node-1: node-1 (64Gi) holds it, and nothing moves in batch 2.
     assert!(plan.batches[1].vmis.is_empty());
     let drained_again = plan_maintenance(
-        &inputs,
+        inputs.clone(),
         &options(
             &["node-1", "node-2", "node-1"],
             1,
@@ -529,7 +556,7 @@ fn a_single_node_rollout_is_plan_drain_of_that_node() {
 
     let mut o = options(&["node-3"], 1, Order::Given, Targets::Any);
     o.upgrade_seconds = 0;
-    let plan = plan_maintenance(&inputs, &o);
+    let plan = plan_maintenance(inputs.clone(), &o);
     let batch = &plan.batches[0];
     assert_eq!(json_of(&batch.vmis), json_of(&expected.vmis));
     assert_eq!(json_of(&batch.blockers), json_of(&expected.blockers));
@@ -554,14 +581,14 @@ fn a_single_node_rollout_is_plan_drain_of_that_node() {
         node_usage,
         ..inputs.clone()
     };
-    let plan = plan_maintenance(&split, &o);
+    let plan = plan_maintenance(split.clone(), &o);
     assert_eq!(json_of(&plan.batches[0].vmis), json_of(&expected.vmis));
 }
 
 #[test]
 fn the_plan_serialises_to_the_contract() {
     let plan = plan_maintenance(
-        &three_nodes(),
+        three_nodes(),
         &MaintenanceOptions {
             nodes: vec!["node-1".into(), "node-2".into()],
             ..Default::default()
@@ -613,35 +640,66 @@ fn fleet(nodes: usize, per_node: usize) -> MaintenanceInputs {
     inputs
 }
 
-fn steps(nodes: usize, per_node: usize) -> u64 {
+fn steps(nodes: usize, per_node: usize, max_unavailable: usize) -> u64 {
     let inputs = fleet(nodes, per_node);
     let names: Vec<String> = (0..nodes).map(|n| format!("node-{n}")).collect();
     let o = MaintenanceOptions {
         nodes: names,
-        max_unavailable: 2,
+        max_unavailable,
         order: Order::Auto,
         targets: Targets::Done,
         upgrade_seconds: 0,
         compare: false,
     };
-    let (plan, work) = work::count(|| plan_maintenance(&inputs, &o));
+    let (plan, work) = work::count(|| plan_maintenance(inputs, &o));
     assert_eq!(plan.verdict, Verdict::WillComplete);
     work
 }
 
+/// Work is O(VMIs + batches × nodes): each batch's plan_drain reads every node once (its
+/// usage, the target search's tables). Linear in the VMs per node; linear in the nodes when
+/// the batches are as many (max-unavailable grows with the pool, as a percentage does);
+/// with a fixed max-unavailable the batches × nodes term makes it grow faster than the nodes.
 #[test]
-fn work_grows_linearly_with_vms_per_node_and_with_nodes() {
-    let base = steps(20, 10);
-    let more_vms = steps(20, 20);
-    let more_nodes = steps(40, 10);
-    let ratio_vms = more_vms as f64 / base as f64;
-    let ratio_nodes = more_nodes as f64 / base as f64;
+fn work_grows_linearly_with_vms_per_node_and_with_nodes_per_batch() {
+    let base = steps(20, 10, 2);
+    let more_vms = steps(20, 20, 2);
+    let wider = steps(40, 10, 4);
+    let longer = steps(40, 10, 2);
+    let ratio = |n: u64| n as f64 / base as f64;
     assert!(
-        ratio_vms < 2.3,
-        "2× VMs per node: {base} → {more_vms} ({ratio_vms:.2}×)"
+        ratio(more_vms) < 2.1,
+        "2× VMs per node: {base} → {more_vms}"
     );
     assert!(
-        ratio_nodes < 2.6,
-        "2× nodes: {base} → {more_nodes} ({ratio_nodes:.2}×)"
+        ratio(wider) < 2.1,
+        "2× nodes, 2× max-unavailable: {base} → {wider}"
     );
+    // Twice the nodes in twice the batches: the per-batch node term doubles twice.
+    assert!(
+        ratio(longer) < 4.0,
+        "2× nodes, 2× batches: {base} → {longer}"
+    );
+}
+
+#[test]
+fn done_targets_with_every_node_in_the_rollout_start_anywhere() {
+    // --all: nothing is done before the first batch, so its VMs go to any node (listed);
+    // from the second batch on they go to done nodes.
+    let inputs = three_nodes();
+    let plan = plan_maintenance(
+        inputs,
+        &options(
+            &["node-1", "node-2", "node-3"],
+            1,
+            Order::Given,
+            Targets::Done,
+        ),
+    );
+    assert_eq!(plan.batches[0].placed_outside_done, ["prod/a"]);
+    // a landed on node-3 before anything was done: it moves again, to a done node (node-2,
+    // emptier than node-1, which took b).
+    assert_eq!(targets_of(&plan, "a"), ["node-3", "node-2"]);
+    assert_eq!(targets_of(&plan, "b"), ["node-1"]);
+    assert!(plan.batches[1].placed_outside_done.is_empty());
 }
