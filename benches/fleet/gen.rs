@@ -543,9 +543,9 @@ fn node(cfg: &Config, n: u64) -> Value {
         "status": {
             "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
             "allocatable": {"memory": format!("{memory_gi}Gi"), "cpu": "64", "pods": "250",
-                "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "ephemeral-storage": "900Gi"},
+                "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "devices.kubevirt.io/vhost-net": "1k", "ephemeral-storage": "900Gi"},
             "capacity": {"memory": format!("{}Gi", memory_gi + 8), "cpu": "64", "pods": "250",
-                "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "ephemeral-storage": "960Gi"},
+                "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k", "devices.kubevirt.io/vhost-net": "1k", "ephemeral-storage": "960Gi"},
             "conditions": [
                 {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available", "lastHeartbeatTime": BASE_TIME, "lastTransitionTime": "2026-01-10T09:00:00Z"},
                 {"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure", "lastHeartbeatTime": BASE_TIME, "lastTransitionTime": "2026-01-10T09:00:00Z"},

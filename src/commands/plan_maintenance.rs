@@ -34,7 +34,7 @@ pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
         upgrade_seconds: args.upgrade_time.map_or(0, |d| d.as_secs()),
         compare: true,
     };
-    let plan = plan_maintenance(&inputs, &options);
+    let plan = plan_maintenance(inputs, &options);
     let source = ctx.source_description();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(
