@@ -162,7 +162,13 @@ fn resume_commands(args: &DrainArgs, migrating: &[(String, String)]) -> Vec<Stri
         }
     }
     if let Some(sel) = &args.pod_selector {
-        again.push_str(&format!(" --pod-selector '{sel}'"));
+        again.push_str(&format!(" --pod-selector '{}'", sel.replace('\'', "'\\''")));
+    }
+    if let Some(g) = args.grace_period {
+        again.push_str(&format!(" --grace-period {g}"));
+    }
+    if let Some(n) = args.max_parallel {
+        again.push_str(&format!(" --max-parallel {n}"));
     }
     let mut out = vec![again];
     for node in &args.nodes {
@@ -312,7 +318,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             &line,
         )?;
     }
-    let run = DrainRun::new(
+    let mut run = DrainRun::new(
         &selection,
         &actions_of(&plan),
         Settings {
@@ -320,7 +326,6 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             ..Settings::default()
         },
     );
-    let mut run = run;
     // With --force-partial: a VM the plan knows cannot go anywhere is named now, not evicted.
     for v in plan.vmis.iter().filter(|v| v.action == Action::NoTarget) {
         for event in run.hold_back(
