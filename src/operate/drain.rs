@@ -255,16 +255,26 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             )?;
         }
         for p in &selection.evict {
+            let action = p.vmi.as_ref().and_then(|v| {
+                plan.vmis
+                    .iter()
+                    .find(|x| x.namespace == p.namespace && &x.name == v)
+                    .map(|x| x.action)
+            });
             let what = match &p.vmi {
+                // As the real run does: a VM no node can take is named, not evicted.
+                Some(v) if action == Some(Action::NoTarget) && !p.finished => format!(
+                    "would not evict pod {}/{} (vm {}: no-target: a blocker, not evicted)",
+                    printable(&p.namespace),
+                    printable(&p.name),
+                    printable(v)
+                ),
                 Some(v) => format!(
                     "would evict pod {}/{} (vm {}: {})",
                     printable(&p.namespace),
                     printable(&p.name),
                     printable(v),
-                    plan.vmis
-                        .iter()
-                        .find(|x| x.namespace == p.namespace && &x.name == v)
-                        .map_or("-", |x| x.action.as_str())
+                    action.map_or("-", Action::as_str)
                 ),
                 None => format!(
                     "would evict pod {}/{}",
