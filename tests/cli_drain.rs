@@ -401,23 +401,6 @@ fn dry_run_changes_nothing_and_says_what_it_would_do() {
 }
 
 #[test]
-#[ignore = "prints a drain for a human to read: cargo test --test cli_drain show -- --ignored --nocapture"]
-fn show() {
-    let lab = lab_with(
-        DrainFixture::default(),
-        Script {
-            evacuation_failures: 1,
-            evacuation_backoff_ticks: 10,
-            ..fast()
-        },
-    );
-    let mut args = vec!["drain", "node-1"];
-    args.extend(FLAGS);
-    let out = lab.run(&args);
-    println!("{}", both(&out));
-}
-
-#[test]
 fn a_pdb_without_room_is_waited_for_with_its_numbers_then_the_pod_goes() {
     let lab = lab();
     let mut pdb = lab

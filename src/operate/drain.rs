@@ -254,13 +254,12 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
                 &format!("would cordon node/{}", printable(node)),
             )?;
         }
+        let actions = actions_of(&plan);
         for p in &selection.evict {
-            let action = p.vmi.as_ref().and_then(|v| {
-                plan.vmis
-                    .iter()
-                    .find(|x| x.namespace == p.namespace && &x.name == v)
-                    .map(|x| x.action)
-            });
+            let action = p
+                .vmi
+                .as_ref()
+                .and_then(|v| actions.get(&(p.namespace.clone(), v.clone())).copied());
             let what = match &p.vmi {
                 // As the real run does: a VM no node can take is named, not evicted.
                 Some(v) if action == Some(Action::NoTarget) && !p.finished => format!(

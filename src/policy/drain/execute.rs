@@ -204,7 +204,7 @@ struct PodTask {
     pod: PodToEvict,
     state: PodState,
     /// The last refusal shown, so a repeat is not shown again.
-    last_shown: Option<String>,
+    last_shown: Option<Answer>,
     phase: String,
 }
 
@@ -427,9 +427,8 @@ impl DrainRun {
         let (namespace, pod) = key.clone();
         let vmi = task.pod.vmi.clone();
         let mut events = Vec::new();
-        let shown = format!("{answer:?}");
-        let first_time = task.last_shown.as_deref() != Some(shown.as_str());
-        task.last_shown = Some(shown);
+        let first_time = task.last_shown.as_ref() != Some(answer);
+        task.last_shown = Some(answer.clone());
         match answer {
             Answer::Evicted => {
                 task.state = PodState::Evicted;
