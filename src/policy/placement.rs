@@ -24,6 +24,7 @@
 //! what a VM's target pod is nearly always short of. The plan says the choice is a
 //! prediction.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -76,8 +77,8 @@ impl TargetPod<'_> {
 
 /// The chosen node, and what the plan could not check or had to settle for there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target<'a> {
-    pub node: &'a str,
+pub struct Target {
+    pub node: String,
     pub notes: Vec<String>,
 }
 
@@ -179,15 +180,28 @@ struct SpreadState {
 
 impl SpreadState {
     fn bump(&mut self, domain: &str) {
-        let count = self.counts.entry(domain.to_string()).or_insert(0);
-        if let Some(h) = self.histogram.get_mut(count) {
+        self.adjust(domain, 1);
+    }
+
+    /// The domain holds `delta` more matching pods; a domain left with none is not held.
+    fn adjust(&mut self, domain: &str, delta: i64) {
+        if delta == 0 {
+            return;
+        }
+        let old = self.counts.get(domain).copied().unwrap_or(0);
+        if let Some(h) = self.histogram.get_mut(&old) {
             *h -= 1;
             if *h == 0 {
-                self.histogram.remove(count);
+                self.histogram.remove(&old);
             }
         }
-        *count += 1;
-        *self.histogram.entry(*count).or_default() += 1;
+        let new = old + delta;
+        if new > 0 {
+            self.counts.insert(domain.to_string(), new);
+            *self.histogram.entry(new).or_default() += 1;
+        } else {
+            self.counts.remove(domain);
+        }
     }
 
     fn unfit(&self, node: &Node, table: &DomainTable) -> Option<Unfit> {
@@ -221,6 +235,9 @@ impl SpreadState {
 
 /// One scheduling signature's view of the nodes.
 struct Class {
+    /// A VMI of the signature and its source's CPU model, to judge a changed node again.
+    vmi: VirtualMachineInstance,
+    source_model: Option<HostCpu>,
     /// Why each node does not fit statically (None: it fits), by node position.
     reasons: Vec<Option<Unfit>>,
     /// (minus PreferNoSchedule taints, preferred affinity weight) by node position.
@@ -231,11 +248,18 @@ struct Class {
 }
 
 /// Target selection over a set of nodes, with resources consumed as VMs are placed.
+///
+/// One drain borrows the nodes ([`TargetSearch::new`]). A rolling maintenance keeps one
+/// search for the whole rollout ([`TargetSearch::owned`]) and tells it what changed between
+/// batches: the nodes drained ([`TargetSearch::set_draining`]), a node cordoned, uncordoned
+/// or relabelled ([`TargetSearch::update_node`]), what a node holds
+/// ([`TargetSearch::set_usage`]); each costs the changed nodes times the scheduling classes,
+/// not every node again.
 pub struct TargetSearch<'a> {
-    nodes: &'a [Node],
-    draining: &'a [String],
+    nodes: Cow<'a, [Node]>,
+    draining: Cow<'a, [String]>,
     /// Node name → its positions (a name should be unique; nothing breaks if it is not).
-    positions: HashMap<&'a str, Vec<usize>>,
+    positions: HashMap<String, Vec<usize>>,
     allocatable: Vec<Resources>,
     /// What each node holds, by position.
     used: Vec<NodeUsage>,
@@ -249,8 +273,11 @@ pub struct TargetSearch<'a> {
     spread_ids: HashMap<String, usize>,
     /// Spread selector key → the states counting it.
     spread_by_selector: HashMap<String, Vec<usize>>,
-    /// The node of every placement so far, in order.
+    /// The node of every placement (or other change of what a node holds) so far, in order.
     placed: Vec<usize>,
+    /// A node-selector key a VMI may do without when no node takes it with the key (see
+    /// [`TargetSearch::set_fallback`]).
+    fallback: Option<String>,
     /// Why each node failed a (class, spread, requests), as of a number of placements.
     failures: HashMap<String, Unplaceable>,
 }
@@ -276,14 +303,31 @@ impl<'a> TargetSearch<'a> {
         usage: &BTreeMap<String, NodeUsage>,
         selectors: SelectorIndex,
     ) -> Self {
-        let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
+        Self::build(
+            Cow::Borrowed(nodes),
+            Cow::Borrowed(draining),
+            |name| usage.get(name),
+            selectors,
+        )
+    }
+
+    fn build<'u>(
+        nodes: Cow<'a, [Node]>,
+        draining: Cow<'a, [String]>,
+        usage: impl Fn(&str) -> Option<&'u NodeUsage>,
+        selectors: SelectorIndex,
+    ) -> Self {
+        let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             work::step(1);
-            positions.entry(node_name(n)).or_default().push(i);
+            positions
+                .entry(node_name(n).to_string())
+                .or_default()
+                .push(i);
         }
         let used: Vec<NodeUsage> = nodes
             .iter()
-            .map(|n| usage.get(node_name(n)).cloned().unwrap_or_default())
+            .map(|n| usage(node_name(n)).cloned().unwrap_or_default())
             .collect();
         let mut selected_on: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, u) in used.iter().enumerate() {
@@ -294,11 +338,12 @@ impl<'a> TargetSearch<'a> {
                 }
             }
         }
+        let allocatable = nodes.iter().map(allocatable).collect();
         TargetSearch {
             nodes,
             draining,
             positions,
-            allocatable: nodes.iter().map(allocatable).collect(),
+            allocatable,
             used,
             selectors,
             selected_on,
@@ -310,6 +355,177 @@ impl<'a> TargetSearch<'a> {
             spread_by_selector: HashMap::new(),
             placed: Vec::new(),
             failures: HashMap::new(),
+            fallback: None,
+        }
+    }
+}
+
+impl TargetSearch<'static> {
+    /// A search that owns its nodes, to be kept across drains (a rolling maintenance): none
+    /// is being drained yet; `usage` as for [`TargetSearch::new`].
+    pub fn owned(
+        nodes: Vec<Node>,
+        usage: &HashMap<String, NodeUsage>,
+        selectors: SelectorIndex,
+    ) -> Self {
+        Self::build(
+            Cow::Owned(nodes),
+            Cow::Owned(Vec::new()),
+            |name| usage.get(name),
+            selectors,
+        )
+    }
+}
+
+impl<'a> TargetSearch<'a> {
+    /// The node named `name`, as the search sees it now.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        let &i = self.positions.get(name)?.first()?;
+        self.nodes.get(i)
+    }
+
+    /// The nodes being drained now (they take no target pod): only the nodes leaving or
+    /// joining the set are judged again.
+    pub fn set_draining(&mut self, draining: Vec<String>) {
+        let mut changed: Vec<usize> = Vec::new();
+        for name in self.draining.iter().chain(&draining) {
+            work::step(1);
+            changed.extend(self.positions.get(name).into_iter().flatten().copied());
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        self.draining = Cow::Owned(draining);
+        self.refresh(&changed);
+    }
+
+    /// Changes node `name` (a cordon, a label; not its name or allocatable) and judges it
+    /// again for every scheduling class.
+    pub fn update_node(&mut self, name: &str, change: impl FnOnce(&mut Node)) {
+        let Some(positions) = self.positions.get(name).cloned() else {
+            return;
+        };
+        let Some(&first) = positions.first() else {
+            return;
+        };
+        if let Some(node) = self.nodes.to_mut().get_mut(first) {
+            change(node);
+        }
+        self.refresh(&positions);
+    }
+
+    /// What node `name` holds now (counted for the search's selectors), replacing what the
+    /// search had, its own placements there included.
+    pub fn set_usage(&mut self, name: &str, usage: NodeUsage) {
+        let Some(&i) = self.positions.get(name).and_then(|p| p.first()) else {
+            return;
+        };
+        work::step(1);
+        self.placed.push(i);
+        let before = free_memory(&self.allocatable[i], &self.used[i]);
+        let after = free_memory(&self.allocatable[i], &usage);
+        if before != after {
+            for class in self.classes.values_mut() {
+                work::step(1);
+                let (t, w) = class.score[i];
+                if class.fitting.remove(&(t, w, before, Reverse(i))) {
+                    class.fitting.insert((t, w, after, Reverse(i)));
+                }
+            }
+        }
+        let mut keys: Vec<&String> = self.used[i]
+            .matching
+            .keys()
+            .chain(usage.matching.keys())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let deltas: Vec<(String, i64, i64)> = keys
+            .into_iter()
+            .map(|k| {
+                let old = self.used[i].matching.get(k).copied().unwrap_or(0);
+                let new = usage.matching.get(k).copied().unwrap_or(0);
+                (k.clone(), old, new)
+            })
+            .filter(|(_, old, new)| old != new)
+            .collect();
+        for (key, old, new) in deltas {
+            work::step(1);
+            if old <= 0 && new > 0 {
+                self.selected_on.entry(key.clone()).or_default().push(i);
+            } else if old > 0
+                && new <= 0
+                && let Some(list) = self.selected_on.get_mut(&key)
+                && let Some(at) = list.iter().position(|&x| x == i)
+            {
+                list.swap_remove(at);
+            }
+            for &s in self
+                .spread_by_selector
+                .get(&key)
+                .map_or(&[][..], Vec::as_slice)
+            {
+                let state = &mut self.spread[s];
+                if self.tables[state.table].counted[i]
+                    && let Some(d) = labels(&self.nodes[i]).get(&state.rule.topology_key)
+                {
+                    state.adjust(d, new.max(0) - old.max(0));
+                }
+            }
+        }
+        self.used[i] = usage;
+    }
+
+    /// A node-selector key the search may drop from a VMI no node takes with it: the VMI is
+    /// then placed as if it did not have it (a migration's `addedNodeSelector` that vmctl
+    /// leaves off when no node matches). None: every selector is kept.
+    pub fn set_fallback(&mut self, key: Option<String>) {
+        self.fallback = key;
+    }
+
+    /// Judges the nodes at `changed` (positions) again for every class. The spread domain
+    /// tables and the explanations kept for unplaceable pods rest on every node's fit: they
+    /// are rebuilt on their next use.
+    fn refresh(&mut self, changed: &[usize]) {
+        if changed.is_empty() {
+            return;
+        }
+        self.tables.clear();
+        self.table_ids.clear();
+        self.spread.clear();
+        self.spread_ids.clear();
+        self.spread_by_selector.clear();
+        self.failures.clear();
+        let TargetSearch {
+            nodes,
+            draining,
+            classes,
+            allocatable,
+            used,
+            ..
+        } = self;
+        for class in classes.values_mut() {
+            for &i in changed {
+                work::step(1);
+                let (t, w) = class.score[i];
+                let free = free_memory(&allocatable[i], &used[i]);
+                if class.reasons[i].is_none() {
+                    class.fitting.remove(&(t, w, free, Reverse(i)));
+                }
+                let node = &nodes[i];
+                class.reasons[i] =
+                    static_fit(&class.vmi, node, draining, class.source_model.as_ref());
+                class.score[i] = (
+                    -i64::from(intolerable_prefer_no_schedule(
+                        &class.vmi.spec.tolerations,
+                        node,
+                    )),
+                    preferred_affinity_weight(&class.vmi, node),
+                );
+                if class.reasons[i].is_none() {
+                    let (t, w) = class.score[i];
+                    class.fitting.insert((t, w, free, Reverse(i)));
+                }
+            }
         }
     }
 
@@ -340,11 +556,11 @@ impl<'a> TargetSearch<'a> {
     }
 
     fn build_class(&self, vmi: &VirtualMachineInstance, source_model: Option<&HostCpu>) -> Class {
-        let nodes = self.nodes;
+        let nodes = &self.nodes[..];
         work::step(nodes.len());
         let reasons: Vec<Option<Unfit>> = nodes
             .iter()
-            .map(|n| static_fit(vmi, n, self.draining, source_model))
+            .map(|n| static_fit(vmi, n, &self.draining, source_model))
             .collect();
         let score: Vec<(i64, i64)> = nodes
             .iter()
@@ -363,6 +579,8 @@ impl<'a> TargetSearch<'a> {
             }
         }
         Class {
+            vmi: vmi.clone(),
+            source_model: source_model.cloned(),
             reasons,
             score,
             fitting,
@@ -396,7 +614,7 @@ impl<'a> TargetSearch<'a> {
                         .nodes
                         .iter()
                         .map(|n| {
-                            spread_counts_node(rule, vmi, n, self.draining, source_model, &keys)
+                            spread_counts_node(rule, vmi, n, &self.draining, source_model, &keys)
                         })
                         .collect();
                     let mut domains = HashMap::new();
@@ -491,13 +709,30 @@ impl<'a> TargetSearch<'a> {
 
     /// The node a target pod (of a VMI running on `source`) would get, or why there is
     /// none, as the scheduler would summarise it.
-    pub fn find(&mut self, pod: &TargetPod, source: &str) -> Result<Target<'a>, NoFit> {
-        let nodes = self.nodes;
+    pub fn find(&mut self, pod: &TargetPod, source: &str) -> Result<Target, NoFit> {
+        let found = self.find_as_is(pod, source);
+        let Err(no_fit) = found else { return found };
+        let Some(key) = self.fallback.as_deref() else {
+            return Err(no_fit);
+        };
+        if !pod.vmi.spec.node_selector.contains_key(key) {
+            return Err(no_fit);
+        }
+        let mut without = pod.vmi.clone();
+        without.spec.node_selector.remove(key);
+        let pod = TargetPod {
+            vmi: &without,
+            requests: pod.requests.clone(),
+        };
+        self.find_as_is(&pod, source)
+    }
+
+    fn find_as_is(&mut self, pod: &TargetPod, source: &str) -> Result<Target, NoFit> {
         let source_model = self
             .positions
             .get(source)
             .and_then(|p| p.first())
-            .and_then(|&i| HostCpu::of(&nodes[i]));
+            .and_then(|&i| HostCpu::of(&self.nodes[i]));
         let key = Self::signature(pod.vmi, source_model.as_ref());
         if !self.classes.contains_key(&key) {
             let class = self.build_class(pod.vmi, source_model.as_ref());
@@ -529,12 +764,12 @@ impl<'a> TargetSearch<'a> {
                 continue;
             }
             below = Some(rank);
-            let name = node_name(&nodes[i]);
+            let name = node_name(&self.nodes[i]);
             if name == source || !self.dynamic_unfit(i, pod, &spread).is_empty() {
                 continue;
             }
             return Ok(Target {
-                node: name,
+                node: name.to_string(),
                 notes: self.notes(class, i, pod),
             });
         }
@@ -569,10 +804,10 @@ impl<'a> TargetSearch<'a> {
             _ => {
                 let mut memo = Unplaceable {
                     placed,
-                    reasons: Vec::with_capacity(nodes.len()),
+                    reasons: Vec::with_capacity(self.nodes.len()),
                     counts: BTreeMap::new(),
                 };
-                for i in 0..nodes.len() {
+                for i in 0..self.nodes.len() {
                     work::step(1);
                     let why = match &class.reasons[i] {
                         Some(u) => vec![u.clone()],
@@ -640,7 +875,7 @@ impl<'a> TargetSearch<'a> {
             message: format!(
                 "no node can take {}: 0/{} nodes fit ({})",
                 pod.describe(&short),
-                nodes.len(),
+                self.nodes.len(),
                 summary.join(", ")
             ),
             preemption_useless,
@@ -892,134 +1127,185 @@ mod tests {
         }
     }
 
+    /// A random case: nodes (models, racks, zones, taints, cordons, resources), one drained,
+    /// 30 VMIs (tolerations, selectors, CPU models, affinities, spread constraints) and what
+    /// each node holds.
+    struct Case {
+        nodes: Vec<Node>,
+        draining: Vec<String>,
+        vmis: Vec<VirtualMachineInstance>,
+        selectors: Vec<SpreadSelector>,
+        usage: Vec<NodeUsage>,
+        by_name: BTreeMap<String, NodeUsage>,
+    }
+
+    const GI: i128 = 1 << 30;
+
+    fn random_case(rng: &mut Rng) -> Case {
+        let models = ["A", "B"];
+        let node_count = 2 + rng.below(12) as usize;
+        let nodes: Vec<Node> = (0..node_count)
+            .map(|i| {
+                let model = models[rng.below(2) as usize];
+                let mut labels = json!({
+                    "kubevirt.io/schedulable": "true",
+                    format!("host-model-cpu.node.kubevirt.io/{model}"): "true",
+                    format!("cpu-model-migration.node.kubevirt.io/{model}"): "true",
+                    "rack": format!("r{}", rng.below(3)),
+                });
+                if rng.below(6) != 0 {
+                    labels["kubernetes.io/hostname"] = json!(format!("n{i}"));
+                }
+                if rng.below(5) != 0 {
+                    labels["zone"] = json!(format!("z{}", rng.below(3)));
+                }
+                if rng.below(3) == 0 {
+                    labels["cpu-model-migration.node.kubevirt.io/A"] = json!("true");
+                }
+                if rng.below(3) == 0 {
+                    labels["host-model-required-features.node.kubevirt.io/vmx"] = json!("true");
+                }
+                if rng.below(4) != 0 {
+                    labels["cpu-feature.node.kubevirt.io/vmx"] = json!("true");
+                }
+                if rng.below(2) == 0 {
+                    labels["cpu-model.node.kubevirt.io/Haswell"] = json!("true");
+                }
+                let mut taints = vec![];
+                if rng.below(4) == 0 {
+                    taints.push(json!({"key": "gpu", "effect": "NoSchedule"}));
+                }
+                if rng.below(4) == 0 {
+                    taints.push(json!({"key": "old", "effect": "PreferNoSchedule"}));
+                }
+                if rng.below(6) == 0 {
+                    taints.push(json!({"key": "evict", "value": "x", "effect": "NoExecute"}));
+                }
+                let mut allocatable = json!({
+                    "memory": format!("{}Gi", 1 + rng.below(12)),
+                    "cpu": format!("{}", 1 + rng.below(8)),
+                    "pods": format!("{}", 1 + rng.below(8)),
+                });
+                if rng.below(3) == 0 {
+                    allocatable["nvidia.com/gpu"] = json!(format!("{}", rng.below(3)));
+                }
+                if rng.below(5) == 0 {
+                    allocatable.as_object_mut().unwrap().remove("cpu");
+                }
+                node(json!({
+                    "metadata": {"name": format!("n{i}"), "labels": labels},
+                    "spec": {"taints": taints, "unschedulable": rng.below(8) == 0},
+                    "status": {"allocatable": allocatable}}))
+            })
+            .collect();
+        let draining = vec![format!("n{}", rng.below(node_count as u64))];
+        let vmis: Vec<VirtualMachineInstance> = (0..30)
+            .map(|v| {
+                let mut spec = json!({"domain": {}});
+                if rng.below(3) == 0 {
+                    spec["tolerations"] = json!([{"key": "gpu", "operator": "Exists"}]);
+                }
+                if rng.below(5) == 0 {
+                    spec["tolerations"] = json!([{"operator": "Exists"}]);
+                }
+                if rng.below(4) == 0 {
+                    spec["nodeSelector"] = json!({"rack": format!("r{}", rng.below(3))});
+                }
+                if rng.below(4) == 0 {
+                    spec["domain"]["cpu"] = json!({"model": "Haswell"});
+                }
+                if rng.below(3) == 0 {
+                    spec["affinity"] = json!({"nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 1 + rng.below(50), "preference": {"matchExpressions": [
+                                {"key": "rack", "operator": "In", "values": [format!("r{}", rng.below(3))]}]}}],
+                        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": [format!("r{}", rng.below(3))]}]}]}}});
+                }
+                if rng.below(2) == 0 {
+                    let key = ["zone", "rack", "kubernetes.io/hostname"][rng.below(3) as usize];
+                    let mut c = json!({"maxSkew": 1 + rng.below(2), "topologyKey": key,
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": format!("a{}", rng.below(2))}}});
+                    if rng.below(3) == 0 {
+                        c["minDomains"] = json!(3);
+                    }
+                    if rng.below(4) == 0 {
+                        c["nodeTaintsPolicy"] = json!("Honor");
+                    }
+                    spec["topologySpreadConstraints"] = json!([c]);
+                }
+                vmi(json!({"metadata": {"name": format!("v{v}"), "namespace": "ns",
+                    "uid": format!("u{v}"), "labels": {"app": format!("a{}", rng.below(2))}},
+                    "spec": spec}))
+            })
+            .collect();
+        let selectors = spread_selectors(&vmis);
+        // Pods already on the nodes: requests, counts and spread matches.
+        let usage: Vec<NodeUsage> = nodes
+            .iter()
+            .map(|_| {
+                let mut u = NodeUsage::default();
+                u.requested
+                    .insert("memory".into(), i128::from(rng.below(3)) * GI);
+                u.requested
+                    .insert("cpu".into(), i128::from(rng.below(2000)));
+                u.pods = i128::from(rng.below(3));
+                for s in &selectors {
+                    u.matching.insert(s.key.clone(), rng.below(3) as i64);
+                }
+                u
+            })
+            .collect();
+        let by_name: BTreeMap<String, NodeUsage> = nodes
+            .iter()
+            .zip(&usage)
+            .map(|(n, u)| (node_name(n).to_string(), u.clone()))
+            .collect();
+        Case {
+            nodes,
+            draining,
+            vmis,
+            selectors,
+            usage,
+            by_name,
+        }
+    }
+
+    /// A random target pod of `vmi` and its source node.
+    fn random_pod<'v>(
+        rng: &mut Rng,
+        vmi: &'v VirtualMachineInstance,
+        node_count: usize,
+    ) -> (TargetPod<'v>, String) {
+        let source = format!("n{}", rng.below(node_count as u64));
+        let mut requests = vec![
+            ("memory", (1 + i128::from(rng.below(3))) * GI),
+            ("cpu", 100 * i128::from(rng.below(15))),
+            ("devices.kubevirt.io/kvm", 0),
+        ];
+        if rng.below(4) == 0 {
+            requests.push(("nvidia.com/gpu", 1));
+        }
+        (pod(vmi, &requests), source)
+    }
+
     #[test]
     fn the_indexed_search_gives_exactly_the_naive_answers() {
-        let models = ["A", "B"];
-        const GI: i128 = 1 << 30;
         // How often each path and each rule decided something, over all seeds.
         let (mut placed, mut failed) = (0, 0);
         let mut seen: BTreeMap<&str, u32> = BTreeMap::new();
         for seed in 1..=40u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let node_count = 2 + rng.below(12) as usize;
-            let nodes: Vec<Node> = (0..node_count)
-                .map(|i| {
-                    let model = models[rng.below(2) as usize];
-                    let mut labels = json!({
-                        "kubevirt.io/schedulable": "true",
-                        format!("host-model-cpu.node.kubevirt.io/{model}"): "true",
-                        format!("cpu-model-migration.node.kubevirt.io/{model}"): "true",
-                        "rack": format!("r{}", rng.below(3)),
-                    });
-                    if rng.below(6) != 0 {
-                        labels["kubernetes.io/hostname"] = json!(format!("n{i}"));
-                    }
-                    if rng.below(5) != 0 {
-                        labels["zone"] = json!(format!("z{}", rng.below(3)));
-                    }
-                    if rng.below(3) == 0 {
-                        labels["cpu-model-migration.node.kubevirt.io/A"] = json!("true");
-                    }
-                    if rng.below(3) == 0 {
-                        labels["host-model-required-features.node.kubevirt.io/vmx"] = json!("true");
-                    }
-                    if rng.below(4) != 0 {
-                        labels["cpu-feature.node.kubevirt.io/vmx"] = json!("true");
-                    }
-                    if rng.below(2) == 0 {
-                        labels["cpu-model.node.kubevirt.io/Haswell"] = json!("true");
-                    }
-                    let mut taints = vec![];
-                    if rng.below(4) == 0 {
-                        taints.push(json!({"key": "gpu", "effect": "NoSchedule"}));
-                    }
-                    if rng.below(4) == 0 {
-                        taints.push(json!({"key": "old", "effect": "PreferNoSchedule"}));
-                    }
-                    if rng.below(6) == 0 {
-                        taints.push(json!({"key": "evict", "value": "x", "effect": "NoExecute"}));
-                    }
-                    let mut allocatable = json!({
-                        "memory": format!("{}Gi", 1 + rng.below(12)),
-                        "cpu": format!("{}", 1 + rng.below(8)),
-                        "pods": format!("{}", 1 + rng.below(8)),
-                    });
-                    if rng.below(3) == 0 {
-                        allocatable["nvidia.com/gpu"] = json!(format!("{}", rng.below(3)));
-                    }
-                    if rng.below(5) == 0 {
-                        allocatable.as_object_mut().unwrap().remove("cpu");
-                    }
-                    node(json!({
-                        "metadata": {"name": format!("n{i}"), "labels": labels},
-                        "spec": {"taints": taints, "unschedulable": rng.below(8) == 0},
-                        "status": {"allocatable": allocatable}}))
-                })
-                .collect();
-            let draining = vec![format!("n{}", rng.below(node_count as u64))];
-            let vmis: Vec<VirtualMachineInstance> = (0..30)
-                .map(|v| {
-                    let mut spec = json!({"domain": {}});
-                    if rng.below(3) == 0 {
-                        spec["tolerations"] = json!([{"key": "gpu", "operator": "Exists"}]);
-                    }
-                    if rng.below(5) == 0 {
-                        spec["tolerations"] = json!([{"operator": "Exists"}]);
-                    }
-                    if rng.below(4) == 0 {
-                        spec["nodeSelector"] = json!({"rack": format!("r{}", rng.below(3))});
-                    }
-                    if rng.below(4) == 0 {
-                        spec["domain"]["cpu"] = json!({"model": "Haswell"});
-                    }
-                    if rng.below(3) == 0 {
-                        spec["affinity"] = json!({"nodeAffinity": {
-                            "preferredDuringSchedulingIgnoredDuringExecution": [
-                                {"weight": 1 + rng.below(50), "preference": {"matchExpressions": [
-                                    {"key": "rack", "operator": "In", "values": [format!("r{}", rng.below(3))]}]}}],
-                            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                                {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": [format!("r{}", rng.below(3))]}]}]}}});
-                    }
-                    if rng.below(2) == 0 {
-                        let key = ["zone", "rack", "kubernetes.io/hostname"][rng.below(3) as usize];
-                        let mut c = json!({"maxSkew": 1 + rng.below(2), "topologyKey": key,
-                            "whenUnsatisfiable": "DoNotSchedule",
-                            "labelSelector": {"matchLabels": {"app": format!("a{}", rng.below(2))}}});
-                        if rng.below(3) == 0 {
-                            c["minDomains"] = json!(3);
-                        }
-                        if rng.below(4) == 0 {
-                            c["nodeTaintsPolicy"] = json!("Honor");
-                        }
-                        spec["topologySpreadConstraints"] = json!([c]);
-                    }
-                    vmi(json!({"metadata": {"name": format!("v{v}"), "namespace": "ns",
-                        "uid": format!("u{v}"), "labels": {"app": format!("a{}", rng.below(2))}},
-                        "spec": spec}))
-                })
-                .collect();
-            let selectors = spread_selectors(&vmis);
-            // Pods already on the nodes: requests, counts and spread matches.
-            let mut usage: Vec<NodeUsage> = nodes
-                .iter()
-                .map(|_| {
-                    let mut u = NodeUsage::default();
-                    u.requested
-                        .insert("memory".into(), i128::from(rng.below(3)) * GI);
-                    u.requested
-                        .insert("cpu".into(), i128::from(rng.below(2000)));
-                    u.pods = i128::from(rng.below(3));
-                    for s in &selectors {
-                        u.matching.insert(s.key.clone(), rng.below(3) as i64);
-                    }
-                    u
-                })
-                .collect();
-            let by_name: BTreeMap<String, NodeUsage> = nodes
-                .iter()
-                .zip(&usage)
-                .map(|(n, u)| (node_name(n).to_string(), u.clone()))
-                .collect();
+            let Case {
+                nodes,
+                draining,
+                vmis,
+                selectors,
+                mut usage,
+                by_name,
+            } = random_case(&mut rng);
+            let node_count = nodes.len();
             let mut search = TargetSearch::new(
                 &nodes,
                 &draining,
@@ -1027,17 +1313,9 @@ mod tests {
                 SelectorIndex::new(selectors.clone()),
             );
             for (v, vmi) in vmis.iter().enumerate() {
-                let source = format!("n{}", rng.below(node_count as u64));
-                let mut requests = vec![
-                    ("memory", (1 + i128::from(rng.below(3))) * GI),
-                    ("cpu", 100 * i128::from(rng.below(15))),
-                    ("devices.kubevirt.io/kvm", 0),
-                ];
-                if rng.below(4) == 0 {
-                    requests.push(("nvidia.com/gpu", 1));
-                }
-                let target_pod = pod(vmi, &requests);
-                let expected = naive(&target_pod, &source, &nodes, &draining, &usage);
+                let (target_pod, source) = random_pod(&mut rng, vmi, node_count);
+                let expected =
+                    naive(&target_pod, &source, &nodes, &draining, &usage).map(str::to_string);
                 let got = search
                     .find(&target_pod, &source)
                     .map(|t| t.node)
@@ -1063,7 +1341,7 @@ mod tests {
                 }
                 if let Ok(target) = got {
                     placed += 1;
-                    search.consume(target, &target_pod);
+                    search.consume(&target, &target_pod);
                     let i = nodes.iter().position(|n| node_name(n) == target).unwrap();
                     consume_naive(&mut usage[i], &target_pod, &selectors);
                 }
@@ -1074,6 +1352,121 @@ mod tests {
             "{placed} placed, {failed} failed"
         );
         assert_eq!(seen.len(), 9, "every rule decided some search: {seen:?}");
+    }
+
+    /// A search kept across changes (another node drained, a node cordoned and relabelled,
+    /// what a node holds replaced, a selector it may drop) answers exactly as the naive search
+    /// over the changed state.
+    #[test]
+    fn a_kept_search_told_what_changed_answers_as_the_naive_one() {
+        let (mut placed, mut failed, mut fell_back, mut asked_again) = (0, 0, 0, 0);
+        for seed in 1..=200u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+            let Case {
+                mut nodes,
+                mut draining,
+                vmis,
+                selectors,
+                mut usage,
+                by_name,
+            } = random_case(&mut rng);
+            let node_count = nodes.len();
+            let hashed: HashMap<String, NodeUsage> = by_name.into_iter().collect();
+            let mut kept = TargetSearch::owned(
+                nodes.clone(),
+                &hashed,
+                SelectorIndex::new(selectors.clone()),
+            );
+            kept.set_draining(draining.clone());
+            let mut last: Option<(TargetPod, String)> = None;
+            for (v, vmi) in vmis.iter().enumerate() {
+                match v {
+                    10 => {
+                        draining = vec![format!("n{}", rng.below(node_count as u64))];
+                        kept.set_draining(draining.clone());
+                    }
+                    15 | 22 => {
+                        let i = rng.below(node_count as u64) as usize;
+                        let rack = format!("r{}", rng.below(3));
+                        let change = |n: &mut Node| {
+                            let spec = n.spec.get_or_insert_with(Default::default);
+                            spec.unschedulable = Some(!spec.unschedulable.unwrap_or(false));
+                            n.metadata
+                                .labels
+                                .get_or_insert_with(Default::default)
+                                .insert("rack".into(), rack.clone());
+                        };
+                        change(&mut nodes[i]);
+                        kept.update_node(&format!("n{i}"), change);
+                    }
+                    12 | 18 | 25 | 27 => {
+                        let i = rng.below(node_count as u64) as usize;
+                        let mut u = NodeUsage::default();
+                        u.requested
+                            .insert("memory".into(), i128::from(rng.below(4)) * GI);
+                        u.pods = i128::from(rng.below(2));
+                        for s in &selectors {
+                            u.matching.insert(s.key.clone(), rng.below(3) as i64);
+                        }
+                        usage[i] = u.clone();
+                        kept.set_usage(&format!("n{i}"), u);
+                        // The VMI before asks again: what the search kept for it (its
+                        // spread counts) follows the change.
+                        if let Some((pod, source)) = &last {
+                            let expected =
+                                naive(pod, source, &nodes, &draining, &usage).map(str::to_string);
+                            let got = kept
+                                .find(pod, source)
+                                .map(|t| t.node)
+                                .map_err(|e| e.message);
+                            assert_eq!(got, expected, "seed {seed}, vmi {} again", v - 1);
+                            asked_again += 1;
+                        }
+                    }
+                    _ => {}
+                }
+                let (target_pod, source) = random_pod(&mut rng, vmi, node_count);
+                let expected =
+                    naive(&target_pod, &source, &nodes, &draining, &usage).map(str::to_string);
+                // Every fifth VMI asks for a label no node has, which the search may drop.
+                let mut pooled = vmi.clone();
+                let asked = if v % 5 == 4 {
+                    pooled
+                        .spec
+                        .node_selector
+                        .insert("pool".into(), "blue".into());
+                    kept.set_fallback(Some("pool".into()));
+                    fell_back += 1;
+                    TargetPod {
+                        vmi: &pooled,
+                        requests: target_pod.requests.clone(),
+                    }
+                } else {
+                    target_pod.clone()
+                };
+                let got = kept
+                    .find(&asked, &source)
+                    .map(|t| t.node)
+                    .map_err(|e| e.message);
+                kept.set_fallback(None);
+                assert_eq!(got, expected, "seed {seed}, vmi {v}");
+                match got {
+                    Ok(target) => {
+                        placed += 1;
+                        kept.consume(&target, &target_pod);
+                        let i = nodes.iter().position(|n| node_name(n) == target).unwrap();
+                        consume_naive(&mut usage[i], &target_pod, &selectors);
+                    }
+                    Err(_) => failed += 1,
+                }
+                last = Some((target_pod, source));
+            }
+        }
+        assert!(asked_again > 500, "{asked_again} asked again");
+        assert!(
+            placed > 1000 && failed > 500 && fell_back > 1000,
+            "{placed} placed, {failed} failed, {fell_back} fell back"
+        );
     }
 
     fn gpu_cluster() -> Vec<Node> {
@@ -1110,7 +1503,7 @@ mod tests {
             &[("memory", 1 << 30), ("cpu", 2000), ("nvidia.com/gpu", 1)],
         );
         // n1 is the only untainted node with a GPU and the cpu (n4 has 1 cpu).
-        assert_eq!(search.find(&gpu, "n9").map(|t| t.node), Ok("n1"));
+        assert_eq!(search.find(&gpu, "n9").map(|t| t.node), Ok("n1".into()));
         search.consume("n1", &gpu);
         let err = search.find(&gpu, "n9").unwrap_err();
         assert!(!err.preemption_useless);

@@ -481,11 +481,19 @@ pub fn split_pods(
 /// per VMI still running, biggest first, its row (`plan_vmi`); then the PDBs, the waves and
 /// the verdict.
 pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
-    let kubevirt = inputs.kubevirt.as_ref();
-    let lookups = Lookups::new(inputs);
     let selectors = SelectorIndex::new(spread_selectors(&inputs.vmis));
     let usage = node_usage(inputs, &selectors);
     let mut search = TargetSearch::new(&inputs.nodes, &inputs.drain, &usage, selectors);
+    plan_drain_in(inputs, &mut search)
+}
+
+/// [`plan_drain`] with a target search the caller keeps across drains (a rolling
+/// maintenance): the search holds the nodes, which of them are drained and what each holds
+/// (every pod, `inputs.pods` included), so `inputs.nodes` and `inputs.node_usage` are not
+/// read. The search comes out with this drain's placements consumed.
+pub fn plan_drain_in(inputs: &DrainInputs, search: &mut TargetSearch) -> DrainPlan {
+    let kubevirt = inputs.kubevirt.as_ref();
+    let lookups = Lookups::new(inputs);
     let vmi_nodes = vmi_nodes(&inputs.vmis);
     let limits = waves::limits(
         &effective_config(kubevirt, None),
@@ -497,7 +505,7 @@ pub fn plan_drain(inputs: &DrainInputs) -> DrainPlan {
 
     let mut rows = Rows::default();
     for vmi in vmis {
-        plan_vmi(vmi, inputs, &lookups, &mut search, &mut rows);
+        plan_vmi(vmi, inputs, &lookups, search, &mut rows);
     }
     let (pdb_blockers, pdbs) = pdbs::judge_pdbs(inputs, &mut rows.plans, &rows.vmis, &lookups.pods);
     rows.blockers.extend(pdb_blockers);

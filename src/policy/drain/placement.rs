@@ -98,7 +98,7 @@ pub fn place(
 ) -> Result<Placed, NoFit> {
     let found = search.find(pod, source)?;
     let target = found.node;
-    search.consume(target, pod);
+    search.consume(&target, pod);
     let est = transfer
         .map(|t| format!(", about {}", crate::text::duration(t as i64)))
         .unwrap_or_default();
@@ -108,7 +108,7 @@ pub fn place(
         explanation.push_str(note);
     }
     Ok(Placed {
-        target: target.to_string(),
+        target,
         explanation,
     })
 }

@@ -3,9 +3,11 @@
 //! [`DrainInputs`] (only the batch's VMIs and the pods that matter in full, everything else as
 //! per-node [`NodeUsage`]) and [`Sim::apply`] applies that batch's plan to it.
 //!
-//! One [`DrainInputs`] is kept for the whole run and refilled per batch: the node list (the
-//! biggest thing every batch needs) is never copied, and a batch costs the nodes once (their
-//! usage, the target search's per-node tables) plus its own VMIs and pods.
+//! One [`DrainInputs`] is kept for the whole run and refilled per batch, and one
+//! [`TargetSearch`] holds the nodes for the whole run: between batches it is told only what
+//! changed (the nodes drained, cordoned, uncordoned or marked done; what the batch's nodes and
+//! its targets hold now). A batch then costs its own VMIs, pods and the nodes it touched, not
+//! every node again: the rollout is linear in the cluster's size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -14,9 +16,10 @@ use crate::model::{
     Node, Pod, PodDisruptionBudget, ResourceQuota, VirtualMachine, VirtualMachineInstance,
 };
 use crate::policy::drain::{
-    Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain, pods_of_unsynced_pdbs, vmi_node,
+    Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain_in, pods_of_unsynced_pdbs, vmi_node,
 };
 use crate::policy::index::work;
+use crate::policy::placement::TargetSearch;
 use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
 use crate::policy::scheduling::{
     NodeUsage, Resources, SelectorIndex, holds_resources, node_name, pod_requests, spread_selectors,
@@ -49,12 +52,17 @@ pub struct Applied {
     pub shutdowns: u32,
     /// The batch's nodes that stay cordoned: a VMI on them blocks their drain.
     pub stuck: Vec<String>,
+    /// The nodes whose VMIs or usage the batch changed: its own and its targets.
+    pub touched: Vec<String>,
 }
 
 pub struct Sim {
-    /// The inputs of the next `plan_drain`; `nodes`, `kubevirt`, `policies`, `bandwidth` and
-    /// `now` stay, the rest is refilled per batch.
+    /// The inputs of the next `plan_drain_in`; `kubevirt`, `policies`, `bandwidth` and `now`
+    /// stay, the rest is refilled per batch (`nodes` and `node_usage` stay empty: the search
+    /// holds them).
     pub buffer: DrainInputs,
+    /// The nodes as the rollout leaves them and what each holds, for the scheduler's choice.
+    search: TargetSearch<'static>,
     node_pos: HashMap<String, usize>,
     pub vmis: Vec<VirtualMachineInstance>,
     vmi_by_id: HashMap<Id, usize>,
@@ -91,6 +99,8 @@ pub struct Sim {
     /// Nodes that take `--targets done` migrations (done or outside the rollout).
     done: HashSet<String>,
     targets: Targets,
+    /// Nodes whose usage changed since the search was last told.
+    dirty: BTreeSet<String>,
 }
 
 impl Sim {
@@ -172,9 +182,14 @@ impl Sim {
             quotas_by_ns.entry(ns).or_default().push(q);
         }
         let pod_count = pods.len();
+        let search = TargetSearch::owned(
+            nodes,
+            &usage,
+            SelectorIndex::new(selectors.selectors().to_vec()),
+        );
         Sim {
+            search,
             buffer: DrainInputs {
-                nodes,
                 kubevirt,
                 policies,
                 bandwidth,
@@ -211,6 +226,7 @@ impl Sim {
             batches: 0,
             done,
             targets,
+            dirty: BTreeSet::new(),
         }
     }
 
@@ -256,50 +272,31 @@ impl Sim {
 
     fn plan_filled(&mut self) -> (DrainPlan, Vec<String>) {
         if self.targets == Targets::Any {
-            return (plan_drain(&self.buffer), Vec::new());
+            return (plan_drain_in(&self.buffer, &mut self.search), Vec::new());
         }
-        if self.done.is_empty() {
-            // No node is done yet: every migration goes to any node.
-            let plan = plan_drain(&self.buffer);
-            let mut placed: Vec<String> = plan
-                .vmis
-                .iter()
-                .filter(|r| r.target.is_some())
-                .map(|r| r.id())
-                .collect();
-            placed.sort();
-            return (plan, placed);
-        }
-        for v in &mut self.buffer.vmis {
-            v.spec
-                .node_selector
-                .insert(DONE_LABEL.into(), "true".into());
-        }
-        let first = plan_drain(&self.buffer);
-        let elsewhere: HashSet<String> = first
-            .vmis
-            .iter()
-            .filter(|r| r.action == Action::NoTarget)
-            .map(|r| r.id())
-            .collect();
-        if elsewhere.is_empty() {
-            return (first, Vec::new());
-        }
-        for v in &mut self.buffer.vmis {
-            if elsewhere.contains(&format!("{}/{}", v.namespace(), v.name())) {
-                v.spec.node_selector.remove(DONE_LABEL);
+        // Under `--targets done`, once a node is done each migration gets the done-node
+        // selector, which the search drops for a VMI no done node can take.
+        let selective = !self.done.is_empty();
+        if selective {
+            for v in &mut self.buffer.vmis {
+                v.spec
+                    .node_selector
+                    .insert(DONE_LABEL.into(), "true".into());
             }
+            self.search.set_fallback(Some(DONE_LABEL.into()));
         }
-        let plan = plan_drain(&self.buffer);
-        // Those that went to any node (the others still have no target at all).
-        let mut placed: Vec<String> = plan
+        let plan = plan_drain_in(&self.buffer, &mut self.search);
+        self.search.set_fallback(None);
+        // The migrations the simulation placed on a node not done.
+        let mut outside: Vec<String> = plan
             .vmis
             .iter()
-            .filter(|r| elsewhere.contains(&r.id()) && r.target.is_some())
+            .filter(|r| r.action == Action::LiveMigrate)
+            .filter(|r| r.target.as_ref().is_some_and(|t| !self.done.contains(t)))
             .map(|r| r.id())
             .collect();
-        placed.sort();
-        (plan, placed)
+        outside.sort();
+        (plan, outside)
     }
 
     /// Puts the VMIs and pods lent to the buffer back into the state.
@@ -319,13 +316,14 @@ impl Sim {
     }
 
     /// Refills the buffer for `batch`: its VMIs, their VMs, the pods on its nodes and its
-    /// VMIs' pods in full, every other pod as its node's usage, the PDBs, quotas and
+    /// VMIs' pods in full (the search already counts every pod on its node), the PDBs, quotas and
     /// namespaces of its VMIs' namespaces; the cluster's VMIMs (and the migrations into its
     /// nodes) for the first batch only.
     fn fill(&mut self, batch: &[String]) {
         self.batches += 1;
         let stamp = self.batches;
         let first = stamp == 1;
+        self.search.set_draining(batch.to_vec());
         let b = &mut self.buffer;
         b.drain = batch.to_vec();
         if first {
@@ -374,36 +372,6 @@ impl Sim {
                 full.push(p);
             }
         }
-        // Every node's usage, minus the pods given in full (plan_drain adds them back),
-        // counted for this batch's spread selectors only.
-        let batch_selectors = SelectorIndex::new(spread_selectors(&b.vmis));
-        let keys: Vec<&String> = batch_selectors.selectors().iter().map(|s| &s.key).collect();
-        let mut node_usage: BTreeMap<String, NodeUsage> = BTreeMap::new();
-        for (name, u) in &self.usage {
-            work::step(1);
-            let matching = keys
-                .iter()
-                .filter_map(|k| u.matching.get(*k).map(|c| ((*k).clone(), *c)))
-                .collect();
-            node_usage.insert(
-                name.clone(),
-                NodeUsage {
-                    requested: u.requested.clone(),
-                    pods: u.pods,
-                    matching,
-                },
-            );
-        }
-        for &p in &full {
-            let pod = &self.pods[p];
-            if let Some(node) = pod_node(pod)
-                && holds_resources(pod)
-                && let Some(u) = node_usage.get_mut(node)
-            {
-                subtract(u, &self.requests[p], pod, &batch_selectors);
-            }
-        }
-        b.node_usage = node_usage;
         b.pods = full
             .iter()
             .map(|&p| std::mem::take(&mut self.pods[p]))
@@ -472,23 +440,41 @@ impl Sim {
         if plan.verdict == crate::policy::drain::Verdict::WillBlock && stuck.is_empty() {
             stuck.extend(batch.iter().cloned());
         }
+        self.search.set_draining(Vec::new());
+        let done_too = self.targets == Targets::Done;
         for name in batch {
-            let Some(&pos) = self.node_pos.get(name) else {
+            if !self.node_pos.contains_key(name) {
                 continue;
-            };
-            let node = &mut self.buffer.nodes[pos];
-            if stuck.contains(name) {
-                node.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
-            } else {
-                if let Some(spec) = node.spec.as_mut() {
-                    spec.unschedulable = None;
+            }
+            let cordon = stuck.contains(name);
+            self.search.update_node(name, |node| {
+                if cordon {
+                    node.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
+                } else {
+                    if let Some(spec) = node.spec.as_mut() {
+                        spec.unschedulable = None;
+                    }
+                    if done_too {
+                        mark_done(node);
+                    }
                 }
-                if self.targets == Targets::Done {
-                    mark_done(node);
-                    self.done.insert(name.clone());
-                }
+            });
+            if !cordon && done_too {
+                self.done.insert(name.clone());
             }
         }
+        // What every node the batch changed holds now: its own, those its VMIs' pods left or
+        // joined, and every target the search placed on (some placements did not happen: a
+        // VMI held by a blocker).
+        let mut touched = std::mem::take(&mut self.dirty);
+        touched.extend(batch.iter().cloned());
+        touched.extend(plan.vmis.iter().filter_map(|r| r.target.clone()));
+        for name in &touched {
+            work::step(1);
+            let usage = self.usage.get(name).cloned().unwrap_or_default();
+            self.search.set_usage(name, usage);
+        }
+        applied.touched = touched.into_iter().collect();
         applied.stuck = stuck.into_iter().collect();
         applied
     }
@@ -563,6 +549,7 @@ impl Sim {
             && let Some(u) = self.usage.get_mut(node)
         {
             subtract(u, &self.requests[p], pod, &self.selectors);
+            self.dirty.insert(node.to_string());
         }
         if let Some(list) = self.pods_on.get_mut(node)
             && let Some(at) = list.iter().position(|&x| x == p)
@@ -578,6 +565,7 @@ impl Sim {
         if holds_resources(pod) {
             let u = self.usage.entry(node.to_string()).or_default();
             add(u, &self.requests[p], pod, &self.selectors);
+            self.dirty.insert(node.to_string());
         }
         self.pods_on.entry(node.to_string()).or_default().push(p);
     }
