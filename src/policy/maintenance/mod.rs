@@ -38,10 +38,14 @@
 //! any node, as a migration without `addedNodeSelector`: `vmctl` would create it so, and the
 //! batch lists it in [`Batch::placed_outside_done`].
 //!
-//! Cost: per batch, O(nodes) (their usage; the target search's per-node tables, once per
-//! scheduling signature) plus O(VMIs and pods of the batch); over the rollout that is
-//! O(VMIs + batches × nodes). The `batches × nodes` term is `plan_drain`'s: its target search
-//! reads every node each call.
+//! Cost: one [`TargetSearch`](super::placement::TargetSearch) holds the nodes for the whole
+//! rollout and is told, after each batch, only what the batch changed (the nodes it drained,
+//! cordoned or marked done; what the nodes its VMIs' pods left or joined hold now); the
+//! `--order auto` queue re-keys only those nodes. A batch costs its own VMIs and pods and the
+//! nodes it touched times the scheduling classes: the rollout is O(VMIs + pods), linear in
+//! the cluster (`work_grows_linearly_with_vms_per_node_and_with_nodes`). Two things are
+//! rebuilt per batch over every node: a topology spread constraint's domain table, when a
+//! batch's VMIs have one (the table rests on every node's fit), and nothing else.
 //!
 //! The document: [`MaintenancePlan`] is the body; the command adds `kind: MaintenancePlan`
 //! (and the apiVersion) as `plan-drain` does for `DrainPlan`, and exits 1 when `verdict` is
@@ -356,22 +360,32 @@ fn simulate(
         .collect();
     let mut sim = Sim::new(inputs, &wanted, targets);
     let kubevirt = sim.buffer.kubevirt.clone();
-    let (mut remaining, unknown_nodes): (Vec<String>, Vec<String>) =
+    let (remaining, unknown_nodes): (Vec<String>, Vec<String>) =
         wanted.into_iter().partition(|n| sim.has_node(n));
     let size = options.max_unavailable.max(1);
-    let blocking = match order {
-        Order::Auto => order::self_blocking(&sim, &remaining, kubevirt.as_ref()),
-        Order::Given => Default::default(),
+    let mut picker = match order {
+        Order::Auto => {
+            let blocking = order::self_blocking(&sim, &remaining, kubevirt.as_ref());
+            Some(order::Picker::new(&sim, remaining.clone(), blocking))
+        }
+        Order::Given => None,
     };
+    let mut given = remaining.chunks(size);
 
     let mut run = Run::default();
-    while !remaining.is_empty() {
-        let nodes = match order {
-            Order::Given => remaining.drain(..size.min(remaining.len())).collect(),
-            Order::Auto => order::pick(&sim, &mut remaining, size, &blocking),
+    loop {
+        let nodes = match picker.as_mut() {
+            Some(p) => p.next(size),
+            None => given.next().map(<[String]>::to_vec).unwrap_or_default(),
         };
+        if nodes.is_empty() {
+            break;
+        }
         let (drain, outside) = sim.plan_batch(&nodes);
         let applied = sim.apply(&drain, &nodes);
+        if let Some(p) = picker.as_mut() {
+            p.update(&sim, &applied.touched);
+        }
         run.record(drain, nodes, outside, applied, options.upgrade_seconds);
     }
     run.finish(&sim, order, targets, size, unknown_nodes)

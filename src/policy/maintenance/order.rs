@@ -12,9 +12,10 @@
 //! leaves few VMs to move while no node is done yet (those are the ones that move twice);
 //! once a node is done it is empty and uncordoned, so it is where the next VMs go; and a node
 //! that received VMs is no longer among the emptiest, so it waits until the VMs that can go
-//! to done nodes have. Each pick looks at every node left once: O(nodes) per batch.
+//! to done nodes have. The nodes left wait in a queue ordered by that key; after a batch
+//! only the nodes it touched are keyed again: O(batch × log nodes) per batch, not every node.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use super::state::Sim;
 use crate::model::KubeVirt;
@@ -52,41 +53,78 @@ pub fn self_blocking(
     out
 }
 
-/// Takes the next batch (up to `size` nodes) out of `remaining`, best first.
-pub fn pick(
-    sim: &Sim,
-    remaining: &mut Vec<String>,
-    size: usize,
-    blocking: &HashMap<String, u32>,
-) -> Vec<String> {
-    // `remaining` keeps the given order, so the position breaks ties.
-    let mut keyed: Vec<(bool, usize, i128, usize)> = remaining
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            work::step(1);
-            (
-                blocking.get(n).copied().unwrap_or(0) > 0,
-                sim.running_on(n),
-                sim.memory_on(n),
-                i,
-            )
-        })
-        .collect();
-    let size = size.min(keyed.len());
-    if size == 0 {
-        return Vec::new();
+/// (blocks, running VMIs now, memory requested now, position in the given order).
+type Key = (bool, usize, i128, usize);
+
+/// The nodes left, best first.
+pub struct Picker {
+    queue: BTreeSet<Key>,
+    /// Node → its key in the queue.
+    keys: HashMap<String, Key>,
+    /// By position in the given order.
+    names: Vec<String>,
+    blocking: HashMap<String, u32>,
+}
+
+impl Picker {
+    /// `remaining` in the given order (the position breaks ties); `blocking` from
+    /// [`self_blocking`].
+    pub fn new(sim: &Sim, remaining: Vec<String>, blocking: HashMap<String, u32>) -> Picker {
+        let mut picker = Picker {
+            queue: BTreeSet::new(),
+            keys: HashMap::new(),
+            names: remaining,
+            blocking,
+        };
+        for i in 0..picker.names.len() {
+            let key = picker.key(sim, i);
+            picker.queue.insert(key);
+            picker.keys.insert(picker.names[i].clone(), key);
+        }
+        picker
     }
-    if size < keyed.len() {
-        keyed.select_nth_unstable(size - 1);
+
+    fn key(&self, sim: &Sim, i: usize) -> Key {
+        work::step(1);
+        let n = &self.names[i];
+        (
+            self.blocking.get(n).copied().unwrap_or(0) > 0,
+            sim.running_on(n),
+            sim.memory_on(n),
+            i,
+        )
     }
-    let mut chosen: Vec<(bool, usize, i128, usize)> = keyed[..size].to_vec();
-    chosen.sort();
-    let mut taken: Vec<usize> = chosen.iter().map(|k| k.3).collect();
-    let batch: Vec<String> = taken.iter().map(|&i| remaining[i].clone()).collect();
-    taken.sort_unstable();
-    for i in taken.into_iter().rev() {
-        remaining.remove(i);
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
     }
-    batch
+
+    /// Takes the next batch (up to `size` nodes), best first.
+    pub fn next(&mut self, size: usize) -> Vec<String> {
+        let mut batch = Vec::new();
+        while batch.len() < size {
+            let Some(key) = self.queue.pop_first() else {
+                break;
+            };
+            let name = self.names[key.3].clone();
+            self.keys.remove(&name);
+            batch.push(name);
+        }
+        batch
+    }
+
+    /// The nodes whose VMIs or usage a batch changed are keyed again.
+    pub fn update(&mut self, sim: &Sim, touched: &[String]) {
+        for name in touched {
+            let Some(old) = self.keys.get(name).copied() else {
+                continue;
+            };
+            let key = self.key(sim, old.3);
+            if key != old {
+                self.queue.remove(&old);
+                self.queue.insert(key);
+                self.keys.insert(name.clone(), key);
+            }
+        }
+    }
 }
