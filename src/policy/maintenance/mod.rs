@@ -317,12 +317,13 @@ pub fn plan_maintenance(
     } else {
         default
     };
-    let other = simulate(inputs.clone(), options, other.0, other.1);
+    // Only the other strategy's numbers are kept, not its batches.
+    let other = summary(&simulate(inputs.clone(), options, other.0, other.1));
     let mut plan = simulate(inputs, options, options.order, options.targets);
     let (default, alternative) = if chosen == default {
-        (summary(&plan), summary(&other))
+        (summary(&plan), other)
     } else {
-        (summary(&other), summary(&plan))
+        (other, summary(&plan))
     };
     plan.compare = Some(Compare {
         default,
@@ -404,7 +405,7 @@ struct Run {
 impl Run {
     fn record(
         &mut self,
-        drain: DrainPlan,
+        mut drain: DrainPlan,
         nodes: Vec<String>,
         outside: Vec<String>,
         applied: state::Applied,
@@ -440,6 +441,16 @@ impl Run {
                 });
             }
         }
+        // The first batch's plan is kept whole (its assumptions and version); the others give
+        // their rows up.
+        let (blockers, vmis) = if self.first.is_none() {
+            (drain.blockers.clone(), drain.vmis.clone())
+        } else {
+            (
+                std::mem::take(&mut drain.blockers),
+                std::mem::take(&mut drain.vmis),
+            )
+        };
         self.batches.push(Batch {
             index,
             nodes,
@@ -451,8 +462,8 @@ impl Run {
             waves: drain.waves,
             migrations: u32::try_from(applied.moved.len()).unwrap_or(u32::MAX),
             shutdowns: applied.shutdowns,
-            blockers: drain.blockers.clone(),
-            vmis: drain.vmis.clone(),
+            blockers,
+            vmis,
             stuck_nodes: applied.stuck,
             placed_outside_done: outside,
         });
