@@ -16,6 +16,11 @@
 //!   VM starts it again, and the simulation counts it back **on the node it left**, once that
 //!   node is done (its capacity stays reserved there; the real scheduler may pick another
 //!   node while the node is cordoned; a restart is not a migration);
+//! - a VMI stopped for good leaves every PDB (with a status) that selects its pod one healthy
+//!   pod short, and the budget is recounted as the disruption controller does
+//!   (`currentHealthy − desiredHealthy`): a later batch's eviction under that PDB sees it. A
+//!   VM with runStrategy RerunOnFailure counts as stopped (a drain's shutdown is a clean one;
+//!   `plan-drain` says that KubeVirt may count it as a failure);
 //! - a VMI held by a blocking blocker stays; its node stays **cordoned for the rest of the
 //!   rollout** and is never done (the drain waits there forever). The rollout is blocked:
 //!   [`MaintenancePlan::first_blocker`] says by what and when the rollout reaches it (the

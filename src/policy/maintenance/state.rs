@@ -19,6 +19,7 @@ use crate::policy::drain::{
     Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain_in, pods_of_unsynced_pdbs, vmi_node,
 };
 use crate::policy::index::work;
+use crate::policy::pdb::PdbSelector;
 use crate::policy::placement::TargetSearch;
 use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
 use crate::policy::scheduling::{
@@ -431,6 +432,7 @@ impl Sim {
                     let restarts =
                         row.vm.is_some() && row.run_strategy.as_deref() == Some("Always");
                     if !restarts {
+                        self.unhealthy_under_pdbs(i);
                         self.remove_vmi(i);
                     }
                 }
@@ -515,6 +517,41 @@ impl Sim {
                 self.account(p);
             } else {
                 self.pod_alive[p] = false;
+            }
+        }
+    }
+
+    /// The VMI is stopped for good: every PDB with a status that selects its launcher pod
+    /// counts one healthy pod fewer, and allows what the disruption controller would then
+    /// allow (currentHealthy − desiredHealthy, not below 0), so a later batch's evictions
+    /// under that PDB see the smaller budget. (A PDB without a fresh status is computed from
+    /// the pods still alive, so it needs nothing.)
+    fn unhealthy_under_pdbs(&mut self, i: usize) {
+        let namespace = self.vmis[i].namespace().to_string();
+        let Some(pdbs) = self.pdbs_by_ns.get_mut(&namespace) else {
+            return;
+        };
+        let pods: Vec<usize> = self.vmis[i]
+            .uid()
+            .and_then(|u| self.launchers_of.get(u))
+            .map(|v| v.iter().copied().filter(|&p| self.pod_alive[p]).collect())
+            .unwrap_or_default();
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        for pdb in pdbs.iter_mut() {
+            work::step(1);
+            let selector = PdbSelector::of(pdb);
+            let selects = pods.iter().any(|&p| {
+                selector.matches(self.pods[p].metadata.labels.as_ref().unwrap_or(&EMPTY))
+            });
+            if !selects {
+                continue;
+            }
+            if let Some(status) = pdb.status.as_mut()
+                && let Some(current) = status.current_healthy.as_mut()
+            {
+                *current = (*current - 1).max(0);
+                let allowed = (*current - status.desired_healthy.unwrap_or(0)).max(0);
+                status.disruptions_allowed = Some(allowed);
             }
         }
     }

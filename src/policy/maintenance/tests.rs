@@ -447,6 +447,60 @@ fn shut_down_vms_leave_unless_their_vm_always_runs() {
     assert_eq!(drained_again.nodes, ["node-1", "node-2"]);
 }
 
+/// A VM shut down for good leaves its PDB one healthy pod short: a later batch's shutdown
+/// under the same PDB finds no disruption left, as the disruption controller would recount.
+#[test]
+fn a_shutdown_spends_its_pdbs_budget_for_the_batches_after() {
+    let vm = |name: &str| -> VirtualMachine {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "prod"},
+            "spec": {"runStrategy": "Halted", "template": {}}}))
+        .unwrap()
+    };
+    let mut inputs = cluster(
+        vec![
+            with_strategy(vmi("a1", "node-1", true, "2Gi"), "None"),
+            with_strategy(vmi("a2", "node-2", true, "2Gi"), "None"),
+            with_strategy(vmi("a3", "node-3", true, "2Gi"), "None"),
+        ],
+        vec![
+            node("node-1", "64Gi"),
+            node("node-2", "64Gi"),
+            node("node-3", "64Gi"),
+        ],
+    );
+    inputs.vms = vec![vm("a1"), vm("a2"), vm("a3")];
+    inputs.pdbs = vec![
+        serde_json::from_value(json!({"metadata": {"name": "app-a", "namespace": "prod",
+            "generation": 1},
+            "spec": {"minAvailable": 2, "selector": {"matchExpressions": [
+                {"key": "app", "operator": "In", "values": ["a1", "a2", "a3"]}]}},
+            "status": {"observedGeneration": 1, "currentHealthy": 3, "desiredHealthy": 2,
+                "disruptionsAllowed": 1, "expectedPods": 3}}))
+        .unwrap(),
+    ];
+    let plan = plan_maintenance(
+        inputs,
+        &options(&["node-1", "node-2"], 1, Order::Given, Targets::Any),
+    );
+    assert_eq!(plan.batches[0].verdict, Verdict::WillCompleteWithShutdowns);
+    assert_eq!(plan.batches[0].shutdowns, 1);
+    assert_eq!(
+        plan.batches[1].verdict,
+        Verdict::WillBlock,
+        "{:#?}",
+        plan.batches[1].blockers
+    );
+    assert!(
+        plan.batches[1]
+            .blockers
+            .iter()
+            .any(|b| b.blocking && b.message.contains("app-a")),
+        "{:#?}",
+        plan.batches[1].blockers
+    );
+    assert_eq!(plan.first_blocker.map(|b| b.batch), Some(2));
+}
+
 /// A cluster with a bit of everything plan-drain reads: VMs, a PDB, a quota, a namespace,
 /// a non-VM pod, a migration in flight, VMIs that shut down or block.
 fn rich() -> MaintenanceInputs {
