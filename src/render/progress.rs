@@ -489,11 +489,17 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
         row("cause", p(cause));
     }
     row("total time", seconds(summary.total_ms));
+    // A migration that did not complete had no switchover, so no downtime to report.
+    let completed = summary
+        .outcome
+        .is_none_or(|o| o == crate::migration::Outcome::Succeeded);
     row(
         "downtime",
-        summary
-            .downtime_ms
-            .map_or("unknown".to_string(), |ms| format!("{ms} ms")),
+        match summary.downtime_ms {
+            Some(ms) => format!("{ms} ms"),
+            None if completed => "unknown".to_string(),
+            None => "not applicable (the migration did not complete)".to_string(),
+        },
     );
     row(
         "data moved",
@@ -519,7 +525,11 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
         .filter(|e| !e.text.starts_with("mode: pre-copy"))
         .collect();
     if decisions.is_empty() {
-        out.push_str("  decisions:      none (pre-copy converged on its own)\n");
+        if summary.outcome == Some(crate::migration::Outcome::Succeeded) {
+            out.push_str("  decisions:      none (pre-copy converged on its own)\n");
+        } else {
+            out.push_str("  decisions:      none\n");
+        }
     } else {
         out.push_str("  decisions:\n");
         for e in decisions {
@@ -826,6 +836,41 @@ mod tests {
              data moved:     412.0 MiB (guest memory 256.0 MiB)\n  passes:         4\n  \
              post-copy reqs: 310\n  decisions:\n    [12.4s] not converging -> switch to post-copy\n"
         );
+    }
+
+    /// An aborted or failed migration did not converge "on its own", and had no downtime to
+    /// measure (issue 15, seen on the lab).
+    #[test]
+    fn a_migration_that_did_not_complete_claims_no_convergence_and_no_downtime() {
+        let summary = |outcome| Summary {
+            outcome: Some(outcome),
+            cause: None,
+            message: String::new(),
+            total_ms: 3_000,
+            downtime_ms: None,
+            data_processed: 0,
+            memory_total: 0,
+            iterations: None,
+            final_mode: Mode::PreCopy,
+            postcopy_requests: None,
+            events: vec![],
+        };
+        let style = Style { color: false };
+        for outcome in [Outcome::Aborted, Outcome::Failed] {
+            let text = summary_text(&style, "vm", &summary(outcome));
+            assert!(!text.contains("converged"), "{text}");
+            assert!(text.contains("  decisions:      none\n"), "{text}");
+            assert!(
+                text.contains("downtime:       not applicable (the migration did not complete)"),
+                "{text}"
+            );
+        }
+        let text = summary_text(&style, "vm", &summary(Outcome::Succeeded));
+        assert!(
+            text.contains("none (pre-copy converged on its own)"),
+            "{text}"
+        );
+        assert!(text.contains("downtime:       unknown"), "{text}");
     }
 
     #[test]
