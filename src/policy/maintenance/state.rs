@@ -527,15 +527,11 @@ impl Sim {
     /// under that PDB see the smaller budget. (A PDB without a fresh status is computed from
     /// the pods still alive, so it needs nothing.)
     fn unhealthy_under_pdbs(&mut self, i: usize) {
+        let pods = self.launcher_pods(i);
         let namespace = self.vmis[i].namespace().to_string();
         let Some(pdbs) = self.pdbs_by_ns.get_mut(&namespace) else {
             return;
         };
-        let pods: Vec<usize> = self.vmis[i]
-            .uid()
-            .and_then(|u| self.launchers_of.get(u))
-            .map(|v| v.iter().copied().filter(|&p| self.pod_alive[p]).collect())
-            .unwrap_or_default();
         static EMPTY: BTreeMap<String, String> = BTreeMap::new();
         for pdb in pdbs.iter_mut() {
             work::step(1);
