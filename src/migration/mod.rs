@@ -9,6 +9,7 @@ pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 pub mod plan;
+pub mod predict;
 pub mod progress_timer;
 pub mod sample;
 

@@ -31,6 +31,39 @@ impl Mode {
     }
 }
 
+/// Where a sample's dirty rate comes from. libvirt reports one only from pass 2 on (QEMU
+/// counts what a pass dirtied at its end), so in pass 1 the figure is vmctl's own measurement
+/// before the start, or unknown: never a silent 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyRateSource {
+    /// libvirt's job statistics (pass 2 on).
+    Libvirt,
+    /// QEMU's dirty-rate calculation (`virDomainStartDirtyRateCalc`), run before the start.
+    MeasuredBeforeStart,
+    /// virt-handler's migration metrics (KubeVirt; libvirt's figure as virt-handler read it).
+    KubevirtMetrics,
+    /// Nothing measured it (yet): the rate is unknown, not zero.
+    #[default]
+    Unknown,
+}
+
+impl DirtyRateSource {
+    /// `libvirt`, `measured-before-start`, `kubevirt-metrics`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DirtyRateSource::Libvirt => "libvirt",
+            DirtyRateSource::MeasuredBeforeStart => "measured-before-start",
+            DirtyRateSource::KubevirtMetrics => "kubevirt-metrics",
+            DirtyRateSource::Unknown => "unknown",
+        }
+    }
+
+    pub fn is_known(self) -> bool {
+        self != DirtyRateSource::Unknown
+    }
+}
+
 /// One observation of a running migration job. Byte counts are bytes, rates bytes per second.
 ///
 /// `memory_*` are the guest-RAM part of `data_*` (which also counts disks). A driver that
@@ -49,8 +82,11 @@ pub struct JobSample {
     pub memory_remaining: u64,
     /// The memory transfer rate, bytes/s.
     pub memory_bps: u64,
-    /// The guest's dirty rate, bytes/s (libvirt reports pages/s: multiplied by the page size).
+    /// The guest's dirty rate, bytes/s (libvirt reports pages/s: multiplied by the page size);
+    /// 0 with `dirty_rate_source` unknown when nothing measured it.
     pub dirty_rate_bps: u64,
+    /// Where `dirty_rate_bps` comes from.
+    pub dirty_rate_source: DirtyRateSource,
     /// The pre-copy pass (libvirt's memory iteration; 1 = the bulk copy).
     pub iteration: Option<u64>,
     /// While running: the downtime QEMU expects if it switched over now.
