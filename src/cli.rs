@@ -583,6 +583,23 @@ pub struct MigrateArgs {
     /// libvirt: `json` prints one JSON line per sample on stdout, for tooling.
     #[arg(long, value_name = "FORMAT", requires = "connect")]
     pub progress: Option<ProgressFormat>,
+
+    /// libvirt: before starting (and in --dry-run), measure the guest's dirty rate for this
+    /// many seconds (QEMU page sampling, one calculation a second, averaged; 1 to 10; default
+    /// 3) and predict whether pre-copy
+    /// converges. The bars show that rate in pass 1, until libvirt reports its own.
+    #[arg(long, value_name = "S", requires = "connect", conflicts_with = "no_measure",
+          value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub measure: Option<u32>,
+
+    /// libvirt: do not measure the dirty rate or predict before starting.
+    #[arg(long, requires = "connect")]
+    pub no_measure: bool,
+
+    /// libvirt: start even when the prediction says nothing the flags allow can complete the
+    /// migration (vmctl otherwise refuses, exit 1, and says what would).
+    #[arg(long, requires = "connect")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::error::{Error, Result, exit};
 use crate::migration::plan::{self, Plan};
+use crate::migration::predict::Prediction;
 #[cfg(feature = "libvirt")]
 use crate::migration::{Outcome, Summary};
 use crate::render::{OutputFormat, Style, structured, write_stdout};
@@ -23,6 +24,10 @@ struct DryRun<'a> {
     source: &'a str,
     destination: &'a str,
     plan: &'a Plan,
+    /// `None` with the reason in `predictionUnavailable`.
+    prediction: Option<&'a Prediction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prediction_unavailable: Option<&'a str>,
 }
 
 /// The `-o json|yaml` document of a migration.
@@ -38,6 +43,9 @@ struct MigrationReport<'a> {
     plan: &'a Plan,
     memory_bytes: u64,
     budget_seconds: u64,
+    /// The prediction made before the start (absent with --no-measure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prediction: Option<&'a crate::migration::predict::Prediction>,
     stopped_by: Option<&'static str>,
     #[serde(flatten)]
     summary: &'a Summary,
@@ -51,15 +59,21 @@ struct Request<'a> {
     dst: &'a str,
     plan: Plan,
     timeout: Option<Duration>,
+    measure_secs: Option<u32>,
+    force: bool,
     progress_json: bool,
     output: OutputFormat,
     style: Style,
 }
 
+/// How long the dirty rate is measured before a start, by default.
+const DEFAULT_MEASURE_SECS: u32 = 3;
+
 pub async fn run(global: &GlobalArgs, args: &MigrateArgs) -> Result<i32> {
     let req = request(global, args)?;
     if args.dry_run {
-        return dry_run(&req);
+        let predicted = prediction(&req).await;
+        return dry_run(&req, predicted);
     }
     drive(req).await
 }
@@ -93,7 +107,14 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
     })
     .map_err(Error::usage)?;
     let timeout = args.timeout;
+    let measure_secs = if args.no_measure {
+        None
+    } else {
+        Some(args.measure.unwrap_or(DEFAULT_MEASURE_SECS))
+    };
     Ok(Request {
+        measure_secs,
+        force: args.force,
         domain: &args.target,
         src,
         dst,
@@ -105,7 +126,34 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
     })
 }
 
-fn dry_run(req: &Request<'_>) -> Result<i32> {
+/// The dry run's prediction: the guest's memory and dirty rate read from the source.
+#[cfg(feature = "libvirt")]
+async fn prediction(req: &Request<'_>) -> std::result::Result<Prediction, String> {
+    let (src, domain, plan, secs) = (
+        req.src.to_string(),
+        req.domain.to_string(),
+        req.plan.clone(),
+        req.measure_secs,
+    );
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = interrupt_watcher(interrupt.clone()).ok();
+    let flag = interrupt.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        crate::migration::libvirt::dry_run_prediction(&src, &domain, &plan, secs, &flag)
+    })
+    .await;
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    joined.unwrap_or_else(|e| Err(format!("the prediction task failed: {e}")))
+}
+
+#[cfg(not(feature = "libvirt"))]
+async fn prediction(_req: &Request<'_>) -> std::result::Result<Prediction, String> {
+    Err("this vmctl was built without libvirt support (cargo feature `libvirt`): it cannot read the guest".into())
+}
+
+fn dry_run(req: &Request<'_>, predicted: std::result::Result<Prediction, String>) -> Result<i32> {
     if req.output.is_structured() {
         let doc = DryRun {
             api_version: crate::model::VMCTL_API_VERSION,
@@ -114,14 +162,44 @@ fn dry_run(req: &Request<'_>) -> Result<i32> {
             source: req.src,
             destination: req.dst,
             plan: &req.plan,
+            prediction: predicted.as_ref().ok(),
+            prediction_unavailable: predicted.as_ref().err().map(String::as_str),
         };
         write_stdout(&structured(req.output, &doc)?)?;
     } else {
-        let text = format!(
+        let mut text = format!(
             "dry run: would live-migrate {} (nothing was changed)\n{}",
             crate::text::printable(req.domain),
             crate::text::printable_lines(&req.plan.describe(req.domain, req.src, req.dst))
         );
+        match &predicted {
+            Ok(p) => {
+                text.push_str(&format!(
+                    "  {:<22}{}\n",
+                    "prediction",
+                    crate::text::printable(&p.summary)
+                ));
+                for a in &p.alternatives {
+                    text.push_str(&format!(
+                        "  {:<22}{}: completes by {} in ~{:.0} s, downtime ~{} ms ({})\n",
+                        "",
+                        a.flags.join(" "),
+                        a.completes_by.as_str(),
+                        a.predicted_seconds,
+                        a.downtime_ms,
+                        a.note
+                    ));
+                }
+                for c in &p.caveats {
+                    text.push_str(&format!("  {:<22}{c}\n", ""));
+                }
+            }
+            Err(why) => text.push_str(&format!(
+                "  {:<22}not available: {}\n",
+                "prediction",
+                crate::text::printable(why)
+            )),
+        }
         write_stdout(&text)?;
     }
     Ok(exit::OK)
@@ -156,7 +234,8 @@ async fn drive(req: Request<'_>) -> Result<i32> {
         req.src.to_string(),
         req.dst.to_string(),
     );
-    let (plan, timeout) = (req.plan.clone(), req.timeout);
+    let (plan, timeout, measure_secs, force) =
+        (req.plan.clone(), req.timeout, req.measure_secs, req.force);
     let flag = interrupt.clone();
     let joined = tokio::task::spawn_blocking(move || {
         let request = libvirt::Request {
@@ -166,6 +245,8 @@ async fn drive(req: Request<'_>) -> Result<i32> {
             plan: &plan,
             interrupt: &flag,
             timeout,
+            measure_secs,
+            force,
         };
         let report = libvirt::migrate(&request, &mut view);
         (report, view)
@@ -196,6 +277,7 @@ async fn drive(req: Request<'_>) -> Result<i32> {
             plan: &req.plan,
             memory_bytes: report.memory_bytes,
             budget_seconds: report.budget_secs,
+            prediction: report.prediction.as_ref(),
             stopped_by: report.stopped_by.map(|s| match s {
                 Stop::Controller(_) => "controller",
                 Stop::Interrupt => "interrupt",

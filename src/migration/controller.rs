@@ -34,7 +34,8 @@
 //! wait for auto-converge while its throttle can still rise; else pause if allowed; else
 //! abort, saying why.
 
-use super::sample::{JobSample, Mode, PassTracker};
+use super::predict;
+use super::sample::{DirtyRateSource, JobSample, Mode, PassTracker};
 use crate::model::kubevirt::EffectiveMigrationConfig;
 use crate::policy::budget::budget_for_bytes;
 
@@ -80,6 +81,9 @@ pub struct Config {
     /// Prove non-convergence from pass starts and act early (false: KubeVirt's legacy,
     /// budget-only behaviour, kept for comparison).
     pub early_detection: bool,
+    /// The bandwidth is known only once the copy runs (no cap): predict convergence once
+    /// pass 1 has measured it, and say so as a note.
+    pub predict_in_flight: bool,
 }
 
 impl Config {
@@ -98,6 +102,7 @@ impl Config {
             initial_downtime_ms: initial_downtime_ms(migration.max_downtime_ms),
             max_downtime_ms: migration.max_downtime_ms,
             early_detection: true,
+            predict_in_flight: false,
         }
     }
 }
@@ -204,6 +209,11 @@ pub struct Controller {
     paused: bool,
     waiting_noted: bool,
     done: bool,
+    /// The dirty rate measured before the start (samples of pass 1 carry it).
+    prior_dirty_bps: Option<u64>,
+    /// Samples of pass 1 with a transfer rate, for the in-flight prediction.
+    rated_samples: u32,
+    predicted: bool,
 }
 
 impl Controller {
@@ -225,6 +235,9 @@ impl Controller {
             paused: false,
             waiting_noted: false,
             done: false,
+            prior_dirty_bps: None,
+            rated_samples: 0,
+            predicted: false,
         }
     }
 
@@ -271,6 +284,9 @@ impl Controller {
             _ => {}
         }
         self.last_remaining = Some(remaining);
+        if s.dirty_rate_source == DirtyRateSource::MeasuredBeforeStart {
+            self.prior_dirty_bps = Some(s.dirty_rate_bps);
+        }
         let new_pass = self.passes.observe(s);
         if self.max_throttle_pass.is_none() && s.throttle_percent.unwrap_or(0) >= MAX_THROTTLE {
             self.max_throttle_pass = Some(self.passes.pass);
@@ -304,6 +320,9 @@ impl Controller {
         // Paused by us, the copy finishes as stop-and-copy: only the two guards remain.
         if s.mode == Mode::Paused || self.paused || !self.cfg.early_detection {
             return Step::quiet();
+        }
+        if let Some(note) = self.predict_in_flight(s) {
+            return note;
         }
         if !new_pass && !self.lowest_start_overdue(s) {
             return Step::quiet();
@@ -410,6 +429,25 @@ impl Controller {
             Some(_) => None,
         };
 
+        // Pass 2's start: the rate measured before the start and libvirt's first one agree
+        // that the guest dirties as fast as it is sent — two measurements instead of
+        // waiting a whole dirty-set pass for the next pass start.
+        if new_pass
+            && self.passes.pass == 2
+            && let Some(prior) = self.prior_dirty_bps
+        {
+            let libvirt = s.dirty_rate_bps as f64;
+            if prior as f64 >= DIRTY_KEEPS_UP * bw && libvirt >= DIRTY_KEEPS_UP * bw {
+                return Verdict::NotConverging(format!(
+                    "the guest dirtied {}/s measured before the start and {}/s in pass 1, while {}/s is sent; a switchover now would take ~{} ms (max downtime {} ms)",
+                    mib(prior),
+                    mib(s.dirty_rate_bps),
+                    mib(bw as u64),
+                    estimate_ms.round() as u64,
+                    self.downtime_ms
+                ));
+            }
+        }
         let Some(prev) = self.passes.previous_start.filter(|p| *p > 0) else {
             return patience.map_or(Verdict::Unknown, Verdict::NotConverging);
         };
@@ -522,6 +560,43 @@ impl Controller {
                     postcopy_secs
                 )
             })
+    }
+
+    /// No cap: once pass 1 has shown the bandwidth (three samples with a transfer rate), the
+    /// prediction from it and the dirty rate measured before the start, once, as a note.
+    fn predict_in_flight(&mut self, s: &JobSample) -> Option<Step> {
+        if !self.cfg.predict_in_flight || self.predicted || self.passes.pass != 1 {
+            return None;
+        }
+        if s.memory_bps > 0 {
+            self.rated_samples += 1;
+        }
+        let bw = self.bw_ewma.filter(|_| self.rated_samples >= 3)?;
+        self.predicted = true;
+        let p = predict::predict(&predict::Inputs {
+            memory_bytes: s.total(),
+            dirty_rate_bps: self.prior_dirty_bps,
+            dirty_rate_source: if self.prior_dirty_bps.is_some() {
+                DirtyRateSource::MeasuredBeforeStart
+            } else {
+                DirtyRateSource::Unknown
+            },
+            dirty_rate_is_lower_bound: true,
+            bandwidth_bps: Some(bw as u64),
+            bandwidth_source: predict::BandwidthSource::Measured,
+            initial_downtime_ms: self.cfg.initial_downtime_ms,
+            max_downtime_ms: self.cfg.max_downtime_ms,
+            budget_secs: self.budget_ms / 1000,
+            allow_postcopy: self.cfg.allow_postcopy,
+            allow_auto_converge: self.cfg.allow_auto_converge,
+            allow_pause: self.cfg.allow_pause,
+            flavour: predict::Flavour::Libvirt,
+        });
+        Some(Step::note(format!(
+            "prediction (bandwidth measured in pass 1: {}/s): {}",
+            mib(bw as u64),
+            p.summary
+        )))
     }
 
     /// Auto-converge may still help: its throttle can rise, or reached its maximum less

@@ -652,6 +652,11 @@ pub fn sample_from(metrics: &MigrationMetrics, elapsed_ms: u64, mode: Mode) -> J
         memory_remaining: remaining,
         memory_bps: b(metrics.transfer_rate_bytes_per_second),
         dirty_rate_bps: b(metrics.dirty_rate_bytes_per_second),
+        dirty_rate_source: if metrics.dirty_rate_bytes_per_second.is_some() {
+            crate::migration::sample::DirtyRateSource::KubevirtMetrics
+        } else {
+            crate::migration::sample::DirtyRateSource::Unknown
+        },
         mode,
         ..JobSample::default()
     }

@@ -5,6 +5,8 @@
 use serde::Serialize;
 
 use super::controller;
+use super::predict;
+use super::sample::DirtyRateSource;
 use crate::model::kubevirt::{
     DEFAULT_COMPLETION_TIMEOUT_PER_GIB, DEFAULT_MAX_DOWNTIME_MS, DEFAULT_PROGRESS_TIMEOUT,
 };
@@ -126,6 +128,36 @@ impl Plan {
             initial_downtime_ms: self.initial_downtime_ms,
             max_downtime_ms: self.max_downtime_ms,
             early_detection: true,
+            predict_in_flight: self.bandwidth_mib.is_none(),
+        }
+    }
+
+    /// What the predictor needs for a guest of `memory_bytes` whose dirty rate was measured
+    /// (`None`: not measured) before the start.
+    pub fn prediction_inputs(&self, memory_bytes: u64, dirty_bps: Option<u64>) -> predict::Inputs {
+        let cfg = self.controller_config(memory_bytes);
+        predict::Inputs {
+            memory_bytes,
+            dirty_rate_bps: dirty_bps,
+            dirty_rate_source: if dirty_bps.is_some() {
+                DirtyRateSource::MeasuredBeforeStart
+            } else {
+                DirtyRateSource::Unknown
+            },
+            dirty_rate_is_lower_bound: true,
+            bandwidth_bps: self.bandwidth_mib.map(|m| m.saturating_mul(1 << 20)),
+            bandwidth_source: if self.bandwidth_mib.is_some() {
+                predict::BandwidthSource::Cap
+            } else {
+                predict::BandwidthSource::Unknown
+            },
+            initial_downtime_ms: self.initial_downtime_ms,
+            max_downtime_ms: self.max_downtime_ms,
+            budget_secs: cfg.budget_secs,
+            allow_postcopy: self.allow_postcopy,
+            allow_auto_converge: self.allow_auto_converge,
+            allow_pause: self.allow_pause,
+            flavour: predict::Flavour::Libvirt,
         }
     }
 

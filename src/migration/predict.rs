@@ -347,9 +347,17 @@ pub fn predict(i: &Inputs) -> Prediction {
             .into(),
     );
     if i.dirty_rate_is_lower_bound {
+        let what = match i.dirty_rate_source {
+            DirtyRateSource::MeasuredBeforeStart => {
+                "the dirty rate, measured before the start by QEMU's page sampling (a few hundred pages),"
+            }
+            DirtyRateSource::KubevirtMetrics => {
+                "the dirty rate, from virt-handler's metric (reported inaccurate in some KubeVirt releases),"
+            }
+            DirtyRateSource::Libvirt | DirtyRateSource::Unknown => "the dirty rate",
+        };
         p.caveats.push(format!(
-            "the dirty rate ({}) may read low: a prediction that it converges is weaker than one that it does not",
-            i.dirty_rate_source.as_str()
+            "{what} may read low: a prediction that it converges is weaker than one that it does not"
         ));
     }
     match (i.dirty_rate_bps, p.bandwidth_bps) {
@@ -709,6 +717,23 @@ fn alternatives(i: &Inputs, m: f64, d: f64, b: f64) -> Vec<Alternative> {
         out.push(alt);
     }
     out
+}
+
+/// Starting would certainly fail: nothing the flags allow completes it, even if the guest
+/// dirtied a quarter less than measured (page sampling is noisy). Only with a measured dirty
+/// rate and a known bandwidth. `vmctl migrate --connect` refuses to start then.
+pub fn certain_failure(i: &Inputs) -> bool {
+    let Some(d) = i.dirty_rate_bps else {
+        return false;
+    };
+    if predict(i).completes != Some(false) {
+        return false;
+    }
+    let lower = Inputs {
+        dirty_rate_bps: Some(d / 4 * 3),
+        ..i.clone()
+    };
+    predict(&lower).completes == Some(false)
 }
 
 /// Remaining seconds of a pre-copy in progress, counting what dirtying adds: the rest of

@@ -113,6 +113,17 @@ impl JobSample {
         }
     }
 
+    /// Where the driver has no dirty rate of its own yet (libvirt's pass 1), the one
+    /// measured before the start, labelled as such.
+    pub fn fill_dirty_rate(&mut self, measured_before_start: Option<u64>) {
+        if self.dirty_rate_source == DirtyRateSource::Unknown
+            && let Some(bps) = measured_before_start
+        {
+            self.dirty_rate_bps = bps;
+            self.dirty_rate_source = DirtyRateSource::MeasuredBeforeStart;
+        }
+    }
+
     /// The total that `remaining` counts down from.
     pub fn total(&self) -> u64 {
         if self.memory_total > 0 {
@@ -130,6 +141,8 @@ pub enum Outcome {
     Succeeded,
     Failed,
     Aborted,
+    /// Not started: the prediction showed it could not complete.
+    Refused,
 }
 
 impl Outcome {
@@ -138,6 +151,7 @@ impl Outcome {
             Outcome::Succeeded => "succeeded",
             Outcome::Failed => "failed",
             Outcome::Aborted => "aborted",
+            Outcome::Refused => "refused",
         }
     }
 }
@@ -149,6 +163,23 @@ impl Outcome {
 pub struct TimedEvent {
     pub at_ms: u64,
     pub text: String,
+}
+
+/// The events before the start that are not decisions: the dirty-rate measurement and the
+/// prediction (they start with these words).
+pub const BEFORE_START_PREFIXES: [&str; 4] = [
+    "measuring the guest's dirty rate",
+    "dirty rate measured before start",
+    "could not measure the dirty rate",
+    "prediction",
+];
+
+/// Whether an event is a decision (or an operator's action) rather than the start of
+/// pre-copy, a measurement or a prediction: the summary lists only those as decisions.
+pub fn is_decision(text: &str) -> bool {
+    !text.starts_with("mode: pre-copy")
+        && !text.starts_with("  ")
+        && !BEFORE_START_PREFIXES.iter().any(|p| text.starts_with(p))
 }
 
 /// The end of a migration, as the renderer's summary and the `-o json` report show it.

@@ -25,6 +25,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use super::{Style, Tone, write_stdout};
+use crate::migration::sample::DirtyRateSource;
 use crate::migration::{JobSample, Mode, PassTracker, Summary, TimedEvent};
 use crate::text::{bytes, duration};
 
@@ -343,8 +344,12 @@ fn event_tone(text: &str) -> Tone {
 fn rates_text(style: &Style, s: &JobSample) -> String {
     let mut parts = vec![format!("sent {}", bytes(s.memory_processed))];
     let send = format!("sending {}/s", bytes(s.memory_bps));
-    let dirty = format!("dirtying {}/s", bytes(s.dirty_rate_bps));
-    if s.mode == Mode::PreCopy && s.dirty_rate_bps > 0 && s.dirty_rate_bps >= s.memory_bps {
+    let dirty = format!("dirtying {}", dirty_text(s));
+    if s.mode == Mode::PreCopy
+        && s.dirty_rate_source.is_known()
+        && s.dirty_rate_bps > 0
+        && s.dirty_rate_bps >= s.memory_bps
+    {
         parts.push(format!(
             "{send} < {}",
             style.paint(&format!("{dirty} (faster than sent)"), Tone::Bad)
@@ -400,29 +405,82 @@ fn clock_text(s: &JobSample, budget: Option<BudgetClock>) -> String {
     text
 }
 
-/// Seconds until the remaining memory is sent at the current rates: in pre-copy the net
-/// rate is what is sent minus what is dirtied again (the sum of the shrinking passes);
-/// `None` when dirtying keeps up with sending (pre-copy alone will not finish).
-pub fn eta_secs(s: &JobSample) -> Option<u64> {
+/// The dirty rate as the bars show it: labelled when measured before the start (libvirt
+/// reports none in pass 1), `unknown` when nothing measured it — never a silent 0.
+fn dirty_text(s: &JobSample) -> String {
+    match s.dirty_rate_source {
+        DirtyRateSource::Unknown => "unknown".to_string(),
+        DirtyRateSource::MeasuredBeforeStart => {
+            format!("{}/s (measured before start)", bytes(s.dirty_rate_bps))
+        }
+        DirtyRateSource::Libvirt | DirtyRateSource::KubevirtMetrics => {
+            format!("{}/s", bytes(s.dirty_rate_bps))
+        }
+    }
+}
+
+/// How long the migration has left, as far as the rates tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eta {
+    Secs(u64),
+    /// The dirty rate is unknown: at least this long (this pass alone).
+    AtLeast(u64),
+    /// Dirtying keeps up with sending: pre-copy alone will not finish.
+    Never,
+    /// Nothing is being sent yet.
+    Unknown,
+}
+
+/// Seconds until the remaining memory is sent at the current rates. In pre-copy the passes
+/// still to come count: in pass 1 what the guest dirties while the bulk copy runs (from the
+/// rate measured before the start) is sent again in the passes after; later, the net rate is
+/// what is sent minus what is dirtied again (the sum of the shrinking passes).
+pub fn eta(s: &JobSample) -> Eta {
     let remaining = s.remaining();
     if remaining == 0 {
-        return Some(0);
+        return Eta::Secs(0);
     }
-    let net = match s.mode {
-        Mode::PreCopy => s.memory_bps.saturating_sub(s.dirty_rate_bps),
-        Mode::PostCopy | Mode::Paused => s.memory_bps,
-    };
-    if net == 0 {
-        return None;
+    if s.memory_bps == 0 {
+        return Eta::Unknown;
     }
-    Some(remaining.div_ceil(net))
+    match s.mode {
+        Mode::PostCopy | Mode::Paused => Eta::Secs(remaining.div_ceil(s.memory_bps)),
+        Mode::PreCopy if !s.dirty_rate_source.is_known() => {
+            Eta::AtLeast(remaining.div_ceil(s.memory_bps))
+        }
+        Mode::PreCopy if s.iteration == Some(1) => {
+            match crate::migration::predict::precopy_eta_secs(
+                remaining,
+                s.total(),
+                s.elapsed_ms as f64 / 1000.0,
+                s.dirty_rate_bps,
+                s.memory_bps,
+            ) {
+                Some(secs) => Eta::Secs(secs.ceil() as u64),
+                None => Eta::Never,
+            }
+        }
+        Mode::PreCopy => match s.memory_bps.saturating_sub(s.dirty_rate_bps) {
+            0 => Eta::Never,
+            net => Eta::Secs(remaining.div_ceil(net)),
+        },
+    }
+}
+
+/// [`eta`] in seconds; `None` unless known.
+pub fn eta_secs(s: &JobSample) -> Option<u64> {
+    match eta(s) {
+        Eta::Secs(secs) => Some(secs),
+        _ => None,
+    }
 }
 
 fn eta_text(s: &JobSample) -> String {
-    match eta_secs(s) {
-        Some(secs) => duration(secs as i64),
-        None if s.memory_bps == 0 => "unknown".to_string(),
-        None => "never at these rates".to_string(),
+    match eta(s) {
+        Eta::Secs(secs) => duration(secs as i64),
+        Eta::AtLeast(secs) => format!("{} or more (dirty rate unknown)", duration(secs as i64)),
+        Eta::Unknown => "unknown".to_string(),
+        Eta::Never => "never at these rates".to_string(),
     }
 }
 
@@ -436,7 +494,7 @@ pub fn status_line(s: &JobSample, passes: &PassTracker, budget: Option<BudgetClo
         ),
         format!("{}/s", bytes(s.memory_bps)),
         format!("remaining {}", bytes(s.remaining())),
-        format!("dirty {}/s", bytes(s.dirty_rate_bps)),
+        format!("dirty {}", dirty_text(s)),
     ];
     if passes.pass > 0 {
         parts.push(format!("pass {}", passes.pass));
@@ -472,6 +530,20 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
     // The title (a domain's or VMI's name), libvirt's message and the events are foreign
     // text (escaping is idempotent: an escaped title stays as it is).
     let p = crate::text::printable;
+    if summary.outcome == Some(crate::migration::Outcome::Refused) {
+        let mut out = format!(
+            "{}: migration {} (not started)\n",
+            p(title),
+            style.paint(outcome, tone)
+        );
+        if !summary.message.is_empty() {
+            out.push_str(&format!("  {}\n", p(&summary.message)));
+        }
+        if let Some(cause) = &summary.cause {
+            out.push_str(&format!("  {:<16}{}\n", "cause:", p(cause)));
+        }
+        return out;
+    }
     let mut out = format!(
         "{}: migration {} in {} ({})\n",
         p(title),
@@ -522,7 +594,7 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
     let decisions: Vec<&TimedEvent> = summary
         .events
         .iter()
-        .filter(|e| !e.text.starts_with("mode: pre-copy"))
+        .filter(|e| crate::migration::sample::is_decision(&e.text))
         .collect();
     if decisions.is_empty() {
         if summary.outcome == Some(crate::migration::Outcome::Succeeded) {
@@ -640,6 +712,11 @@ mod tests {
             data_processed: (256 - remaining_mib.min(256)) * MIB,
             memory_bps: 32 * MIB,
             dirty_rate_bps: 16 * MIB,
+            dirty_rate_source: if iteration == 1 {
+                DirtyRateSource::MeasuredBeforeStart
+            } else {
+                DirtyRateSource::Libvirt
+            },
             iteration: Some(iteration),
             expected_downtime_ms: Some(300),
             ..Default::default()
@@ -680,9 +757,33 @@ mod tests {
                 })
             ),
             "migration active, transferred 192.0 MiB of 256.0 MiB, 32.0 MiB/s, remaining 64.0 MiB, \
-             dirty 16.0 MiB/s, pass 1, expected downtime 300 ms, elapsed 12s of 2m30s, eta 4s, \
-             mode pre-copy"
+             dirty 16.0 MiB/s (measured before start), pass 1, expected downtime 300 ms, \
+             elapsed 12s of 2m30s, eta 17s, mode pre-copy"
         );
+    }
+
+    #[test]
+    fn pass_1_shows_the_measured_rate_or_unknown_and_its_eta_counts_dirtying() {
+        // 64 MiB left at 32 MiB/s: 2 s; the guest dirtied 16 MiB/s for the 14.4 s of pass 1:
+        // 230 MiB to send again at 16 MiB/s net: 14.4 s more. Not the 2 s of pass 1 alone.
+        let s = sample(12_400, 64, 1);
+        assert_eq!(eta(&s), Eta::Secs(17));
+        let mut unknown = s.clone();
+        unknown.dirty_rate_bps = 0;
+        unknown.dirty_rate_source = DirtyRateSource::Unknown;
+        assert_eq!(eta(&unknown), Eta::AtLeast(2));
+        let line = status_line(&unknown, &PassTracker::default(), None);
+        assert!(line.contains("dirty unknown,"), "{line}");
+        assert!(
+            line.contains("eta 2s or more (dirty rate unknown)"),
+            "{line}"
+        );
+        let style = Style { color: false };
+        assert!(rates_text(&style, &unknown).contains("vs dirtying unknown"));
+        assert!(rates_text(&style, &s).contains("dirtying 16.0 MiB/s (measured before start)"));
+        // From pass 2 libvirt's own figure, unlabelled.
+        let later = sample(20_000, 64, 2);
+        assert!(rates_text(&style, &later).contains("vs dirtying 16.0 MiB/s ·"));
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub(crate) fn cfg() -> Config {
         initial_downtime_ms: 30,
         max_downtime_ms: 30,
         early_detection: true,
+        predict_in_flight: false,
     }
 }
 
@@ -99,6 +100,7 @@ fn saw_tooth_that_converges_is_not_a_stall() {
     for early in [true, false] {
         let cfg = Config {
             early_detection: early,
+            predict_in_flight: false,
             ..cfg()
         };
         let steps = run(cfg, SAW_TOOTH_CONVERGING.iter().copied().map(sample));
@@ -284,6 +286,7 @@ fn budget_only_waits_for_the_budget() {
     let trace = || rows.iter().copied().map(sample);
     let legacy = |allow_postcopy, allow_pause| Config {
         early_detection: false,
+        predict_in_flight: false,
         allow_postcopy,
         allow_pause,
         ..cfg()
@@ -574,6 +577,7 @@ fn initial_downtime_and_kubevirts_controller_follow_kubevirt() {
             initial_downtime_ms: 300,
             max_downtime_ms: 900,
             early_detection: true,
+            predict_in_flight: false,
         }
     );
     let policy = crate::model::MigrationConfig {
@@ -649,6 +653,7 @@ fn early_detection_beats_the_budget_on_a_simulated_busy_guest() {
         Config {
             allow_postcopy: true,
             early_detection: false,
+            predict_in_flight: false,
             ..cfg()
         },
         trace,
@@ -673,4 +678,74 @@ fn a_simulated_quiet_guest_is_left_alone() {
         );
         assert!(steps.is_empty(), "dirty {dirty} bw {bw}: {steps:?}");
     }
+}
+
+/// The trace of `NOT_CONVERGING` with the rate measured before the start shown in pass 1.
+fn with_prior(prior_mib: u64) -> Vec<JobSample> {
+    NOT_CONVERGING
+        .iter()
+        .copied()
+        .map(sample)
+        .map(|mut s| {
+            if s.iteration == Some(1) {
+                s.dirty_rate_bps = 0;
+                s.dirty_rate_source = DirtyRateSource::Unknown;
+                s.fill_dirty_rate(Some(prior_mib * MIB));
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_rate_measured_before_the_start_proves_non_convergence_at_pass_2() {
+    let pausing = Config {
+        allow_pause: true,
+        ..cfg()
+    };
+    // Without it: the proof needs pass 3's start (12.8 s).
+    let steps = run(pausing.clone(), NOT_CONVERGING.iter().copied().map(sample));
+    assert_eq!(steps[0].0, 12_800, "{steps:?}");
+    // With it, and libvirt's first figure agreeing: at pass 2's start (8.0 s).
+    let steps = run(pausing.clone(), with_prior(62));
+    assert_eq!(
+        (steps[0].0, steps[0].1),
+        (8_000, Decision::Pause),
+        "{steps:?}"
+    );
+    assert!(
+        steps[0]
+            .2
+            .contains("dirtied 62.0 MiB/s measured before the start"),
+        "{steps:?}"
+    );
+    // A low measurement does not count as proof: back to pass 3.
+    let steps = run(pausing, with_prior(8));
+    assert_eq!(steps[0].0, 12_800, "{steps:?}");
+}
+
+#[test]
+fn without_a_cap_the_prediction_comes_once_pass_1_shows_the_bandwidth() {
+    let cfg = Config {
+        predict_in_flight: true,
+        max_downtime_ms: 30,
+        ..cfg()
+    };
+    let steps = run(cfg, with_prior(62));
+    let notes: Vec<&(u64, Decision, String)> = steps
+        .iter()
+        .filter(|(_, _, why)| why.starts_with("prediction"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{steps:?}");
+    assert_eq!(
+        notes[0].0, 6_000,
+        "after three samples with a rate: {steps:?}"
+    );
+    assert!(
+        notes[0]
+            .2
+            .contains("bandwidth measured in pass 1: 32.0 MiB/s")
+            && notes[0].2.contains("will not converge"),
+        "{steps:?}"
+    );
 }
