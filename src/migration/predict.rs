@@ -524,7 +524,11 @@ fn planned_ending(i: &Inputs, m: f64, d: f64, b: f64) -> Option<Alternative> {
 
 fn postcopy_alt(i: &Inputs, m: f64, d: f64, b: f64, flags: Vec<String>) -> Alternative {
     let (secs, rest) = postcopy(m, d, b);
-    let _ = i;
+    let sooner = if i.bandwidth_source == BandwidthSource::Cap {
+        " (post-copy runs uncapped: likely sooner)"
+    } else {
+        ""
+    };
     Alternative {
         flags,
         converges: true,
@@ -532,7 +536,7 @@ fn postcopy_alt(i: &Inputs, m: f64, d: f64, b: f64, flags: Vec<String>) -> Alter
         predicted_seconds: round1(secs),
         downtime_ms: 0,
         note: format!(
-            "switches after pass 1 with {} left to move on demand; from the switch an abort or a network failure loses the guest",
+            "switches after pass 1 with up to {} left to move on demand{sooner}; from the switch an abort or a network failure loses the guest",
             mib(rest)
         ),
     }
