@@ -348,6 +348,7 @@ fn rates_text(style: &Style, s: &JobSample) -> String {
     if s.mode == Mode::PreCopy
         && s.dirty_rate_source.is_known()
         && s.dirty_rate_bps > 0
+        && s.memory_bps > 0
         && s.dirty_rate_bps >= s.memory_bps
     {
         parts.push(format!(
