@@ -976,6 +976,56 @@ mod tests {
     }
 
     #[test]
+    fn the_measurement_and_the_prediction_are_not_decisions_and_a_refusal_says_not_started() {
+        let event = |text: &str| TimedEvent {
+            at_ms: 0,
+            text: text.into(),
+        };
+        let mut s = Summary {
+            outcome: Some(Outcome::Succeeded),
+            events: vec![
+                event(
+                    "measuring the guest's dirty rate for 3 s (QEMU page sampling) before starting",
+                ),
+                event("dirty rate measured before start: 4.0 MiB/s (page sampling: a lower bound)"),
+                event("prediction: converges in ~4 passes, ~21 s"),
+                event("mode: pre-copy"),
+            ],
+            ..Default::default()
+        };
+        let style = Style { color: false };
+        let text = summary_text(&style, "vm", &s);
+        assert!(
+            text.contains("none (pre-copy converged on its own)"),
+            "{text}"
+        );
+        s.events
+            .push(event("not converging: ... -> raise max downtime to 500 ms"));
+        let text = summary_text(&style, "vm", &s);
+        assert!(
+            text.contains("  decisions:\n    [0.0s] not converging"),
+            "{text}"
+        );
+        assert!(!text.contains("prediction"), "{text}");
+
+        let refused = Summary {
+            outcome: Some(Outcome::Refused),
+            cause: Some("not-converging".into()),
+            message: "not started: will not converge".into(),
+            ..Default::default()
+        };
+        let text = summary_text(&style, "vm", &refused);
+        assert!(
+            text.starts_with("vm: migration refused (not started)\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("total time") && !text.contains("downtime"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn the_summary_escapes_libvirt_text_and_the_domain_name() {
         let summary = Summary {
             outcome: Some(Outcome::Failed),
