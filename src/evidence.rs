@@ -552,6 +552,7 @@ pub async fn drain_inputs(
         policies,
         bandwidth,
         now: Some(crate::model::Time(ctx.now)),
+        dirty_rates: None,
     })
 }
 
