@@ -251,7 +251,15 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               already-migrating | no-target), explanation, fix, target (node or null),
                               wave, startSeconds, endSeconds, estimateSeconds, budgetSeconds,
                               memoryBytes, podMemoryRequestBytes, migrationPolicy, allowPostCopy,
-                              allowAutoConverge, bandwidthBytesPerSecond, evacuationNode, runStrategy
+                              allowAutoConverge, bandwidthBytesPerSecond, evacuationNode, runStrategy,
+                              with --metrics/--prometheus for a live migration: prediction (the
+                              predictor's object: converges, completes, completesBy, dirtyRateBps,
+                              dirtyRateSource, bandwidthBps, bandwidthSource (cap | unknown: assumed),
+                              budgetSeconds, passes, predictedSeconds, downtimeMs, summary,
+                              caveats[], alternatives[]) and convergence {under, bandwidthFrom
+                              (policy | cluster | flag | default), converges, completes, completesBy,
+                              etaSeconds, abortedAfterSeconds, finding, alternatives[] (MigrationPolicy
+                              words)}
     incoming[]                migrations landing on a drained node {namespace, name, sourceNode,
                               targetNode, targetPod, mode, pointOfNoReturn}
     skipped[]                 finished VMIs the drain does not touch
@@ -264,6 +272,9 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               expectedPods, source (status | computed), syncFailed, stale, ...},
                               vmis[], evictions[] {vmi, pod, httpStatus, answer, text}}
     waves, defaultsAssumed, kubevirtVersion, assumptions[]
+    convergence               with --metrics/--prometheus: {source, metric, caveat, predicted,
+                              withDirtyRate, willNotComplete[], bySwitching[], notes[] (what could not
+                              be read, one line per cause)}
     warnings[]                what was said on stderr about the input (omitted when none)
 
 PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API reads them: selector {} selects
@@ -282,6 +293,18 @@ migrations already in flight, in KubeVirt's queue order: with the priority queue
 VMIMs carrying spec.priority) pending system-critical migrations first, then the drain's
 evacuations (system-critical; system-maintenance for a VMI the descheduler marked), longest
 first, then user-triggered and system-maintenance ones; without it, first come first served.
+
+DIRTY RATE (--metrics: virt-handler's /metrics of each drained node through the API server's pod
+proxy, one request per node, get pods/proxy in KubeVirt's namespace; --prometheus URL: one query):
+kubevirt_vmi_dirty_rate_bytes_per_second (KubeVirt v1.6+) predicts each live migration pass by pass
+under its effective configuration (bandwidthPerMigration as a cap, else the assumed bandwidth; the
+completion budget; maxDowntimeMs; post-copy or a pause once the budget is spent, as KubeVirt's
+monitor does; auto-converge). A VM that does not complete is flagged (CONVERGES column, findings
+with the MigrationPolicy fields that would change it) and holds its slot until KubeVirt aborts it;
+the others' estimates become the predicted time. The figure is a hint (measured for one second,
+reported inaccurate in some releases): the verdict and the exit code do not change. What cannot
+be read (403, no virt-handler, no metric) is said once per cause; the plan goes on. Without either
+flag nothing is read.
 
 EXIT CODES: 0 the drain will complete (possibly with shutdowns); 1 it will block; 3 unknown node.";
 
@@ -370,6 +393,16 @@ pub struct PlanDrainArgs {
     /// (a quantity per second, e.g. 1Gi, 500Mi).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    /// Read each drained node's virt-handler /metrics page through the API server's pod
+    /// proxy (get pods/proxy in KubeVirt's namespace; one request per node) for the guests'
+    /// dirty rates, and predict whether each live migration converges under its policy.
+    #[arg(long, conflicts_with = "prometheus")]
+    pub metrics: bool,
+
+    /// As --metrics, from this Prometheus (one query).
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
 }
 
 /// The order `plan-maintenance` drains the nodes in.

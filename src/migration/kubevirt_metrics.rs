@@ -176,6 +176,11 @@ pub fn from_exposition(text: &str, namespace: &str, vmi: &str) -> MigrationMetri
 /// The PromQL query for one VMI: every known name at once, selected by `__name__`.
 pub fn prometheus_query(namespace: &str, vmi: &str) -> String {
     let names: Vec<&str> = all_names().collect();
+    prometheus_query_of(&names, namespace, vmi)
+}
+
+/// The PromQL query for `names` of one VMI, selected by `__name__`.
+pub fn prometheus_query_of(names: &[&str], namespace: &str, vmi: &str) -> String {
     format!(
         "{{__name__=~\"{}\",namespace=\"{}\",name=\"{}\"}}",
         names.join("|"),

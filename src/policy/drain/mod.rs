@@ -869,16 +869,27 @@ fn live_migrate(
             .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
         return;
     }
-    let over_budget = feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy);
-    match placement::place(search, &f.target_pod, &f.node, f.transfer, over_budget) {
+    // The estimate shown and the time the migration holds its slot: the prediction's when
+    // there is one (none shown for a migration that does not complete).
+    let (estimate, slot, over_budget) = match &predicted {
+        Some((_, c)) if c.completes == Some(false) => (
+            None,
+            c.slot_seconds(f.transfer),
+            Some("predicted not to complete: KubeVirt aborts it once its completion budget is spent (see the convergence findings)".to_string()),
+        ),
+        Some((_, c)) if c.completes == Some(true) => {
+            (c.slot_seconds(f.transfer), c.slot_seconds(f.transfer), None)
+        }
+        _ => (
+            f.transfer,
+            f.transfer,
+            feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy),
+        ),
+    };
+    match placement::place(search, &f.target_pod, &f.node, estimate, over_budget) {
         Ok(placed) => {
             plan.target = Some(placed.target);
             plan.explanation = placed.explanation;
-            let (estimate, slot) = match &predicted {
-                Some((_, c)) if c.completes == Some(false) => (None, c.slot_seconds(f.transfer)),
-                Some((_, c)) => (c.slot_seconds(f.transfer), c.slot_seconds(f.transfer)),
-                None => (f.transfer, f.transfer),
-            };
             plan.estimate_seconds = estimate;
             if let Some((p, c)) = predicted {
                 plan.prediction = Some(p);
