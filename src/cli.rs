@@ -160,7 +160,12 @@ created: not running, not migratable, a migration in flight, no feasible target,
 the VMI and of its namespace (no policy can score higher; ties go to the smallest name, which vmctl
 picks), named in the migration's annotation vmctl.io/temporary-migration-policy and deleted once
 KubeVirt has applied it (hand-off) or when vmctl stops. Progress comes from virt-handler's metrics
-through the API server's pod proxy (or --prometheus). Ctrl-C detaches: the migration goes on,
+through the API server's pod proxy (or --prometheus). Before anything is created, the guest's dirty
+rate from the same place (kubevirt_vmi_dirty_rate_bytes_per_second, KubeVirt v1.6+; a hint) predicts
+whether the migration converges under the configuration it will run with: the first line on stderr
+('prediction: will not converge under ...; consider allowPostCopy: true ...'), in the dry run's
+output, and as prediction/convergence/predictionLines in its JSON. Advice only: nothing is refused
+and nothing else is read. Ctrl-C detaches: the migration goes on,
 unless it had not started, in which case what vmctl created is removed. The progress lines measure
 streaming time against the completion budget (KubeVirt starts it with streaming) and count a
 remainder that stops falling against progressTimeout ('no progress for 40s of the 150 s progress

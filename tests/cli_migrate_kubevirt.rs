@@ -1014,3 +1014,136 @@ fn migrate_follows_its_migration_with_two_named_watches_and_no_pod_watch() {
         "{watches:?}"
     );
 }
+
+// ---------------------------------------------------------------- the dirty-rate prediction
+
+const MIB: u64 = 1 << 20;
+
+fn index_of(requests: &[RecordedRequest], f: impl Fn(&RecordedRequest) -> bool) -> Option<usize> {
+    requests.iter().position(f)
+}
+
+#[test]
+fn the_prediction_comes_first_and_is_advice_not_a_refusal() {
+    // 2Gi dirtying 400 MiB/s against the 256 MiB/s vmctl assumes without a cap.
+    let lab = lab(Script {
+        guest_dirty_rate: Some(400 * MIB),
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--timeout", "60s"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "advice, not a refusal: {text}");
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("prediction: will not converge under the cluster's migration configuration (no bandwidthPerMigration: 256.0 MiB/s assumed (vmctl's default assumption)): the guest dirties 156% of what is sent"),
+        "{text}"
+    );
+    assert!(
+        first.contains("; consider allowPostCopy: true (completes by post-copy in ~"),
+        "{text}"
+    );
+    assert!(
+        first
+            .contains("(dirty rate from virt-handler pod virt-handler-1; a hint: it may read low)"),
+        "{text}"
+    );
+    assert!(
+        err.contains(
+            "prediction: vmctl migrate --allow-postcopy / --allow-auto-converge set these"
+        ),
+        "{text}"
+    );
+    let requests = lab.server.requests();
+    let page = index_of(&requests, |r| r.path.ends_with("/proxy/metrics")).expect("metrics read");
+    let created =
+        index_of(&requests, |r| r.method == Method::POST).expect("the migration was created");
+    assert!(page < created, "read before the migration is created");
+
+    // The dry run carries it as data, and reads nothing else.
+    lab.server.reset_requests();
+    let out = lab.run(&["migrate", "batch-01", "--dry-run", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["prediction"]["converges"], false);
+    assert_eq!(plan["prediction"]["completes"], false);
+    assert_eq!(plan["prediction"]["dirtyRateBps"], 400 * MIB);
+    assert_eq!(plan["prediction"]["dirtyRateSource"], "kubevirt-metrics");
+    assert_eq!(plan["convergence"]["completes"], false);
+    assert_eq!(plan["convergence"]["abortedAfterSeconds"], 450);
+    assert!(lab.mutations().is_empty());
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        1,
+        "one page, its virt-handler pod taken from the pods already listed"
+    );
+    let text = stdout(&lab.run(&["migrate", "batch-01", "--dry-run"]));
+    let second = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with("prediction: will not converge under"),
+        "{text}"
+    );
+
+    // Under the temporary policy of --allow-postcopy it completes, by post-copy.
+    let out = lab.run(&[
+        "migrate",
+        "batch-01",
+        "--dry-run",
+        "--allow-postcopy",
+        "-o",
+        "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["convergence"]["completes"], true, "{plan}");
+    assert_eq!(plan["convergence"]["completesBy"], "post-copy");
+    assert!(
+        plan["convergence"]["under"]
+            .as_str()
+            .unwrap()
+            .starts_with("MigrationPolicy vmctl-prod-batch-01-"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn an_idle_guest_is_predicted_to_converge_and_unreadable_metrics_are_one_line() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "batch-01", "--dry-run"]);
+    assert!(
+        stdout(&out).contains("prediction: converges under the cluster's migration configuration"),
+        "{}",
+        both(&out)
+    );
+
+    // A virt-handler before v1.6: no metric.
+    let lab = self::lab(Script {
+        guest_dirty_rate: None,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--dry-run", "-o", "json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(plan.get("prediction").is_none());
+    assert_eq!(
+        plan["predictionLines"],
+        serde_json::json!([
+            "none (virt-handler pod virt-handler-1 has no kubevirt_vmi_dirty_rate_bytes_per_second (KubeVirt v1.6+))"
+        ])
+    );
+
+    // pods/proxy forbidden: said once before the start, the migration goes ahead.
+    let lab = self::lab(Script::default());
+    lab.server
+        .inject_fault(Fault::status(403).path("/proxy/metrics"));
+    let out = lab.run(&["migrate", "batch-01", "--timeout", "60s"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(
+        err.lines()
+            .next()
+            .unwrap_or_default()
+            .starts_with("prediction: none (virt-handler metrics through the pod proxy: forbidden"),
+        "{err}"
+    );
+    assert_eq!(err.matches("prediction: ").count(), 1, "{err}");
+}

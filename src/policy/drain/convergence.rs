@@ -326,7 +326,7 @@ pub fn judge(s: &Setting) -> (Prediction, Convergence) {
                 .to_string();
             let end = if budget > 0 {
                 format!(
-                    "KubeVirt aborts it once the {} completion budget is spent, and the evacuation retries it (with a backoff) for as long as the node drains",
+                    "KubeVirt aborts it once the {} completion budget is spent",
                     text::duration(budget as i64)
                 )
             } else {
@@ -360,7 +360,7 @@ fn bandwidth_words(s: &Setting) -> String {
         BandwidthFrom::Cluster => format!("bandwidthPerMigration {rate} of the KubeVirt CR"),
         BandwidthFrom::Flag => format!("no bandwidthPerMigration: {rate} assumed (--bandwidth)"),
         BandwidthFrom::Default => {
-            format!("no bandwidthPerMigration: {rate} assumed (vmctl's default; --bandwidth)")
+            format!("no bandwidthPerMigration: {rate} assumed (vmctl's default assumption)")
         }
     }
 }

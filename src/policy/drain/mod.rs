@@ -875,7 +875,7 @@ fn live_migrate(
         Some((_, c)) if c.completes == Some(false) => (
             None,
             c.slot_seconds(f.transfer),
-            Some("predicted not to complete: KubeVirt aborts it once its completion budget is spent (see the convergence findings)".to_string()),
+            Some("predicted not to complete: KubeVirt aborts it once its completion budget is spent, and the evacuation retries it (with a backoff) for as long as the node drains (see the convergence findings)".to_string()),
         ),
         Some((_, c)) if c.completes == Some(true) => {
             (c.slot_seconds(f.transfer), c.slot_seconds(f.transfer), None)
