@@ -366,6 +366,14 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     notes[]                   what was assumed (objects that could not be read)
     warnings[]                what was said on stderr about the input (omitted when none)
 
+DIRTY RATE (--metrics: the VMI node's virt-handler /metrics through the API server's pod proxy, a
+list of virt-handler pods and one page; --prometheus URL: one query, also with --from): for a
+data-plane failure only, evidence[] gains the guest's dirty rate now
+(kubevirt_vmi_dirty_rate_bytes_per_second, KubeVirt v1.6+, a hint), the running migration's
+rates while there is one, the bandwidthPerMigration it ran with (or 'unset': the network's rate),
+and the dirty rate against the transfer rate (object vmctl; 90% or more: pre-copy cannot
+converge). What cannot be read is one line among the assumptions; the diagnosis does not change.
+
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
 
@@ -536,6 +544,16 @@ pub struct ExplainArgs {
     /// Explain the last migration job of a libvirt domain on this libvirt URI instead.
     #[arg(long, value_name = "URI")]
     pub connect: Option<String>,
+
+    /// For a data-plane failure, read the guest's dirty rate from virt-handler's /metrics
+    /// through the API server's pod proxy (get pods/proxy in KubeVirt's namespace) and show
+    /// it against the transfer rate.
+    #[arg(long, conflicts_with_all = ["prometheus", "connect"])]
+    pub metrics: bool,
+
+    /// As --metrics, from this Prometheus (one query).
+    #[arg(long, value_name = "URL", conflicts_with = "connect")]
+    pub prometheus: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

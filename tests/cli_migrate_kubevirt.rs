@@ -1147,3 +1147,91 @@ fn an_idle_guest_is_predicted_to_converge_and_unreadable_metrics_are_one_line() 
     );
     assert_eq!(err.matches("prediction: ").count(), 1, "{err}");
 }
+
+#[test]
+fn explain_shows_the_dirty_rate_against_the_transfer_rate_for_a_data_plane_failure() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    for o in objects.iter_mut().filter(|o| o["kind"] == "KubeVirt") {
+        o["spec"]["configuration"]["migrations"] =
+            serde_json::json!({"bandwidthPerMigration": "64Mi"});
+    }
+    let lab = lab_with(
+        objects,
+        Script {
+            stuck: true,
+            running_ticks: 25,
+            guest_dirty_rate: Some(400 * MIB),
+            ..Script::default()
+        },
+    );
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+
+    // Without the flag nothing is read.
+    lab.server.reset_requests();
+    let plain = lab.run(&["explain", "vmi/batch-01"]);
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        0
+    );
+    assert!(!stdout(&plain).contains("kubevirt_vmi_dirty_rate_bytes_per_second"));
+
+    lab.server.reset_requests();
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), plain.status.code(), "{}", both(&out));
+    assert!(
+        text.contains("plane: data-plane") || text.contains("data-plane"),
+        "{text}"
+    );
+    assert!(
+        text.contains("virt-handler pod virt-handler-1 kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\",name=\"batch-01\"} = 400.0 MiB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("KubeVirt/kubevirt/kubevirt spec.configuration.migrations.bandwidthPerMigration = 64.0 MiB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("vmctl dirty rate / transfer rate (the cap) = 625%"),
+        "{text}"
+    );
+    assert!(text.contains("pre-copy cannot converge"), "{text}");
+    // One list of virt-handler pods on the node, one page.
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        1
+    );
+    assert_eq!(
+        lab.server.count_requests(|r| r.is_list()
+            && r.param("labelSelector")
+                .is_some_and(|s| s.contains("virt-handler"))),
+        1
+    );
+
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["field"] == "dirty rate / transfer rate (the cap)" && f["value"] == "625%"),
+        "{report}"
+    );
+
+    // Forbidden: one line among the assumptions, the diagnosis unchanged.
+    lab.server
+        .inject_fault(Fault::status(403).path("/proxy/metrics"));
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), plain.status.code());
+    assert_eq!(
+        text.matches("dirty rate not read: virt-handler metrics through the pod proxy: forbidden")
+            .count(),
+        1,
+        "{text}"
+    );
+}
