@@ -1739,39 +1739,6 @@ fn kv19_the_third_consecutive_failure_backs_off_80_seconds() {
 
 // ---------------------------------------------------------------- the guest dirty rate
 
-/// A Prometheus answering every query with `answer`; returns its URL and the number of
-/// queries.
-fn fake_prometheus(
-    answer: serde_json::Value,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = served.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&chunk[..n]),
-                }
-            }
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let body = answer.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (url, served)
-}
-
 #[test]
 fn metrics_are_read_only_for_a_data_plane_failure_and_a_snapshot_says_why_not() {
     let text = |args: &[&str]| {
@@ -1801,7 +1768,7 @@ fn metrics_are_read_only_for_a_data_plane_failure_and_a_snapshot_says_why_not() 
          "value": [1.7e9, "314572800"]}]}}),
     );
     let data = text(&["kubevirt-migrate-vm-n4k7t", "--prometheus", &url]);
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(served.lock().unwrap().len(), 1);
     assert!(
         data.contains(&format!("Prometheus at {url} kubevirt_vmi_dirty_rate_bytes_per_second{{namespace=\"dev\",name=\"jenkins-agent-01\"}} = 300.0 MiB/s")),
         "{data}"

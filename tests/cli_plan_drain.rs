@@ -1089,41 +1089,6 @@ fn without_metrics_flags_nothing_is_read_and_nothing_changes() {
     );
 }
 
-/// A Prometheus answering every query with `answer`; returns its URL and the queries asked.
-fn fake_prometheus(answer: Value) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = asked.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&chunk[..n]),
-                }
-            }
-            let line = String::from_utf8_lossy(&head)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            log.lock().unwrap().push(line);
-            let body = answer.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (url, asked)
-}
-
 fn vector(series: &[(&str, u64)]) -> Value {
     let result: Vec<Value> = series
         .iter()

@@ -558,4 +558,38 @@ go_goroutines 42
             "kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\",name=\"a\\\"b\"}"
         );
     }
+
+    #[test]
+    fn mutated_pages_never_panic() {
+        // A fixed-seed mutation of a real-looking page: tricky characters spliced in,
+        // lines cut anywhere (on char boundaries), repeated.
+        let base = format!("{GUEST}{PAGE}");
+        let tricky = [
+            '{', '}', '"', '\\', '=', ',', ' ', '\n', '#', 'é', '\u{1b}', '\u{0}',
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let mut chars: Vec<char> = base.chars().collect();
+            for _ in 0..(next() % 8 + 1) {
+                let at = (next() as usize) % chars.len().max(1);
+                match next() % 3 {
+                    0 => chars[at] = tricky[(next() as usize) % tricky.len()],
+                    1 => chars.insert(at, tricky[(next() as usize) % tricky.len()]),
+                    _ => {
+                        chars.truncate(at.max(1));
+                    }
+                }
+            }
+            let text: String = chars.into_iter().collect();
+            let g = guest_dirty_rates(&text);
+            assert!(g.rates.values().all(|v| v.is_finite() && *v >= 0.0));
+            let _ = from_exposition(&text, "prod", "db-01");
+        }
+    }
 }
