@@ -35,11 +35,7 @@ fn a_slow_dirtier_converges_in_geometric_passes() {
     assert_eq!(p.predicted_seconds, Some(21.3));
     assert_eq!(p.downtime_ms, Some(250));
     assert!(p.alternatives.is_empty());
-    assert!(
-        p.summary.starts_with("converges in ~4 passes, ~21 s"),
-        "{}",
-        p.summary
-    );
+    assert!(p.summary.starts_with("converges in ~4 passes, ~21 s"), "{}", p.summary);
     // The lab measured 18.3 s: within 25 %.
     let measured = 18.3;
     assert!((21.3 - measured) / measured < 0.25);
@@ -50,11 +46,7 @@ fn a_guest_dirtying_faster_than_the_link_never_converges_and_gets_alternatives()
     let p = predict(&lab(64, 32));
     assert_eq!(p.converges, Some(false));
     assert_eq!(p.completes, Some(false));
-    assert!(
-        p.summary.contains("dirties 200% of what is sent"),
-        "{}",
-        p.summary
-    );
+    assert!(p.summary.contains("dirties 200% of what is sent"), "{}", p.summary);
     assert_eq!(
         flags(&p),
         [
@@ -115,11 +107,7 @@ fn a_converging_guest_past_its_budget_is_too_slow() {
     i.budget_secs = 1350;
     let p = predict(&i);
     assert_eq!(p.converges, Some(false));
-    assert!(
-        p.summary.contains("past the 1350 s budget"),
-        "{}",
-        p.summary
-    );
+    assert!(p.summary.contains("past the 1350 s budget"), "{}", p.summary);
     i.budget_secs = 0;
     assert_eq!(predict(&i).converges, Some(true));
 }
@@ -144,11 +132,7 @@ fn unknown_rates_say_what_would_be_needed() {
     assert_eq!(p.converges, None);
     let need = p.needs_bandwidth_bps.unwrap_or_default();
     assert!(need > 4 * MIB_U && need <= 16 * MIB_U, "{need}");
-    assert!(
-        p.summary.contains("if it carries at least"),
-        "{}",
-        p.summary
-    );
+    assert!(p.summary.contains("if it carries at least"), "{}", p.summary);
 
     let mut i = lab(4, 16);
     i.dirty_rate_bps = None;
@@ -193,10 +177,7 @@ fn kubevirt_alternatives_name_policy_fields() {
     i.flavour = Flavour::KubeVirt;
     let f = flags(&predict(&i));
     assert!(f.contains(&"allowPostCopy: true".to_string()), "{f:?}");
-    assert!(
-        f.contains(&"allowWorkloadDisruption: true".to_string()),
-        "{f:?}"
-    );
+    assert!(f.contains(&"allowWorkloadDisruption: true".to_string()), "{f:?}");
     assert!(f.iter().any(|x| x.starts_with("maxDowntime ")), "{f:?}");
 }
 
@@ -206,14 +187,8 @@ fn the_eta_of_a_pass_counts_what_dirtying_adds() {
     // starts with 75 MiB, and the passes after shrink at 15 MiB/s net: 5 + 5 = 10 s.
     let eta = precopy_eta_secs(100 * MIB_U, 256 * MIB_U, 10.0, 5 * MIB_U, 20 * MIB_U);
     assert_eq!(eta, Some(10.0));
-    assert_eq!(
-        precopy_eta_secs(100 * MIB_U, 256 * MIB_U, 10.0, 0, 20 * MIB_U),
-        Some(5.0)
-    );
-    assert_eq!(
-        precopy_eta_secs(1, 256 * MIB_U, 1.0, 30 * MIB_U, 20 * MIB_U),
-        None
-    );
+    assert_eq!(precopy_eta_secs(100 * MIB_U, 256 * MIB_U, 10.0, 0, 20 * MIB_U), Some(5.0));
+    assert_eq!(precopy_eta_secs(1, 256 * MIB_U, 1.0, 30 * MIB_U, 20 * MIB_U), None);
     assert_eq!(precopy_eta_secs(1, 256, 1.0, 0, 0), None);
 }
 
@@ -222,9 +197,7 @@ fn predictions_are_monotone_in_the_rates() {
     // More bandwidth never makes it worse; more dirtying never makes it better.
     let mut seed = 7u64;
     let mut next = |n: u64| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (seed >> 33) % n
     };
     for _ in 0..500 {
