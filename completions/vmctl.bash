@@ -333,13 +333,17 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__explain)
-            opts="-n -A -o -h -V --history --connect --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --history --connect --metrics --prometheus --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --connect)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prometheus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -719,13 +723,17 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__drain)
-            opts="-n -A -o -h -V --bandwidth --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --bandwidth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prometheus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

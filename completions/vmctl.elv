@@ -73,6 +73,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;plan-drain'= {
             cand --bandwidth 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)'
+            cand --prometheus 'As --metrics, from this Prometheus (one query)'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
@@ -83,6 +84,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --output 'Output format'
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --metrics 'Read each drained node''s virt-handler /metrics page through the API server''s pod proxy (get pods/proxy in KubeVirt''s namespace; one request per node) for the guests'' dirty rates, and predict whether each live migration converges under its policy'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -151,6 +153,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;explain'= {
             cand --connect 'Explain the last migration job of a libvirt domain on this libvirt URI instead'
+            cand --prometheus 'As --metrics, from this Prometheus (one query)'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
@@ -162,6 +165,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
             cand --history 'List every migration of the VMI still present, oldest first, with the backoff between them'
+            cand --metrics 'For a data-plane failure, read the guest''s dirty rate from virt-handler''s /metrics through the API server''s pod proxy (get pods/proxy in KubeVirt''s namespace) and show it against the transfer rate'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'

@@ -69,6 +69,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l no-color -d 'Neve
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l bandwidth -d 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -80,6 +81,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l metrics -d 'Read each drained node\'s virt-handler /metrics page through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace; one request per node) for the guests\' dirty rates, and predict whether each live migration converges under its policy'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -136,6 +138,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l no-color -d 'Never
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -148,6 +151,7 @@ yaml\t'The same document as YAML'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l history -d 'List every migration of the VMI still present, oldest first, with the backoff between them'
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l metrics -d 'For a data-plane failure, read the guest\'s dirty rate from virt-handler\'s /metrics through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace) and show it against the transfer rate'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -160,7 +160,12 @@ created: not running, not migratable, a migration in flight, no feasible target,
 the VMI and of its namespace (no policy can score higher; ties go to the smallest name, which vmctl
 picks), named in the migration's annotation vmctl.io/temporary-migration-policy and deleted once
 KubeVirt has applied it (hand-off) or when vmctl stops. Progress comes from virt-handler's metrics
-through the API server's pod proxy (or --prometheus). Ctrl-C detaches: the migration goes on,
+through the API server's pod proxy (or --prometheus). Before anything is created, the guest's dirty
+rate from the same place (kubevirt_vmi_dirty_rate_bytes_per_second, KubeVirt v1.6+; a hint) predicts
+whether the migration converges under the configuration it will run with: the first line on stderr
+('prediction: will not converge under ...; consider allowPostCopy: true ...'), in the dry run's
+output, and as prediction/convergence/predictionLines in its JSON. Advice only: nothing is refused
+and nothing else is read. Ctrl-C detaches: the migration goes on,
 unless it had not started, in which case what vmctl created is removed. The progress lines measure
 streaming time against the completion budget (KubeVirt starts it with streaming) and count a
 remainder that stops falling against progressTimeout ('no progress for 40s of the 150 s progress
@@ -251,7 +256,15 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               already-migrating | no-target), explanation, fix, target (node or null),
                               wave, startSeconds, endSeconds, estimateSeconds, budgetSeconds,
                               memoryBytes, podMemoryRequestBytes, migrationPolicy, allowPostCopy,
-                              allowAutoConverge, bandwidthBytesPerSecond, evacuationNode, runStrategy
+                              allowAutoConverge, bandwidthBytesPerSecond, evacuationNode, runStrategy,
+                              with --metrics/--prometheus for a live migration: prediction (the
+                              predictor's object: converges, completes, completesBy, dirtyRateBps,
+                              dirtyRateSource, bandwidthBps, bandwidthSource (cap | unknown: assumed),
+                              budgetSeconds, passes, predictedSeconds, downtimeMs, summary,
+                              caveats[], alternatives[]) and convergence {under, bandwidthFrom
+                              (policy | cluster | flag | default), converges, completes, completesBy,
+                              etaSeconds, abortedAfterSeconds, finding, alternatives[] (MigrationPolicy
+                              words)}
     incoming[]                migrations landing on a drained node {namespace, name, sourceNode,
                               targetNode, targetPod, mode, pointOfNoReturn}
     skipped[]                 finished VMIs the drain does not touch
@@ -264,6 +277,9 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               expectedPods, source (status | computed), syncFailed, stale, ...},
                               vmis[], evictions[] {vmi, pod, httpStatus, answer, text}}
     waves, defaultsAssumed, kubevirtVersion, assumptions[]
+    convergence               with --metrics/--prometheus: {source, metric, caveat, predicted,
+                              withDirtyRate, willNotComplete[], bySwitching[], notes[] (what could not
+                              be read, one line per cause)}
     warnings[]                what was said on stderr about the input (omitted when none)
 
 PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API reads them: selector {} selects
@@ -282,6 +298,18 @@ migrations already in flight, in KubeVirt's queue order: with the priority queue
 VMIMs carrying spec.priority) pending system-critical migrations first, then the drain's
 evacuations (system-critical; system-maintenance for a VMI the descheduler marked), longest
 first, then user-triggered and system-maintenance ones; without it, first come first served.
+
+DIRTY RATE (--metrics: virt-handler's /metrics of each drained node through the API server's pod
+proxy, one request per node, get pods/proxy in KubeVirt's namespace; --prometheus URL: one query):
+kubevirt_vmi_dirty_rate_bytes_per_second (KubeVirt v1.6+) predicts each live migration pass by pass
+under its effective configuration (bandwidthPerMigration as a cap, else the assumed bandwidth; the
+completion budget; maxDowntimeMs; post-copy or a pause once the budget is spent, as KubeVirt's
+monitor does; auto-converge). A VM that does not complete is flagged (CONVERGES column, findings
+with the MigrationPolicy fields that would change it) and holds its slot until KubeVirt aborts it;
+the others' estimates become the predicted time. The figure is a hint (measured for one second,
+reported inaccurate in some releases): the verdict and the exit code do not change. What cannot
+be read (403, no virt-handler, no metric) is said once per cause; the plan goes on. Without either
+flag nothing is read.
 
 EXIT CODES: 0 the drain will complete (possibly with shutdowns); 1 it will block; 3 unknown node.";
 
@@ -338,6 +366,14 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
     notes[]                   what was assumed (objects that could not be read)
     warnings[]                what was said on stderr about the input (omitted when none)
 
+DIRTY RATE (--metrics: the VMI node's virt-handler /metrics through the API server's pod proxy, a
+list of virt-handler pods and one page; --prometheus URL: one query, also with --from): for a
+data-plane failure only, evidence[] gains the guest's dirty rate now
+(kubevirt_vmi_dirty_rate_bytes_per_second, KubeVirt v1.6+, a hint), the running migration's
+rates while there is one, the bandwidthPerMigration it ran with (or 'unset': the network's rate),
+and the dirty rate against the transfer rate (object vmctl; 90% or more: pre-copy cannot
+converge). What cannot be read is one line among the assumptions; the diagnosis does not change.
+
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
 
@@ -370,6 +406,16 @@ pub struct PlanDrainArgs {
     /// (a quantity per second, e.g. 1Gi, 500Mi).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    /// Read each drained node's virt-handler /metrics page through the API server's pod
+    /// proxy (get pods/proxy in KubeVirt's namespace; one request per node) for the guests'
+    /// dirty rates, and predict whether each live migration converges under its policy.
+    #[arg(long, conflicts_with = "prometheus")]
+    pub metrics: bool,
+
+    /// As --metrics, from this Prometheus (one query).
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
 }
 
 /// The order `plan-maintenance` drains the nodes in.
@@ -498,6 +544,16 @@ pub struct ExplainArgs {
     /// Explain the last migration job of a libvirt domain on this libvirt URI instead.
     #[arg(long, value_name = "URI")]
     pub connect: Option<String>,
+
+    /// For a data-plane failure, read the guest's dirty rate from virt-handler's /metrics
+    /// through the API server's pod proxy (get pods/proxy in KubeVirt's namespace) and show
+    /// it against the transfer rate.
+    #[arg(long, conflicts_with_all = ["prometheus", "connect"])]
+    pub metrics: bool,
+
+    /// As --metrics, from this Prometheus (one query).
+    #[arg(long, value_name = "URL", conflicts_with = "connect")]
+    pub prometheus: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

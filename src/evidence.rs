@@ -552,6 +552,7 @@ pub async fn drain_inputs(
         policies,
         bandwidth,
         now: Some(crate::model::Time(ctx.now)),
+        dirty_rates: None,
     })
 }
 
@@ -566,6 +567,15 @@ pub async fn drain_plan(
     crate::policy::drain::DrainPlan,
 )> {
     let inputs = drain_inputs(ctx, drain, bandwidth).await?;
+    let plan = plan_of(ctx, &inputs);
+    Ok((inputs, plan))
+}
+
+/// The plan of inputs already read, their warnings said.
+pub fn plan_of(
+    ctx: &Context,
+    inputs: &crate::policy::drain::DrainInputs,
+) -> crate::policy::drain::DrainPlan {
     for w in crate::model::unknown::warnings(
         inputs.vmis.iter().chain(&inputs.incoming),
         &inputs.vmims,
@@ -573,8 +583,7 @@ pub async fn drain_plan(
     ) {
         ctx.warn(w);
     }
-    let plan = crate::policy::drain::plan_drain(&inputs);
-    Ok((inputs, plan))
+    crate::policy::drain::plan_drain(inputs)
 }
 
 /// What `plan-maintenance` reads: the whole cluster's VMIs, VMs, migrations, nodes, PDBs,

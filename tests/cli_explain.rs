@@ -1736,3 +1736,45 @@ fn kv19_the_third_consecutive_failure_backs_off_80_seconds() {
         [None, Some(20), Some(40), Some(80)]
     );
 }
+
+// ---------------------------------------------------------------- the guest dirty rate
+
+#[test]
+fn metrics_are_read_only_for_a_data_plane_failure_and_a_snapshot_says_why_not() {
+    let text = |args: &[&str]| {
+        let mut all = vec!["--from", "examples/cluster", "explain"];
+        all.extend_from_slice(args);
+        stdout(&vmctl(all))
+    };
+    let control = text(&["kubevirt-migrate-vm-h2b6c", "--metrics"]);
+    assert!(
+        control.contains(
+            "dirty rate not read: the diagnosis is control-plane, not a data-plane failure"
+        ),
+        "{control}"
+    );
+    let data = text(&["kubevirt-migrate-vm-n4k7t", "--metrics"]);
+    assert!(
+        data.contains("dirty rate not read: --metrics reads virt-handler through the API server, and a snapshot (--from) has none"),
+        "{data}"
+    );
+    // Without the flag, the report is as before.
+    assert!(!text(&["kubevirt-migrate-vm-n4k7t"]).contains("dirty rate"));
+
+    // A Prometheus needs no API server: one query, the facts.
+    let (url, served) = fake_prometheus(
+        serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"__name__": "kubevirt_vmi_dirty_rate_bytes_per_second", "namespace": "dev", "name": "jenkins-agent-01"},
+         "value": [1.7e9, "314572800"]}]}}),
+    );
+    let data = text(&["kubevirt-migrate-vm-n4k7t", "--prometheus", &url]);
+    assert_eq!(served.lock().unwrap().len(), 1);
+    assert!(
+        data.contains(&format!("Prometheus at {url} kubevirt_vmi_dirty_rate_bytes_per_second{{namespace=\"dev\",name=\"jenkins-agent-01\"}} = 300.0 MiB/s")),
+        "{data}"
+    );
+    assert!(
+        data.contains("a hint: reported inaccurate in some releases"),
+        "{data}"
+    );
+}

@@ -1014,3 +1014,224 @@ fn migrate_follows_its_migration_with_two_named_watches_and_no_pod_watch() {
         "{watches:?}"
     );
 }
+
+// ---------------------------------------------------------------- the dirty-rate prediction
+
+const MIB: u64 = 1 << 20;
+
+fn index_of(requests: &[RecordedRequest], f: impl Fn(&RecordedRequest) -> bool) -> Option<usize> {
+    requests.iter().position(f)
+}
+
+#[test]
+fn the_prediction_comes_first_and_is_advice_not_a_refusal() {
+    // 2Gi dirtying 400 MiB/s against the 256 MiB/s vmctl assumes without a cap.
+    let lab = lab(Script {
+        guest_dirty_rate: Some(400 * MIB),
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--timeout", "60s"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "advice, not a refusal: {text}");
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("prediction: will not converge under the cluster's migration configuration (no bandwidthPerMigration: 256.0 MiB/s assumed (vmctl's default assumption)): the guest dirties 156% of what is sent"),
+        "{text}"
+    );
+    assert!(
+        first.contains("; consider allowPostCopy: true (completes by post-copy in ~"),
+        "{text}"
+    );
+    assert!(
+        first
+            .contains("(dirty rate from virt-handler pod virt-handler-1; a hint: it may read low)"),
+        "{text}"
+    );
+    assert!(
+        err.contains(
+            "prediction: vmctl migrate --allow-postcopy / --allow-auto-converge set these"
+        ),
+        "{text}"
+    );
+    let requests = lab.server.requests();
+    let page = index_of(&requests, |r| r.path.ends_with("/proxy/metrics")).expect("metrics read");
+    let created =
+        index_of(&requests, |r| r.method == Method::POST).expect("the migration was created");
+    assert!(page < created, "read before the migration is created");
+
+    // The dry run carries it as data, and reads nothing else.
+    lab.server.reset_requests();
+    let out = lab.run(&["migrate", "batch-01", "--dry-run", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["prediction"]["converges"], false);
+    assert_eq!(plan["prediction"]["completes"], false);
+    assert_eq!(plan["prediction"]["dirtyRateBps"], 400 * MIB);
+    assert_eq!(plan["prediction"]["dirtyRateSource"], "kubevirt-metrics");
+    assert_eq!(plan["convergence"]["completes"], false);
+    assert_eq!(plan["convergence"]["abortedAfterSeconds"], 450);
+    assert!(lab.mutations().is_empty());
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        1,
+        "one page, its virt-handler pod taken from the pods already listed"
+    );
+    let text = stdout(&lab.run(&["migrate", "batch-01", "--dry-run"]));
+    let second = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with("prediction: will not converge under"),
+        "{text}"
+    );
+
+    // Under the temporary policy of --allow-postcopy it completes, by post-copy.
+    let out = lab.run(&[
+        "migrate",
+        "batch-01",
+        "--dry-run",
+        "--allow-postcopy",
+        "-o",
+        "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["convergence"]["completes"], true, "{plan}");
+    assert_eq!(plan["convergence"]["completesBy"], "post-copy");
+    assert!(
+        plan["convergence"]["under"]
+            .as_str()
+            .unwrap()
+            .starts_with("MigrationPolicy vmctl-prod-batch-01-"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn an_idle_guest_is_predicted_to_converge_and_unreadable_metrics_are_one_line() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "batch-01", "--dry-run"]);
+    assert!(
+        stdout(&out).contains("prediction: converges under the cluster's migration configuration"),
+        "{}",
+        both(&out)
+    );
+
+    // A virt-handler before v1.6: no metric.
+    let lab = self::lab(Script {
+        guest_dirty_rate: None,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "--dry-run", "-o", "json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(plan.get("prediction").is_none());
+    assert_eq!(
+        plan["predictionLines"],
+        serde_json::json!([
+            "none (virt-handler pod virt-handler-1 has no kubevirt_vmi_dirty_rate_bytes_per_second (KubeVirt v1.6+))"
+        ])
+    );
+
+    // pods/proxy forbidden: said once before the start, the migration goes ahead.
+    let lab = self::lab(Script::default());
+    lab.server
+        .inject_fault(Fault::status(403).path("/proxy/metrics"));
+    let out = lab.run(&["migrate", "batch-01", "--timeout", "60s"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert!(
+        err.lines()
+            .next()
+            .unwrap_or_default()
+            .starts_with("prediction: none (virt-handler metrics through the pod proxy: forbidden"),
+        "{err}"
+    );
+    assert_eq!(err.matches("prediction: ").count(), 1, "{err}");
+}
+
+#[test]
+fn explain_shows_the_dirty_rate_against_the_transfer_rate_for_a_data_plane_failure() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    for o in objects.iter_mut().filter(|o| o["kind"] == "KubeVirt") {
+        o["spec"]["configuration"]["migrations"] =
+            serde_json::json!({"bandwidthPerMigration": "64Mi"});
+    }
+    let lab = lab_with(
+        objects,
+        Script {
+            stuck: true,
+            running_ticks: 25,
+            guest_dirty_rate: Some(400 * MIB),
+            ..Script::default()
+        },
+    );
+    let out = lab.run(&["migrate", "batch-01"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+
+    // Without the flag nothing is read.
+    lab.server.reset_requests();
+    let plain = lab.run(&["explain", "vmi/batch-01"]);
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        0
+    );
+    assert!(!stdout(&plain).contains("kubevirt_vmi_dirty_rate_bytes_per_second"));
+
+    lab.server.reset_requests();
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), plain.status.code(), "{}", both(&out));
+    assert!(
+        text.contains("plane: data-plane") || text.contains("data-plane"),
+        "{text}"
+    );
+    assert!(
+        text.contains("virt-handler pod virt-handler-1 kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\",name=\"batch-01\"} = 400.0 MiB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("KubeVirt/kubevirt/kubevirt spec.configuration.migrations.bandwidthPerMigration = 64.0 MiB/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("vmctl dirty rate / transfer rate (the cap) = 625%"),
+        "{text}"
+    );
+    assert!(text.contains("pre-copy cannot converge"), "{text}");
+    // One list of virt-handler pods on the node, one page.
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/proxy/metrics")),
+        1
+    );
+    assert_eq!(
+        lab.server.count_requests(|r| r.is_list()
+            && r.param("labelSelector")
+                .is_some_and(|s| s.contains("virt-handler"))),
+        1
+    );
+
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["field"] == "dirty rate / transfer rate (the cap)" && f["value"] == "625%"),
+        "{report}"
+    );
+
+    // Forbidden: one line among the assumptions, the diagnosis unchanged.
+    lab.server
+        .inject_fault(Fault::status(403).path("/proxy/metrics"));
+    let out = lab.run(&["explain", "vmi/batch-01", "--metrics"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), plain.status.code());
+    assert_eq!(
+        text.matches("dirty rate not read: virt-handler metrics through the pod proxy: forbidden")
+            .count(),
+        1,
+        "{text}"
+    );
+}

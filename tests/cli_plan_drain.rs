@@ -853,3 +853,416 @@ fn an_upgrade_drain_names_the_host_model_cpu_each_vm_needs() {
     ]);
     insta::assert_snapshot!("plan_drain_sched_cpu_model_wide", stdout(&out));
 }
+
+// ---------------------------------------------------------------- the guest dirty rate
+
+const MIB: u64 = 1 << 20;
+
+/// node-1 with three 2Gi VMIs under a 64 MiB/s cluster cap: `idle-01`, `busy-01` (dirties
+/// twice the cap), `cache-01` (as much, but MigrationPolicy allow-pc allows post-copy);
+/// virt-handler on both nodes.
+fn dirty_cluster(version: &str) -> Vec<Value> {
+    use serde_json::json;
+    let mut objects = vec![
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {"evictionStrategy": "LiveMigrate",
+                "migrations": {"bandwidthPerMigration": "64Mi"}}},
+            "status": {"observedKubeVirtVersion": version, "phase": "Deployed"}}),
+        json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "prod", "labels": {"kubernetes.io/metadata.name": "prod"}}}),
+        json!({"apiVersion": "migrations.kubevirt.io/v1alpha1", "kind": "MigrationPolicy",
+            "metadata": {"name": "allow-pc"},
+            "spec": {"allowPostCopy": true, "selectors": {"virtualMachineInstanceSelector": {"tier": "cache"}}}}),
+    ];
+    for node in ["node-1", "node-2"] {
+        objects.push(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node, "labels": {"kubevirt.io/schedulable": "true"}},
+            "spec": {}, "status": {"allocatable": {"memory": "64Gi", "cpu": "32", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}]}}));
+        objects.push(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("virt-handler-{}", &node[5..]), "namespace": "kubevirt",
+                "labels": {"kubevirt.io": "virt-handler"}},
+            "spec": {"nodeName": node, "containers": [{"name": "virt-handler"}]},
+            "status": {"phase": "Running"}}));
+    }
+    for (name, tier) in [("idle-01", "web"), ("busy-01", "db"), ("cache-01", "cache")] {
+        let uid = format!("uid-{name}");
+        objects.push(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": name, "namespace": "prod", "uid": uid,
+                "labels": {"kubevirt.io/nodeName": "node-1", "tier": tier}},
+            "spec": {"domain": {"memory": {"guest": "2Gi"}}},
+            "status": {"nodeName": "node-1", "phase": "Running",
+                "conditions": [{"type": "LiveMigratable", "status": "True"}]}}),
+        );
+        objects.push(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("virt-launcher-{name}"), "namespace": "prod",
+                "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid}},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "compute",
+                "resources": {"requests": {"memory": "2300Mi"}}}]},
+            "status": {"phase": "Running"}}));
+    }
+    objects
+}
+
+/// virt-handler-1's page: the three guests' rates among other metrics, and lines a parser
+/// must survive (tenant-controlled label values, a `}` before the `{`).
+fn handler_page() -> String {
+    let g = "kubevirt_vmi_dirty_rate_bytes_per_second";
+    format!(
+        "# HELP {g} Guest dirty-rate in bytes per second.\n# TYPE {g} gauge\n\
+         {g}{{kubernetes_vmi_label_tier=\"web\",name=\"idle-01\",namespace=\"prod\",node=\"node-1\"}} 0\n\
+         {g}{{kubernetes_vmi_label_tier=\"db\",name=\"busy-01\",namespace=\"prod\",node=\"node-1\"}} {}\n\
+         {g}{{kubernetes_vmi_label_tier=\"cache\",name=\"cache-01\",namespace=\"prod\",node=\"node-1\"}} {}\n\
+         {g}{{kubernetes_vmi_label_x=\"\u{1b}[2J\u{1b}]8;;http://evil\u{7}\",name=\"ghost\u{1b}[31m\",namespace=\"prod\"}} 5\n\
+         x}}y{{z 1\n\
+         kubevirt_vmi_memory_resident_bytes{{name=\"idle-01\",namespace=\"prod\"}} 1e9\n",
+        128 * MIB,
+        128 * MIB
+    )
+}
+
+/// A fake API server with [`dirty_cluster`] whose pod proxy serves `page` for virt-handler-1.
+fn dirty_server(version: &str, page: String) -> std::sync::Arc<FakeApiServer> {
+    let server = std::sync::Arc::new(FakeApiServer::start_blocking(dirty_cluster(version)));
+    server.add_hook(std::sync::Arc::new(move |r: &support::HookRequest| {
+        (r.path == "/api/v1/namespaces/kubevirt/pods/https:virt-handler-1:8443/proxy/metrics")
+            .then(|| support::HookReply::Text(200, page.clone()))
+    }));
+    server
+}
+
+fn proxy_requests(server: &FakeApiServer) -> usize {
+    server.count_requests(|r| r.path.ends_with("/proxy/metrics"))
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(out), stderr(out)))
+}
+
+/// What a plan with predictions must say of the three guests.
+fn assert_flags_busy_only(plan: &Value) {
+    let c = &plan["convergence"];
+    assert_eq!(
+        c["willNotComplete"],
+        serde_json::json!(["prod/busy-01"]),
+        "{c}"
+    );
+    assert_eq!(
+        c["bySwitching"],
+        serde_json::json!(["prod/cache-01"]),
+        "{c}"
+    );
+    assert_eq!(
+        (c["predicted"].as_u64(), c["withDirtyRate"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(c["metric"], "kubevirt_vmi_dirty_rate_bytes_per_second");
+    assert!(c["caveat"].as_str().unwrap().contains("a hint"));
+    let busy = vmi(plan, "busy-01");
+    assert_eq!(busy["prediction"]["converges"], false);
+    assert_eq!(busy["prediction"]["dirtyRateBps"], 128 * MIB);
+    assert_eq!(busy["prediction"]["dirtyRateSource"], "kubevirt-metrics");
+    assert_eq!(busy["prediction"]["bandwidthSource"], "cap");
+    assert_eq!(busy["convergence"]["completes"], false);
+    assert_eq!(busy["convergence"]["bandwidthFrom"], "cluster");
+    assert_eq!(busy["convergence"]["abortedAfterSeconds"], 450);
+    assert!(
+        busy["estimateSeconds"].is_null(),
+        "not counted as a fast one"
+    );
+    let alternatives: Vec<&str> = busy["convergence"]["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for words in [
+        "allowPostCopy: true (",
+        "allowWorkloadDisruption: true (",
+        "bandwidthPerMigration: ",
+    ] {
+        assert!(
+            alternatives.iter().any(|a| a.starts_with(words)),
+            "{words}: {alternatives:?}"
+        );
+    }
+    for name in ["idle-01", "cache-01"] {
+        assert_eq!(vmi(plan, name)["convergence"]["completes"], true, "{name}");
+    }
+    assert_eq!(
+        vmi(plan, "cache-01")["convergence"]["completesBy"],
+        "post-copy"
+    );
+    assert_eq!(
+        vmi(plan, "cache-01")["convergence"]["under"],
+        "MigrationPolicy allow-pc"
+    );
+    // The post-copy one takes the budget and the rest, not memory over bandwidth.
+    assert_eq!(vmi(plan, "cache-01")["estimateSeconds"], 15 + 450 + 32);
+    assert_eq!(vmi(plan, "idle-01")["estimateSeconds"], 15 + 32);
+    assert_eq!(
+        plan["verdict"], "will-complete",
+        "a hint does not change the verdict"
+    );
+}
+
+#[test]
+fn metrics_flag_exactly_the_migration_that_cannot_complete() {
+    let server = dirty_server("v1.8.4", handler_page());
+    let out = live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan = json_of(&out);
+    assert_flags_busy_only(&plan);
+    assert_eq!(plan["convergence"]["notes"], serde_json::json!([]));
+    assert!(
+        plan["convergence"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("pod proxy")
+    );
+    assert_eq!(proxy_requests(&server), 1, "one page for the one node");
+    assert_eq!(
+        server.count_requests(|r| r.method != support::Method::GET),
+        0
+    );
+
+    let out = live(&server, &["plan-drain", "node-1", "--metrics"]);
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    insta::assert_snapshot!("plan_drain_metrics", normalise_source(&text));
+    assert!(
+        text.contains("1 predicted not to complete (a hint)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ prod/busy-01: will not converge under the cluster's migration configuration (bandwidthPerMigration 64.0 MiB/s of the KubeVirt CR): the guest dirties 200% of what is sent"),
+        "{text}"
+    );
+    assert!(
+        text.contains("; consider allowPostCopy: true (completes by post-copy in ~8m02s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("~ prod/cache-01: pre-copy will not converge under MigrationPolicy allow-pc"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("prod/idle-01: "),
+        "a converging one is listed only with -o wide: {text}"
+    );
+    let wide = stdout(&live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "wide"],
+    ));
+    assert!(
+        wide.contains("✓ prod/idle-01: converges under the cluster's migration configuration"),
+        "{wide}"
+    );
+}
+
+#[test]
+fn without_metrics_flags_nothing_is_read_and_nothing_changes() {
+    let server = dirty_server("v1.8.4", handler_page());
+    let plain = live(&server, &["plan-drain", "node-1", "-o", "json"]);
+    let baseline = server.request_count();
+    assert_eq!(proxy_requests(&server), 0);
+    let plan = json_of(&plain);
+    assert!(plan.get("convergence").is_none());
+    assert!(vmi(&plan, "busy-01").get("prediction").is_none());
+    assert!(!stdout(&live(&server, &["plan-drain", "node-1"])).contains("converges"));
+
+    server.reset_requests();
+    let _ = live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    );
+    assert_eq!(
+        server.request_count(),
+        baseline + 1,
+        "--metrics costs one page per drained node, nothing else"
+    );
+}
+
+fn vector(series: &[(&str, u64)]) -> Value {
+    let result: Vec<Value> = series
+        .iter()
+        .map(|(name, v)| {
+            serde_json::json!({"metric": {"__name__": "kubevirt_vmi_dirty_rate_bytes_per_second",
+            "namespace": "prod", "name": name, "node": "node-1"}, "value": [1.7e9, v.to_string()]})
+        })
+        .collect();
+    serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": result}})
+}
+
+#[test]
+fn prometheus_flags_the_same_migration_with_one_query() {
+    let server = dirty_server("v1.8.4", handler_page());
+    let (url, asked) = fake_prometheus(vector(&[
+        ("idle-01", 0),
+        ("busy-01", 128 * MIB),
+        ("cache-01", 128 * MIB),
+    ]));
+    let out = live(
+        &server,
+        &["plan-drain", "node-1", "--prometheus", &url, "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan = json_of(&out);
+    assert_flags_busy_only(&plan);
+    assert_eq!(
+        plan["convergence"]["source"],
+        format!("Prometheus at {url}")
+    );
+    assert_eq!(proxy_requests(&server), 0, "no pod proxy with --prometheus");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].starts_with("GET /api/v1/query?query=kubevirt_vmi_dirty_rate_bytes_per_second%7Bnode%3D~%22node-1%22%7D "),
+        "{asked:?}"
+    );
+    // With a snapshot too: Prometheus is not the API server.
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "--prometheus",
+        &url,
+        "-o",
+        "json",
+    ]);
+    assert!(json_of(&out)["convergence"].is_object());
+}
+
+#[test]
+fn metrics_that_cannot_be_read_are_said_once_per_cause_and_the_plan_goes_on() {
+    let note = |plan: &Value| -> Vec<String> {
+        plan["convergence"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    // 403 on pods/proxy.
+    let server = dirty_server("v1.8.4", handler_page());
+    server.inject_fault(support::Fault::status(403).path("/proxy/metrics"));
+    let out = live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan = json_of(&out);
+    let notes = note(&plan);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("virt-handler metrics through the pod proxy: forbidden: your user may not get pods/proxy"), "{notes:?}");
+    assert!(
+        notes[0].ends_with("(node node-1): no dirty rates for its VMIs"),
+        "{notes:?}"
+    );
+    assert_eq!(plan["convergence"]["withDirtyRate"], 0);
+    assert_eq!(
+        vmi(&plan, "busy-01")["estimateSeconds"],
+        15 + 32,
+        "memory over bandwidth, as before"
+    );
+    assert_eq!(vmi(&plan, "busy-01")["action"], "live-migrate");
+    let text = stdout(&live(&server, &["plan-drain", "node-1", "--metrics"]));
+    assert_eq!(text.matches("forbidden").count(), 1, "{text}");
+    assert!(
+        text.contains("  note: virt-handler metrics through the pod proxy: forbidden"),
+        "{text}"
+    );
+
+    // No virt-handler on the node: nothing to ask.
+    let server = dirty_server("v1.8.4", handler_page());
+    server.delete_object(Kind::Pod, Some("kubevirt"), "virt-handler-1");
+    let plan = json_of(&live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    ));
+    assert_eq!(
+        note(&plan),
+        [
+            "no running virt-handler pod (kubevirt.io=virt-handler) on the node (node node-1): no dirty rates for its VMIs"
+        ]
+    );
+    assert_eq!(proxy_requests(&server), 0);
+
+    // A page without the metric (a virt-handler before v1.6).
+    let server = dirty_server(
+        "v1.8.4",
+        "kubevirt_vmi_memory_resident_bytes{name=\"a\",namespace=\"prod\"} 1\n".into(),
+    );
+    let plan = json_of(&live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    ));
+    let notes = note(&plan);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("no kubevirt_vmi_dirty_rate_bytes_per_second at all for node-1 (virt-handler-1) (KubeVirt exports it from v1.6"), "{notes:?}");
+
+    // A KubeVirt that predates the metric is not asked.
+    let server = dirty_server("v1.5.2", handler_page());
+    let plan = json_of(&live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    ));
+    assert_eq!(
+        note(&plan),
+        [
+            "KubeVirt v1.5.2 does not export kubevirt_vmi_dirty_rate_bytes_per_second (v1.6+): no dirty rates, nothing was read"
+        ]
+    );
+    assert_eq!(proxy_requests(&server), 0);
+
+    // A page that had no sample for one VMI.
+    let page = handler_page().replace("name=\"idle-01\"", "name=\"other\"");
+    let server = dirty_server("v1.8.4", page);
+    let plan = json_of(&live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    ));
+    let notes = note(&plan);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0]
+            .starts_with("no kubevirt_vmi_dirty_rate_bytes_per_second sample for prod/idle-01 "),
+        "{notes:?}"
+    );
+
+    // A snapshot has no pod proxy.
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "--metrics",
+        "-o",
+        "json",
+    ]);
+    let plan = json_of(&out);
+    assert!(note(&plan)[0].starts_with(
+        "--metrics reads virt-handler through the API server, and a snapshot (--from) has none"
+    ));
+
+    // A Prometheus that refuses the query, with hostile words.
+    let (url, _) =
+        fake_prometheus(serde_json::json!({"status": "error", "error": "bad \u{1b}[31mquery"}));
+    let server = dirty_server("v1.8.4", handler_page());
+    let out = live(&server, &["plan-drain", "node-1", "--prometheus", &url]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "note: Prometheus at {url}: bad \\u{{1b}}[31mquery (node node-1)"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "{text}");
+}

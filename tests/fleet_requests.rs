@@ -238,3 +238,76 @@ fn requests_per_command_are_pages_of_the_same_queries_at_1k_and_5k_vmis() {
     assert_eq!(vmi_pages(&large_work), 10, "{:?}", large_work[0].1.lists);
     assert_eq!(large.size, 5_000);
 }
+
+/// `plan-drain --metrics` costs one request more than without, at any fleet size: node-7's
+/// virt-handler page (its pod is among the pods the plan lists anyway), whatever the number
+/// of VMIs on it.
+#[test]
+fn plan_drain_metrics_adds_one_page_at_1k_and_5k_vmis() {
+    use support::{HookReply, HookRequest};
+    use vmctl::cluster::Kind;
+    for size in [1_000, 5_000] {
+        let f = fleet(size);
+        f.server
+            .add_object(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "virt-handler-7", "namespace": "kubevirt", "uid": "vh-7",
+                "labels": {"kubevirt.io": "virt-handler"}},
+            "spec": {"nodeName": "node-7", "containers": [{"name": "virt-handler"}]},
+            "status": {"phase": "Running"}}));
+        let mut page = String::from("# TYPE kubevirt_vmi_dirty_rate_bytes_per_second gauge\n");
+        let mut on_node = 0;
+        for v in f.server.objects(Kind::VirtualMachineInstance) {
+            if v["status"]["nodeName"] != "node-7" {
+                continue;
+            }
+            on_node += 1;
+            page.push_str(&format!(
+                "kubevirt_vmi_dirty_rate_bytes_per_second{{name={},namespace={},node=\"node-7\"}} 1048576\n",
+                v["metadata"]["name"], v["metadata"]["namespace"]
+            ));
+        }
+        let path = "/api/v1/namespaces/kubevirt/pods/https:virt-handler-7:8443/proxy/metrics";
+        f.server
+            .add_hook(std::sync::Arc::new(move |r: &HookRequest| {
+                (r.path == path).then(|| HookReply::Text(200, page.clone()))
+            }));
+        let without = run(
+            &f.server,
+            &f.kubeconfig,
+            &["plan-drain", "node-7", "-o", "json"],
+        );
+        let with = run(
+            &f.server,
+            &f.kubeconfig,
+            &["plan-drain", "node-7", "--metrics", "-o", "json"],
+        );
+        assert_eq!(
+            with.shape().0,
+            without.shape().0,
+            "{size} VMIs: the same lists"
+        );
+        assert_eq!(with.pages(), without.pages(), "{size} VMIs");
+        // The pod proxy's GET (the fake server files it under pods).
+        assert!(without.gets.is_empty(), "{:?}", without.gets);
+        assert_eq!(
+            with.gets,
+            ["pods kubevirt/https:virt-handler-7:8443"],
+            "{size} VMIs"
+        );
+        assert!(with.other.is_empty(), "{:?}", with.other);
+        assert_eq!(with.total, without.total + 1, "{size} VMIs");
+
+        let out = common::vmctl_live(
+            &f.kubeconfig,
+            &["plan-drain", "node-7", "--metrics", "-o", "json"],
+        );
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &plan["convergence"];
+        assert!(
+            on_node > 0 && c["withDirtyRate"].as_u64().unwrap() > 0,
+            "{c}"
+        );
+        assert_eq!(c["withDirtyRate"], c["predicted"], "{c}");
+        assert_eq!(c["notes"], serde_json::json!([]), "{c}");
+    }
+}

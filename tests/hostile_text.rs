@@ -174,3 +174,71 @@ fn the_incidents_with_hostile_text_print_them_escaped() {
     let shown = check("examples/incidents", "2026-12-03T10:00:00Z", "node-1");
     assert!(shown >= 10, "the poison reached only {shown} outputs");
 }
+
+/// The dirty-rate predictions of `plan-drain --prometheus` and the evidence of `explain
+/// --prometheus`: label values are tenant-controlled (VMI names and labels), as are the
+/// cluster's names and a Prometheus's error text. None reaches the terminal raw.
+#[test]
+fn dirty_rate_predictions_with_hostile_labels_print_them_escaped() {
+    let dir = poisoned("examples/cluster");
+    let from = dir.path().display().to_string();
+    let base = ["--from", from.as_str(), "--now", EXAMPLE_NOW];
+    let plan = vmctl(
+        base.iter()
+            .copied()
+            .chain(["plan-drain", "node-3", "-o", "json"]),
+    );
+    let plan: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let mut series: Vec<Value> = plan["vmis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            serde_json::json!({"metric": {"__name__": "kubevirt_vmi_dirty_rate_bytes_per_second",
+                "namespace": v["namespace"], "name": v["name"], "kubernetes_vmi_label_app": EVIL},
+                "value": [1.7e9, "1e9"]})
+        })
+        .collect();
+    series.push(
+        serde_json::json!({"metric": {"namespace": EVIL, "name": EVIL}, "value": [1.7e9, EVIL]}),
+    );
+    let (url, _) = fake_prometheus(
+        serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": series}}),
+    );
+    let (refusing, _) =
+        fake_prometheus(serde_json::json!({"status": "error", "error": format!("bad {EVIL}")}));
+    let mut predicted = 0;
+    for (url, args) in [
+        (&url, vec!["plan-drain", "node-3"]),
+        (&url, vec!["plan-drain", "node-3", "-o", "wide"]),
+        (&refusing, vec!["plan-drain", "node-3"]),
+        (
+            &url,
+            vec!["explain", "-n", "dev", "kubevirt-migrate-vm-n4k7t"],
+        ),
+        (
+            &refusing,
+            vec!["explain", "-n", "dev", "kubevirt-migrate-vm-n4k7t"],
+        ),
+    ] {
+        let out = vmctl(
+            base.iter()
+                .copied()
+                .chain(args.iter().copied())
+                .chain(["--prometheus", url.as_str()]),
+        );
+        for (stream, text) in [("stdout", stdout(&out)), ("stderr", stderr(&out))] {
+            let bad = raw_controls(&text);
+            assert!(bad.is_empty(), "{args:?}: raw {bad:?} on {stream}:\n{text}");
+            if text.contains("will not converge") || text.contains("dirty rate / transfer rate") {
+                predicted += 1;
+            }
+        }
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(predicted >= 2, "the predictions were made ({predicted})");
+}

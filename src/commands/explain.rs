@@ -4,12 +4,16 @@
 //! decide (`triage::diagnose` into `triage::report`, pure) → render (`render::explain`).
 
 use crate::cli::ExplainArgs;
-use crate::context::Context;
+use crate::context::{AnySource, Context};
 use crate::error::{Result, exit};
 use crate::evidence::{gather, resolve};
+use crate::migration::dirty_rate::{self, Handler, MetricsFrom};
+use crate::migration::kubevirt::MetricsUnavailable;
 use crate::names::Target;
 use crate::render::explain::render_table;
 use crate::render::{OutputFormat, structured, write_stdout};
+use crate::triage::Plane;
+use crate::triage::report::ExplainReport;
 use crate::triage::report::build_report;
 
 /// `explain`'s target: a bare name is a migration.
@@ -38,6 +42,9 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
         ctx.warn(w);
     }
     let mut report = build_report(&evidence, args.history, &ctx.source_description(), notes);
+    if let Some(from) = MetricsFrom::from_flags(args.metrics, args.prometheus.as_deref()) {
+        dirty_rate_evidence(ctx, &from, &evidence, &mut report).await;
+    }
     report.warnings = ctx.warnings();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
@@ -54,6 +61,73 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
     } else {
         exit::OK
     })
+}
+
+/// `--metrics|--prometheus`: for a data-plane failure, the guest's dirty rate against the
+/// transfer rate as evidence (one virt-handler pod list and one page, or one query). What
+/// cannot be read is one line among the assumptions (and the notes); nothing is read for
+/// another plane.
+async fn dirty_rate_evidence(
+    ctx: &Context,
+    from: &MetricsFrom,
+    evidence: &crate::triage::Evidence,
+    report: &mut ExplainReport,
+) {
+    let d = &mut report.diagnosis;
+    let mut said = |why: String| {
+        let line = format!("dirty rate not read: {why}");
+        d.assumptions.push(line.clone());
+        report.notes.push(line);
+    };
+    if d.plane != Plane::DataPlane {
+        said(format!(
+            "the diagnosis is {}, not a data-plane failure",
+            d.plane.as_str()
+        ));
+        return;
+    }
+    let Some(node) = evidence
+        .vmi
+        .as_ref()
+        .and_then(|v| v.status.node_name.clone())
+    else {
+        said("the VMI no longer runs on a node".into());
+        return;
+    };
+    let live = match &ctx.source {
+        AnySource::Live(l) => Some(l),
+        AnySource::Snapshot(_) => None,
+    };
+    match dirty_rate::for_vmi(
+        live,
+        from,
+        evidence.kubevirt.as_ref(),
+        Handler::Node(&node),
+        &evidence.vmi_namespace,
+        &evidence.vmi_name,
+    )
+    .await
+    {
+        Ok(r) if !r.metric_present && r.migration.is_empty() => {
+            said(crate::triage::dirty_rate::absent(
+                &r.from,
+                evidence.kubevirt.as_ref(),
+            ));
+        }
+        Ok(r) => {
+            let facts = crate::triage::dirty_rate::facts(
+                evidence,
+                &crate::triage::dirty_rate::Reading {
+                    from: r.from,
+                    guest_bps: r.guest_bps,
+                    migration_dirty_bps: r.migration.dirty_rate_bytes_per_second,
+                    migration_transfer_bps: r.migration.transfer_rate_bytes_per_second,
+                },
+            );
+            d.evidence.extend(facts);
+        }
+        Err(MetricsUnavailable(why)) => said(why),
+    }
 }
 
 #[cfg(test)]

@@ -266,6 +266,8 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         return Ok(exit::FINDING);
     };
 
+    let advice = predict_before_start(ctx, args, &g, temporary.as_ref()).await;
+
     let method = if g.vm.is_some() {
         "migrate-subresource"
     } else {
@@ -290,6 +292,9 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
         objects,
         policy_proof: temporary.as_ref().map(|t| t.proof.clone()),
         notes: notes.clone(),
+        prediction: advice.prediction,
+        convergence: advice.convergence,
+        prediction_lines: advice.lines,
         warnings: ctx.warnings(),
     };
     let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
@@ -307,6 +312,10 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     };
     let driver = KubeVirtDriver::new(live);
 
+    // The prediction first: advice before anything is created.
+    for l in &plan.prediction_lines {
+        stderr_line(&text::prediction(l));
+    }
     for n in &notes {
         stderr_line(&text::note(n));
     }
@@ -496,6 +505,117 @@ async fn policies(
     }))
 }
 
+/// The dirty-rate prediction before the start, in words and as data.
+#[derive(Default)]
+struct PreStartAdvice {
+    prediction: Option<crate::migration::predict::Prediction>,
+    convergence: Option<crate::policy::drain::convergence::Convergence>,
+    lines: Vec<String>,
+}
+
+/// Reads the VMI's guest dirty rate (one virt-handler page through the pod proxy, its pod
+/// taken from the pods already listed, or one `--prometheus` query) and predicts the
+/// migration under the configuration it will run with (the temporary policy's, when vmctl
+/// makes one). Advice only: what cannot be read is one line, and nothing is refused. Not on a
+/// snapshot without `--prometheus` (nothing to read).
+async fn predict_before_start(
+    ctx: &Context,
+    args: &MigrateArgs,
+    g: &Gathered,
+    temporary: Option<&TemporaryPolicy>,
+) -> PreStartAdvice {
+    use crate::migration::dirty_rate::{self, Handler, MetricsFrom};
+    use crate::migration::kubevirt_metrics::GUEST_DIRTY_RATE;
+    use crate::policy::drain::convergence::{self, Setting};
+
+    let live = match &ctx.source {
+        AnySource::Live(l) => Some(l),
+        AnySource::Snapshot(_) => None,
+    };
+    let from = match (&args.prometheus, live) {
+        (Some(url), _) => MetricsFrom::Prometheus(url.clone()),
+        (None, Some(_)) => MetricsFrom::Handler,
+        (None, None) => return PreStartAdvice::default(),
+    };
+    let said = |why: String| PreStartAdvice {
+        lines: vec![format!("none ({why})")],
+        ..PreStartAdvice::default()
+    };
+    let vmi = &g.vmi;
+    let Some(memory) = vmi.guest_memory().map(|q| q.bytes()) else {
+        return said("the VMI's memory size is unknown".into());
+    };
+    let kubevirt = g.inputs.kubevirt.as_ref();
+    let kubevirt_namespace = dirty_rate::kubevirt_namespace(kubevirt);
+    let node = vmi.status.node_name.clone().unwrap_or_default();
+    let pods = dirty_rate::handler_pods(
+        &g.inputs.pods,
+        &kubevirt_namespace,
+        std::slice::from_ref(&node),
+    );
+    let handler = match (&from, pods.get(&node)) {
+        (MetricsFrom::Handler, None) => {
+            return said(format!(
+                "no running virt-handler pod on {node} to read {GUEST_DIRTY_RATE} from"
+            ));
+        }
+        (_, Some(pod)) => Handler::Pod(pod),
+        (_, None) => Handler::Node(&node),
+    };
+    let reading = match dirty_rate::for_vmi(
+        live,
+        &from,
+        kubevirt,
+        handler,
+        vmi.namespace(),
+        vmi.name(),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(crate::migration::kubevirt::MetricsUnavailable(why)) => return said(why),
+    };
+    if !reading.metric_present {
+        return said(format!(
+            "{} has no {GUEST_DIRTY_RATE} (KubeVirt v1.6+)",
+            reading.from
+        ));
+    }
+    let policy = match temporary {
+        Some(t) => Some(&t.policy),
+        None => matching_policy(vmi, g.inputs.namespace.as_ref(), &g.inputs.policies)
+            .and_then(|m| g.inputs.policies.iter().find(|p| p.name() == m.name)),
+    };
+    let config = effective_config(kubevirt, policy);
+    let (prediction, convergence) = convergence::judge(&Setting {
+        memory,
+        dirty: reading.guest_bps,
+        config: &config,
+        policy: policy.map(MigrationPolicy::name),
+        policy_sets_bandwidth: policy.is_some_and(|p| p.spec.bandwidth_per_migration.is_some()),
+        assumed_bandwidth: None,
+    });
+    let mut lines = vec![format!(
+        "{} (dirty rate from {}; a hint: it may read low)",
+        convergence.finding, reading.from
+    )];
+    if convergence.completes == Some(false)
+        && convergence
+            .alternatives
+            .iter()
+            .any(|a| a.starts_with("allowPostCopy") || a.starts_with("allowAutoConverge"))
+    {
+        lines.push(
+            "vmctl migrate --allow-postcopy / --allow-auto-converge set these for this migration alone (a temporary MigrationPolicy); this migration goes ahead as asked".into(),
+        );
+    }
+    PreStartAdvice {
+        prediction: Some(prediction),
+        convergence: Some(convergence),
+        lines,
+    }
+}
+
 fn short_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -570,6 +690,10 @@ fn render_plan(plan: &MigrationPlan, style: Style) -> String {
         plan.vmi,
         plan.preflight.explanation
     );
+    for l in &plan.prediction_lines {
+        out.push_str(&text::prediction(l));
+        out.push('\n');
+    }
     if let Some(b) = plan.preflight.budget_seconds.filter(|b| *b > 0) {
         out.push_str(&format!("completion budget: {}\n", fmt::duration(b as i64)));
     }

@@ -2,15 +2,37 @@
 //! node(s) will do to every VM. Read-only.
 
 use crate::cli::PlanDrainArgs;
-use crate::context::Context;
+use crate::context::{AnySource, Context};
 use crate::error::{Result, exit};
+use crate::migration::dirty_rate::{self, MetricsFrom};
 use crate::policy::drain::Verdict;
 use crate::render::{OutputFormat, structured, write_stdout};
 
 pub use crate::render::plan_drain::{DrainPlanDocument, render_table};
 
 pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
-    let (_, plan) = crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth).await?;
+    let mut inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
+    // Only when asked: without --metrics/--prometheus the plan makes no request beyond its lists.
+    if let Some(from) = MetricsFrom::from_flags(args.metrics, args.prometheus.as_deref()) {
+        let live = match &ctx.source {
+            AnySource::Live(l) => Some(l),
+            AnySource::Snapshot(_) => None,
+        };
+        // The nodes that have a VMI to move: one page each.
+        let mut nodes: Vec<String> = inputs
+            .vmis
+            .iter()
+            .map(crate::policy::drain::vmi_node)
+            .filter(|n| args.nodes.contains(n))
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        inputs.dirty_rates = Some(
+            dirty_rate::for_nodes(live, &from, inputs.kubevirt.as_ref(), &inputs.pods, &nodes)
+                .await?,
+        );
+    }
+    let plan = crate::evidence::plan_of(ctx, &inputs);
     let source = ctx.source_description();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(

@@ -485,21 +485,30 @@ impl<'a> KubeVirtDriver<'a> {
         namespace: &str,
         vmi: &str,
     ) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
+        let text = self.handler_page(kubevirt_namespace, handler_pod).await?;
+        Ok(kubevirt_metrics::from_exposition(&text, namespace, vmi))
+    }
+
+    /// virt-handler's whole `/metrics` page through the pod proxy (one GET).
+    pub async fn handler_page(
+        &self,
+        kubevirt_namespace: &str,
+        handler_pod: &str,
+    ) -> std::result::Result<String, MetricsUnavailable> {
         let path = handler_metrics_path(kubevirt_namespace, handler_pod);
         let request = http::Request::get(&path)
             .body(Vec::new())
             .map_err(|e| MetricsUnavailable(format!("building the metrics request: {e}")))?;
-        let text = self.client().request_text(request).await.map_err(|e| {
+        self.client().request_text(request).await.map_err(|e| {
             let why = match &e {
                 kube::Error::Api(s) if s.code == 403 => {
-                    "forbidden: your user may not get pods/proxy in KubeVirt's namespace (deploy/rbac.yaml, vmctl-operator)".to_string()
+                    "forbidden: your user may not get pods/proxy in KubeVirt's namespace (deploy/rbac.yaml, vmctl-operator; or use --prometheus URL)".to_string()
                 }
                 kube::Error::Api(s) => format!("{} {}", s.code, s.message),
                 other => other.to_string(),
             };
             MetricsUnavailable(format!("virt-handler metrics through the pod proxy: {why}"))
-        })?;
-        Ok(kubevirt_metrics::from_exposition(&text, namespace, vmi))
+        })
     }
 }
 
@@ -602,7 +611,14 @@ impl Prometheus {
         vmi: &str,
     ) -> std::result::Result<MigrationMetrics, MetricsUnavailable> {
         let query = kubevirt_metrics::prometheus_query(namespace, vmi);
-        let encoded: String = url_encode(&query);
+        let answer = self.query(&query).await?;
+        kubevirt_metrics::from_prometheus(&answer)
+            .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))
+    }
+
+    /// One instant query (`GET /api/v1/query?query=…`): the answer as JSON.
+    pub async fn query(&self, promql: &str) -> std::result::Result<Value, MetricsUnavailable> {
+        let encoded: String = url_encode(promql);
         let request = http::Request::get(format!("/api/v1/query?query={encoded}"))
             .body(Vec::new())
             .map_err(|e| MetricsUnavailable(format!("building the query: {e}")))?;
@@ -611,11 +627,9 @@ impl Prometheus {
             .request_text(request)
             .await
             .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))?;
-        let answer: Value = serde_json::from_str(&text).map_err(|e| {
+        serde_json::from_str(&text).map_err(|e| {
             MetricsUnavailable(format!("Prometheus at {} answered non-JSON: {e}", self.url))
-        })?;
-        kubevirt_metrics::from_prometheus(&answer)
-            .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))
+        })
     }
 }
 

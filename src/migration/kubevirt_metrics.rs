@@ -2,6 +2,11 @@
 //! text format, through the API server's pod proxy) or from a Prometheus query API. Pure:
 //! text in, numbers out. KubeVirt renamed these metrics twice; every name a supported release
 //! used is read, the newest first.
+//!
+//! Also the guest's dirty rate outside a migration, [`GUEST_DIRTY_RATE`] (see there), read for
+//! every VMI of a page at once ([`guest_dirty_rates`]).
+
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -109,7 +114,8 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
     }
     let (name, labels, rest) = match line.find('{') {
         Some(open) if line[..open].find(' ').is_none() => {
-            let close = line.rfind('}')?;
+            // `x}y{z 1`: a `}` only before the `{` is no label set.
+            let close = line.rfind('}').filter(|close| *close > open)?;
             (
                 &line[..open],
                 parse_labels(&line[open + 1..close])?,
@@ -170,6 +176,11 @@ pub fn from_exposition(text: &str, namespace: &str, vmi: &str) -> MigrationMetri
 /// The PromQL query for one VMI: every known name at once, selected by `__name__`.
 pub fn prometheus_query(namespace: &str, vmi: &str) -> String {
     let names: Vec<&str> = all_names().collect();
+    prometheus_query_of(&names, namespace, vmi)
+}
+
+/// The PromQL query for `names` of one VMI, selected by `__name__`.
+pub fn prometheus_query_of(names: &[&str], namespace: &str, vmi: &str) -> String {
     format!(
         "{{__name__=~\"{}\",namespace=\"{}\",name=\"{}\"}}",
         names.join("|"),
@@ -216,6 +227,158 @@ pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
         dirty_rate_bytes_per_second: pick(DIRTY_RATE),
         transfer_rate_bytes_per_second: pick(TRANSFER_RATE),
     })
+}
+
+// ---------------------------------------------------------------- the guest's dirty rate
+
+/// virt-handler's gauge of the guest's dirty rate, bytes/s, one sample per VMI (labels
+/// `namespace`, `name`, `node` and the VMI's labels as `kubernetes_vmi_label_*`), from
+/// libvirt's `dirtyrate` domain stats (`megabytes_per_second` × 1024 × 1024). Exported since
+/// KubeVirt v1.6.0 (`pkg/monitoring/metrics/virt-handler/domainstats/dirty_rate_metrics.go`);
+/// v1.9.0 stopped computing it for VMIs that are not Running or are migrating (the migration
+/// reports its own rate, [`DIRTY_RATE`]). Each scrape measures for one second, and the
+/// figure has been reported inaccurate in some releases: a hint, never a number to quote
+/// alone.
+pub const GUEST_DIRTY_RATE: &str = "kubevirt_vmi_dirty_rate_bytes_per_second";
+
+/// The first KubeVirt release that exports [`GUEST_DIRTY_RATE`].
+pub const GUEST_DIRTY_RATE_SINCE: (u32, u32) = (1, 6);
+
+/// The guest dirty rates of one metrics page (or one Prometheus answer).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GuestDirtyRates {
+    /// Bytes/s by (namespace, VMI name).
+    pub rates: HashMap<(String, String), f64>,
+    /// The metric appears at all (a sample, or its `# HELP` / `# TYPE` line): when it does
+    /// not, the release predates it or no VMI could be measured.
+    pub metric_present: bool,
+    /// Samples of the metric that could not be read (no namespace or name, not a number,
+    /// negative, a broken label set): skipped.
+    pub malformed: usize,
+}
+
+impl GuestDirtyRates {
+    fn add(&mut self, namespace: Option<&str>, name: Option<&str>, value: f64) {
+        match (namespace, name) {
+            (Some(ns), Some(name)) if value.is_finite() && value >= 0.0 => {
+                self.rates
+                    .entry((ns.to_string(), name.to_string()))
+                    .or_insert(value);
+            }
+            _ => self.malformed += 1,
+        }
+    }
+
+    /// The rate of one VMI, bytes/s, rounded.
+    pub fn of(&self, namespace: &str, name: &str) -> Option<u64> {
+        self.rates
+            .get(&(namespace.to_string(), name.to_string()))
+            .map(|v| v.round().min(u64::MAX as f64) as u64)
+    }
+}
+
+/// True when `line` is a sample of `name` exactly (not of a longer name it prefixes).
+fn is_sample_of(line: &str, name: &str) -> bool {
+    line.strip_prefix(name)
+        .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(char::is_whitespace))
+}
+
+/// Every VMI's guest dirty rate on a virt-handler `/metrics` page, in one pass over the page
+/// (only the lines of [`GUEST_DIRTY_RATE`] are parsed). Never panics on a malformed page.
+pub fn guest_dirty_rates(text: &str) -> GuestDirtyRates {
+    let mut out = GuestDirtyRates::default();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(comment) = line.strip_prefix('#') {
+            let mut words = comment.split_whitespace();
+            if matches!(words.next(), Some("HELP" | "TYPE"))
+                && words.next() == Some(GUEST_DIRTY_RATE)
+            {
+                out.metric_present = true;
+            }
+            continue;
+        }
+        if !is_sample_of(line, GUEST_DIRTY_RATE) {
+            continue;
+        }
+        out.metric_present = true;
+        match parse_line(line) {
+            Some(l) if l.name == GUEST_DIRTY_RATE => out.add(
+                label(&l.labels, "namespace"),
+                label(&l.labels, "name"),
+                l.value,
+            ),
+            _ => out.malformed += 1,
+        }
+    }
+    out
+}
+
+/// PromQL for the guest dirty rate of every VMI on `nodes` (one query).
+pub fn guest_dirty_rate_query(nodes: &[String]) -> String {
+    let alternatives: Vec<String> = nodes.iter().map(|n| regex_escape(n)).collect();
+    format!(
+        "{GUEST_DIRTY_RATE}{{node=~\"{}\"}}",
+        escape(&alternatives.join("|"))
+    )
+}
+
+/// PromQL for the guest dirty rate of one VMI.
+pub fn guest_dirty_rate_query_for(namespace: &str, vmi: &str) -> String {
+    format!(
+        "{GUEST_DIRTY_RATE}{{namespace=\"{}\",name=\"{}\"}}",
+        escape(namespace),
+        escape(vmi)
+    )
+}
+
+/// RE2 metacharacters escaped, so a node name matches itself only.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Reads a Prometheus `/api/v1/query` answer for [`GUEST_DIRTY_RATE`]: every series with its
+/// `namespace` and `name` labels (KubeVirt's ServiceMonitor honours the metric's labels).
+pub fn guest_dirty_rates_from_prometheus(answer: &Value) -> Result<GuestDirtyRates, String> {
+    if answer.get("status").and_then(Value::as_str) != Some("success") {
+        let why = answer
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("the answer is not status=success");
+        return Err(why.to_string());
+    }
+    let results = answer
+        .pointer("/data/result")
+        .and_then(Value::as_array)
+        .ok_or("the answer has no data.result")?;
+    let mut out = GuestDirtyRates::default();
+    for r in results {
+        let name = r.pointer("/metric/__name__").and_then(Value::as_str);
+        if name.is_some_and(|n| n != GUEST_DIRTY_RATE) {
+            continue;
+        }
+        out.metric_present = true;
+        let value = r
+            .pointer("/value/1")
+            .and_then(Value::as_str)
+            .and_then(|v| v.parse::<f64>().ok());
+        match value {
+            Some(v) => out.add(
+                r.pointer("/metric/namespace").and_then(Value::as_str),
+                r.pointer("/metric/name").and_then(Value::as_str),
+                v,
+            ),
+            None => out.malformed += 1,
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -285,5 +448,148 @@ go_goroutines 42
             "{q}"
         );
         assert!(q.ends_with(",namespace=\"prod\",name=\"a\"}"), "{q}");
+    }
+
+    #[test]
+    fn a_brace_before_the_label_set_is_no_label_set() {
+        // Used to panic: `}` found before `{` made a reversed slice.
+        for text in [
+            "x}y{z 1",
+            "}{ 1",
+            "a}{",
+            "kubevirt_x}{name=\"a\"} 1",
+            "{",
+            "}",
+            "{}",
+            "a{} 1",
+        ] {
+            let m = from_exposition(text, "p", "a");
+            assert!(m.is_empty(), "{text}");
+            let g = guest_dirty_rates(text);
+            assert!(g.rates.is_empty(), "{text}");
+        }
+        assert_eq!(parse_line("a{} 1").map(|l| l.value), Some(1.0));
+    }
+
+    const GUEST: &str = "# HELP kubevirt_vmi_dirty_rate_bytes_per_second Guest dirty-rate in bytes per second.\n\
+        # TYPE kubevirt_vmi_dirty_rate_bytes_per_second gauge\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second{kubernetes_vmi_label_app=\"db\",name=\"idle-01\",namespace=\"prod\",node=\"node-1\"} 0\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second{name=\"busy-01\",namespace=\"prod\",node=\"node-1\"} 1.34217728e+08\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second_other{name=\"x\",namespace=\"prod\"} 5\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second{name=\"neg\",namespace=\"prod\"} -3\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\"} 3\n\
+        kubevirt_vmi_dirty_rate_bytes_per_second{name=\"nan\",namespace=\"prod\"} NaN\n\
+        kubevirt_vmi_migration_dirty_memory_rate_bytes{name=\"m\",namespace=\"prod\"} 7\n";
+
+    #[test]
+    fn guest_dirty_rates_of_every_vmi_in_one_pass() {
+        let g = guest_dirty_rates(GUEST);
+        assert!(g.metric_present);
+        assert_eq!(g.of("prod", "idle-01"), Some(0));
+        assert_eq!(g.of("prod", "busy-01"), Some(128 << 20));
+        assert_eq!(g.rates.len(), 2, "{:?}", g.rates);
+        assert_eq!(g.malformed, 3, "negative, no name, NaN");
+        assert_eq!(g.of("prod", "x"), None, "a longer name is another metric");
+        let none = guest_dirty_rates(PAGE);
+        assert!(!none.metric_present && none.rates.is_empty());
+        // The HELP line alone says the release has it.
+        let help = guest_dirty_rates("# TYPE kubevirt_vmi_dirty_rate_bytes_per_second gauge\n");
+        assert!(help.metric_present && help.rates.is_empty());
+    }
+
+    #[test]
+    fn hostile_and_broken_pages_never_panic() {
+        let mut page = String::from(GUEST);
+        page.push_str("kubevirt_vmi_dirty_rate_bytes_per_second{name=\"\u{1b}[31mred\",namespace=\"p\\\"q\"} 9\n");
+        page.push_str("kubevirt_vmi_dirty_rate_bytes_per_second{name=\"a\",namespace=\"b\n");
+        page.push_str(
+            "kubevirt_vmi_dirty_rate_bytes_per_second{name=\"é\",namespace=\"b\"} 1e400\n",
+        );
+        page.push_str("kubevirt_vmi_dirty_rate_bytes_per_second}x{y 1\n");
+        page.push_str("kubevirt_vmi_dirty_rate_bytes_per_second{name=\"a\\\"}\n");
+        page.push_str("\u{0}\u{ffff}{{{}}}\n");
+        let g = guest_dirty_rates(&page);
+        // The hostile text is kept as data (escaped when printed), never interpreted.
+        assert_eq!(g.of("p\"q", "\u{1b}[31mred"), Some(9));
+        assert_eq!(g.of("b", "é"), None, "an infinite rate is not a rate");
+        assert_eq!(g.rates.len(), 3);
+    }
+
+    #[test]
+    fn guest_dirty_rates_from_a_prometheus_answer() {
+        let answer = serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": [
+            {"metric": {"__name__": GUEST_DIRTY_RATE, "namespace": "prod", "name": "a", "node": "n1"}, "value": [1.0, "1048576"]},
+            {"metric": {"namespace": "prod", "name": "b"}, "value": [1.0, "2"]},
+            {"metric": {"__name__": "other", "namespace": "prod", "name": "c"}, "value": [1.0, "3"]},
+            {"metric": {"namespace": "prod"}, "value": [1.0, "4"]},
+            {"metric": {"namespace": "prod", "name": "d"}, "value": [1.0, "NaN"]},
+            {"metric": {"namespace": "prod", "name": "e"}, "value": "garbage"}
+        ]}});
+        let g = guest_dirty_rates_from_prometheus(&answer).unwrap();
+        assert_eq!(g.of("prod", "a"), Some(1 << 20));
+        assert_eq!(g.of("prod", "b"), Some(2));
+        assert_eq!(g.of("prod", "c"), None);
+        assert_eq!(g.malformed, 3);
+        let empty = serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": []}});
+        assert!(
+            !guest_dirty_rates_from_prometheus(&empty)
+                .unwrap()
+                .metric_present
+        );
+        assert!(
+            guest_dirty_rates_from_prometheus(
+                &serde_json::json!({"status": "error", "error": "bad"})
+            )
+            .is_err()
+        );
+        assert!(
+            guest_dirty_rates_from_prometheus(&serde_json::json!({"status": "success"})).is_err()
+        );
+    }
+
+    #[test]
+    fn guest_dirty_rate_queries_escape_names() {
+        assert_eq!(
+            guest_dirty_rate_query(&["node-1".into(), "n.2".into()]),
+            "kubevirt_vmi_dirty_rate_bytes_per_second{node=~\"node-1|n\\\\.2\"}"
+        );
+        assert_eq!(
+            guest_dirty_rate_query_for("prod", "a\"b"),
+            "kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\",name=\"a\\\"b\"}"
+        );
+    }
+
+    #[test]
+    fn mutated_pages_never_panic() {
+        // A fixed-seed mutation of a real-looking page: tricky characters spliced in,
+        // lines cut anywhere (on char boundaries), repeated.
+        let base = format!("{GUEST}{PAGE}");
+        let tricky = [
+            '{', '}', '"', '\\', '=', ',', ' ', '\n', '#', 'é', '\u{1b}', '\u{0}',
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..3000 {
+            let mut chars: Vec<char> = base.chars().collect();
+            for _ in 0..(next() % 8 + 1) {
+                let at = (next() as usize) % chars.len().max(1);
+                match next() % 3 {
+                    0 => chars[at] = tricky[(next() as usize) % tricky.len()],
+                    1 => chars.insert(at, tricky[(next() as usize) % tricky.len()]),
+                    _ => {
+                        chars.truncate(at.max(1));
+                    }
+                }
+            }
+            let text: String = chars.into_iter().collect();
+            let g = guest_dirty_rates(&text);
+            assert!(g.rates.values().all(|v| v.is_finite() && *v >= 0.0));
+            let _ = from_exposition(&text, "prod", "db-01");
+        }
     }
 }

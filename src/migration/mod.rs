@@ -4,6 +4,7 @@
 
 pub mod classify;
 pub mod controller;
+pub mod dirty_rate;
 pub mod driver;
 pub mod follow;
 #[cfg(feature = "libvirt")]

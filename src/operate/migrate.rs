@@ -48,6 +48,17 @@ pub struct MigrationPlan {
     /// Why the temporary policy wins, when there is one.
     pub policy_proof: Option<String>,
     pub notes: Vec<String>,
+    /// The dirty-rate prediction (`migration::predict`) under the configuration the migration
+    /// will run with, when virt-handler's metrics could be read: advice, never a refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::migration::predict::Prediction>,
+    /// What vmctl makes of it: KubeVirt's timing, the finding, the alternatives in
+    /// MigrationPolicy words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<crate::policy::drain::convergence::Convergence>,
+    /// The prediction in words (also said on stderr before anything is created).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prediction_lines: Vec<String>,
     /// What was said on stderr about the input (unknown values …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -364,6 +375,9 @@ pub(crate) async fn finish(
                 "phase": k.split('|').next().unwrap_or(""), "atMs": at})).collect::<Vec<_>>(),
             "diagnosis": diagnosis.as_ref().map(|d| &d.diagnosis),
         });
+        if let (Some(p), Some(map)) = (&plan.prediction, report.as_object_mut()) {
+            map.insert("prediction".into(), json!(p));
+        }
         crate::render::with_warnings(&mut report, ctx.warnings());
         write_stdout(&structured(ctx.output, &report)?)?;
     } else {

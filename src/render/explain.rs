@@ -219,7 +219,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         out.push_str(&format!(
             "  {} {} = {value}",
             fmt::printable(&f.object),
-            f.field
+            fmt::printable(&f.field)
         ));
         if let Some(n) = &f.note {
             out.push_str(&style.paint(&format!("  ({})", fmt::printable(n)), Tone::Dim));

@@ -107,6 +107,11 @@ pub fn abort_timed_out(
 
 // ---------------------------------------------------------------- migrate
 
+/// `prediction: TEXT` (the dirty-rate prediction before the start).
+pub fn prediction(text: &str) -> String {
+    printable_lines(&format!("prediction: {text}"))
+}
+
 /// `note: TEXT`.
 pub fn note(text: &str) -> String {
     printable_lines(&format!("note: {text}"))

@@ -75,7 +75,16 @@ pub fn render_table(
     if stopping > 0 {
         facts.push(format!("{stopping} shutdown(s)"));
     }
-    if plan.verdict != Verdict::WillBlock {
+    let not_completing = plan
+        .convergence
+        .as_ref()
+        .map_or(0, |c| c.will_not_complete.len());
+    if not_completing > 0 {
+        facts.push(format!(
+            "{not_completing} predicted not to complete (a hint)"
+        ));
+    }
+    if plan.verdict != Verdict::WillBlock && not_completing == 0 {
         facts.push(format!(
             "about {}",
             fmt::duration(plan.estimated_duration_seconds as i64)
@@ -128,6 +137,10 @@ pub fn render_table(
             "eviction",
             "reason",
         ];
+        let predicted = plan.convergence.is_some();
+        if predicted {
+            headers.insert(3, "converges");
+        }
         if wide {
             headers.extend(["memory", "policy", "budget", "wave", "start", "eta"]);
         }
@@ -141,10 +154,18 @@ pub fn render_table(
                 plain(fmt::printable(&v.namespace)),
                 plain(fmt::printable(&name)),
                 (v.action.as_str().to_string(), action_tone(v.action)),
+            ];
+            if predicted {
+                row.push(match &v.convergence {
+                    Some(c) => (c.cell(), convergence_tone(c)),
+                    None => plain("-".to_string()),
+                });
+            }
+            row.extend([
                 plain(fmt::printable(v.target.as_deref().unwrap_or("-"))),
                 plain(fmt::printable(&v.eviction_strategy)),
                 plain(fmt::printable(&v.explanation)),
-            ];
+            ]);
             if wide {
                 row.push(plain(
                     v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
@@ -212,6 +233,10 @@ pub fn render_table(
             "Not touched: {}\n",
             fmt::printable(&names.join("; "))
         ));
+    }
+
+    if let Some(c) = &plan.convergence {
+        out.push_str(&render_convergence(plan, c, style, wide));
     }
 
     let fixes: Vec<String> = plan
@@ -314,6 +339,59 @@ pub fn render_table(
         for a in &plan.assumptions {
             out.push_str(&format!("  - {}\n", fmt::printable(a)));
         }
+    }
+    out
+}
+
+fn convergence_tone(c: &crate::policy::drain::convergence::Convergence) -> Tone {
+    match (c.completes, c.converges) {
+        (Some(false), _) => Tone::Bad,
+        (Some(true), Some(false)) => Tone::Warn,
+        (Some(true), _) => Tone::Good,
+        (None, _) => Tone::Dim,
+    }
+}
+
+/// The predictions: the VMs that will not complete (✗) or complete only by switching mode
+/// (~), with the finding and the alternatives; with `wide` also those that converge; the
+/// notes of what could not be read, one per cause; the caveat.
+fn render_convergence(
+    plan: &DrainPlan,
+    report: &crate::policy::drain::convergence::ConvergenceReport,
+    style: Style,
+    wide: bool,
+) -> String {
+    let mut out = format!(
+        "\nConvergence, from the guest dirty rate ({}, {}; a hint: it may read low, and 'will not converge' is the stronger prediction):\n",
+        report.metric,
+        fmt::printable(&report.source)
+    );
+    let mut said = 0;
+    for v in &plan.vmis {
+        let Some(c) = &v.convergence else { continue };
+        let (mark, tone) = match (c.completes, c.converges) {
+            (Some(false), _) => ("✗", Tone::Bad),
+            (Some(true), Some(false)) => ("~", Tone::Warn),
+            (Some(true), _) if wide => ("✓", Tone::Good),
+            (None, _) if wide => ("?", Tone::Dim),
+            _ => continue,
+        };
+        said += 1;
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            style.paint(mark, tone),
+            fmt::printable(&v.id()),
+            fmt::printable(&c.finding)
+        ));
+    }
+    if said == 0 && report.notes.is_empty() {
+        out.push_str(&format!(
+            "  every live migration with a dirty rate ({} of {}) converges under its configuration\n",
+            report.with_dirty_rate, report.predicted
+        ));
+    }
+    for n in &report.notes {
+        out.push_str(&format!("  note: {}\n", fmt::printable(n)));
     }
     out
 }

@@ -9,6 +9,7 @@
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
 pub mod cause;
+pub mod dirty_rate;
 mod history;
 mod kubevirt19;
 mod objects;

@@ -62,6 +62,10 @@ pub struct Script {
     /// The VMI stays marked, so the evacuation controller creates the next VMIM at once
     /// and the migration controller holds it in Pending for the backoff (FACTS §2.2).
     pub evacuation_failures: u32,
+    /// virt-handler's guest dirty rate (`kubevirt_vmi_dirty_rate_bytes_per_second`, v1.6+),
+    /// bytes/s, for every Running VMI on the node that is not migrating; `None`: the page
+    /// has no such metric (a virt-handler before v1.6).
+    pub guest_dirty_rate: Option<u64>,
     /// The first evacuation backoff, in ticks (real KubeVirt: 20 s), doubling for each
     /// further consecutive failed evacuation of the VMI (FACTS §2.2, §12). While it runs,
     /// the new VMIM waits in Pending and the VMI gets one Warning event `MigrationBackoff`
@@ -84,6 +88,7 @@ impl Default for Script {
             memory: 2 * 1024 * 1024 * 1024,
             evacuation_failures: 0,
             evacuation_backoff_ticks: 5,
+            guest_dirty_rate: Some(0),
         }
     }
 }
@@ -435,6 +440,27 @@ impl Inner {
         );
         let progress = self.progress.lock().unwrap().clone();
         let script = self.script.lock().unwrap().clone();
+        if let Some(rate) = script.guest_dirty_rate {
+            // KubeVirt v1.9 measures Running VMIs that are not migrating.
+            out.push_str("# TYPE kubevirt_vmi_dirty_rate_bytes_per_second gauge\n");
+            for vmi in server.objects(Kind::VirtualMachineInstance) {
+                let ms = &vmi["status"]["migrationState"];
+                let migrating = ms.get("startTimestamp").is_some()
+                    && ms.get("completed").and_then(Value::as_bool) != Some(true)
+                    && ms.get("failed").and_then(Value::as_bool) != Some(true);
+                if s(&vmi, "/status/nodeName") != node
+                    || s(&vmi, "/status/phase") != "Running"
+                    || migrating
+                {
+                    continue;
+                }
+                out.push_str(&format!(
+                    "kubevirt_vmi_dirty_rate_bytes_per_second{{name=\"{}\",namespace=\"{}\",node=\"{node}\"}} {rate}\n",
+                    s(&vmi, "/metadata/name"),
+                    s(&vmi, "/metadata/namespace")
+                ));
+            }
+        }
         for vmi in server.objects(Kind::VirtualMachineInstance) {
             let ms = &vmi["status"]["migrationState"];
             if ms.is_null()

@@ -13,7 +13,13 @@
 //! 6. [`pdbs`]: what the PodDisruptionBudgets answer for the VMIs the drain shuts down.
 //! 7. [`waves`]: KubeVirt's queue and the waves under the parallel limits.
 //! 8. [`verdict`]: the outcome, the duration, the order, what the plan assumed.
+//!
+//! With guest dirty rates (`plan-drain --metrics|--prometheus`), [`convergence`] predicts each
+//! live migration under its effective configuration before it is placed: its estimate (for
+//! the waves) becomes the predicted time, and one that does not complete holds its slot until
+//! KubeVirt aborts it.
 
+pub mod convergence;
 pub mod evict;
 pub mod execute;
 pub mod feasibility;
@@ -98,6 +104,10 @@ pub struct DrainInputs {
     pub bandwidth: Option<u64>,
     /// The as-of clock, for the elapsed time of migrations in flight.
     pub now: Option<Time>,
+    /// Guest dirty rates read from virt-handler (`--metrics`, `--prometheus`): each live
+    /// migration is then predicted ([`convergence`]). None: no prediction, the plan is as
+    /// without them.
+    pub dirty_rates: Option<convergence::DirtyRates>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -195,6 +205,14 @@ pub struct VmiPlan {
     pub bandwidth_bytes_per_second: u64,
     pub evacuation_node: Option<String>,
     pub run_strategy: Option<String>,
+    /// With dirty rates: the predictor's object for a live migration the plan starts
+    /// (`migration::predict`, KubeVirt's words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::migration::predict::Prediction>,
+    /// With dirty rates: what the plan makes of the prediction (KubeVirt's timing, the
+    /// estimate, the finding and the alternatives in MigrationPolicy words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<convergence::Convergence>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -322,6 +340,10 @@ pub struct DrainPlan {
     pub kubevirt_version: Option<String>,
     /// What the plan assumed, in words.
     pub assumptions: Vec<String>,
+    /// With dirty rates: the predictions' summary (source, counts, the VMs that will not
+    /// complete, what could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<convergence::ConvergenceReport>,
 }
 
 impl VmiPlan {
@@ -516,11 +538,26 @@ pub fn plan_drain_in(inputs: &DrainInputs, search: &mut TargetSearch) -> DrainPl
         mut blockers,
         ..
     } = rows;
+    convergence::no_end_for_ever(&mut plans);
+    let convergence = inputs.dirty_rates.as_ref().map(|rates| {
+        convergence::report(
+            rates,
+            plans
+                .iter()
+                .filter_map(|p| p.convergence.as_ref().map(|c| (p.id(), p.node.as_str(), c))),
+        )
+    });
     verdict::sort_blockers(&mut blockers);
     let verdict = verdict::verdict(&blockers, &plans);
     let estimated = verdict::estimated_seconds(&plans);
     verdict::sort_rows(&mut plans);
-    let assumptions = verdict::assumptions(inputs.bandwidth, &queue, kubevirt.is_none());
+    let mut assumptions = verdict::assumptions(inputs.bandwidth, &queue, kubevirt.is_none());
+    if convergence.is_some() {
+        assumptions.push(format!(
+            "with dirty rates: each live migration is predicted pass by pass under its effective configuration (migration::predict: bandwidthPerMigration as a cap when set, the completion budget, maxDowntimeMs, post-copy and pausing only with allowWorkloadDisruption, auto-converge); KubeVirt switches to post-copy or pauses only once the completion budget is spent, and one that does not complete holds its slot until KubeVirt aborts it; {}",
+            convergence::CAVEAT
+        ));
+    }
     DrainPlan {
         nodes: inputs.drain.clone(),
         verdict,
@@ -536,6 +573,7 @@ pub fn plan_drain_in(inputs: &DrainInputs, search: &mut TargetSearch) -> DrainPl
         defaults_assumed: kubevirt.is_none(),
         kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
         assumptions,
+        convergence,
     }
 }
 
@@ -605,6 +643,8 @@ struct VmiFacts<'v> {
     strategy: EffectiveStrategy,
     assessment: Assessment,
     policy: Option<String>,
+    /// The matching policy sets `bandwidthPerMigration` itself.
+    policy_sets_bandwidth: bool,
     config: EffectiveMigrationConfig,
     memory: Option<u64>,
     target_pod: TargetPod<'v>,
@@ -651,6 +691,7 @@ fn vmi_facts<'v>(
         strategy: effective_eviction_strategy(vmi, kubevirt),
         assessment: migratability::assess(&super::migratability::migratability(vmi)),
         policy: policy.map(|p| p.name),
+        policy_sets_bandwidth: policy_obj.is_some_and(|p| p.spec.bandwidth_per_migration.is_some()),
         budget: feasibility::completion_budget(
             completion_budget_seconds(vmi, config.completion_timeout_per_gib),
             config.allow_workload_disruption,
@@ -699,6 +740,8 @@ fn new_row(vmi: &VirtualMachineInstance, f: &VmiFacts) -> VmiPlan {
         bandwidth_bytes_per_second: f.bandwidth,
         evacuation_node: vmi.evacuation_node().map(str::to_string),
         run_strategy: f.run_strategy.clone(),
+        prediction: None,
+        convergence: None,
     }
 }
 
@@ -733,7 +776,21 @@ fn plan_vmi<'a>(
         }
     }
     if plan.action == Action::LiveMigrate {
-        live_migrate(&mut plan, &f, search, rows);
+        let predicted = inputs
+            .dirty_rates
+            .as_ref()
+            .zip(f.memory)
+            .map(|(rates, memory)| {
+                convergence::judge(&convergence::Setting {
+                    memory,
+                    dirty: rates.of(vmi.namespace(), vmi.name()),
+                    config: &f.config,
+                    policy: f.policy.as_deref(),
+                    policy_sets_bandwidth: f.policy_sets_bandwidth,
+                    assumed_bandwidth: inputs.bandwidth,
+                })
+            });
+        live_migrate(&mut plan, &f, predicted, search, rows);
     }
     rows.plans.push(plan);
     rows.vmis.push(vmi);
@@ -790,8 +847,18 @@ fn already_migrating(
 }
 
 /// A live migration the drain starts: the namespace's quota must admit the second launcher
-/// pod, then a node must take it.
-fn live_migrate(plan: &mut VmiPlan, f: &VmiFacts, search: &mut TargetSearch, rows: &mut Rows) {
+/// pod, then a node must take it. With a prediction, its estimate is the predicted time (a
+/// migration that does not complete has none, and holds its slot until KubeVirt aborts it).
+fn live_migrate(
+    plan: &mut VmiPlan,
+    f: &VmiFacts,
+    predicted: Option<(
+        crate::migration::predict::Prediction,
+        convergence::Convergence,
+    )>,
+    search: &mut TargetSearch,
+    rows: &mut Rows,
+) {
     if let Some((quota, message)) = f.quota.clone() {
         let explanation = format!(
             "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
@@ -802,15 +869,35 @@ fn live_migrate(plan: &mut VmiPlan, f: &VmiFacts, search: &mut TargetSearch, row
             .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
         return;
     }
-    let over_budget = feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy);
-    match placement::place(search, &f.target_pod, &f.node, f.transfer, over_budget) {
+    // The estimate shown and the time the migration holds its slot: the prediction's when
+    // there is one (none shown for a migration that does not complete).
+    let (estimate, slot, over_budget) = match &predicted {
+        Some((_, c)) if c.completes == Some(false) => (
+            None,
+            c.slot_seconds(f.transfer),
+            Some("predicted not to complete: KubeVirt aborts it once its completion budget is spent, and the evacuation retries it (with a backoff) for as long as the node drains (see the convergence findings)".to_string()),
+        ),
+        Some((_, c)) if c.completes == Some(true) => {
+            (c.slot_seconds(f.transfer), c.slot_seconds(f.transfer), None)
+        }
+        _ => (
+            f.transfer,
+            f.transfer,
+            feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy),
+        ),
+    };
+    match placement::place(search, &f.target_pod, &f.node, estimate, over_budget) {
         Ok(placed) => {
             plan.target = Some(placed.target);
-            plan.estimate_seconds = f.transfer;
             plan.explanation = placed.explanation;
+            plan.estimate_seconds = estimate;
+            if let Some((p, c)) = predicted {
+                plan.prediction = Some(p);
+                plan.convergence = Some(c);
+            }
             rows.candidates.push(Candidate {
                 index: rows.plans.len(),
-                estimate: f.transfer.unwrap_or(SETUP_SECONDS),
+                estimate: slot.unwrap_or(SETUP_SECONDS),
                 source: f.node.clone(),
             });
         }

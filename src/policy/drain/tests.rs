@@ -105,6 +105,8 @@ pub(super) fn plan_row(name: &str, action: Action) -> VmiPlan {
         bandwidth_bytes_per_second: DEFAULT_BANDWIDTH,
         evacuation_node: None,
         run_strategy: None,
+        prediction: None,
+        convergence: None,
     }
 }
 
@@ -1027,5 +1029,120 @@ fn a_pending_migration_without_a_target_does_not_shorten_another_slot() {
         Some(a_end),
         "{:#?}",
         row(&plan, "c")
+    );
+}
+
+/// node-3 with three 2Gi VMs under a 64 MiB/s cluster cap: `idle` dirties nothing, `busy`
+/// twice the cap, `pc` as much but a MigrationPolicy allows it post-copy.
+fn three_guests() -> DrainInputs {
+    let mut pc = vmi("pc", "node-3", Some("LiveMigrate"), true, "2Gi");
+    pc.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("tier".into(), "cache".into());
+    let mut i = inputs(
+        vec![
+            vmi("idle", "node-3", Some("LiveMigrate"), true, "2Gi"),
+            vmi("busy", "node-3", Some("LiveMigrate"), true, "2Gi"),
+            pc,
+        ],
+        vec![node("node-1", "64Gi"), node("node-3", "64Gi")],
+    );
+    i.kubevirt = kubevirt(json!({"evictionStrategy": "LiveMigrate",
+        "migrations": {"bandwidthPerMigration": "64Mi"}}));
+    i.policies = vec![
+        serde_json::from_value(json!({"metadata": {"name": "allow-pc"}, "spec": {
+            "allowPostCopy": true,
+            "selectors": {"virtualMachineInstanceSelector": {"tier": "cache"}}}}))
+        .unwrap(),
+    ];
+    i
+}
+
+fn rates(pairs: &[(&str, u64)]) -> convergence::DirtyRates {
+    convergence::DirtyRates {
+        source: "test".into(),
+        rates: pairs
+            .iter()
+            .map(|(n, r)| (("prod".to_string(), n.to_string()), *r))
+            .collect(),
+        nodes_read: ["node-3".to_string()].into(),
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn dirty_rates_flag_exactly_the_migration_that_cannot_complete() {
+    const MIB: u64 = 1 << 20;
+    let without = plan_drain(&three_guests());
+    assert!(without.convergence.is_none());
+    assert!(without.vmis.iter().all(|v| v.prediction.is_none()));
+    let json = serde_json::to_value(&without).unwrap();
+    assert!(json.get("convergence").is_none() && json["vmis"][0].get("prediction").is_none());
+
+    let mut i = three_guests();
+    i.dirty_rates = Some(rates(&[
+        ("idle", 0),
+        ("busy", 128 * MIB),
+        ("pc", 128 * MIB),
+    ]));
+    let plan = plan_drain(&i);
+    let report = plan.convergence.as_ref().unwrap();
+    assert_eq!(report.will_not_complete, ["prod/busy"]);
+    assert_eq!(report.by_switching, ["prod/pc"]);
+    assert_eq!((report.predicted, report.with_dirty_rate), (3, 3));
+
+    let busy = row(&plan, "busy");
+    let c = busy.convergence.as_ref().unwrap();
+    assert_eq!(c.completes, Some(false));
+    assert!(
+        c.alternatives
+            .iter()
+            .any(|a| a.starts_with("allowPostCopy: true"))
+    );
+    assert_eq!(busy.prediction.as_ref().unwrap().converges, Some(false));
+    // Not a fast one: no estimate, and its slot is held until KubeVirt aborts it (450 s).
+    assert_eq!(busy.estimate_seconds, None);
+    let (start, end) = (busy.start_seconds.unwrap(), busy.end_seconds.unwrap());
+    assert_eq!(end - start, SETUP_SECONDS + 450);
+
+    let pc = row(&plan, "pc");
+    let c = pc.convergence.as_ref().unwrap();
+    assert_eq!(c.completes, Some(true));
+    assert_eq!(c.under, "MigrationPolicy allow-pc");
+    assert_eq!(pc.estimate_seconds, Some(SETUP_SECONDS + 482));
+
+    let idle = row(&plan, "idle");
+    assert_eq!(idle.convergence.as_ref().unwrap().completes, Some(true));
+    assert_eq!(idle.estimate_seconds, Some(SETUP_SECONDS + 32));
+    // Two outbound slots: busy and pc (the longest) first, idle when the first frees up.
+    assert_eq!(idle.wave, Some(2));
+    assert_eq!(
+        plan.estimated_duration_seconds,
+        pc.end_seconds.unwrap().max(idle.end_seconds.unwrap())
+    );
+    assert_eq!(
+        plan.verdict,
+        Verdict::WillComplete,
+        "a hint does not change the verdict"
+    );
+    assert!(
+        plan.assumptions
+            .iter()
+            .any(|a| a.starts_with("with dirty rates"))
+    );
+
+    // A rate missing for one VMI: it keeps memory over bandwidth, and the plan says why.
+    i.dirty_rates = Some(rates(&[("busy", 128 * MIB)]));
+    let plan = plan_drain(&i);
+    assert_eq!(
+        row(&plan, "idle").estimate_seconds,
+        Some(SETUP_SECONDS + 32)
+    );
+    let notes = &plan.convergence.as_ref().unwrap().notes;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("prod/idle, prod/pc") || notes[0].contains("prod/pc, prod/idle"),
+        "{notes:?}"
     );
 }
