@@ -656,7 +656,7 @@ fn alternatives(i: &Inputs, m: f64, d: f64, b: f64) -> Vec<Alternative> {
             "allowAutoConverge: true",
             "allowWorkloadDisruption: true",
             "bandwidthPerMigration",
-            "maxDowntime",
+            "maxDowntimeMs",
         ),
     };
     let mut out = Vec::new();
@@ -691,7 +691,7 @@ fn alternatives(i: &Inputs, m: f64, d: f64, b: f64) -> Vec<Alternative> {
     {
         let flag = match i.flavour {
             Flavour::Libvirt => vec![downtime_flag.to_string(), ms.to_string()],
-            Flavour::KubeVirt => vec![downtime_flag.to_string(), format!("{ms}ms")],
+            Flavour::KubeVirt => vec![downtime_flag.to_string(), ms.to_string()],
         };
         out.push(Alternative {
             flags: flag,

@@ -197,7 +197,7 @@ fn kubevirt_alternatives_name_policy_fields() {
         f.contains(&"allowWorkloadDisruption: true".to_string()),
         "{f:?}"
     );
-    assert!(f.iter().any(|x| x.starts_with("maxDowntime ")), "{f:?}");
+    assert!(f.iter().any(|x| x.starts_with("maxDowntimeMs ")), "{f:?}");
 }
 
 #[test]

@@ -378,10 +378,7 @@ fn alternative_words(a: &Alternative, s: &Setting, t1: f64, budget: u64) -> Stri
                 )
             }
         }
-        [flag, ms] if flag == "maxDowntime" => format!(
-            "maxDowntimeMs: {} (KubeVirt v1.9+)",
-            ms.trim_end_matches("ms")
-        ),
+        [flag, ms] if flag == "maxDowntimeMs" => format!("maxDowntimeMs: {ms} (KubeVirt v1.9+)"),
         other => other.join(" "),
     };
     let secs = kubevirt_secs(
