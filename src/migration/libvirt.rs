@@ -454,6 +454,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     let downtime = set_initial_downtime(&mut driver, req.plan.initial_downtime_ms, progress);
     let params = MigrateParameters {
         bandwidth: req.plan.bandwidth_mib,
+        bandwidth_postcopy: req.plan.postcopy_bandwidth_mib,
         parallel_connections: req
             .plan
             .parallel_connections
