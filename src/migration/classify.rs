@@ -254,6 +254,16 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
             "no record of a migration of this domain here".to_string(),
             advice(cause::NO_MIGRATION),
         ),
+        // A source whose post-copy failed keeps its migration job (for a resume): not "in
+        // progress", failed.
+        JobEnd::Running if state == DomainStatus::PostcopyFailed => (
+            cause::POSTCOPY_FAILED,
+            Outcome::Failed,
+            "the migration failed in post-copy: the guest's memory is split between the hosts \
+             (libvirt keeps the job for `virsh migrate --postcopy-resume`)"
+                .to_string(),
+            advice(cause::POSTCOPY_FAILED),
+        ),
         JobEnd::Running => (
             cause::IN_PROGRESS,
             Outcome::InProgress,
@@ -773,6 +783,24 @@ mod tests {
                 DomainStatus::ShutOff,
                 "no-migration",
                 Outcome::NoMigration,
+            ),
+            (
+                CompletedJob {
+                    end: JobEnd::Running,
+                    ..Default::default()
+                },
+                DomainStatus::PostcopyFailed,
+                "postcopy-failed",
+                Outcome::Failed,
+            ),
+            (
+                CompletedJob {
+                    end: JobEnd::Running,
+                    ..Default::default()
+                },
+                DomainStatus::Running,
+                "in-progress",
+                Outcome::InProgress,
             ),
         ];
         for (job, state, cause, outcome) in table {

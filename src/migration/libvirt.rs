@@ -176,7 +176,7 @@ mod ffi {
     }
 }
 
-pub use ffi::{abort_job, job_stats};
+pub use ffi::{abort_job, job_stats, state as state_and_reason};
 
 /// The domain's state in the classifier's terms.
 pub fn domain_status(dom: &Domain) -> DomainStatus {
@@ -509,14 +509,20 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             summary.message = destination_words(req, mode);
         }
         Err(message) => {
-            let in_postcopy = mode == Mode::PostCopy;
+            // After the switch: where the guest is now (libvirt's error alone does not say).
+            let fate = (mode == Mode::PostCopy)
+                .then(|| super::libvirt_fate::observe(&dom, req, &src_host, message, progress));
             let (outcome, cause) = match stopped_by {
                 Some(Stop::Controller(cause)) => (Outcome::Failed, cause),
                 Some(Stop::Interrupt) | Some(Stop::Timeout) => {
                     (Outcome::Aborted, "aborted-by-request")
                 }
+                None if fate.is_some() => (
+                    Outcome::Failed,
+                    fate.as_ref().map_or("postcopy-failed", |f| f.cause.id),
+                ),
                 None => {
-                    let cause = classify::failure_cause(message, in_postcopy);
+                    let cause = classify::failure_cause(message, false);
                     let outcome = if cause == "aborted-by-request" {
                         Outcome::Aborted
                     } else {
@@ -531,13 +537,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             // could not do is said here.
             let mut words = vec![format!("libvirt: {message}")];
             words.extend(driven.notes.iter().cloned());
-            if !in_postcopy {
-                words.push(wait_for_source(&dom, req, &src_host));
-            } else {
-                words.push(format!(
-                    "the guest's state is split between the hosts (source state: {:?})",
-                    domain_status(&dom)
-                ));
+            match fate {
+                Some(fate) => words.push(fate.message),
+                None => words.push(wait_for_source(&dom, req, &src_host)),
             }
             summary.message = words.join("; ");
         }
@@ -554,7 +556,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         {
             write_record(&d, &record);
         }
-    } else {
+    } else if !job_running(&dom) {
+        // (A source whose post-copy failed keeps its migration job: libvirt would make the
+        // metadata write wait 30 s for it, then fail.)
         write_record(&dom, &record);
     }
     Ok(Report {

@@ -8,7 +8,10 @@ pub mod driver;
 pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
+#[cfg(feature = "libvirt")]
+pub mod libvirt_fate;
 pub mod plan;
+pub mod postcopy_fate;
 pub mod progress_timer;
 pub mod sample;
 
