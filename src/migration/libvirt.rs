@@ -194,10 +194,6 @@ pub fn domain_status(dom: &Domain) -> DomainStatus {
     }
 }
 
-fn is_paused_by_user(dom: &Domain) -> bool {
-    matches!(ffi::state(dom), Some((sys::VIR_DOMAIN_PAUSED, r)) if r as u32 == sys::VIR_DOMAIN_PAUSED_USER)
-}
-
 /// Job statistics as a `JobSample`.
 pub fn to_sample(s: &JobStats, fallback_elapsed_ms: u64, mode: Mode) -> JobSample {
     let page = s.mem_page_size.filter(|p| *p > 0).unwrap_or(4096);
@@ -387,8 +383,24 @@ impl Driver for LibvirtDriver<'_> {
     }
 
     fn resume(&mut self) -> std::result::Result<bool, DriverError> {
-        if !is_paused_by_user(self.dom) {
-            return Ok(false);
+        // libvirt itself resumes a guest that ran before a migration which failed (it then
+        // reads `running (migration canceled)`); a guest suspended during the migration job
+        // reads `paused (migrating)`, one suspended after it `paused (user)`.
+        match ffi::state(self.dom) {
+            Some((sys::VIR_DOMAIN_RUNNING, _)) => return Ok(false),
+            Some((sys::VIR_DOMAIN_PAUSED, r))
+                if r as u32 == sys::VIR_DOMAIN_PAUSED_USER
+                    || r as u32 == sys::VIR_DOMAIN_PAUSED_MIGRATION => {}
+            other => {
+                let state = other.map_or("unknown".to_string(), |(s, r)| {
+                    format!("{s} (reason {r}; virDomainState, its reason)")
+                });
+                return Err(DriverError(format!(
+                    "the source reports state {state}, not a guest to resume -- check \
+                     `virsh -c '{}' domstate --reason {}`",
+                    self.src_uri, self.domain
+                )));
+            }
         }
         self.dom.resume().map(|_| true).map_err(|e| {
             DriverError(format!(
