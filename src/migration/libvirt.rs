@@ -460,6 +460,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     progress.set_budget(Some(budget_secs));
     let mut controller = Controller::new(cfg);
 
+    if let Some(why) = super::qemu_limits::refusal(req.plan, conn.hyp_version().ok()) {
+        return Err(Error::usage(why));
+    }
     let mut driver = LibvirtDriver::new(&dom, req.src_uri, req.domain);
     // The max downtime is a property of the source QEMU: remembered to put it back if the
     // migration does not happen.

@@ -13,6 +13,7 @@ pub mod libvirt_fate;
 pub mod plan;
 pub mod postcopy_fate;
 pub mod progress_timer;
+pub mod qemu_limits;
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};

@@ -179,7 +179,17 @@ impl Plan {
             });
         row("bandwidth", format!("{pre}, {post}"));
         if let Some(n) = self.parallel_connections {
-            row("parallel connections", n.to_string());
+            row(
+                "parallel connections",
+                if self.allow_postcopy {
+                    format!(
+                        "{n} (multifd; with post-copy, refused before starting if the source's \
+                         QEMU is 10.0 or older)"
+                    )
+                } else {
+                    format!("{n} (multifd)")
+                },
+            );
         }
         row(
             "max downtime",
