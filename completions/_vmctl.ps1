@@ -190,6 +190,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'libvirt: the destination connection URI')
             [CompletionResult]::new('--bandwidth', '--bandwidth', [CompletionResultType]::ParameterName, 'libvirt: bandwidth cap in MiB/s (1 to 1048576)')
+            [CompletionResult]::new('--postcopy-bandwidth', '--postcopy-bandwidth', [CompletionResultType]::ParameterName, 'libvirt: bandwidth cap in post-copy, MiB/s (1 to 1048576; needs --allow-postcopy; unlimited without it)')
             [CompletionResult]::new('--max-downtime', '--max-downtime', [CompletionResultType]::ParameterName, 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt''s range)')
             [CompletionResult]::new('--completion-timeout-per-gib', '--completion-timeout-per-gib', [CompletionResultType]::ParameterName, 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150; 0 disables it; at most 86400)')
             [CompletionResult]::new('--progress-timeout', '--progress-timeout', [CompletionResultType]::ParameterName, 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)')

@@ -181,6 +181,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --connect 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)'
             cand --to 'libvirt: the destination connection URI'
             cand --bandwidth 'libvirt: bandwidth cap in MiB/s (1 to 1048576)'
+            cand --postcopy-bandwidth 'libvirt: bandwidth cap in post-copy, MiB/s (1 to 1048576; needs --allow-postcopy; unlimited without it)'
             cand --max-downtime 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt''s range)'
             cand --completion-timeout-per-gib 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt''s default 150; 0 disables it; at most 86400)'
             cand --progress-timeout 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)'

@@ -162,6 +162,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l prometheus -d 'R
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l connect -d 'libvirt: the source connection URI (e.g. qemu+ssh://host-a/system)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l to -d 'libvirt: the destination connection URI' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l bandwidth -d 'libvirt: bandwidth cap in MiB/s (1 to 1048576)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l postcopy-bandwidth -d 'libvirt: bandwidth cap in post-copy, MiB/s (1 to 1048576; needs --allow-postcopy; unlimited without it)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-downtime -d 'libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt\'s range)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeout-per-gib -d 'libvirt: completion budget per GiB of guest memory, in seconds (KubeVirt\'s default 150; 0 disables it; at most 86400)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)' -r

@@ -614,6 +614,12 @@ pub struct MigrateArgs {
           value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub bandwidth: Option<u64>,
 
+    /// libvirt: bandwidth cap in post-copy, MiB/s (1 to 1048576; needs --allow-postcopy;
+    /// unlimited without it).
+    #[arg(long, value_name = "MIB_PER_S", requires = "connect",
+          value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub postcopy_bandwidth: Option<u64>,
+
     /// libvirt: maximum downtime in milliseconds (1 to 2000000, KubeVirt's range).
     #[arg(long, value_name = "MS", requires = "connect",
           value_parser = clap::value_parser!(u64).range(1..=2_000_000))]

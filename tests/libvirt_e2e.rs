@@ -96,6 +96,22 @@ fn main() -> ExitCode {
             run("destination_daemon_killed_is_a_connection_failure", &|| {
                 destination_killed(&lab)
             });
+            run("postcopy_network_fails_guest_split_not_running", &|| {
+                postcopy_broken(&lab, Break::Network)
+            });
+            run("postcopy_destination_qemu_killed_guest_lost", &|| {
+                postcopy_broken(&lab, Break::DestinationQemu)
+            });
+            run(
+                "postcopy_destination_daemon_killed_guest_whole_there",
+                &|| postcopy_broken(&lab, Break::DestinationDaemon),
+            );
+            run("paused_guest_runs_again_after_ctrl_c", &|| {
+                paused_guest_runs_again_after_ctrl_c(&lab)
+            });
+            run("parallel_connections_migrate_both_ways", &|| {
+                parallel_connections(&lab)
+            });
             println!(
                 "libvirt end-to-end cases took {:.0} s",
                 t0.elapsed().as_secs_f64()
@@ -127,6 +143,23 @@ struct Lab {
     script: PathBuf,
     src: String,
     dst: String,
+    /// The migration ports (`migration_port_min..=max` of each side's qemu.conf): the
+    /// destination's QEMU listens on `dst_ports`; `lab.sh` derives both from its PORT_BASE.
+    src_ports: (u16, u16),
+    dst_ports: (u16, u16),
+}
+
+/// `migration_port_min`/`_max` of a side's qemu.conf, as lab.sh wrote it.
+fn migration_ports(dir: &Path, side: &str) -> Result<(u16, u16), String> {
+    let path = dir.join(side).join("etc/libvirt/qemu.conf");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let value = |key: &str| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(key))
+            .find_map(|rest| rest.trim().strip_prefix('=')?.trim().parse::<u16>().ok())
+            .ok_or_else(|| format!("no {key} in {}", path.display()))
+    };
+    Ok((value("migration_port_min")?, value("migration_port_max")?))
 }
 
 /// The lab, if this run can use one; else why not.
@@ -154,9 +187,12 @@ fn lab() -> Result<Lab, String> {
         );
     }
     let uri = |side: &str| format!("qemu+unix:///system?socket={}", sock(side).display());
+    let ports = |side: &str| migration_ports(&dir, side).unwrap_or_else(|e| panic!("{e}"));
     Ok(Lab {
         src: uri("src"),
         dst: uri("dst"),
+        src_ports: ports("src"),
+        dst_ports: ports("dst"),
         script,
         dir,
     })
@@ -164,9 +200,12 @@ fn lab() -> Result<Lab, String> {
 
 impl Lab {
     fn sh(&self, args: &[&str]) -> CaseResult {
+        // LAB and PORT_BASE name this lab (another may run on the machine): PORT_BASE is the
+        // source's first migration port, whatever this process's environment says.
         let out = Command::new(&self.script)
             .args(args)
             .env("LAB", &self.dir)
+            .env("PORT_BASE", self.src_ports.0.to_string())
             .output()
             .map_err(|e| format!("lab.sh {args:?}: {e}"))?;
         if out.status.success() {
@@ -191,6 +230,51 @@ impl Lab {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .unwrap_or_default()
+    }
+
+    /// `virsh domstate --reason` on `uri` (`paused (post-copy failed)`), or virsh's error.
+    fn state_reason(&self, uri: &str) -> String {
+        Command::new("virsh")
+            .args(["-q", "-c", uri, "domstate", "--reason", DOM])
+            .output()
+            .map(|o| {
+                let out = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                if out.is_empty() {
+                    String::from_utf8_lossy(&o.stderr).trim().to_string()
+                } else {
+                    out
+                }
+            })
+            .unwrap_or_default()
+    }
+
+    /// The PID in a pid file of the lab (`dst/daemon.pid`, `dst/run/qemu/labvm.pid`).
+    fn pid(&self, rel: &str) -> Result<String, String> {
+        std::fs::read_to_string(self.dir.join(rel))
+            .map(|p| p.trim().to_string())
+            .map_err(|e| format!("{rel}: {e}"))
+    }
+
+    /// SIGKILLs the lab's QEMU of `side` (`src`, `dst`), if its pid file names one that
+    /// really is this lab's QEMU (no PID-reuse accident).
+    fn kill_qemu(&self, side: &str) -> CaseResult {
+        let pid = self.pid(&format!("{side}/run/qemu/{DOM}.pid"))?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let lab = format!("{}/", self.dir.display());
+        ensure(
+            cmdline.contains("qemu-system") && cmdline.contains(&lab),
+            || format!("pid {pid} of {side}/run/qemu is not this lab's QEMU"),
+        )?;
+        kill("-KILL", &pid)
+    }
+
+    /// The heartbeat over `wait`: (before, after).
+    fn beats_over(&self, wait: Duration) -> (u64, u64) {
+        let b1 = self.last_beat();
+        std::thread::sleep(wait);
+        (b1, self.last_beat())
     }
 
     fn console(&self) -> String {
@@ -1046,4 +1130,347 @@ fn busy_guest_completes_when_paused(lab: &Lab) -> CaseResult {
     ensure(paused, || format!("no pause decision:\n{r}"))?;
     // Paused by vmctl on the source, running on the destination afterwards.
     lab.check_guest("shut off", "running")
+}
+
+// ---------------------------------------------------------------------------------------
+// Post-copy that breaks, a paused guest after a failure, parallel connections
+
+/// How a post-copy migration is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Break {
+    /// The QEMU-to-QEMU stream is reset (`ss -K` on the destination's migration ports): a
+    /// failing network.
+    Network,
+    /// The destination's QEMU is killed (SIGKILL): a crashed destination.
+    DestinationQemu,
+    /// The destination's libvirtd is killed (SIGKILL); its QEMU lives on.
+    DestinationDaemon,
+}
+
+fn kill(signal: &str, pid: &str) -> CaseResult {
+    let ok = Command::new("kill")
+        .args([signal, pid])
+        .status()
+        .map_err(|e| format!("kill {signal} {pid}: {e}"))?;
+    ensure(ok.success(), || format!("kill {signal} {pid} failed"))
+}
+
+/// Resets the TCP connections of the lab's migration stream (the destination's QEMU listens
+/// on `dst_ports`; the other lab on this machine uses other ports). Err when none was found,
+/// or this kernel cannot (`ss -K` needs CONFIG_INET_DIAG_DESTROY).
+fn cut_migration_stream(lab: &Lab) -> CaseResult {
+    let (lo, hi) = lab.dst_ports;
+    let filter =
+        format!("( dport >= :{lo} and dport <= :{hi} ) or ( sport >= :{lo} and sport <= :{hi} )");
+    let count = || {
+        Command::new("ss")
+            .args(["-Htn", "state", "established", &filter])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+            .unwrap_or(0)
+    };
+    let before = count();
+    ensure(before > 0, || {
+        format!("no migration connection on ports {lo}-{hi} to cut")
+    })?;
+    let _ = Command::new("ss")
+        .args(["-K", "-tn", "state", "established", &filter])
+        .output();
+    let after = count();
+    ensure(after == 0, || {
+        format!(
+            "`ss -K` left {after} of {before} migration connections \
+             (a kernel without CONFIG_INET_DIAG_DESTROY?)"
+        )
+    })
+}
+
+/// A busy guest migrated with post-copy allowed and post-copy throttled to 1 MiB/s (so that
+/// it lasts seconds, not one); once vmctl switched, the migration is broken `how`. vmctl must
+/// say where the guest is. The lab is put back afterwards, whatever happened.
+fn postcopy_broken(lab: &Lab, how: Break) -> CaseResult {
+    let result = postcopy_broken_run(lab, how);
+    // A destination QEMU left waiting for pages would take `virsh destroy` 12 s to stop.
+    let _ = lab.kill_qemu("dst");
+    // Both daemons up (the killed one restarted), a fresh guest on the source.
+    let restored = lab.guest(160, 16);
+    result?;
+    restored
+}
+
+fn postcopy_broken_run(lab: &Lab, how: Break) -> CaseResult {
+    lab.guest(160, 64)?;
+    let t0 = Instant::now();
+    let mut child = vmctl_cmd(&[
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--allow-postcopy",
+        "--postcopy-bandwidth",
+        "1",
+        "--progress",
+        "json",
+    ])
+    .spawn()
+    .map_err(|e| format!("starting vmctl: {e}"))?;
+    // vmctl switches when pre-copy cannot converge (after ~7 s here): the source says so.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut in_postcopy = false;
+    while Instant::now() < deadline {
+        if lab.state_reason(&lab.src).contains("post-copy") {
+            in_postcopy = true;
+            break;
+        }
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let broken = if in_postcopy {
+        match how {
+            Break::Network => cut_migration_stream(lab),
+            Break::DestinationQemu => lab.kill_qemu("dst"),
+            Break::DestinationDaemon => kill("-KILL", &lab.pid("dst/daemon.pid")?),
+        }
+    } else {
+        Ok(())
+    };
+    let r = finish(child, t0, Duration::from_secs(240))?;
+    ensure(in_postcopy, || {
+        format!("the source never showed post-copy:\n{r}")
+    })?;
+    broken.map_err(|e| format!("breaking the migration ({how:?}): {e}\n{r}"))?;
+    r.expect_code(1)?;
+    let summary = r.summary_line()?;
+    let message = summary["message"].as_str().unwrap_or_default().to_string();
+    let says = |texts: &[&str]| {
+        ensure(texts.iter().all(|t| message.contains(t)), || {
+            format!("the message does not say {texts:?}:\n{r}")
+        })
+    };
+    ensure(
+        summary["outcome"] == "failed" && summary["finalMode"] == "post-copy",
+        || format!("{r}"),
+    )?;
+    let watched = r.lines().iter().any(|v| {
+        v["type"] == "event"
+            && v["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("libvirt failed the migration in post-copy"))
+    });
+    ensure(watched, || format!("no post-copy failure event:\n{r}"))?;
+    let (src, dst) = (lab.state_reason(&lab.src), lab.state_reason(&lab.dst));
+    let (b1, b2) = lab.beats_over(Duration::from_millis(2500));
+    let state = || format!("source {src:?}, destination {dst:?}, beats {b1} -> {b2}\n{r}");
+    match how {
+        Break::Network => {
+            // Split: CPUs on the destination, the rest of the memory on the source.
+            ensure(summary["cause"] == "postcopy-failed", || format!("{r}"))?;
+            says(&[
+                "NOT running anywhere whole",
+                "the rest of its memory is only on lab-src (paused, post-copy failed)",
+                "migrate --live --p2p --postcopy --postcopy-resume labvm",
+                "destroy labvm",
+            ])?;
+            ensure(
+                src == "paused (post-copy failed)" && dst.ends_with("(post-copy failed)"),
+                state,
+            )?;
+            ensure(b2 == b1, || format!("the guest still beats: {}", state()))?;
+        }
+        Break::DestinationQemu => {
+            // Lost: the destination's half is gone; nothing can resume it.
+            ensure(summary["cause"] == "postcopy-failed", || format!("{r}"))?;
+            says(&["the guest is lost", "Nothing can resume it", "start labvm"])?;
+            ensure(!message.contains("--postcopy-resume"), || format!("{r}"))?;
+            ensure(
+                src == "paused (post-copy failed)" && !dst.starts_with("running"),
+                state,
+            )?;
+            ensure(b2 == b1, || format!("the guest still beats: {}", state()))?;
+        }
+        Break::DestinationDaemon => {
+            // The QEMUs streamed on: everything was sent; the guest runs whole in the
+            // destination's QEMU, whose daemon is dead.
+            ensure(summary["cause"] == "connection-failure", || format!("{r}"))?;
+            says(&[
+                "the source's QEMU had sent all of the guest's memory",
+                "should run whole on",
+            ])?;
+            ensure(src == "shut off (migrated)", state)?;
+            ensure(b2 > b1, || format!("the guest does not beat: {}", state()))?;
+        }
+    }
+    if how != Break::DestinationDaemon {
+        let cause = explain_cause(&lab.src)?;
+        ensure(cause == "postcopy-failed", || {
+            format!("explain on the source: {cause}")
+        })?;
+    }
+    Ok(())
+}
+
+/// `--allow-pause`: vmctl pauses the busy guest, then Ctrl-C aborts the migration. The guest
+/// must run on the source again, and vmctl must say who resumed it (libvirt does, as the job
+/// ends: it resumes a guest that ran before the migration).
+fn paused_guest_runs_again_after_ctrl_c(lab: &Lab) -> CaseResult {
+    lab.guest(160, 64)?;
+    let t0 = Instant::now();
+    let mut child = vmctl_cmd(&[
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.src,
+        "--to",
+        &lab.dst,
+        "--bandwidth",
+        "32",
+        "--max-downtime",
+        "30",
+        "--allow-pause",
+        "-o",
+        "json",
+    ])
+    .spawn()
+    .map_err(|e| format!("starting vmctl: {e}"))?;
+    // The source reads `paused (migrating)` once vmctl paused it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut paused = false;
+    while Instant::now() < deadline {
+        if lab.state_reason(&lab.src).starts_with("paused") {
+            paused = true;
+            break;
+        }
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let interrupted = if paused {
+        kill("-INT", &child.id().to_string())
+    } else {
+        Ok(())
+    };
+    let r = finish(child, t0, Duration::from_secs(120))?;
+    ensure(paused, || {
+        format!("the source never showed the guest paused:\n{r}")
+    })?;
+    interrupted?;
+    r.expect_code(130)?;
+    let doc = r.json()?;
+    let event = |text: &str| {
+        doc["events"].as_array().is_some_and(|events| {
+            events
+                .iter()
+                .any(|e| e["text"].as_str().is_some_and(|t| t.contains(text)))
+        })
+    };
+    ensure(event("pause the guest"), || {
+        format!("no pause decision:\n{r}")
+    })?;
+    ensure(
+        event("resumed the guest on the source (vmctl had paused it)"),
+        || format!("no word of the resume:\n{r}"),
+    )?;
+    ensure(
+        doc["stoppedBy"] == "interrupt" && doc["cause"] == "aborted-by-request",
+        || format!("{r}"),
+    )?;
+    ensure(
+        doc["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("runs on the source (lab-src) again")),
+        || format!("{r}"),
+    )?;
+    lab.check_guest("running", "")
+}
+
+/// QEMU's version on `uri` (`virsh version`: "Running hypervisor: QEMU 10.0.2").
+fn qemu_version(uri: &str) -> Option<(u32, u32)> {
+    let out = Command::new("virsh")
+        .args(["-c", uri, "version"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = text
+        .lines()
+        .find_map(|l| l.split_once("Running hypervisor: QEMU "))?
+        .1;
+    let mut parts = v.trim().split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
+}
+
+/// `--parallel 2` (multifd) there and back; post-copy with it is refused before starting
+/// where QEMU cannot combine them (10.0 and older).
+fn parallel_connections(lab: &Lab) -> CaseResult {
+    lab.guest(160, 16)?;
+    let there = vmctl(
+        &[
+            "migrate",
+            DOM,
+            "--connect",
+            &lab.src,
+            "--to",
+            &lab.dst,
+            "--parallel",
+            "2",
+            "-o",
+            "json",
+        ],
+        Duration::from_secs(120),
+    )?;
+    there.expect_code(0)?;
+    let doc = there.json()?;
+    let flags = doc["plan"]["flagNames"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    ensure(
+        doc["outcome"] == "succeeded"
+            && doc["plan"]["parallelConnections"] == 2
+            && flags.iter().any(|f| f == "VIR_MIGRATE_PARALLEL"),
+        || format!("{there}"),
+    )?;
+    lab.check_guest("shut off", "running")?;
+    let back = [
+        "migrate",
+        DOM,
+        "--connect",
+        &lab.dst,
+        "--to",
+        &lab.src,
+        "--parallel",
+        "2",
+    ];
+    match qemu_version(&lab.dst) {
+        Some(v) if v < (10, 1) => {
+            let refused = vmctl(
+                &[&back[..], &["--allow-postcopy"]].concat(),
+                Duration::from_secs(60),
+            )?;
+            refused.expect_code(2)?;
+            ensure(
+                refused
+                    .stderr
+                    .contains("cannot combine post-copy with parallel connections (multifd)"),
+                || format!("{refused}"),
+            )?;
+            // Refused before anything happened: the guest still runs where it was.
+            let (s, d) = (lab.state(&lab.src), lab.state(&lab.dst));
+            ensure(s == "shut off" && d == "running", || {
+                format!("after the refusal: source {s:?}, destination {d:?}")
+            })?;
+        }
+        v => println!("  (QEMU {v:?} on the lab: post-copy with --parallel not checked)"),
+    }
+    let r = vmctl(&back, Duration::from_secs(120))?;
+    r.expect_code(0)?;
+    lab.check_guest("running", "shut off")
 }

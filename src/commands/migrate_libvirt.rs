@@ -100,6 +100,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
         allow_auto_converge: args.allow_auto_converge,
         allow_pause: args.allow_pause,
         bandwidth_mib: args.bandwidth,
+        postcopy_bandwidth_mib: args.postcopy_bandwidth,
         max_downtime_ms: args.max_downtime,
         completion_timeout_per_gib: args.completion_timeout_per_gib,
         progress_timeout_secs: args.progress_timeout,

@@ -170,9 +170,22 @@ impl Classification {
     }
 }
 
+/// QEMU's refusals (lower case) to enable post-copy: with multifd (QEMU 10.0 and older),
+/// without userfaultfd.
+const POSTCOPY_REFUSED: &[&str] = &[
+    "postcopy is not yet compatible with",
+    "postcopy is not compatible with",
+    "postcopy is not supported",
+    "userfaultfd not available",
+];
+
 /// The cause of a migrate call's (or a job's) error, by what its message says.
 pub fn failure(message: &str, in_postcopy: bool) -> Cause {
     let m = message.to_ascii_lowercase();
+    // QEMU refused to enable post-copy as libvirt set the capabilities: nothing was sent.
+    if !in_postcopy && POSTCOPY_REFUSED.iter().any(|t| m.contains(t)) {
+        return cause::POSTCOPY_UNSUPPORTED;
+    }
     if in_postcopy || m.contains("post-copy") || m.contains("postcopy") {
         return cause::POSTCOPY_FAILED;
     }
@@ -254,6 +267,16 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
             "no record of a migration of this domain here".to_string(),
             advice(cause::NO_MIGRATION),
         ),
+        // A source whose post-copy failed keeps its migration job (for a resume): not "in
+        // progress", failed.
+        JobEnd::Running if state == DomainStatus::PostcopyFailed => (
+            cause::POSTCOPY_FAILED,
+            Outcome::Failed,
+            "the migration failed in post-copy: the guest's memory is split between the hosts \
+             (libvirt keeps the job for `virsh migrate --postcopy-resume`)"
+                .to_string(),
+            advice(cause::POSTCOPY_FAILED),
+        ),
         JobEnd::Running => (
             cause::IN_PROGRESS,
             Outcome::InProgress,
@@ -303,6 +326,7 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
                 "no-progress" => "the migration was aborted without having sent anything".to_string(),
                 "connection-failure" => format!("the connection between the hosts broke: {message}"),
                 "postcopy-failed" => format!("the migration failed in post-copy: {message}"),
+                "postcopy-unsupported" => format!("QEMU refused to enable post-copy: {message}"),
                 _ => format!("libvirt reported: {message}"),
             };
             (cause, outcome, summary, advice(cause))
@@ -550,6 +574,7 @@ pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
                 cause::NO_PROGRESS,
                 cause::CONNECTION_FAILURE,
                 cause::POSTCOPY_FAILED,
+                cause::POSTCOPY_UNSUPPORTED,
             ]
             .contains(&c) =>
         {
@@ -575,6 +600,9 @@ pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
         "no-progress" => "vmctl aborted the migration: remaining data stopped decreasing",
         "connection-failure" => "the connection between the hosts broke during the migration",
         "postcopy-failed" => "the migration failed in post-copy",
+        "postcopy-unsupported" => {
+            "QEMU refused to enable post-copy before anything was sent; the guest stayed on the source"
+        }
         _ => "libvirt reported an error",
     };
     Classification {
@@ -617,6 +645,11 @@ fn advice(cause: Cause) -> &'static str {
             "The guest's memory is split between the hosts: try `virsh migrate \
              --postcopy-resume` once the link is back; otherwise the guest is lost and must be \
              restarted."
+        }
+        "postcopy-unsupported" => {
+            "Nothing was sent: QEMU cannot enable post-copy with these settings (with \
+             --parallel: QEMU 10.0 and older refuse multifd with post-copy; without \
+             userfaultfd on the destination). Drop --parallel or --allow-postcopy."
         }
         _ => "Read the source daemon's log for the job.",
     }
@@ -691,6 +724,17 @@ mod tests {
                 "postcopy-failed",
             ),
             ("unsupported configuration: foo", false, "libvirt-error"),
+            (
+                "internal error: unable to execute QEMU command 'migrate-set-capabilities': \
+                 Postcopy is not yet compatible with multifd",
+                false,
+                "postcopy-unsupported",
+            ),
+            (
+                "operation failed: job 'migration in' failed in post-copy phase",
+                false,
+                "postcopy-failed",
+            ),
         ] {
             assert_eq!(failure_cause(message, postcopy), want, "{message}");
         }
@@ -773,6 +817,24 @@ mod tests {
                 DomainStatus::ShutOff,
                 "no-migration",
                 Outcome::NoMigration,
+            ),
+            (
+                CompletedJob {
+                    end: JobEnd::Running,
+                    ..Default::default()
+                },
+                DomainStatus::PostcopyFailed,
+                "postcopy-failed",
+                Outcome::Failed,
+            ),
+            (
+                CompletedJob {
+                    end: JobEnd::Running,
+                    ..Default::default()
+                },
+                DomainStatus::Running,
+                "in-progress",
+                Outcome::InProgress,
             ),
         ];
         for (job, state, cause, outcome) in table {

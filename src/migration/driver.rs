@@ -98,8 +98,8 @@ pub trait Driver {
     /// Asks the hypervisor to abort the job (the loop never does in post-copy).
     fn abort(&mut self) -> Result<(), DriverError>;
 
-    /// Resumes the guest vmctl paused, if it is still paused: `Ok(false)` when there was
-    /// nothing to resume.
+    /// Resumes the guest vmctl paused, if it is still paused: `Ok(false)` when it runs
+    /// already (the hypervisor resumed it as the migration ended).
     fn resume(&mut self) -> Result<bool, DriverError>;
 
     /// The max downtime set now, ms, if the hypervisor says.
@@ -415,7 +415,9 @@ impl Pilot {
                     Ok(true) => {
                         progress.event("resumed the guest on the source (vmctl had paused it)")
                     }
-                    Ok(false) => {}
+                    Ok(false) => progress.event(
+                        "the hypervisor resumed the guest on the source (vmctl had paused it)",
+                    ),
                     Err(e) => notes.push(format!("could not resume the guest vmctl paused: {e}")),
                 }
             }

@@ -246,7 +246,7 @@ mod ffi {
     }
 }
 
-pub use ffi::{abort_job, job_stats};
+pub use ffi::{abort_job, job_stats, state as state_and_reason};
 
 /// The `dirtyrate.*` domain statistics (libvirt ≥ 7.2).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -336,10 +336,6 @@ pub fn domain_status(dom: &Domain) -> DomainStatus {
         Some((sys::VIR_DOMAIN_SHUTOFF, _)) => DomainStatus::ShutOff,
         _ => DomainStatus::Unknown,
     }
-}
-
-fn is_paused_by_user(dom: &Domain) -> bool {
-    matches!(ffi::state(dom), Some((sys::VIR_DOMAIN_PAUSED, r)) if r as u32 == sys::VIR_DOMAIN_PAUSED_USER)
 }
 
 /// Job statistics as a `JobSample`.
@@ -555,8 +551,24 @@ impl Driver for LibvirtDriver<'_> {
     }
 
     fn resume(&mut self) -> std::result::Result<bool, DriverError> {
-        if !is_paused_by_user(self.dom) {
-            return Ok(false);
+        // libvirt itself resumes a guest that ran before a migration which failed (it then
+        // reads `running (migration canceled)`); a guest suspended during the migration job
+        // reads `paused (migrating)`, one suspended after it `paused (user)`.
+        match ffi::state(self.dom) {
+            Some((sys::VIR_DOMAIN_RUNNING, _)) => return Ok(false),
+            Some((sys::VIR_DOMAIN_PAUSED, r))
+                if r as u32 == sys::VIR_DOMAIN_PAUSED_USER
+                    || r as u32 == sys::VIR_DOMAIN_PAUSED_MIGRATION => {}
+            other => {
+                let state = other.map_or("unknown".to_string(), |(s, r)| {
+                    format!("{s} (reason {r}; virDomainState, its reason)")
+                });
+                return Err(DriverError(format!(
+                    "the source reports state {state}, not a guest to resume -- check \
+                     `virsh -c '{}' domstate --reason {}`",
+                    self.src_uri, self.domain
+                )));
+            }
         }
         self.dom.resume().map(|_| true).map_err(|e| {
             DriverError(format!(
@@ -615,6 +627,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     let budget_secs = cfg.budget_secs;
     progress.set_budget(Some(budget_secs));
 
+    if let Some(why) = super::qemu_limits::refusal(req.plan, conn.hyp_version().ok()) {
+        return Err(Error::usage(why));
+    }
     let measured = match req.measure_secs {
         Some(secs) => measure_before_start(&dom, secs, req.interrupt, progress)?,
         None => None,
@@ -638,6 +653,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     let downtime = set_initial_downtime(&mut driver, req.plan.initial_downtime_ms, progress);
     let params = MigrateParameters {
         bandwidth: req.plan.bandwidth_mib,
+        bandwidth_postcopy: req.plan.postcopy_bandwidth_mib,
         parallel_connections: req
             .plan
             .parallel_connections
@@ -692,14 +708,20 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             summary.message = destination_words(req, mode);
         }
         Err(message) => {
-            let in_postcopy = mode == Mode::PostCopy;
+            // After the switch: where the guest is now (libvirt's error alone does not say).
+            let fate = (mode == Mode::PostCopy)
+                .then(|| super::libvirt_fate::observe(&dom, req, &src_host, message, progress));
             let (outcome, cause) = match stopped_by {
                 Some(Stop::Controller(cause)) => (Outcome::Failed, cause),
                 Some(Stop::Interrupt) | Some(Stop::Timeout) => {
                     (Outcome::Aborted, "aborted-by-request")
                 }
+                None if fate.is_some() => (
+                    Outcome::Failed,
+                    fate.as_ref().map_or("postcopy-failed", |f| f.cause.id),
+                ),
                 None => {
-                    let cause = classify::failure_cause(message, in_postcopy);
+                    let cause = classify::failure_cause(message, false);
                     let outcome = if cause == "aborted-by-request" {
                         Outcome::Aborted
                     } else {
@@ -714,13 +736,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             // could not do is said here.
             let mut words = vec![format!("libvirt: {message}")];
             words.extend(driven.notes.iter().cloned());
-            if !in_postcopy {
-                words.push(wait_for_source(&dom, req, &src_host));
-            } else {
-                words.push(format!(
-                    "the guest's state is split between the hosts (source state: {:?})",
-                    domain_status(&dom)
-                ));
+            match fate {
+                Some(fate) => words.push(fate.message),
+                None => words.push(wait_for_source(&dom, req, &src_host)),
             }
             summary.message = words.join("; ");
         }
@@ -737,7 +755,9 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         {
             write_record(&d, &record);
         }
-    } else {
+    } else if !job_running(&dom) {
+        // (A source whose post-copy failed keeps its migration job: libvirt would make the
+        // metadata write wait 30 s for it, then fail.)
         write_record(&dom, &record);
     }
     Ok(Report {

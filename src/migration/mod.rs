@@ -9,9 +9,13 @@ pub mod driver;
 pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
+#[cfg(feature = "libvirt")]
+pub mod libvirt_fate;
 pub mod plan;
+pub mod postcopy_fate;
 pub mod predict;
 pub mod progress_timer;
+pub mod qemu_limits;
 pub mod sample;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};

@@ -52,6 +52,8 @@ pub struct Options {
     pub allow_pause: bool,
     /// MiB/s; `None` = unlimited.
     pub bandwidth_mib: Option<u64>,
+    /// MiB/s in post-copy; `None` = unlimited.
+    pub postcopy_bandwidth_mib: Option<u64>,
     /// The ceiling for the max downtime, ms.
     pub max_downtime_ms: Option<u64>,
     pub completion_timeout_per_gib: Option<u64>,
@@ -65,8 +67,10 @@ pub struct Options {
 pub struct Plan {
     pub flags: u32,
     pub flag_names: Vec<&'static str>,
-    /// `bandwidth` parameter, MiB/s (pre-copy); post-copy runs unlimited.
+    /// `bandwidth` parameter, MiB/s (pre-copy).
     pub bandwidth_mib: Option<u64>,
+    /// `bandwidth.postcopy` parameter, MiB/s; `None`: post-copy runs unlimited.
+    pub postcopy_bandwidth_mib: Option<u64>,
     pub parallel_connections: Option<u32>,
     pub initial_downtime_ms: u64,
     pub max_downtime_ms: u64,
@@ -81,6 +85,14 @@ pub struct Plan {
 pub fn plan(o: &Options) -> Result<Plan, String> {
     if o.bandwidth_mib == Some(0) {
         return Err("--bandwidth must be at least 1 MiB/s (leave it out for unlimited)".into());
+    }
+    if o.postcopy_bandwidth_mib == Some(0) {
+        return Err(
+            "--postcopy-bandwidth must be at least 1 MiB/s (leave it out for unlimited)".into(),
+        );
+    }
+    if o.postcopy_bandwidth_mib.is_some() && !o.allow_postcopy {
+        return Err("--postcopy-bandwidth applies only with --allow-postcopy".into());
     }
     if o.parallel == Some(0) {
         return Err("--parallel must be at least 1".into());
@@ -103,6 +115,7 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
         flags: bits,
         flag_names: flags::describe(bits),
         bandwidth_mib: o.bandwidth_mib,
+        postcopy_bandwidth_mib: o.postcopy_bandwidth_mib,
         parallel_connections: o.parallel,
         initial_downtime_ms: controller::initial_downtime_ms(max_downtime_ms),
         max_downtime_ms,
@@ -186,14 +199,29 @@ impl Plan {
             "flags",
             format!("{} ({:#x})", self.flag_names.join(" | "), self.flags),
         );
-        row(
-            "bandwidth",
-            self.bandwidth_mib.map_or("unlimited".into(), |b| {
-                format!("{b} MiB/s in pre-copy (param bandwidth), unlimited in post-copy")
-            }),
-        );
+        let pre = self
+            .bandwidth_mib
+            .map_or("unlimited in pre-copy".into(), |b| {
+                format!("{b} MiB/s in pre-copy (param bandwidth)")
+            });
+        let post = self
+            .postcopy_bandwidth_mib
+            .map_or("unlimited in post-copy".into(), |b| {
+                format!("{b} MiB/s in post-copy (param bandwidth.postcopy)")
+            });
+        row("bandwidth", format!("{pre}, {post}"));
         if let Some(n) = self.parallel_connections {
-            row("parallel connections", n.to_string());
+            row(
+                "parallel connections",
+                if self.allow_postcopy {
+                    format!(
+                        "{n} (multifd; with post-copy, refused before starting if the source's \
+                         QEMU is 10.0 or older)"
+                    )
+                } else {
+                    format!("{n} (multifd)")
+                },
+            );
         }
         row(
             "max downtime",
@@ -287,9 +315,50 @@ mod tests {
                 },
                 "--parallel",
             ),
+            (
+                Options {
+                    allow_postcopy: true,
+                    postcopy_bandwidth_mib: Some(0),
+                    ..Default::default()
+                },
+                "--postcopy-bandwidth must be at least",
+            ),
+            (
+                Options {
+                    postcopy_bandwidth_mib: Some(4),
+                    ..Default::default()
+                },
+                "--postcopy-bandwidth applies only with --allow-postcopy",
+            ),
         ] {
             assert!(plan(&o).is_err_and(|e| e.contains(msg)), "{msg}");
         }
+    }
+
+    #[test]
+    fn the_dry_run_names_both_bandwidths() {
+        let p = plan(&Options {
+            allow_postcopy: true,
+            bandwidth_mib: Some(32),
+            postcopy_bandwidth_mib: Some(4),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.postcopy_bandwidth_mib, Some(4));
+        let text = p.describe("vm", "a", "b");
+        assert!(
+            text.contains(
+                "32 MiB/s in pre-copy (param bandwidth), 4 MiB/s in post-copy (param bandwidth.postcopy)"
+            ),
+            "{text}"
+        );
+        let text = plan(&Options::default())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .describe("vm", "a", "b");
+        assert!(
+            text.contains("unlimited in pre-copy, unlimited in post-copy"),
+            "{text}"
+        );
     }
 
     #[test]

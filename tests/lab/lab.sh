@@ -247,7 +247,10 @@ destroy_everywhere() {
             [[ -S ${uri##*socket=} ]] || continue
             virsh -q -c "$uri" domstate "$DOM" >/dev/null 2>&1 || continue
             left=1
-            virsh -q -c "$uri" domjobabort "$DOM" >/dev/null 2>&1 || true
+            # In post-copy (failed or not) an abort is refused, or waits 30 s for the job of a
+            # destination stuck in its Finish phase: destroy at once.
+            [[ $(virsh -q -c "$uri" domstate --reason "$DOM" 2>/dev/null) == *post-copy* ]] ||
+                virsh -q -c "$uri" domjobabort "$DOM" >/dev/null 2>&1 || true
             virsh -q -c "$uri" destroy "$DOM" >/dev/null 2>&1 || true
             virsh -q -c "$uri" undefine "$DOM" >/dev/null 2>&1 || true
         done

@@ -563,13 +563,21 @@ fn a_resume_that_fails_is_a_note_for_the_summary() {
 
 #[test]
 fn a_guest_that_is_no_longer_paused_is_not_resumed() {
-    // Someone resumed it: the driver says there is nothing to resume; no call, no event.
+    // The hypervisor resumed it (libvirt does, when a migration of a running guest fails):
+    // the driver says it runs already; no call, and the event says who resumed it.
     let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err("failed".into()));
     driver.resumed_behind_our_back = true;
     let played = play(driver, allowing(false, true));
     assert!(played.driven.paused_by_us);
     assert_eq!(played.driver.calls, [Call::Apply(Decision::Pause)]);
-    assert!(!played.progress.has(RESUMED));
+    assert!(played.progress.has(&format!("the hypervisor {RESUMED}")));
+    assert!(
+        !played
+            .progress
+            .events
+            .iter()
+            .any(|e| e.text.starts_with(RESUMED))
+    );
 }
 
 #[test]

@@ -1,0 +1,390 @@
+//! Where the guest is after a libvirt migration failed in post-copy (pure): from what the
+//! source shows once it settled ([`SourceSide`]) and what the destination says
+//! ([`DestinationSide`]), the cause, whether the guest runs anywhere whole, and what the
+//! operator can do (the summary's message). `migration::libvirt_fate` reads the two sides.
+//!
+//! What libvirt 11.3 and QEMU 10.0 do, measured on the lab (`tests/libvirt_e2e.rs`):
+//!
+//! - The migration stream breaks (the link, or the destination's QEMU dies): the migrate call
+//!   fails ("job 'migration in' failed in post-copy phase", or "domain is not running" when the
+//!   destination's QEMU died); the source is `paused (post-copy failed)` and keeps its migration
+//!   job (an abort is refused, a `resume` times out on the job lock); the destination's QEMU,
+//!   if alive, is `running (post-copy failed)` with its vCPUs stalled on the missing pages.
+//!   libvirt's recovery is `virsh migrate --postcopy --postcopy-resume` (both QEMUs alive, the
+//!   link back); libvirt 11.3.0's destination daemon crashes on it (a NULL dereference in
+//!   `qemuProcessIncomingDefNew`). Otherwise only `destroy` is left: the guest is lost.
+//! - Only the destination's daemon dies: the two QEMUs keep streaming. The call fails ("client
+//!   socket is closed") and the source shows `paused (post-copy failed)` while its QEMU sends
+//!   on, then `shut off (migrated)`: the guest runs whole in the destination's QEMU, which the
+//!   restarted daemon takes back as `running (migrated)`.
+
+use crate::triage::cause::{self, Cause};
+
+use super::classify::{DomainStatus, failure};
+
+/// The source once vmctl watched it settle after the migrate call failed in post-copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceSide {
+    /// Shut off: its QEMU sent everything (libvirt's error came from elsewhere, e.g. the lost
+    /// connection to the destination's daemon).
+    Sent,
+    /// Paused (post-copy failed) and sending nothing more: the stream is broken; the pages
+    /// not sent yet exist only here.
+    Stalled,
+    /// Paused (post-copy failed) but still sending when vmctl stopped watching.
+    StillSending { watched_secs: u64 },
+    /// The guest runs (or is paused) here, whole: the switch to post-copy had not happened.
+    Whole,
+    /// Anything else.
+    Other(DomainStatus),
+}
+
+/// The destination, read with a fresh connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DestinationSide {
+    /// Its daemon does not answer: libvirt's error.
+    Unreachable(String),
+    /// No such domain: its QEMU (the guest's CPUs and the pages received) is gone.
+    Gone,
+    /// Its QEMU is alive, waiting for the pages still on the source (`post-copy failed`).
+    PostcopyFailed,
+    /// Still in post-copy as far as this daemon knows.
+    InPostCopy,
+    /// Running, whole.
+    Running,
+    /// Shut off or crashed, as libvirt says (e.g. `shut off (crashed)`).
+    Stopped(String),
+    /// Anything else, as libvirt says (e.g. `paused (user)`).
+    Other(String),
+}
+
+/// Names for the message and the commands it gives.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    pub domain: &'a str,
+    pub src_uri: &'a str,
+    pub dst_uri: &'a str,
+    pub src_host: &'a str,
+    pub dst_host: &'a str,
+    /// The destination's libvirt version (`virConnectGetLibVersion`), when known.
+    pub dst_libvirt: Option<u32>,
+}
+
+/// The guest's fate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fate {
+    pub cause: Cause,
+    /// The guest runs whole somewhere (`Some(host)`), or nowhere (`None`) as far as vmctl
+    /// can tell.
+    pub whole_on: Option<String>,
+    /// Where the guest's state is and what the operator can do.
+    pub message: String,
+}
+
+/// libvirt 11.3.0, whose destination daemon crashes on `--postcopy-resume`.
+const CRASHES_ON_RESUME: u32 = 11_003_000;
+
+/// A word for a POSIX shell: as is when it has nothing special, else single-quoted.
+pub fn sh_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+@%,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The guest's fate after `error` (the migrate call's) in post-copy.
+pub fn fate(error: &str, src: SourceSide, dst: &DestinationSide, n: &Names<'_>) -> Fate {
+    let (dom, src_uri, dst_uri) = (sh_word(n.domain), sh_word(n.src_uri), sh_word(n.dst_uri));
+    let resume = format!(
+        "`virsh -c {src_uri} migrate --live --p2p --postcopy --postcopy-resume {dom} {dst_uri}`{}",
+        if n.dst_libvirt == Some(CRASHES_ON_RESUME) {
+            " (libvirt 11.3.0's destination daemon crashes on it: a NULL dereference)"
+        } else {
+            ""
+        }
+    );
+    let restart = format!(
+        "`virsh -c {src_uri} destroy {dom}`, then `virsh -c {src_uri} start {dom}` boots it \
+         afresh (what it did since the switch is lost)"
+    );
+    let destroy_both = format!("`virsh -c {dst_uri} destroy {dom}`, {restart}");
+    let (src_host, dst_host) = (n.src_host, n.dst_host);
+    let dst_words = match dst {
+        DestinationSide::Unreachable(e) => format!("its daemon does not answer: {e}"),
+        DestinationSide::Gone => format!("no domain {} there", n.domain),
+        DestinationSide::PostcopyFailed => "post-copy failed".into(),
+        DestinationSide::InPostCopy => "in post-copy".into(),
+        DestinationSide::Running => "running".into(),
+        DestinationSide::Stopped(s) | DestinationSide::Other(s) => s.clone(),
+    };
+    let postcopy_failed = |message: String| Fate {
+        cause: cause::POSTCOPY_FAILED,
+        whole_on: None,
+        message,
+    };
+    match (src, dst) {
+        (SourceSide::Whole, _) => Fate {
+            cause: failure(error, false),
+            whole_on: Some(src_host.to_string()),
+            message: format!(
+                "the switch to post-copy had not taken effect: the guest runs whole on the \
+                 source ({src_host})"
+            ),
+        },
+        (SourceSide::Sent, DestinationSide::Running) => Fate {
+            cause: failure(error, false),
+            whole_on: Some(dst_host.to_string()),
+            message: format!(
+                "the source's QEMU had sent all of the guest's memory (source: shut off, \
+                 migrated): the guest runs whole on {dst_host}"
+            ),
+        },
+        (SourceSide::Sent, DestinationSide::PostcopyFailed | DestinationSide::InPostCopy) => Fate {
+            cause: failure(error, false),
+            whole_on: None,
+            message: format!(
+                "the source's QEMU had sent all of the guest's memory (source: shut off, \
+                     migrated), but {dst_host} reports the guest {dst_words}: check it there \
+                     (`virsh -c {dst_uri} domstate --reason {dom}`)"
+            ),
+        },
+        (SourceSide::Sent, DestinationSide::Unreachable(_)) => Fate {
+            cause: failure(error, false),
+            whole_on: None,
+            message: format!(
+                "the source's QEMU had sent all of the guest's memory (source: shut off, \
+                 migrated): the guest should run whole on {dst_host}, but {dst_words}. Check it \
+                 once the daemon is back (`virsh -c {dst_uri} domstate --reason {dom}`): a \
+                 restarted daemon takes a running guest back"
+            ),
+        },
+        (SourceSide::Sent, _) => Fate {
+            cause: failure(error, false),
+            whole_on: None,
+            message: format!(
+                "the source's QEMU had sent all of the guest's memory (source: shut off, \
+                 migrated), but the guest does not run on {dst_host} ({dst_words}): it is \
+                 lost; `virsh -c {src_uri} start {dom}` boots it afresh"
+            ),
+        },
+        (SourceSide::StillSending { watched_secs }, _) => postcopy_failed(format!(
+            "libvirt gave up, but after {watched_secs} s the source's QEMU was still sending \
+             the guest's memory to {dst_host} ({dst_words}): the guest is whole only once the \
+             source shuts off as migrated. Follow it: `virsh -c {src_uri} domjobinfo {dom}`, \
+             `virsh -c {src_uri} domstate --reason {dom}`"
+        )),
+        (SourceSide::Stalled, DestinationSide::PostcopyFailed | DestinationSide::InPostCopy) => {
+            postcopy_failed(format!(
+                "the guest is NOT running anywhere whole: its CPUs and the memory already sent are \
+             on {dst_host} (its QEMU waits for the rest: {dst_words}), the rest of its memory \
+             is only on {src_host} (paused, post-copy failed). Once the hosts reach each other \
+             again, resume the migration: {resume}. If that cannot work, the guest is lost: \
+             {destroy_both}"
+            ))
+        }
+        (SourceSide::Stalled, DestinationSide::Gone | DestinationSide::Stopped(_)) => {
+            postcopy_failed(format!(
+                "the guest is lost, NOT running anywhere: the destination's QEMU, which ran \
+                 its CPUs with the memory already sent, is gone ({dst_host}: {dst_words}); \
+                 {src_host} holds only the rest of its memory (paused, post-copy failed). \
+                 Nothing can resume it: {restart}"
+            ))
+        }
+        (SourceSide::Stalled, DestinationSide::Unreachable(_)) => postcopy_failed(format!(
+            "the guest is NOT running anywhere whole: the rest of its memory is only on \
+             {src_host} (paused, post-copy failed); its CPUs and the memory already sent were \
+             on {dst_host}, where {dst_words}. If the destination's QEMU still runs, resume \
+             the migration once its daemon and the link are back: {resume}; otherwise the \
+             guest is lost: {restart}"
+        )),
+        (src, _) => postcopy_failed(format!(
+            "the guest's state is split between {src_host} ({}) and {dst_host} ({dst_words}): \
+             it may not run anywhere whole. Resume the migration: {resume}; if that cannot \
+             work, the guest is lost: {destroy_both}",
+            source_words(src)
+        )),
+    }
+}
+
+fn source_words(src: SourceSide) -> &'static str {
+    match src {
+        SourceSide::Sent => "shut off, migrated",
+        SourceSide::Stalled => "paused, post-copy failed",
+        SourceSide::StillSending { .. } => "paused, post-copy failed, still sending",
+        SourceSide::Whole => "running",
+        SourceSide::Other(DomainStatus::Running) => "running",
+        SourceSide::Other(DomainStatus::Paused) => "paused",
+        SourceSide::Other(DomainStatus::PostcopyFailed) => "paused, post-copy failed",
+        SourceSide::Other(DomainStatus::PostCopy) => "paused, in post-copy",
+        SourceSide::Other(DomainStatus::ShutOff) => "shut off",
+        SourceSide::Other(DomainStatus::Unknown) => "state unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "qemu+unix:///system?socket=/tmp/lab/src/sock/libvirt-sock";
+    const DST: &str = "qemu+ssh://b/system";
+
+    fn names() -> Names<'static> {
+        Names {
+            domain: "labvm",
+            src_uri: SRC,
+            dst_uri: DST,
+            src_host: "lab-src",
+            dst_host: "lab-dst",
+            dst_libvirt: Some(11_005_000),
+        }
+    }
+
+    const BROKEN: &str = "operation failed: job 'migration in' failed in post-copy phase";
+
+    #[test]
+    fn a_broken_stream_with_both_qemus_alive_is_split_and_resumable() {
+        let f = fate(
+            BROKEN,
+            SourceSide::Stalled,
+            &DestinationSide::PostcopyFailed,
+            &names(),
+        );
+        assert_eq!(
+            (f.cause, f.whole_on.as_deref()),
+            (cause::POSTCOPY_FAILED, None)
+        );
+        for want in [
+            "NOT running anywhere whole",
+            "memory already sent are on lab-dst",
+            "only on lab-src (paused, post-copy failed)",
+            "`virsh -c 'qemu+unix:///system?socket=/tmp/lab/src/sock/libvirt-sock' migrate \
+             --live --p2p --postcopy --postcopy-resume labvm qemu+ssh://b/system`",
+            "`virsh -c qemu+ssh://b/system destroy labvm`",
+            "start labvm` boots it afresh",
+        ] {
+            assert!(f.message.contains(want), "{want:?} in {}", f.message);
+        }
+        assert!(!f.message.contains("crashes"), "{}", f.message);
+        // The one libvirt whose destination daemon crashes on the resume is named.
+        let f = fate(
+            BROKEN,
+            SourceSide::Stalled,
+            &DestinationSide::PostcopyFailed,
+            &Names {
+                dst_libvirt: Some(11_003_000),
+                ..names()
+            },
+        );
+        assert!(
+            f.message
+                .contains("libvirt 11.3.0's destination daemon crashes on it"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn the_destination_qemu_gone_is_a_lost_guest_with_no_resume() {
+        for dst in [
+            DestinationSide::Gone,
+            DestinationSide::Stopped("shut off (crashed)".into()),
+        ] {
+            let f = fate(
+                "operation failed: domain is not running",
+                SourceSide::Stalled,
+                &dst,
+                &names(),
+            );
+            assert_eq!(f.cause, cause::POSTCOPY_FAILED);
+            assert!(f.message.contains("the guest is lost"), "{}", f.message);
+            assert!(f.message.contains("Nothing can resume it"), "{}", f.message);
+            assert!(!f.message.contains("--postcopy-resume"), "{}", f.message);
+        }
+    }
+
+    #[test]
+    fn an_unreachable_destination_leaves_both_possibilities() {
+        let f = fate(
+            BROKEN,
+            SourceSide::Stalled,
+            &DestinationSide::Unreachable("Connection refused".into()),
+            &names(),
+        );
+        assert_eq!((f.cause, f.whole_on), (cause::POSTCOPY_FAILED, None));
+        assert!(f.message.contains("--postcopy-resume"), "{}", f.message);
+        assert!(f.message.contains("Connection refused"), "{}", f.message);
+        assert!(
+            f.message.contains("otherwise the guest is lost"),
+            "{}",
+            f.message
+        );
+    }
+
+    /// The destination's daemon died, its QEMU did not: the memory all went over.
+    #[test]
+    fn all_memory_sent_is_no_postcopy_failure() {
+        let f = fate(
+            "internal error: client socket is closed",
+            SourceSide::Sent,
+            &DestinationSide::Unreachable("Connection refused".into()),
+            &names(),
+        );
+        assert_eq!(f.cause, cause::CONNECTION_FAILURE);
+        assert!(
+            f.message.contains("should run whole on lab-dst"),
+            "{}",
+            f.message
+        );
+        let f = fate(
+            "internal error: client socket is closed",
+            SourceSide::Sent,
+            &DestinationSide::Running,
+            &names(),
+        );
+        assert_eq!(f.whole_on.as_deref(), Some("lab-dst"));
+        let f = fate(
+            "internal error: client socket is closed",
+            SourceSide::Sent,
+            &DestinationSide::Gone,
+            &names(),
+        );
+        assert_eq!(f.whole_on, None);
+        assert!(f.message.contains("it is lost"), "{}", f.message);
+    }
+
+    #[test]
+    fn still_sending_and_not_switched_say_so() {
+        let f = fate(
+            "internal error: client socket is closed",
+            SourceSide::StillSending { watched_secs: 120 },
+            &DestinationSide::Unreachable("x".into()),
+            &names(),
+        );
+        assert_eq!(f.cause, cause::POSTCOPY_FAILED);
+        assert!(f.message.contains("after 120 s"), "{}", f.message);
+        let f = fate(
+            "operation failed: Lost connection to destination host",
+            SourceSide::Whole,
+            &DestinationSide::Gone,
+            &names(),
+        );
+        assert_eq!(
+            (f.cause, f.whole_on.as_deref()),
+            (cause::CONNECTION_FAILURE, Some("lab-src"))
+        );
+    }
+
+    #[test]
+    fn shell_words() {
+        assert_eq!(sh_word("labvm"), "labvm");
+        assert_eq!(sh_word("qemu+ssh://b/system"), "qemu+ssh://b/system");
+        assert_eq!(sh_word("a b"), "'a b'");
+        assert_eq!(sh_word("it's"), "'it'\\''s'");
+        assert_eq!(sh_word("x?socket=/s"), "'x?socket=/s'");
+        assert_eq!(sh_word(""), "''");
+    }
+}
