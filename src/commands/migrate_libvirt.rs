@@ -182,13 +182,9 @@ fn dry_run(req: &Request<'_>, predicted: std::result::Result<Prediction, String>
                 ));
                 for a in &p.alternatives {
                     text.push_str(&format!(
-                        "  {:<22}{}: completes by {} in ~{:.0} s, downtime ~{} ms ({})\n",
+                        "  {:<22}{}\n",
                         "",
-                        a.flags.join(" "),
-                        a.completes_by.as_str(),
-                        a.predicted_seconds,
-                        a.downtime_ms,
-                        a.note
+                        crate::migration::predict::alternative_text(a)
                     ));
                 }
                 for c in &p.caveats {

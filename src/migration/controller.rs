@@ -45,7 +45,7 @@ use crate::policy::budget::budget_for_bytes;
 pub const QEMU_DEFAULT_DOWNTIME_MS: u64 = 300;
 
 /// A pass that starts with at least this share of the previous pass's start has not shrunk.
-const STALL_RATIO: f64 = 0.9;
+pub(super) const STALL_RATIO: f64 = 0.9;
 /// Dirtying at this share of the transfer rate or more: the dirty set cannot shrink.
 const DIRTY_KEEPS_UP: f64 = 0.9;
 /// KubeVirt's stallMargin (4 %) and stallProgressTimeout (40 s), over pass starts.
@@ -58,9 +58,9 @@ const PRECOPY_POSSIBLE_FACTOR: f64 = 1.5;
 /// Headroom over the estimated downtime when raising the max downtime.
 const DOWNTIME_HEADROOM: f64 = 1.25;
 /// Post-copy sooner: pre-copy projected to need more passes than this ...
-const POSTCOPY_SOONER_PASSES: f64 = 5.0;
+pub(super) const POSTCOPY_SOONER_PASSES: f64 = 5.0;
 /// ... and this many times the time post-copy needs.
-const POSTCOPY_SOONER_FACTOR: f64 = 3.0;
+pub(super) const POSTCOPY_SOONER_FACTOR: f64 = 3.0;
 /// Auto-converge's throttle cannot go higher than this (libvirt/QEMU maximum).
 const MAX_THROTTLE: u32 = 99;
 

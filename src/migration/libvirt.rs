@@ -843,14 +843,7 @@ fn measure_before_start<P: Progress + ?Sized>(
 pub fn prediction_lines(p: &Prediction) -> Vec<String> {
     let mut lines = vec![format!("prediction: {}", p.summary)];
     for a in &p.alternatives {
-        lines.push(format!(
-            "prediction with {}: completes by {} in ~{:.0} s, downtime ~{} ms ({})",
-            a.flags.join(" "),
-            a.completes_by.as_str(),
-            a.predicted_seconds,
-            a.downtime_ms,
-            a.note
-        ));
+        lines.push(format!("prediction with {}", predict::alternative_text(a)));
     }
     lines
 }

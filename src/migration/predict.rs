@@ -27,15 +27,10 @@
 
 use serde::Serialize;
 
+use super::controller::{POSTCOPY_SOONER_FACTOR, POSTCOPY_SOONER_PASSES, STALL_RATIO as KEEPS_UP};
 use super::sample::DirtyRateSource;
 
 const MIB: f64 = 1_048_576.0;
-/// The controller's stall ratio: passes that keep 90 % of the pass before do not shrink.
-const KEEPS_UP: f64 = 0.9;
-/// Post-copy sooner (as the controller): more than this many shrinking passes ...
-const POSTCOPY_SOONER_PASSES: f64 = 5.0;
-/// ... taking this many times what post-copy needs.
-const POSTCOPY_SOONER_FACTOR: f64 = 3.0;
 /// QEMU's auto-converge defaults (cpu-throttle-initial, -increment, max-cpu-throttle).
 const THROTTLE_INITIAL: f64 = 0.20;
 const THROTTLE_STEP: f64 = 0.10;
@@ -721,6 +716,19 @@ fn alternatives(i: &Inputs, m: f64, d: f64, b: f64) -> Vec<Alternative> {
         out.push(alt);
     }
     out
+}
+
+/// One alternative in words: `--allow-postcopy: completes by post-copy in ~16 s, downtime
+/// ~0 ms (...)`.
+pub fn alternative_text(a: &Alternative) -> String {
+    format!(
+        "{}: completes by {} in ~{:.0} s, downtime ~{} ms ({})",
+        a.flags.join(" "),
+        a.completes_by.as_str(),
+        a.predicted_seconds,
+        a.downtime_ms,
+        a.note
+    )
 }
 
 /// Starting would certainly fail: nothing the flags allow completes it, even if the guest
