@@ -224,6 +224,25 @@ impl Lab {
         self.sh(&["guest", &wss.to_string(), &rate.to_string(), "256"])
     }
 
+    /// Waits until the source runs a migration job (vmctl measures the dirty rate for 3 s
+    /// first), then `settle` more: a case that breaks a migration must break a running one.
+    fn migration_running(&self, settle: Duration) -> CaseResult {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(30) {
+            let info = Command::new("virsh")
+                .args(["-q", "-c", &self.src, "domjobinfo", DOM])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+                .unwrap_or_default();
+            if info.contains("Unbounded") {
+                std::thread::sleep(settle);
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Err("no migration job on the source after 30 s".into())
+    }
+
     fn state(&self, uri: &str) -> String {
         Command::new("virsh")
             .args(["-q", "-c", uri, "domstate", DOM])
@@ -910,10 +929,13 @@ fn abort_returns_the_guest_to_the_source(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     // A migration that keeps going (auto-converge: the controller waits for it).
     let t0 = Instant::now();
-    let migrating = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
+    let mut migrating = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
         .spawn()
         .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_secs(5));
+    if let Err(e) = lab.migration_running(Duration::from_secs(2)) {
+        let _ = migrating.kill();
+        return Err(e);
+    }
     let abort = vmctl(
         &["abort", DOM, "--connect", &lab.src],
         Duration::from_secs(90),
@@ -945,10 +967,13 @@ fn abort_returns_the_guest_to_the_source(lab: &Lab) -> CaseResult {
 fn ctrl_c_aborts_cleanly(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let t0 = Instant::now();
-    let child = vmctl_cmd(&busy_migration(lab, &[]))
+    let mut child = vmctl_cmd(&busy_migration(lab, &[]))
         .spawn()
         .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_secs(5));
+    if let Err(e) = lab.migration_running(Duration::from_secs(2)) {
+        let _ = child.kill();
+        return Err(e);
+    }
     let pid = child.id().to_string();
     let sent = Command::new("kill")
         .args(["-INT", &pid])
@@ -975,10 +1000,13 @@ fn ctrl_c_aborts_cleanly(lab: &Lab) -> CaseResult {
 fn destination_killed(lab: &Lab) -> CaseResult {
     lab.guest(160, 64)?;
     let t0 = Instant::now();
-    let child = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
+    let mut child = vmctl_cmd(&busy_migration(lab, &["-o", "json"]))
         .spawn()
         .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_secs(4));
+    if let Err(e) = lab.migration_running(Duration::from_secs(1)) {
+        let _ = child.kill();
+        return Err(e);
+    }
     let pid = std::fs::read_to_string(lab.dir.join("dst/daemon.pid"))
         .map_err(|e| format!("dst daemon pid: {e}"))?;
     let killed = Command::new("kill")
