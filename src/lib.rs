@@ -4,6 +4,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod context;
+pub mod entry;
 pub mod error;
 pub mod evidence;
 pub mod migration;
