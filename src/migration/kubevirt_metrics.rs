@@ -193,8 +193,8 @@ fn escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// Reads a Prometheus `/api/v1/query` answer (`resultType: vector`).
-pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
+/// The series of a Prometheus `/api/v1/query` answer, or why there are none.
+fn vector_results(answer: &Value) -> Result<&Vec<Value>, String> {
     if answer.get("status").and_then(Value::as_str) != Some("success") {
         let why = answer
             .get("error")
@@ -202,10 +202,15 @@ pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
             .unwrap_or("the answer is not status=success");
         return Err(why.to_string());
     }
-    let results = answer
+    answer
         .pointer("/data/result")
         .and_then(Value::as_array)
-        .ok_or("the answer has no data.result")?;
+        .ok_or_else(|| "the answer has no data.result".to_string())
+}
+
+/// Reads a Prometheus `/api/v1/query` answer (`resultType: vector`).
+pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
+    let results = vector_results(answer)?;
     let samples: Vec<(&str, f64)> = results
         .iter()
         .filter_map(|r| {
@@ -347,17 +352,7 @@ fn regex_escape(text: &str) -> String {
 /// Reads a Prometheus `/api/v1/query` answer for [`GUEST_DIRTY_RATE`]: every series with its
 /// `namespace` and `name` labels (KubeVirt's ServiceMonitor honours the metric's labels).
 pub fn guest_dirty_rates_from_prometheus(answer: &Value) -> Result<GuestDirtyRates, String> {
-    if answer.get("status").and_then(Value::as_str) != Some("success") {
-        let why = answer
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("the answer is not status=success");
-        return Err(why.to_string());
-    }
-    let results = answer
-        .pointer("/data/result")
-        .and_then(Value::as_array)
-        .ok_or("the answer has no data.result")?;
+    let results = vector_results(answer)?;
     let mut out = GuestDirtyRates::default();
     for r in results {
         let name = r.pointer("/metric/__name__").and_then(Value::as_str);

@@ -512,7 +512,7 @@ fn planned_ending(i: &Inputs, m: f64, d: f64, b: f64) -> Option<Alternative> {
         return Some(alt);
     }
     if i.allow_pause {
-        return Some(pause_alt(i, m, d, b, Vec::new()));
+        return Some(pause_alt(m, d, b, Vec::new()));
     }
     None
 }
@@ -558,9 +558,8 @@ fn auto_converge_alt(
     })
 }
 
-fn pause_alt(i: &Inputs, m: f64, d: f64, b: f64, flags: Vec<String>) -> Alternative {
+fn pause_alt(m: f64, d: f64, b: f64, flags: Vec<String>) -> Alternative {
     let (secs, rest) = postcopy(m, d, b);
-    let _ = i;
     Alternative {
         flags,
         converges: true,
@@ -584,11 +583,16 @@ fn least_bandwidth_mib(i: &Inputs, m: f64, d: f64, from: u64) -> Option<u64> {
         }
         hi = hi.saturating_mul(2).min(MAX_BANDWIDTH_MIB);
     }
-    let mut lo = from.max(1);
+    let lo = from.max(1);
     if ok(lo) {
         return Some(lo);
     }
-    // ok(hi) and !ok(lo): bisect.
+    Some(least_passing(lo, hi, ok))
+}
+
+/// The least value in `(lo, hi]` that passes `ok`, for an `ok` that fails at `lo`, passes
+/// at `hi` and stays passing above (bisection).
+fn least_passing(mut lo: u64, mut hi: u64, ok: impl Fn(u64) -> bool) -> u64 {
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
         if ok(mid) {
@@ -597,7 +601,7 @@ fn least_bandwidth_mib(i: &Inputs, m: f64, d: f64, from: u64) -> Option<u64> {
             lo = mid;
         }
     }
-    Some(hi)
+    hi
 }
 
 /// The least max downtime (ms, rounded up to 10 ms) above the ceiling that converges.
@@ -606,15 +610,7 @@ fn least_downtime_ms(i: &Inputs, m: f64, d: f64, b: f64) -> Option<u64> {
     if !ok(MAX_DOWNTIME_LIMIT_MS) {
         return None;
     }
-    let (mut lo, mut hi) = (i.max_downtime_ms, MAX_DOWNTIME_LIMIT_MS);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+    let hi = least_passing(i.max_downtime_ms, MAX_DOWNTIME_LIMIT_MS, ok);
     Some(hi.div_ceil(10) * 10)
 }
 
@@ -701,11 +697,11 @@ fn alternatives(i: &Inputs, m: f64, d: f64, b: f64) -> Vec<Alternative> {
         });
     }
     if !i.allow_pause && i.flavour == Flavour::Libvirt {
-        out.push(pause_alt(i, m, d, b, vec![pause_flag.to_string()]));
+        out.push(pause_alt(m, d, b, vec![pause_flag.to_string()]));
     }
     if i.flavour == Flavour::KubeVirt && !i.allow_pause {
         // allowWorkloadDisruption lets KubeVirt pause the guest once the budget is spent.
-        let mut alt = pause_alt(i, m, d, b, vec![pause_flag.to_string()]);
+        let mut alt = pause_alt(m, d, b, vec![pause_flag.to_string()]);
         if i.budget_secs > 0 {
             alt.predicted_seconds = round1(i.budget_secs as f64 + alt.downtime_ms as f64 / 1000.0);
             alt.note = format!(
