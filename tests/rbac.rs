@@ -291,3 +291,207 @@ fn drain_needs_only_the_drainer_role_and_its_dry_run_only_the_read_only_role() {
     let rules = role("vmctl-readonly");
     assert!(requests.iter().any(|r| !allowed(&rules, r)));
 }
+
+/// The Job of deploy/job.yaml, run as a pod runs it: no kubeconfig, the in-cluster
+/// configuration (KUBERNETES_SERVICE_HOST/PORT, and the token, CA and namespace at the fixed
+/// path /var/run/secrets/kubernetes.io/serviceaccount/, put there in a private mount
+/// namespace), against an API server that speaks TLS and demands the token. Its output is a
+/// snapshot that reads back as the cluster, and every request it made is one the ServiceAccount's
+/// role (bound in job.yaml) allows.
+#[test]
+fn the_job_runs_in_cluster_under_the_read_only_service_account() {
+    // A private mount namespace needs root (CI runs as root); elsewhere, say so and stop.
+    let unshare_ok = Command::new("unshare")
+        .args(["--mount", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !unshare_ok {
+        eprintln!("SKIPPED: `unshare --mount` is not permitted here (needs root)");
+        return;
+    }
+    let job = JobSpec::read();
+    // The binding in job.yaml names a ClusterRole deploy/rbac.yaml defines.
+    assert_eq!(job.service_account, "vmctl-readonly");
+    assert_eq!(job.bound_role, "vmctl-readonly");
+    assert_eq!(job.args, ["snapshot", "-A", "-"]);
+
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
+    let objects = vmctl::cluster::files::read_path(&example)
+        .unwrap()
+        .objects
+        .into_iter()
+        .map(|o| o.value)
+        .collect();
+    let server = FakeApiServer::start_tls_blocking(objects, "job-token");
+
+    let run_as_pod = |token: &str, ca: &str| {
+        let sa = tempfile::tempdir().unwrap();
+        std::fs::write(sa.path().join("token"), token).unwrap();
+        std::fs::write(sa.path().join("ca.crt"), ca).unwrap();
+        std::fs::write(sa.path().join("namespace"), &job.namespace).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        // /var/run is /run on Debian: a tmpfs over it, in this process's namespace only.
+        let run = std::fs::canonicalize("/var/run").unwrap();
+        let script = "mount -t tmpfs tmpfs \"$RUN\" && \
+                      mkdir -p \"$RUN/secrets/kubernetes.io/serviceaccount\" && \
+                      cp \"$SA\"/* \"$RUN/secrets/kubernetes.io/serviceaccount/\" && \
+                      exec \"$@\"";
+        let mut command = Command::new("unshare");
+        command
+            .args([
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
+                "sh",
+            ])
+            .arg(env!("CARGO_BIN_EXE_vmctl"))
+            .args(&job.args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("RUN", &run)
+            .env("SA", sa.path())
+            .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+            .env("KUBERNETES_SERVICE_PORT", server.addr().port().to_string());
+        for (name, value) in &job.env {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    };
+
+    let ca = server.ca_pem().unwrap().to_string();
+    let out = run_as_pod("job-token", &ca);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert!(requests.len() > 5, "{requests:?}");
+    assert!(requests.iter().all(|r| r.status != 401));
+    assert!(requests.iter().all(|r| {
+        r.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer job-token")
+    }));
+    check(&job.bound_role, &requests);
+
+    // The log is the snapshot: it reads back as the cluster it was taken of.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("snapshot.yaml");
+    std::fs::write(&file, &out.stdout).unwrap();
+    // At one clock; the header (capture time, path) differs by design, the rest must not.
+    let status_of = |from: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--from", from, "status", "-A"])
+            .env("NO_COLOR", "1")
+            .env("VMCTL_NOW", "2026-11-29T03:00:00Z")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out).lines().skip(2).collect::<Vec<_>>().join("\n")
+    };
+    let from_snapshot = status_of(file.to_str().unwrap());
+    assert!(from_snapshot.contains("pg-orders-01"), "{from_snapshot}");
+    assert_eq!(from_snapshot, status_of("examples/cluster"));
+
+    // A token the API server does not know: 401, said as the pod's problem, not a kubeconfig's.
+    let out = run_as_pod("expired", &ca);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("service account token was refused"), "{err}");
+    assert!(!err.contains("kubeconfig"), "{err}");
+
+    // A CA that did not sign the server's certificate: the TLS handshake fails, and the hint
+    // names what to check in a pod.
+    let other = FakeApiServer::start_tls_blocking(Vec::new(), "x");
+    let out = run_as_pod("job-token", other.ca_pem().unwrap());
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("ca.crt"), "{err}");
+}
+
+/// What deploy/job.yaml runs and as whom.
+struct JobSpec {
+    namespace: String,
+    service_account: String,
+    /// The ClusterRole the job's ClusterRoleBinding binds the ServiceAccount to.
+    bound_role: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl JobSpec {
+    fn read() -> JobSpec {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/job.yaml"),
+        )
+        .unwrap();
+        let docs: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text)
+            .map(|d| serde_json::Value::deserialize(d).unwrap())
+            .collect();
+        let of_kind = |kind: &str| {
+            docs.iter()
+                .find(|d| d["kind"] == kind)
+                .unwrap_or_else(|| panic!("no {kind} in deploy/job.yaml"))
+        };
+        let job = of_kind("Job");
+        let pod = &job["spec"]["template"]["spec"];
+        let service_account = pod["serviceAccountName"].as_str().unwrap().to_string();
+        let namespace = job["metadata"]["namespace"].as_str().unwrap().to_string();
+        let sa = of_kind("ServiceAccount");
+        assert_eq!(sa["metadata"]["name"], service_account.as_str());
+        assert_eq!(sa["metadata"]["namespace"], namespace.as_str());
+        let binding = of_kind("ClusterRoleBinding");
+        assert!(
+            binding["subjects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["kind"] == "ServiceAccount"
+                    && s["name"] == service_account.as_str()
+                    && s["namespace"] == namespace.as_str()),
+            "the ClusterRoleBinding does not bind {namespace}/{service_account}"
+        );
+        assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+        let bound_role = binding["roleRef"]["name"].as_str().unwrap().to_string();
+        let container = &pod["containers"][0];
+        // The image's ENTRYPOINT is vmctl: the Job passes only the arguments.
+        assert!(container.get("command").is_none());
+        let args = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let env = container["env"]
+            .as_array()
+            .map(|e| {
+                e.iter()
+                    .map(|v| {
+                        (
+                            v["name"].as_str().unwrap().to_string(),
+                            v["value"].as_str().unwrap().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Read-only all the way down: no write to the root filesystem, no privilege.
+        assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(
+            container["securityContext"]["allowPrivilegeEscalation"],
+            false
+        );
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+        JobSpec {
+            namespace,
+            service_account,
+            bound_role,
+            args,
+            env,
+        }
+    }
+}

@@ -4,6 +4,7 @@
 //! KubeVirt kinds are addressed statically (no discovery, FACTS §11).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -28,6 +29,14 @@ pub struct ConnectOptions {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
     pub request_timeout: Option<Duration>,
+}
+
+/// Whether this process connected with the in-cluster configuration (one cluster per
+/// process): the hints then speak of the pod's service account, not of a kubeconfig.
+static IN_CLUSTER: AtomicBool = AtomicBool::new(false);
+
+fn in_cluster() -> bool {
+    IN_CLUSTER.load(Ordering::Relaxed)
 }
 
 pub struct LiveSource {
@@ -57,16 +66,33 @@ impl LiveSource {
             None if options.context.is_some() => kube::Config::from_kubeconfig(&kube_options)
                 .await
                 .map_err(|e| Error::usage(format!("kubeconfig: {e}")))?,
+            // kube's `Config::infer`, made here to know which one answered: the kubeconfig
+            // (KUBECONFIG, else ~/.kube/config), else the in-cluster configuration (a pod:
+            // KUBERNETES_SERVICE_HOST/PORT and the service account's token, CA and namespace
+            // under /var/run/secrets/kubernetes.io/serviceaccount/, as deploy/job.yaml runs).
             // No cluster at all is a cluster error (exit 5), like an unreachable one.
-            None => kube::Config::infer().await.map_err(|e| Error::Api {
-                verb: "connect to".into(),
-                resource: "a cluster".into(),
-                status: None,
-                message: format!("no cluster configured ({e})"),
-                hints: vec![
-                    "pass --kubeconfig, set KUBECONFIG, or read a snapshot with --from PATH".into(),
-                ],
-            })?,
+            None => match kube::Config::from_kubeconfig(&kube_options).await {
+                Ok(config) => config,
+                Err(kubeconfig_err) => match kube::Config::incluster() {
+                    Ok(config) => {
+                        IN_CLUSTER.store(true, Ordering::Relaxed);
+                        config
+                    }
+                    Err(in_cluster_err) => {
+                        return Err(Error::Api {
+                            verb: "connect to".into(),
+                            resource: "a cluster".into(),
+                            status: None,
+                            message: format!(
+                                "no cluster configured (kubeconfig: {kubeconfig_err}; in-cluster: {in_cluster_err})"
+                            ),
+                            hints: vec![
+                                "pass --kubeconfig, set KUBECONFIG, or read a snapshot with --from PATH".into(),
+                            ],
+                        });
+                    }
+                },
+            },
         };
         let read_timeout = options.request_timeout.unwrap_or(Duration::from_secs(30));
         config.read_timeout = Some(read_timeout);
@@ -208,7 +234,11 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
                 hints: vec![],
             };
             match code {
+                401 if in_cluster() => error = error.with_hint("the pod's service account token was refused (in-cluster configuration): it may have expired, or its ServiceAccount was deleted; recreate the pod"),
                 401 => error = error.with_hint("the credentials in your kubeconfig were refused; log in again or pick another --context"),
+                403 if in_cluster() => error = error.with_hint(format!(
+                    "the pod's service account may not {verb} {resource}; bind it to the vmctl-readonly ClusterRole (deploy/rbac.yaml; deploy/job.yaml shows the binding)"
+                )),
                 403 => error = error.with_hint(format!(
                     "your user may not {verb} {resource}; deploy/rbac.yaml has the read-only ClusterRole vmctl needs"
                 )),
@@ -225,8 +255,15 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
             verb: verb.to_string(),
             resource,
             status: None,
-            message: format!("cannot reach the API server at {cluster_url}: {}", root_cause(&other)),
-            hints: vec!["check the cluster is up and your kubeconfig points at it, or read a snapshot with --from PATH".into()],
+            message: format!(
+                "cannot reach the API server at {cluster_url}: {}",
+                root_cause(&other)
+            ),
+            hints: vec![if in_cluster() {
+                "in-cluster configuration: check KUBERNETES_SERVICE_HOST/PORT reach the API server and the CA in /var/run/secrets/kubernetes.io/serviceaccount/ca.crt signed its certificate".into()
+            } else {
+                "check the cluster is up and your kubeconfig points at it, or read a snapshot with --from PATH".into()
+            }],
         },
     }
 }

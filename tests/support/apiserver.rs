@@ -11,6 +11,7 @@ mod handlers;
 mod patch;
 mod state;
 mod status;
+mod tls;
 mod util;
 
 use std::convert::Infallible;
@@ -221,6 +222,8 @@ impl Fault {
 struct Shared {
     state: Mutex<State>,
     host: String,
+    /// A bearer token every request must carry (as a service account's does), or none.
+    token: Option<String>,
     /// Scripted behaviour beyond the generic API (see [`FakeApiServer::add_hook`]).
     hooks: Mutex<Vec<Hook>>,
 }
@@ -257,6 +260,8 @@ impl Shared {
 pub struct FakeApiServer {
     shared: Arc<Shared>,
     addr: SocketAddr,
+    /// The CA that signed the serving certificate, PEM, when the server speaks TLS.
+    ca_pem: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -280,6 +285,23 @@ impl FakeApiServer {
 
     /// Starts the server on its own thread and runtime; usable from sync and async tests.
     pub fn start_blocking(objects: Vec<Value>) -> FakeApiServer {
+        Self::start_with(objects, None, None)
+    }
+
+    /// As a real API server inside a cluster: HTTPS with a serving certificate for
+    /// `127.0.0.1`, `localhost` and `kubernetes.default.svc` signed by a fresh CA
+    /// ([`Self::ca_pem`]), and every request must carry `Authorization: Bearer <token>`
+    /// (else 401 `Unauthorized`, as kube-apiserver answers an unknown token).
+    pub fn start_tls_blocking(objects: Vec<Value>, token: &str) -> FakeApiServer {
+        let tls = tls::ServingCert::generate();
+        Self::start_with(objects, Some(tls), Some(token.to_string()))
+    }
+
+    fn start_with(
+        objects: Vec<Value>,
+        tls: Option<tls::ServingCert>,
+        token: Option<String>,
+    ) -> FakeApiServer {
         let state = State::new(objects).unwrap_or_else(|e| panic!("fake API server: {e}"));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -289,25 +311,39 @@ impl FakeApiServer {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             host: addr.to_string(),
+            token,
             hooks: Mutex::new(Vec::new()),
         });
         let (shutdown, shutdown_rx) = oneshot::channel();
         let server_shared = Arc::clone(&shared);
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let acceptor = tls.map(|t| t.acceptor);
         let thread = std::thread::Builder::new()
             .name(format!("fake-apiserver-{}", addr.port()))
-            .spawn(move || serve_on_own_runtime(listener, server_shared, shutdown_rx))
+            .spawn(move || serve_on_own_runtime(listener, acceptor, server_shared, shutdown_rx))
             .expect("spawn the fake API server thread");
         FakeApiServer {
             shared,
             addr,
+            ca_pem,
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
     }
 
-    /// `http://127.0.0.1:PORT`
+    /// `http://127.0.0.1:PORT`, or `https://…` for [`Self::start_tls_blocking`].
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The PEM of the CA that signed the serving certificate (TLS servers only).
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -606,6 +642,7 @@ impl Drop for FakeApiServer {
 
 fn serve_on_own_runtime(
     listener: std::net::TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
     shutdown: oneshot::Receiver<()>,
 ) {
@@ -635,14 +672,25 @@ fn serve_on_own_runtime(
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
                     let shared = Arc::clone(&shared);
+                    let acceptor = acceptor.clone();
                     tokio::spawn(async move {
                         let service = service_fn(move |req| {
                             let shared = Arc::clone(&shared);
                             async move { Ok::<_, Infallible>(handle(shared, req).await) }
                         });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
+                        let http = hyper::server::conn::http1::Builder::new();
+                        match acceptor {
+                            // A failed handshake (a client that does not trust the CA) just
+                            // closes the connection, as a real server's does.
+                            Some(acceptor) => {
+                                if let Ok(tls) = acceptor.accept(stream).await {
+                                    let _ = http.serve_connection(TokioIo::new(tls), service).await;
+                                }
+                            }
+                            None => {
+                                let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                            }
+                        }
                     });
                 }
             }
@@ -718,6 +766,25 @@ async fn handle(
         let fault = state.take_fault(method.as_str(), &path, &raw_query, &decoded_query);
         (id, fault)
     };
+
+    if let Some(token) = &shared.token {
+        let sent = parts
+            .headers
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if sent != Some(format!("Bearer {token}").as_str()) {
+            let mut state = shared.lock();
+            if let Some(r) = state.requests.iter_mut().rev().find(|r| r.id == id) {
+                r.status = 401;
+            }
+            return into_response(Reply::status(status::failure(
+                401,
+                "Unauthorized",
+                "Unauthorized",
+                None,
+            )));
+        }
+    }
 
     if let Some(delay) = fault.as_ref().and_then(|f| f.delay) {
         tokio::time::sleep(delay).await;
