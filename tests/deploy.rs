@@ -161,7 +161,8 @@ fn the_dockerfile_builds_in_one_stage_and_runs_in_a_small_non_root_one() {
 fn the_script_of_the_build_stage_installs_what_the_runtime_stage_copies() {
     let script = std::fs::read_to_string(Path::new(ROOT).join("deploy/build-release.sh")).unwrap();
     assert!(script.contains("cargo build --release --locked --bins"));
-    assert!(script.contains("$out/bin/$bin"));
+    assert!(script.contains("install_bin vmctl"));
+    assert!(script.contains("ln -sf vmctl \"$out/bin/kubectl-vmctl\""));
     // Both names the image and the kubectl plugin need.
     let bins: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("src/bin"))
         .unwrap()
