@@ -243,7 +243,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s A -l all-nam
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l dir -d 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l dir -d 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent' -r -f -a "(__fish_complete_directories)"
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l max-input-size -d 'With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

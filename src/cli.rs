@@ -712,7 +712,7 @@ pub struct CompletionsArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ManArgs {
     /// Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
 }
 

@@ -37,7 +37,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 
 /// The whole program: parse, run, report; the exit code.
 pub fn main() -> ExitCode {
-    let cli = match parse(std::env::args_os().collect()) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // `vmctl __complete WORDS...`: cobra's completion protocol (see `crate::complete`),
+    // answered before clap sees the line, so it appears in no help, man page or script.
+    if let Some(descriptions) = args.get(1).and_then(crate::complete::gather::request_word) {
+        return crate::complete::gather::run(&args[2..], descriptions);
+    }
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };

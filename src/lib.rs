@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod complete;
 pub mod context;
 pub mod entry;
 pub mod error;
