@@ -30,16 +30,20 @@ fn run(program: &str, args: &[&str]) -> Output {
         .expect("run the completion program")
 }
 
-/// The answer of `vmctl __complete WORDS` and of `kubectl_complete-vmctl WORDS`, which must be
-/// the same: (candidate lines, directive).
+/// The answer of `vmctl __complete WORDS`, of `kubectl_complete-vmctl WORDS` (what kubectl
+/// runs) and of `kubectl_complete-vmctl __complete WORDS`, which must be the same: (candidate
+/// lines, directive).
 fn complete(words: &[&str]) -> (Vec<String>, u32) {
     let mut with_request = vec!["__complete"];
     with_request.extend(words);
     let direct = run(VMCTL, &with_request);
     let plugin = run(COMPLETE, words);
+    // The `kubectl_complete-NAME` script convention (`kubectl NAME __complete "$@"`).
+    let scripted = run(COMPLETE, &with_request);
     assert_eq!(direct.status.code(), Some(0), "{}", both(&direct));
     assert_eq!(plugin.status.code(), Some(0), "{}", both(&plugin));
     assert_eq!(stdout(&direct), stdout(&plugin), "{words:?}");
+    assert_eq!(stdout(&scripted), stdout(&plugin), "{words:?}");
     parse(&stdout(&plugin))
 }
 

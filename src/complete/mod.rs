@@ -639,6 +639,10 @@ mod tests {
             ["explain"]
         );
         assert!(done("frobnicate ").candidates.is_empty());
+        // `help <TAB>`: the commands, not help itself.
+        let help = done("help ");
+        assert!(values(&help).contains(&"drain"), "{help:?}");
+        assert!(!values(&help).contains(&"help"));
     }
 
     #[test]
