@@ -2,7 +2,7 @@
 # Release archives for krew, and the krew manifest with their checksums.
 #
 #   deploy/krew/package.sh [--out DIR] [--bin-dir DIR]
-#       Builds the release binaries for this machine (cargo build --release --locked), or takes
+#       Builds the release binaries for this machine (deploy/build-release.sh), or takes
 #       them from --bin-dir, packs vmctl-vVERSION-OS-ARCH.tar.gz into DIR (default dist/)
 #       with kubectl-vmctl, kubectl_complete-vmctl, vmctl, LICENSE* and README.md, and prints
 #       its sha256 ("SUM  PATH", as sha256sum does). GZIP_LEVEL (default 9) trades size for
@@ -69,18 +69,21 @@ while [[ $# -gt 0 ]]; do
 done
 
 pack() {
-  if [[ -z "$bin_dir" ]]; then
-    (cd "$root" && cargo build --release --locked --bins)
-    bin_dir="$root/target/release"
-  fi
   local platform archive
   platform="$(host_platform)"
   archive="$out/vmctl-v$version-$platform.tar.gz"
   mkdir -p "$out"
   stage="$(mktemp -d)"
-  trap 'rm -rf -- "$stage"' EXIT
+  build=""
+  trap 'rm -rf -- "$stage" ${build:+"$build"}' EXIT
+  if [[ -z "$bin_dir" ]]; then
+    # The release build the image uses too (binaries without line tables).
+    build="$(mktemp -d)"
+    "$root/deploy/build-release.sh" "$build" >&2
+    bin_dir="$build/bin"
+  fi
   for bin in kubectl-vmctl kubectl_complete-vmctl vmctl; do
-    [[ -x "$bin_dir/$bin" ]] || die "$bin_dir/$bin is missing (cargo build --release --bins)"
+    [[ -x "$bin_dir/$bin" ]] || die "$bin_dir/$bin is missing"
     # A copy, never a link: krew extracts regular files and directories only.
     cp -L "$bin_dir/$bin" "$stage/$bin"
   done
