@@ -21,12 +21,14 @@ install_bin() {
   if command -v strip >/dev/null; then strip --strip-debug "$out/bin/$1"; fi
 }
 install_bin vmctl
-# kubectl-vmctl is the same program, which names itself by argv[0] (kubectl runs a plugin
-# with its path as argv[0]): a link, not a second copy. cargo install makes a copy.
+# kubectl-vmctl (the plugin) and kubectl_complete-vmctl (its completion) are the same
+# program, which tells them apart by argv[0] (kubectl runs both with their path as argv[0]):
+# links, not two more copies. cargo install makes copies.
 ln -sf vmctl "$out/bin/kubectl-vmctl"
-# Every other src/bin/* target cargo just built.
+ln -sf vmctl "$out/bin/kubectl_complete-vmctl"
+# Any other src/bin/* target cargo just built.
 for bin in $(ls src/bin/*.rs | xargs -n1 basename | sed 's/\.rs$//'); do
-  [ "$bin" = kubectl-vmctl ] || install_bin "$bin"
+  case "$bin" in kubectl-vmctl|kubectl_complete-vmctl) ;; *) install_bin "$bin" ;; esac
 done
 # The man pages and completions are generated from the same clap definitions and committed
 # (tests/generated.rs keeps them current).

@@ -38,6 +38,15 @@ pub fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// The whole program: parse, run, report; the exit code.
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
+    // Installed (or linked) as `kubectl_complete-vmctl`: kubectl's plugin completion.
+    let program = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if program.starts_with("kubectl_complete-vmctl") {
+        return crate::complete::gather::plugin_main();
+    }
     // `vmctl __complete WORDS...`: cobra's completion protocol (see `crate::complete`),
     // answered before clap sees the line, so it appears in no help, man page or script.
     if let Some(descriptions) = args.get(1).and_then(crate::complete::gather::request_word) {

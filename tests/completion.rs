@@ -40,11 +40,27 @@ fn complete(words: &[&str]) -> (Vec<String>, u32) {
     let plugin = run(COMPLETE, words);
     // The `kubectl_complete-NAME` script convention (`kubectl NAME __complete "$@"`).
     let scripted = run(COMPLETE, &with_request);
+    // deploy/build-release.sh installs kubectl_complete-vmctl as a link to vmctl.
+    let linked = run(&linked_complete(), words);
     assert_eq!(direct.status.code(), Some(0), "{}", both(&direct));
     assert_eq!(plugin.status.code(), Some(0), "{}", both(&plugin));
     assert_eq!(stdout(&direct), stdout(&plugin), "{words:?}");
     assert_eq!(stdout(&scripted), stdout(&plugin), "{words:?}");
+    assert_eq!(stdout(&linked), stdout(&plugin), "{words:?}");
     parse(&stdout(&plugin))
+}
+
+/// `kubectl_complete-vmctl`, a link to the vmctl binary (one per test process).
+fn linked_complete() -> String {
+    static LINK: std::sync::OnceLock<(tempfile::TempDir, String)> = std::sync::OnceLock::new();
+    let (_, path) = LINK.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("kubectl_complete-vmctl");
+        std::os::unix::fs::symlink(VMCTL, &link).unwrap();
+        let path = link.to_str().unwrap().to_string();
+        (dir, path)
+    });
+    path.clone()
 }
 
 /// Splits the protocol's text; every line but the last is a candidate, the last `:N`.
