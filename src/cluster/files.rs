@@ -791,6 +791,12 @@ fn forbidden_control(text: &str) -> Option<(usize, usize, char)> {
     None
 }
 
+/// The stack YAML is parsed on. serde-saphyr and serde_json's `Value` recurse once per level
+/// of nesting, about 20 kB a level in a debug build: the [`super::yaml::MAX_DEPTH`] levels the
+/// limits let through need ~2 MB, as much as a test thread or a tokio worker has, and a stack
+/// overflow aborts the process. Only what is touched of it is ever memory.
+const YAML_STACK: usize = 16 << 20;
+
 fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> {
     if let Some((line, column, c)) = forbidden_control(text) {
         return Err(Error::bad_input(
@@ -802,12 +808,28 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
         ));
     }
     let file = found.file_index()?;
-    let YamlStream { mut json, docs } = serde_saphyr::from_str_multiple_with_options::<
-        YamlDoc,
-        YamlStream,
-    >(text, super::yaml::read_options(text.len()))
-    .map_err(|e| {
-        let (location, message) = super::yaml::describe_error(&e);
+    let parse = || {
+        serde_saphyr::from_str_multiple_with_options::<YamlDoc, YamlStream>(
+            text,
+            super::yaml::read_options(text.len()),
+        )
+        .map_err(|e| super::yaml::describe_error(&e))
+    };
+    // Its own thread, with room for the deepest nesting the limits let through (below).
+    let parsed = std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("yaml".into())
+            .stack_size(YAML_STACK)
+            .spawn_scoped(scope, parse)
+        {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: the caller's stack (vmctl's main thread has 8 MiB).
+            Err(_) => parse(),
+        }
+    });
+    let YamlStream { mut json, docs } = parsed.map_err(|(location, message)| {
         let at = match location {
             Some((line, column)) => format!("{}:{line}:{column}", path.display()),
             None => path.display().to_string(),
@@ -1767,6 +1789,86 @@ mod tests {
         let text = err.to_string();
         assert!(text.starts_with("bad.yaml:"), "{text}");
         assert!(text.contains("invalid YAML"), "{text}");
+    }
+
+    /// The YAML dialect (src/cluster/yaml.rs): YAML 1.2 core scalars as serde_yaml read them,
+    /// not YAML 1.1 as Kubernetes' goyaml v2 does (where `on` is true and `0755` is 493);
+    /// merge keys merged, as goyaml v2 merges them; a later duplicate key wins.
+    #[test]
+    fn yaml_scalars_read_as_yaml_1_2_and_merge_keys_merge() {
+        let text = "base: &base {app: web, tier: a}\nkind: Node\nmetadata:\n  name: n\n  labels:\n    <<: *base\n    tier: b\n    on: on\n    yes: yes\n    octal: 0755\n    under: 1_000\n    tilde: ~\n    time: 2026-11-29T03:00:00Z\n    dup: first\n    dup: last\nspec: {inf: .inf, exp: 1e3, big: 18446744073709551615, null: x}\n";
+        let found = parse("n.yaml", text).unwrap();
+        let labels: Vec<(String, Option<String>)> = found
+            .labels(&found.entries[0])
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.map(Cow::into_owned)))
+            .collect();
+        let label = |k: &str| {
+            labels
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(label("app"), Some(Some("web".into())), "{labels:?}");
+        assert_eq!(label("tier"), Some(Some("b".into())));
+        assert_eq!(label("on"), Some(Some("on".into())));
+        assert_eq!(label("yes"), Some(Some("yes".into())));
+        assert_eq!(label("octal"), Some(Some("0755".into())));
+        assert_eq!(label("under"), Some(Some("1_000".into())));
+        assert_eq!(label("tilde"), Some(None));
+        assert_eq!(label("time"), Some(Some("2026-11-29T03:00:00Z".into())));
+        assert_eq!(label("dup"), Some(Some("last".into())));
+        assert!(label("<<").is_none());
+        let value = found.value(&found.entries[0]).unwrap();
+        assert_eq!(
+            value["spec"],
+            serde_json::json!({"inf": null, "exp": 1000.0, "big": 18446744073709551615u64, "null": "x"})
+        );
+    }
+
+    #[test]
+    fn hostile_yaml_is_refused_with_its_line() {
+        let mut bomb =
+            String::from("kind: Node\nmetadata: {name: n}\nl0: &l0 [x,x,x,x,x,x,x,x,x]\n");
+        for i in 1..10 {
+            bomb.push_str(&format!(
+                "l{i}: &l{i} [{}]\n",
+                vec![format!("*l{}", i - 1); 9].join(",")
+            ));
+        }
+        let deep_block = format!("kind: Node\nspec:\n{}x\n", "- ".repeat(100_000));
+        let deep_flow = format!(
+            "kind: Node\nspec: {}{}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        for (text, needle) in [
+            (
+                bomb.as_str(),
+                "aliases repeat more values than the file holds",
+            ),
+            (deep_block.as_str(), "nested deeper than 100 levels"),
+            (deep_flow.as_str(), "nested deeper than 100 levels"),
+        ] {
+            let err = parse("h.yaml", text).unwrap_err().to_string();
+            assert!(err.starts_with("h.yaml:"), "{err}");
+            assert!(err.contains(needle), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        // 100 levels are read (the document is the first).
+        let deep_ok = format!(
+            "kind: Node\nmetadata: {{name: n}}\nspec: {}{}\n",
+            "[".repeat(99),
+            "]".repeat(99)
+        );
+        assert_eq!(parse("ok.yaml", &deep_ok).unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn empty_documents_are_not_numbered() {
+        let text = "---\n---\nkind: Node\nmetadata: {name: a}\n---\n~\n---\nkind: Node\n";
+        let err = parse("d.yaml", text).unwrap_err().to_string();
+        assert_eq!(err, "d.yaml (document 2): a Node has no metadata.name");
     }
 
     #[test]

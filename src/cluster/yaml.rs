@@ -9,8 +9,7 @@
 //! streams events, and its budget bounds every one of these by the file's size.
 //!
 //! Limits (all counted over the whole file, so a file of many documents is bounded as one):
-//! nesting ([`MAX_DEPTH`], block and flow alike: serde_yaml stopped at 128 too, and an object
-//! of the cluster is never deeper than ~20), and everything aliases can multiply — nodes,
+//! nesting ([`MAX_DEPTH`], block and flow alike; serde_yaml stopped at 128), and everything aliases can multiply — nodes,
 //! events, scalar bytes, replayed events — to a small multiple of the file's own size: a file
 //! without aliases never comes near them, and one with an alias bomb is refused as it expands.
 
@@ -20,8 +19,10 @@ use serde_saphyr::{
     Options,
 };
 
-/// How deep block and flow collections may nest.
-pub const MAX_DEPTH: usize = 128;
+/// How deep block and flow collections may nest: well below serde_json's 128 (the objects'
+/// JSON text is read again), well above what Kubernetes objects need (a VMI: ~10; the KubeVirt
+/// CRDs' schemas, which a must-gather directory holds: ~50).
+pub const MAX_DEPTH: usize = 100;
 
 /// Anchors and aliases a file may define and use: `kubectl` never writes them; hand-written
 /// files use a few.
