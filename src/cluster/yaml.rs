@@ -4,9 +4,10 @@
 //! Why not serde_yaml (deprecated upstream, libyaml translated to unsafe Rust): measured on a
 //! bad-input corpus by `benches/yaml.sh` (issue 16). A 1.5 MB file aliasing a 1 MiB scalar
 //! 100,000 times made vmctl allocate until it was killed (8 GB cap: abort); serde_yaml buffers
-//! every event of a document before the first is read (a 10,000-VMI List document: ~25× its
-//! size); flow nesting costs libyaml quadratic time (100k `{a: `: over 60 s). serde-saphyr
-//! streams events, and its budget bounds every one of these by the file's size.
+//! every event of a document before the first is read (a 10,000-VMI List document of 136 MB:
+//! 2.0 GB peak RSS, now 347 MB); nesting costs libyaml quadratic time (100k `{a: `: over
+//! 60 s). serde-saphyr streams events, and its budget bounds every one of these by the file's
+//! size. It costs about twice the CPU time of serde_yaml on ordinary YAML.
 //!
 //! Limits (all counted over the whole file, so a file of many documents is bounded as one):
 //! nesting ([`MAX_DEPTH`], block and flow alike; serde_yaml stopped at 128), and everything aliases can multiply — nodes,
