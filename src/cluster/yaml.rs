@@ -10,9 +10,10 @@
 //! size. It costs about twice the CPU time of serde_yaml on ordinary YAML.
 //!
 //! Limits (all counted over the whole file, so a file of many documents is bounded as one):
-//! nesting ([`MAX_DEPTH`], block and flow alike; serde_yaml stopped at 128), and everything aliases can multiply — nodes,
-//! events, scalar bytes, replayed events — to a small multiple of the file's own size: a file
-//! without aliases never comes near them, and one with an alias bomb is refused as it expands.
+//! nesting ([`MAX_DEPTH`], block and flow alike; serde_yaml stopped at 128), and everything
+//! aliases can multiply (nodes, events, scalar bytes, replayed events) to a small multiple of
+//! the file's own size: a file without aliases never comes near them, and one with an alias
+//! bomb is refused as it expands.
 
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{
