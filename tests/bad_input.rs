@@ -254,7 +254,7 @@ fn the_input_size_is_limited_and_the_limit_can_be_raised() {
 }
 
 #[test]
-fn deep_yaml_flow_nesting_is_refused_before_parsing() {
+fn deep_yaml_flow_nesting_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(
         dir.path(),
@@ -264,9 +264,13 @@ fn deep_yaml_flow_nesting_is_refused_before_parsing() {
             "[".repeat(100_000)
         ),
     );
-    // Refused before parsing (the parser's cost on this is in the issue, not timed here).
+    // Refused at the 101st level (libyaml took quadratic time on this: benches/yaml.sh).
     let o = vmctl(&["--from", &f, "status"]);
-    assert_one_line_error(&o, 4, &[&format!("{f}:2"), "more than 1000 nested"]);
+    assert_one_line_error(
+        &o,
+        4,
+        &[&format!("{f}:2:"), "nested deeper than 100 levels"],
+    );
 }
 
 #[test]
@@ -317,14 +321,14 @@ fn a_yaml_alias_bomb_is_refused() {
         4,
         &[
             "laughs.yaml",
-            "invalid YAML: a3[0][6][6][8]: aliases repeat more values than the file holds",
+            "invalid YAML: aliases repeat more values than the file holds",
         ],
     );
 }
 
-/// serde_yaml's own repetition limit grows with the document (100 per event): in a 100 kB
-/// document an alias bomb made a 1.2 GB tree (found by tests/fuzz.rs). vmctl's own budget
-/// (no more values than the file has bytes) refuses it early.
+/// An alias budget that grows with the document (serde_yaml's: 100 repetitions per event) let
+/// an alias bomb in a 100 kB document make a 1.2 GB tree (found by tests/fuzz.rs). vmctl's
+/// budget (no more values than a few times the file's bytes) refuses it early.
 #[test]
 fn an_alias_bomb_in_a_large_document_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -618,11 +622,7 @@ fn a_megabyte_value_is_not_echoed_by_a_yaml_error() {
         ),
     );
     let o = vmctl(&["--from", &f, "status"]);
-    assert_one_line_error(
-        &o,
-        4,
-        &["big.yaml:4:9", "(1000000 chars), expected an integer"],
-    );
+    assert_one_line_error(&o, 4, &["big.yaml:4:", "invalid YAML: invalid u64"]);
     assert!(stderr(&o).len() < 400, "{}", stderr(&o).len());
 }
 

@@ -609,7 +609,7 @@ fn yaml_is_the_same_document() {
         "-o",
         "yaml",
     ]));
-    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
     assert_eq!(v["kind"], "Diagnosis");
     assert_eq!(v["cause"], "not-converging");
     assert_eq!(v["inferred"], true);

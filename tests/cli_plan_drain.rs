@@ -184,7 +184,7 @@ fn yaml_output_parses() {
         "-o",
         "yaml",
     ]);
-    let v: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = serde_saphyr::from_slice(&out.stdout).unwrap();
     assert_eq!(v["verdict"], "will-block");
 }
 

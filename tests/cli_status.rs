@@ -96,7 +96,7 @@ fn status_yaml_parses_back() {
         "-o",
         "yaml",
     ]));
-    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
     assert_eq!(v["kind"], "StatusReport");
 }
 
@@ -221,7 +221,7 @@ fn snapshot_round_trips_to_the_same_status() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
         text.starts_with(
-            "apiVersion: vmctl/v1alpha1\nkind: Snapshot\ncapturedAt: 2026-11-29T03:00:00Z"
+            "apiVersion: vmctl/v1alpha1\nkind: Snapshot\ncapturedAt: \"2026-11-29T03:00:00Z\""
         ),
         "{}",
         &text[..200]
@@ -235,8 +235,8 @@ fn snapshot_to_stdout_and_by_node() {
         &server,
         &["snapshot", "-A", "--node", "node-4", "-"],
     ));
-    let v: serde_yaml::Value = serde_yaml::from_str(&out).unwrap();
-    let items = v["items"].as_sequence().unwrap();
+    let v: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
+    let items = v["items"].as_array().unwrap();
     let vmis: Vec<&str> = items
         .iter()
         .filter(|i| i["kind"] == "VirtualMachineInstance")

@@ -8,7 +8,6 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use serde::Deserialize;
 use serde_json::Value;
 
 /// An OSC title change, a screen clear, a right-to-left override, a C1 CSI and a NUL.
@@ -62,8 +61,7 @@ fn poisoned(example: &str) -> tempfile::TempDir {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let mut docs = Vec::new();
-        for doc in serde_yaml::Deserializer::from_str(&text) {
-            let mut v = Value::deserialize(doc).unwrap();
+        for mut v in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
             if v.is_null() {
                 continue;
             }

@@ -96,7 +96,7 @@ struct FileOperation {
 }
 
 fn parse_manifest(text: &str) -> Plugin {
-    serde_yaml::from_str(text).unwrap_or_else(|e| panic!("the manifest does not parse: {e}"))
+    serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("the manifest does not parse: {e}"))
 }
 
 // ---- krew's validation (internal/index/validation/validate.go) ----

@@ -32,16 +32,15 @@ fn role(name: &str) -> Vec<Rule> {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"),
     )
     .unwrap();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let v = serde_yaml::Value::deserialize(doc).unwrap();
+    for v in serde_saphyr::from_multiple::<serde_json::Value>(&text).unwrap() {
         if v["kind"] == "ClusterRole" && v["metadata"]["name"] == name {
-            // serde_yaml keeps the key as written: nonResourceURLs.
-            let rules = v["rules"].as_sequence().unwrap();
+            // The key as written: nonResourceURLs.
+            let rules = v["rules"].as_array().unwrap();
             return rules
                 .iter()
                 .map(|r| {
                     let list = |k: &str| -> Vec<String> {
-                        r[k].as_sequence()
+                        r[k].as_array()
                             .map(|s| {
                                 s.iter()
                                     .filter_map(|x| x.as_str().map(str::to_string))
@@ -429,9 +428,7 @@ impl JobSpec {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/job.yaml"),
         )
         .unwrap();
-        let docs: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text)
-            .map(|d| serde_json::Value::deserialize(d).unwrap())
-            .collect();
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
         let of_kind = |kind: &str| {
             docs.iter()
                 .find(|d| d["kind"] == kind)

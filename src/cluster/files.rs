@@ -10,12 +10,11 @@
 //!
 //! YAML is read document by document, and a List document item by item: each object is a
 //! `Value` only for as long as it takes to write it out as compact JSON, so everything
-//! downstream is one representation. A multi-document YAML file costs its text, its JSON text
-//! and one object's tree at a time (10k VMIs, 17.9 MB: 79 MB peak RSS). A single huge YAML
-//! `List` document costs more while it is read: serde_yaml 0.9 buffers every parser event of
-//! a document before handing out the first one (for anchors), about 25× the document's size
-//! (10k VMIs as one 19.4 MB List document: 499 MB peak RSS, was 675 MB). Prefer JSON or
-//! multi-document YAML for fleet-size snapshots.
+//! downstream is one representation. serde-saphyr streams the parser's events (serde_yaml 0.9
+//! buffered every event of a document first: a 10k-VMI List document of 136 MB cost 2.0 GB), so a
+//! YAML file costs its text, its JSON text and one object's tree at a time, List or not.
+//! Hostile YAML (alias bombs, deep nesting) is refused within limits proportional to the
+//! file's size: [`super::yaml`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -362,10 +361,6 @@ pub struct ReadLimits {
 
 /// 2 GiB: a 100k-VMI fleet as compact JSON is about 1.1 GB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 2 << 30;
-
-/// Flow collections (`[`, `{`) nested deeper than this are refused before parsing: libyaml
-/// takes quadratic time on them (100k levels: 26 s), and serde_yaml stops at 128 anyway.
-pub const MAX_YAML_FLOW_DEPTH: usize = 1000;
 
 impl Default for ReadLimits {
     fn default() -> Self {
@@ -770,32 +765,11 @@ fn make_entry(
 }
 
 // ---------------------------------------------------------------------------------------
-// YAML: one document at a time, each object written out as compact JSON.
-
-/// The first line where more than `limit` flow collections are open, counting every `[`
-/// and `{` against every `]` and `}` (quotes and comments included: an over-count, so it
-/// can only refuse early, never let a deep nesting through).
-fn flow_depth_exceeded(text: &str, limit: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut line = 1usize;
-    for b in text.bytes() {
-        match b {
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return Some(line);
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'\n' => line += 1,
-            _ => {}
-        }
-    }
-    None
-}
+// YAML: serde-saphyr streams each document's events; each object is written out as compact
+// JSON as soon as it is read (limits and dialect: super::yaml).
 
 /// The first character YAML does not allow raw (C0 controls but tab, LF and CR; DEL; C1
-/// controls but NEL), as (line, column, char): libyaml reports it at line 1 column 1.
+/// controls but NEL), as (line, column, char), named before the parser sees it.
 fn forbidden_control(text: &str) -> Option<(usize, usize, char)> {
     let mut line = 1;
     let mut column = 1;
@@ -817,6 +791,12 @@ fn forbidden_control(text: &str) -> Option<(usize, usize, char)> {
     None
 }
 
+/// The stack YAML is parsed on. serde-saphyr and serde_json's `Value` recurse once per level
+/// of nesting, about 20 kB a level in a debug build: the [`super::yaml::MAX_DEPTH`] levels the
+/// limits let through need ~2 MB, as much as a test thread or a tokio worker has, and a stack
+/// overflow aborts the process. Only what is touched of it is ever memory.
+const YAML_STACK: usize = 16 << 20;
+
 fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> {
     if let Some((line, column, c)) = forbidden_control(text) {
         return Err(Error::bad_input(
@@ -827,35 +807,41 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
             ),
         ));
     }
-    if let Some(line) = flow_depth_exceeded(text, MAX_YAML_FLOW_DEPTH) {
-        return Err(Error::bad_input(
-            format!("{}:{line}", path.display()),
-            format!(
-                "invalid YAML: more than {MAX_YAML_FLOW_DEPTH} nested '[' or '{{' (vmctl refuses such nesting before parsing it)"
-            ),
-        ));
-    }
     let file = found.file_index()?;
-    let mut json = String::new();
+    let parse = || {
+        serde_saphyr::from_str_multiple_with_options::<YamlDoc, YamlStream>(
+            text,
+            super::yaml::read_options(text.len()),
+        )
+        .map_err(|e| super::yaml::describe_error(&e))
+    };
+    // Its own thread, with room for the deepest nesting the limits let through (below).
+    let parsed = std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("yaml".into())
+            .stack_size(YAML_STACK)
+            .spawn_scoped(scope, parse)
+        {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: the caller's stack (vmctl's main thread has 8 MiB).
+            Err(_) => parse(),
+        }
+    });
+    let YamlStream { mut json, docs } = parsed.map_err(|(location, message)| {
+        let at = match location {
+            Some((line, column)) => format!("{}:{line}:{column}", path.display()),
+            None => path.display().to_string(),
+        };
+        Error::bad_input(
+            at,
+            format!("invalid YAML: {}", super::decode::shorten(&message)),
+        )
+    })?;
     let mut entries = Vec::new();
-    // Values the file's documents may make: without aliases never more than its bytes.
-    let budget = std::cell::Cell::new(text.len().saturating_add(1024));
-    for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let doc = YamlDocSeed(&mut json, &budget)
-            .deserialize(document)
-            .map_err(|e| {
-                let at = match e.location() {
-                    Some(loc) => format!("{}:{}:{}", path.display(), loc.line(), loc.column()),
-                    None => path.display().to_string(),
-                };
-                Error::bad_input(
-                    at,
-                    format!(
-                        "invalid YAML: {}",
-                        super::decode::shorten(&strip_location(&e.to_string()))
-                    ),
-                )
-            })?;
+    // Documents are numbered as serde-saphyr hands them over: empty ones are not counted.
+    for (index, doc) in docs.into_iter().enumerate() {
         let origin = Origin {
             file: path.to_path_buf(),
             document: index + 1,
@@ -863,7 +849,7 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
         let document = u32::try_from(index + 1)
             .map_err(|_| Error::bad_input(&origin, "too many documents"))?;
         match doc {
-            YamlDoc::List { top, items } => {
+            Doc::List { top, items } => {
                 let Some(items) = items else {
                     return Err(Error::bad_input(&origin, "`items` is not a list"));
                 };
@@ -876,24 +862,34 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
                 let more = list_entries(kind, &items, &json, file, document, &origin, found)?;
                 entries.extend(more);
             }
-            YamlDoc::Value(value) => {
-                add_document(value, &origin, found, &mut |kind, mut value| {
-                    fill_kind(kind, &mut value);
-                    let start = json.len();
-                    let text = serde_json::to_string(&value)
-                        .map_err(|e| Error::bad_input(&origin, e.to_string()))?;
-                    json.push_str(&text);
-                    let header = parse_header(&text, &origin)?;
-                    entries.push(make_entry(
-                        kind,
-                        header,
-                        &text,
-                        (file, document),
-                        (start, json.len()),
-                        &origin,
-                    )?);
-                    Ok(())
-                })?;
+            Doc::Object {
+                kind,
+                range: (start, end),
+            } => {
+                let object = json.get(start..end).unwrap_or("null");
+                let header = parse_header(object, &origin)?;
+                entries.push(make_entry(
+                    kind,
+                    header,
+                    object,
+                    (file, document),
+                    (start, end),
+                    &origin,
+                )?);
+            }
+            Doc::Skipped(kind) => found.skipped_kinds.push(kind),
+            Doc::Null => {}
+            Doc::NoKind => {
+                return Err(Error::bad_input(
+                    &origin,
+                    "document has neither `kind` nor `items`: not a Kubernetes object or List",
+                ));
+            }
+            Doc::NotObject(what) => {
+                return Err(Error::bad_input(
+                    &origin,
+                    format!("expected a Kubernetes object or List, found {what}"),
+                ));
             }
         }
     }
@@ -906,29 +902,95 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
     Ok(())
 }
 
-/// One YAML document. A List's items are streamed: each item is a tree only while it is
-/// written out as JSON, so a huge List document never is one tree.
-enum YamlDoc {
-    /// A document without `items`: an object (or not), whole.
-    Value(Value),
-    /// A List: its other top-level keys, and its items as ranges of the JSON text (`None`
-    /// when `items` is not a list).
+/// A file's YAML documents: their objects' JSON text, one after the other, and what each
+/// document held. serde-saphyr collects the documents into it one at a time, so only one
+/// document's JSON is ever apart from the rest.
+#[derive(Debug, Default)]
+struct YamlStream {
+    json: String,
+    docs: Vec<Doc>,
+}
+
+impl Extend<YamlDoc> for YamlStream {
+    fn extend<I: IntoIterator<Item = YamlDoc>>(&mut self, docs: I) {
+        for YamlDoc { json, mut doc } in docs {
+            let offset = self.json.len();
+            if offset == 0 {
+                // The first document (often the only one, a huge List): no copy.
+                self.json = json;
+            } else {
+                self.json.push_str(&json);
+            }
+            doc.shift(offset);
+            self.docs.push(doc);
+        }
+    }
+}
+
+/// One YAML document, its objects already JSON text.
+struct YamlDoc {
+    json: String,
+    doc: Doc,
+}
+
+/// What a YAML document held; ranges are of the JSON text.
+#[derive(Debug)]
+enum Doc {
+    /// A List: its other top-level keys, and its items (`None` when `items` is not a list).
     List {
         top: Map<String, Value>,
         items: Option<Vec<(usize, usize)>>,
     },
+    /// An object of a kind vmctl reads.
+    Object { kind: Kind, range: (usize, usize) },
+    /// An object of another kind.
+    Skipped(String),
+    /// `null` as a document's root (serde-saphyr skips empty documents itself).
+    Null,
+    /// An object without `kind` or `items`.
+    NoKind,
+    /// A scalar or a list ("a string", "a list").
+    NotObject(&'static str),
 }
 
-struct YamlDocSeed<'j>(&'j mut String, &'j std::cell::Cell<usize>);
+impl Doc {
+    fn shift(&mut self, offset: usize) {
+        match self {
+            Doc::List {
+                items: Some(items), ..
+            } => {
+                for (start, end) in items {
+                    *start += offset;
+                    *end += offset;
+                }
+            }
+            Doc::Object { range, .. } => {
+                range.0 += offset;
+                range.1 += offset;
+            }
+            _ => {}
+        }
+    }
 
-impl<'de> DeserializeSeed<'de> for YamlDocSeed<'_> {
-    type Value = YamlDoc;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
-        d.deserialize_any(self)
+    fn not_object(what: &'static str) -> YamlDoc {
+        YamlDoc {
+            json: String::new(),
+            doc: Doc::NotObject(what),
+        }
     }
 }
 
-impl<'de> Visitor<'de> for YamlDocSeed<'_> {
+impl<'de> serde::Deserialize<'de> for YamlDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<YamlDoc, D::Error> {
+        d.deserialize_any(YamlDocVisitor)
+    }
+}
+
+/// A document's root. A List's items are streamed: each item is a tree only while it is
+/// written out as JSON, so a huge List document never is one tree.
+struct YamlDocVisitor;
+
+impl<'de> Visitor<'de> for YamlDocVisitor {
     type Value = YamlDoc;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -936,49 +998,83 @@ impl<'de> Visitor<'de> for YamlDocSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<YamlDoc, A::Error> {
+        let mut json = String::new();
         let mut top = Map::new();
         let mut items = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
                 // A later duplicate replaces an earlier one, as in a `Value`.
-                items = Some(map.next_value_seed(YamlItemsSeed(&mut *self.0, self.1))?);
+                json.clear();
+                items = Some(map.next_value_seed(YamlItemsSeed(&mut json))?);
             } else {
-                let value = map.next_value_seed(Counted(self.1))?;
+                let value = map.next_value::<Value>()?;
                 top.insert(key, value);
             }
         }
-        Ok(match items {
-            Some(items) => YamlDoc::List { top, items },
-            None => YamlDoc::Value(Value::Object(top)),
+        if let Some(items) = items {
+            return Ok(YamlDoc {
+                json,
+                doc: Doc::List { top, items },
+            });
+        }
+        let kind_name = top.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind_name.is_empty() {
+            return Ok(YamlDoc {
+                json,
+                doc: Doc::NoKind,
+            });
+        }
+        let Some(kind) = Kind::from_kind_name(kind_name) else {
+            return Ok(YamlDoc {
+                json,
+                doc: Doc::Skipped(kind_name.to_string()),
+            });
+        };
+        let mut value = Value::Object(top);
+        fill_kind(kind, &mut value);
+        let json = serde_json::to_string(&value).map_err(de::Error::custom)?;
+        let range = (0, json.len());
+        Ok(YamlDoc {
+            json,
+            doc: Doc::Object { kind, range },
         })
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<YamlDoc, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Counted(self.1))? {
-            items.push(item);
-        }
-        Ok(YamlDoc::Value(Value::Array(items)))
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<YamlDoc, A::Error> {
+        IgnoredAny.visit_seq(seq)?;
+        Ok(Doc::not_object("a list"))
     }
-    fn visit_str<E>(self, s: &str) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::String(s.to_string())))
+    fn visit_str<E>(self, _: &str) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a string"))
     }
-    fn visit_bool<E>(self, b: bool) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::Bool(b)))
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a boolean"))
     }
-    fn visit_i64<E>(self, n: i64) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::from(n)))
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a number"))
     }
-    fn visit_u64<E>(self, n: u64) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::from(n)))
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a number"))
     }
-    fn visit_f64<E>(self, n: f64) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::from(n)))
+    fn visit_i128<E>(self, _: i128) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a number"))
+    }
+    fn visit_u128<E>(self, _: u128) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<YamlDoc, E> {
+        Ok(Doc::not_object("a number"))
     }
     fn visit_unit<E>(self) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::Null))
+        Ok(YamlDoc {
+            json: String::new(),
+            doc: Doc::Null,
+        })
     }
     fn visit_none<E>(self) -> std::result::Result<YamlDoc, E> {
-        Ok(YamlDoc::Value(Value::Null))
+        Ok(YamlDoc {
+            json: String::new(),
+            doc: Doc::Null,
+        })
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<YamlDoc, D::Error> {
         d.deserialize_any(self)
@@ -987,7 +1083,7 @@ impl<'de> Visitor<'de> for YamlDocSeed<'_> {
 
 /// A YAML List's `items`, written item by item to the JSON text: their ranges, or `None` when
 /// `items` is not a list.
-struct YamlItemsSeed<'j>(&'j mut String, &'j std::cell::Cell<usize>);
+struct YamlItemsSeed<'j>(&'j mut String);
 
 impl<'de> DeserializeSeed<'de> for YamlItemsSeed<'_> {
     type Value = Option<Vec<(usize, usize)>>;
@@ -1008,7 +1104,7 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
         mut seq: A,
     ) -> std::result::Result<Self::Value, A::Error> {
         let mut ranges = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element_seed(Counted(self.1))? {
+        while let Some(item) = seq.next_element::<Value>()? {
             let start = self.0.len();
             let text = serde_json::to_string(&item).map_err(de::Error::custom)?;
             self.0.push_str(&text);
@@ -1022,195 +1118,11 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
     scalars!(None; str, bool, i64, u64, f64, unit, none);
 }
 
-/// A YAML value as a `Value`, each of its values (scalars and collections) taken from a
-/// budget: aliases may repeat an anchor's values many times over (serde_yaml allows 100
-/// repetitions per event of the document: a 100 kB file could make a tree of gigabytes).
-struct Counted<'b>(&'b std::cell::Cell<usize>);
-
-impl Counted<'_> {
-    fn take<E: de::Error>(&self) -> std::result::Result<(), E> {
-        match self.0.get().checked_sub(1) {
-            Some(left) => {
-                self.0.set(left);
-                Ok(())
-            }
-            None => Err(E::custom(
-                "aliases repeat more values than the file holds (vmctl refuses such expansion)",
-            )),
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Counted<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Counted<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any value")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
-        self.take()?;
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            self.take()?;
-            let value = map.next_value_seed(Counted(self.0))?;
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
-        self.take()?;
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Counted(self.0))? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::String(s.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::String(s))
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::from(n))
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::from(n))
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::from(n))
-    }
-    // As `Value` does: a number only when it fits (else "JSON number out of range").
-    fn visit_i128<E: de::Error>(self, n: i128) -> std::result::Result<Value, E> {
-        self.take()?;
-        <serde_json::Number as serde::Deserialize>::deserialize(
-            de::value::I128Deserializer::<E>::new(n),
-        )
-        .map(Value::Number)
-    }
-    fn visit_u128<E: de::Error>(self, n: u128) -> std::result::Result<Value, E> {
-        self.take()?;
-        <serde_json::Number as serde::Deserialize>::deserialize(
-            de::value::U128Deserializer::<E>::new(n),
-        )
-        .map(Value::Number)
-    }
-    fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> std::result::Result<Value, E> {
-        self.take()?;
-        Ok(Value::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 /// serde errors end with " at line X column Y"; the location is already in the prefix.
 fn strip_location(message: &str) -> String {
     match message.find(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
-    }
-}
-
-/// One YAML document: a List, a single object, or nothing. Calls `push` with each object of
-/// a kind vmctl reads.
-fn add_document(
-    value: Value,
-    origin: &Origin,
-    found: &mut RawFiles,
-    push: &mut dyn FnMut(Kind, Value) -> Result<()>,
-) -> Result<()> {
-    let mut obj = match value {
-        Value::Null => return Ok(()),
-        Value::Object(map) => map,
-        other => {
-            return Err(Error::bad_input(
-                origin,
-                format!(
-                    "expected a Kubernetes object or List, found {}",
-                    json_type(&other)
-                ),
-            ));
-        }
-    };
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if let Some(items) = obj.remove("items") {
-        let Value::Array(items) = items else {
-            return Err(Error::bad_input(origin, "`items` is not a list"));
-        };
-        if kind == SNAPSHOT_KIND
-            && let Some(at) = obj.get("capturedAt").and_then(Value::as_str)
-        {
-            found.captured_at = Some(at.to_string());
-        }
-        // Built-in lists (PodList…) omit each item's kind; the List's own kind names it.
-        let list_kind = Kind::from_kind_name(&kind);
-        for (i, item) in items.into_iter().enumerate() {
-            let item_kind = item.get("kind").and_then(Value::as_str);
-            let resolved = match item_kind {
-                Some(k) => Kind::from_kind_name(k),
-                None => list_kind,
-            };
-            match (resolved, item_kind) {
-                (Some(k), _) => push(k, item)?,
-                (None, Some(other)) => found.skipped_kinds.push(other.to_string()),
-                (None, None) => {
-                    return Err(Error::bad_input(
-                        origin,
-                        format!("items[{i}] has no `kind` and the List does not say it"),
-                    ));
-                }
-            }
-        }
-        return Ok(());
-    }
-    if kind.is_empty() {
-        return Err(Error::bad_input(
-            origin,
-            "document has neither `kind` nor `items`: not a Kubernetes object or List",
-        ));
-    }
-    match Kind::from_kind_name(&kind) {
-        Some(k) => push(k, Value::Object(obj)),
-        None => {
-            found.skipped_kinds.push(kind);
-            Ok(())
-        }
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "nothing",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -1877,6 +1789,86 @@ mod tests {
         let text = err.to_string();
         assert!(text.starts_with("bad.yaml:"), "{text}");
         assert!(text.contains("invalid YAML"), "{text}");
+    }
+
+    /// The YAML dialect (src/cluster/yaml.rs): YAML 1.2 core scalars as serde_yaml read them,
+    /// not YAML 1.1 as Kubernetes' goyaml v2 does (where `on` is true and `0755` is 493);
+    /// merge keys merged, as goyaml v2 merges them; a later duplicate key wins.
+    #[test]
+    fn yaml_scalars_read_as_yaml_1_2_and_merge_keys_merge() {
+        let text = "base: &base {app: web, tier: a}\nkind: Node\nmetadata:\n  name: n\n  labels:\n    <<: *base\n    tier: b\n    on: on\n    yes: yes\n    octal: 0755\n    under: 1_000\n    tilde: ~\n    time: 2026-11-29T03:00:00Z\n    dup: first\n    dup: last\nspec: {inf: .inf, exp: 1e3, big: 18446744073709551615, null: x}\n";
+        let found = parse("n.yaml", text).unwrap();
+        let labels: Vec<(String, Option<String>)> = found
+            .labels(&found.entries[0])
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.map(Cow::into_owned)))
+            .collect();
+        let label = |k: &str| {
+            labels
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(label("app"), Some(Some("web".into())), "{labels:?}");
+        assert_eq!(label("tier"), Some(Some("b".into())));
+        assert_eq!(label("on"), Some(Some("on".into())));
+        assert_eq!(label("yes"), Some(Some("yes".into())));
+        assert_eq!(label("octal"), Some(Some("0755".into())));
+        assert_eq!(label("under"), Some(Some("1_000".into())));
+        assert_eq!(label("tilde"), Some(None));
+        assert_eq!(label("time"), Some(Some("2026-11-29T03:00:00Z".into())));
+        assert_eq!(label("dup"), Some(Some("last".into())));
+        assert!(label("<<").is_none());
+        let value = found.value(&found.entries[0]).unwrap();
+        assert_eq!(
+            value["spec"],
+            serde_json::json!({"inf": null, "exp": 1000.0, "big": 18446744073709551615u64, "null": "x"})
+        );
+    }
+
+    #[test]
+    fn hostile_yaml_is_refused_with_its_line() {
+        let mut bomb =
+            String::from("kind: Node\nmetadata: {name: n}\nl0: &l0 [x,x,x,x,x,x,x,x,x]\n");
+        for i in 1..10 {
+            bomb.push_str(&format!(
+                "l{i}: &l{i} [{}]\n",
+                vec![format!("*l{}", i - 1); 9].join(",")
+            ));
+        }
+        let deep_block = format!("kind: Node\nspec:\n{}x\n", "- ".repeat(100_000));
+        let deep_flow = format!(
+            "kind: Node\nspec: {}{}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        for (text, needle) in [
+            (
+                bomb.as_str(),
+                "aliases repeat more values than the file holds",
+            ),
+            (deep_block.as_str(), "nested deeper than 100 levels"),
+            (deep_flow.as_str(), "nested deeper than 100 levels"),
+        ] {
+            let err = parse("h.yaml", text).unwrap_err().to_string();
+            assert!(err.starts_with("h.yaml:"), "{err}");
+            assert!(err.contains(needle), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        // 100 levels are read (the document is the first).
+        let deep_ok = format!(
+            "kind: Node\nmetadata: {{name: n}}\nspec: {}{}\n",
+            "[".repeat(99),
+            "]".repeat(99)
+        );
+        assert_eq!(parse("ok.yaml", &deep_ok).unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn empty_documents_are_not_numbered() {
+        let text = "---\n---\nkind: Node\nmetadata: {name: a}\n---\n~\n---\nkind: Node\n";
+        let err = parse("d.yaml", text).unwrap_err().to_string();
+        assert_eq!(err, "d.yaml (document 2): a Node has no metadata.name");
     }
 
     #[test]

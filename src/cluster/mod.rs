@@ -8,6 +8,7 @@ pub mod selector;
 pub mod snapshot;
 pub mod source;
 pub mod watch;
+pub mod yaml;
 
 pub use kinds::Kind;
 pub use source::{Query, Source, get_as, list_as};

@@ -712,7 +712,7 @@ fn render_plan(plan: &MigrationPlan, style: Style) -> String {
     ));
     for o in &plan.objects {
         out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(o).unwrap_or_default());
+        out.push_str(&crate::render::to_yaml(o).unwrap_or_default());
     }
     out
 }

@@ -284,7 +284,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
         },
         items,
     };
-    let text = serde_yaml::to_string(&snapshot)
+    let text = crate::render::to_yaml(&snapshot)
         .map_err(|e| Error::Internal(format!("serialising the snapshot: {e}")))?;
     let total: usize = counts.values().sum();
     if args.file.as_os_str() == "-" {

@@ -135,11 +135,25 @@ pub fn write_structured<T: Serialize>(format: OutputFormat, report: &T) -> Resul
     }
 }
 
+/// YAML as `-o yaml`, `snapshot` and `migrate --dry-run` write it: serde-saphyr's block style,
+/// with every single-line string on one line (its default folds those longer than 80
+/// characters into `>-` blocks, which kubectl never writes) and multi-line strings as `|`
+/// blocks. Strings a YAML 1.1 reader (Kubernetes' own, goyaml v2) would take for something
+/// else (`on`, `0755`, `2026-11-29T03:00:00Z`) are quoted, as kubectl quotes them.
+pub fn to_yaml<T: Serialize>(value: &T) -> std::result::Result<String, String> {
+    let options = serde_saphyr::ser_options! {
+        folded_wrap_chars: usize::MAX,
+        min_fold_chars: usize::MAX,
+    };
+    serde_saphyr::to_string_with_options(value, options).map_err(|e| e.to_string())
+}
+
 /// Serialises a report as JSON or YAML text.
 pub fn structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<String> {
     match format {
-        OutputFormat::Yaml => serde_yaml::to_string(report)
-            .map_err(|e| Error::Internal(format!("serialising YAML: {e}"))),
+        OutputFormat::Yaml => {
+            to_yaml(report).map_err(|e| Error::Internal(format!("serialising YAML: {e}")))
+        }
         _ => {
             let mut out = Vec::new();
             to_json_writer(&mut out, report)

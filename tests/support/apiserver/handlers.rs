@@ -266,7 +266,7 @@ fn parse_body(req: &Incoming<'_>) -> Result<Value, Value> {
         return Err(status::bad_request("the request body is empty"));
     }
     let value = if req.content_type.contains("yaml") {
-        serde_yaml::from_str::<Value>(text)
+        serde_saphyr::from_str::<Value>(text)
             .map_err(|e| status::bad_request(&format!("error decoding YAML: {e}")))?
     } else {
         serde_json::from_str::<Value>(text).map_err(|e| {
