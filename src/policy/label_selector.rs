@@ -12,6 +12,7 @@
 //!   be empty for exists and does not exist";
 //! - keys and values that are not label keys / label values: kube-core does not check them;
 //! - and it has no notion of a null selector (`labels.Nothing()`), which is the caller's.
+//!
 //! Unknown operators and `In`/`NotIn` without `values` are refused by both.
 //! [`CompiledSelector::compile`] adds those checks before the conversion, once per selector:
 //! matching a pod is then kube-core's, with no allocation.
