@@ -461,6 +461,9 @@ pub struct PlanMaintenanceArgs {
     pub targets: MaintenanceTargets,
 
     /// Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m).
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub upgrade_time: Option<Duration>,
 
@@ -481,7 +484,10 @@ pub struct DrainArgs {
 
     /// Stop waiting after this long (e.g. 30m); 0 or absent: no limit, like kubectl drain.
     /// Migrations in flight go on (KubeVirt owns them).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
+    #[arg(long, value_name = "DURATION", value_parser = parse_drain_timeout)]
     pub timeout: Option<Duration>,
 
     /// Leave DaemonSet-managed pods (as kubectl drain --ignore-daemonsets).
@@ -590,6 +596,9 @@ pub struct MigrateArgs {
 
     /// Give up waiting after this long (e.g. 90s, 15m); the migration itself goes on.
     /// With --connect (vmctl drives the migration) it is aborted instead, unless in post-copy.
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
@@ -679,6 +688,9 @@ pub struct AbortArgs {
     pub wait: bool,
 
     /// Give up waiting after this long (e.g. 60s).
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
 
@@ -736,10 +748,29 @@ fn rate(text: &str) -> Result<u64, String> {
 /// deadline `now + timeout` stays far from overflowing).
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(30 * 86_400);
 
-/// `--timeout`: parses `90s`, `15m`, `1h30m`, `2h`, `1d` or plain seconds: more than 0 and at most 30 days,
-/// with checked arithmetic (a huge number is an error, never a wrapped one).
+/// What a DURATION flag takes, named in its error (the flags' long help says the same).
+const DURATION_FORMS: &str = "90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds";
+
+/// A DURATION flag (`--timeout`, `--upgrade-time`): jiff's friendly format (`90s`, `15m`,
+/// `1h30m`, `1h 30m`, `1.5h`, `1 hour`), ISO 8601 (`PT1H30M`, `P1D`) or plain seconds (`42`).
+/// More than 0, at most 30 days, in whole seconds. A day (and a week) is 24 hours here: a
+/// timeout counts elapsed time, not calendar days (jiff's `Span` treats days as calendar units,
+/// so the conversion says so explicitly); months and years have no fixed length and are refused.
+/// Negative durations (`-5s`, `5s ago`) are refused. Nothing wraps: jiff checks every unit's range.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("{text:?} is not a duration (e.g. 90s, 15m, 1h30m, or seconds)");
+    duration(text, false)
+}
+
+/// `drain --timeout`: as [`parse_duration`], and 0 (any zero: `0`, `0s`, `PT0S`) is accepted
+/// and means no limit, as kubectl drain's.
+pub fn parse_drain_timeout(text: &str) -> Result<Duration, String> {
+    duration(text, true)
+}
+
+fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
+    use jiff::{Span, SpanRelativeTo};
+
+    let bad = || format!("{text:?} is not a duration (e.g. {DURATION_FORMS})");
     let too_long = || {
         format!(
             "{text:?} is longer than the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)"
@@ -749,49 +780,69 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if t.is_empty() || t.len() > 64 {
         return Err(bad());
     }
-    let total = if t.bytes().all(|b| b.is_ascii_digit()) {
-        t.parse::<u64>().map_err(|_| too_long())?
+    let seconds = if t.bytes().all(|b| b.is_ascii_digit()) {
+        // Plain seconds: jiff has no unitless form.
+        let n = t.parse::<u64>().map_err(|_| too_long())?;
+        Duration::from_secs(n)
     } else {
-        let mut total = 0u64;
-        let mut number = String::new();
-        for c in t.chars() {
-            if c.is_ascii_digit() {
-                number.push(c);
-                continue;
-            }
-            let n: u64 = match number.parse() {
-                Ok(n) => n,
-                Err(_) if number.is_empty() => return Err(bad()),
-                Err(_) => return Err(too_long()),
-            };
-            number.clear();
-            let unit = match c {
-                's' => 1,
-                'm' => 60,
-                'h' => 3600,
-                'd' => 86_400,
-                _ => return Err(bad()),
-            };
-            total = n
-                .checked_mul(unit)
-                .and_then(|secs| total.checked_add(secs))
-                .ok_or_else(too_long)?;
+        let span: Span = match t.parse() {
+            Ok(span) => span,
+            // jiff refuses a unit beyond its range (`99999999999999999999s`); the same text
+            // with every whole number made 1 parses: it was too long, not malformed.
+            Err(_) if ones(t).parse::<Span>().is_ok() => return Err(too_long()),
+            Err(_) => return Err(bad()),
+        };
+        if span.is_negative() {
+            return Err(format!("{text:?} is negative: a timeout counts forward"));
         }
-        if !number.is_empty() {
-            return Err(bad());
+        let signed = span
+            .to_duration(SpanRelativeTo::days_are_24_hours())
+            .map_err(|_| {
+                format!("{text:?}: months and years have no fixed length (use days, 24 hours each)")
+            })?;
+        let d = Duration::try_from(signed).map_err(|_| bad())?;
+        if d.subsec_nanos() != 0 {
+            return Err(format!(
+                "{text:?} has a fraction of a second (vmctl counts whole seconds)"
+            ));
         }
-        total
+        d
     };
-    let d = Duration::from_secs(total);
-    if d.is_zero() {
+    if seconds.is_zero() && !zero_means_no_limit {
         return Err(format!(
             "{text:?}: a timeout of 0 would end at once (omit --timeout to wait until the migration ends)"
         ));
     }
-    if d > MAX_TIMEOUT {
+    if seconds > MAX_TIMEOUT {
         return Err(too_long());
     }
-    Ok(d)
+    Ok(seconds)
+}
+
+/// `text` with each whole number (a digit run not after a decimal point) replaced by `1`.
+fn ones(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut before, mut prev) = (None::<char>, None::<char>);
+    let mut in_fraction = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !prev.is_some_and(|p| p.is_ascii_digit()) {
+                // `1.5h`, and ISO 8601's `PT1,5H`; a comma after a unit (`1h, 30m`) separates.
+                in_fraction = prev == Some('.')
+                    || (prev == Some(',') && before.is_some_and(|b| b.is_ascii_digit()));
+                if !in_fraction {
+                    out.push('1');
+                }
+            }
+            if in_fraction {
+                out.push(c);
+            }
+        } else {
+            out.push(c);
+        }
+        (before, prev) = (prev, Some(c));
+    }
+    out
 }
 
 /// `--node-selector`: `k=v,k2=v2` into a map.
@@ -839,6 +890,145 @@ mod value_tests {
         }
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("-5s").is_err());
+    }
+
+    #[test]
+    fn drain_takes_zero_as_no_limit_as_its_help_says() {
+        for zero in ["0", "0s", "PT0S", "0h 0m"] {
+            assert_eq!(parse_drain_timeout(zero), Ok(Duration::ZERO), "{zero}");
+        }
+        assert_eq!(parse_drain_timeout("30m"), Ok(Duration::from_secs(1800)));
+        assert!(parse_drain_timeout("31d").is_err() && parse_drain_timeout("-1s").is_err());
+        let cli = Cli::try_parse_from(["vmctl", "drain", "node-1", "--timeout", "0"]);
+        assert!(
+            matches!(cli.map(|c| c.command), Ok(Command::Drain(ref d)) if d.timeout == Some(Duration::ZERO))
+        );
+    }
+
+    #[test]
+    fn durations_in_jiffs_forms() {
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs());
+        assert_eq!(secs("2h"), Ok(7200));
+        assert_eq!(secs("1d"), Ok(86_400));
+        assert_eq!(secs("1h 30m"), Ok(5400));
+        assert_eq!(secs("1.5h"), Ok(5400));
+        assert_eq!(secs("PT1H30M"), Ok(5400));
+        assert_eq!(secs("pt90s"), Ok(90));
+        assert_eq!(secs("1 hour, 30 minutes"), Ok(5400));
+        assert_eq!(secs(" 15m "), Ok(900));
+        // A day is 24 hours (never a calendar day), in both forms; a week is 7 of them.
+        assert_eq!(secs("P1D"), Ok(86_400));
+        assert_eq!(secs("1w"), Ok(7 * 86_400));
+        assert_eq!(secs("P30D"), Ok(MAX_TIMEOUT.as_secs()));
+        assert_eq!(secs("4w 2d"), Ok(MAX_TIMEOUT.as_secs()));
+        assert_eq!(secs("1.5m"), Ok(90));
+    }
+
+    #[test]
+    fn durations_refused_by_reason() {
+        let err = |t: &str| parse_duration(t).unwrap_err();
+        for negative in ["-5s", "-1h30m", "5s ago", "-PT1H"] {
+            assert!(
+                err(negative).contains("is negative"),
+                "{negative}: {}",
+                err(negative)
+            );
+        }
+        for calendar in ["1mo", "P1M", "1y", "P1Y"] {
+            assert!(
+                err(calendar).contains("no fixed length"),
+                "{calendar}: {}",
+                err(calendar)
+            );
+        }
+        for fraction in ["1.5s", "500ms", "90s 1ms"] {
+            assert!(
+                err(fraction).contains("fraction of a second"),
+                "{fraction}: {}",
+                err(fraction)
+            );
+        }
+        for long in ["P31D", "5w", "721h", "43201m", "2592001s", "30d 1s"] {
+            assert!(
+                err(long).contains("longer than the 30 days"),
+                "{long}: {}",
+                err(long)
+            );
+        }
+        for zero in ["PT0S", "0h 0m", "0.0h"] {
+            assert!(
+                err(zero).contains("a timeout of 0"),
+                "{zero}: {}",
+                err(zero)
+            );
+        }
+        for malformed in [
+            "1h5", "h", "1hh", "1.h", "1..5h", "P", "PT", "1h 30", "ninety", "1e3s", "--5s",
+        ] {
+            assert!(
+                err(malformed).contains("is not a duration"),
+                "{malformed}: {}",
+                err(malformed)
+            );
+        }
+        // One line, naming the value as given.
+        let e = err("5x");
+        assert!(
+            e.starts_with("\"5x\" is not a duration") && !e.contains('\n'),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hostile_durations_are_errors_not_panics() {
+        let huge = [
+            "9223372036854775807s",
+            "9223372036854775808s",
+            "170141183460469231731687303715884105728h",
+            "99999999999h",
+            "PT9223372036854775807S",
+            "P99999999999999D",
+            "1.9999999999999999999h",
+            "PT1.99999999999H",
+            "18446744073709551616",
+        ];
+        for t in huge {
+            assert!(parse_duration(t).is_err(), "{t}");
+        }
+        assert!(
+            parse_duration("99999999999h")
+                .unwrap_err()
+                .contains("longer than the 30 days")
+        );
+        // Whatever the length, one short line, and no work on the whole of it.
+        for t in [
+            "9".repeat(100_000),
+            "1h".repeat(10_000),
+            "\u{0}".repeat(100),
+            "é".repeat(50),
+        ] {
+            let e = parse_duration(&t).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet = b"0123456789.,:hmsdwyPTHMSD -+ago";
+        for _ in 0..20_000 {
+            let len = (state % 20) as usize;
+            let t: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            if let Ok(d) = parse_duration(&t) {
+                assert!(
+                    !d.is_zero() && d <= MAX_TIMEOUT && d.subsec_nanos() == 0,
+                    "{t:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1141,6 +1141,40 @@ fn prometheus_flags_the_same_migration_with_one_query() {
 }
 
 #[test]
+fn an_oversized_metrics_page_is_not_read_whole() {
+    // 64 MiB is the most vmctl reads of one page (kube's request_text has no bound): a
+    // page one byte over it is a note, and the plan goes on without dirty rates.
+    let mut page = handler_page();
+    page.push_str(&"#".repeat((64 << 20) + 1 - page.len()));
+    let server = dirty_server("v1.8.4", page);
+    let out = live(
+        &server,
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let plan = json_of(&out);
+    let notes = plan["convergence"]["notes"].to_string();
+    assert!(
+        notes.contains(
+            "virt-handler metrics through the pod proxy: the answer is larger than 64 MiB: not read"
+        ),
+        "{notes}"
+    );
+    assert_eq!(plan["convergence"]["withDirtyRate"], 0);
+    // Exactly at the bound it is read (and its `#` tail is a comment).
+    let mut page = handler_page();
+    page.push_str(&"#".repeat((64 << 20) - page.len()));
+    let plan = json_of(&live(
+        &dirty_server("v1.8.4", page),
+        &["plan-drain", "node-1", "--metrics", "-o", "json"],
+    ));
+    assert!(
+        plan["convergence"]["withDirtyRate"].as_u64() > Some(0),
+        "{plan}"
+    );
+}
+
+#[test]
 fn metrics_that_cannot_be_read_are_said_once_per_cause_and_the_plan_goes_on() {
     let note = |plan: &Value| -> Vec<String> {
         plan["convergence"]["notes"]

@@ -367,7 +367,14 @@ pub struct Record {
 pub const RECORD_NAMESPACE: &str = "http://vmctl.dev/xmlns/migration/1";
 pub const RECORD_PREFIX: &str = "vmctl";
 
+/// `text` as an XML attribute value between double quotes. The five markup characters become
+/// entities; tab, newline and carriage return become character references (an XML reader
+/// turns them into spaces otherwise). Every other control character (C0, DEL, C1) and the
+/// non-characters U+FFFE/U+FFFF cannot be carried by XML 1.0 at all, not even as a reference:
+/// they are written as the text `\u{..}` (so a libvirt message with an escape sequence comes
+/// back as visible text, never as the byte).
 fn xml_escape(text: &str) -> String {
+    use std::fmt::Write as _;
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -376,90 +383,21 @@ fn xml_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            '\t' => out.push_str("&#9;"),
             '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
     out
 }
 
-fn xml_unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let Some(end) = rest.find(';') else {
-            break;
-        };
-        let entity = &rest[1..end];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            _ => entity
-                .strip_prefix("#x")
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The attribute lists of every element named `name` (any namespace prefix) in `xml`.
-fn elements(xml: &str, name: &str) -> Vec<Vec<(String, String)>> {
-    let mut found = Vec::new();
-    let mut rest = xml;
-    while let Some(lt) = rest.find('<') {
-        rest = &rest[lt + 1..];
-        let tag_end = rest
-            .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
-            .unwrap_or(rest.len());
-        let tag = &rest[..tag_end];
-        let local = tag.rsplit(':').next().unwrap_or(tag);
-        if local != name {
-            continue;
-        }
-        let Some(close) = rest.find('>') else {
-            break;
-        };
-        if let Some(attrs) = parse_attributes(&rest[tag_end..close]) {
-            found.push(attrs);
-        }
-    }
-    found
-}
-
-/// `a="1" b='2'` (a trailing `/` ignored); `None` if malformed.
-fn parse_attributes(mut body: &str) -> Option<Vec<(String, String)>> {
-    let mut attrs = Vec::new();
-    while let Some(eq) = body.find('=') {
-        let key = body[..eq].trim().to_string();
-        let after = body[eq + 1..].trim_start();
-        let quote = after.chars().next()?;
-        if quote != '"' && quote != '\'' {
-            return None;
-        }
-        let close = after[1..].find(quote)?;
-        attrs.push((key, xml_unescape(&after[1..1 + close])));
-        body = &after[close + 2..];
-    }
-    Some(attrs)
-}
+/// The most XML nodes a record may have when read back: a record is one element, its
+/// attributes and one element per controller decision (a handful).
+const RECORD_MAX_NODES: u32 = 10_000;
 
 /// The record as the XML element stored in the domain's metadata.
 pub fn record_to_xml(r: &Record) -> String {
@@ -487,23 +425,34 @@ pub fn record_to_xml(r: &Record) -> String {
     xml
 }
 
-/// Reads a record back from the metadata libvirt returns (it may re-serialise it with
-/// another prefix or quote style); `None` if it is not one.
+/// Reads a record back from the metadata libvirt returns (it re-serialises it with its
+/// prefix and namespace declaration, maybe another quote style); `None` if it is not one, or
+/// not well-formed XML. Parsed by roxmltree: a DTD is refused (no entity expansion), the tree
+/// is bounded by [`RECORD_MAX_NODES`].
 pub fn record_from_xml(xml: &str) -> Option<Record> {
-    let attrs = elements(xml, "migration").into_iter().next()?;
-    let get = |k: &str| {
-        attrs
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: false,
+        nodes_limit: RECORD_MAX_NODES,
+        // No external entity is ever fetched (and with no DTD none can be declared).
+        entity_resolver: None,
     };
-    let num = |k: &str| get(k).parse::<u64>().ok();
-    let decisions = elements(xml, "decision")
-        .into_iter()
-        .filter_map(|a| {
-            let get = |k: &str| a.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
-            Some((get("atMs")?.parse().ok()?, get("text")?))
+    let doc = roxmltree::Document::parse_with_options(xml, options).ok()?;
+    let ours = |n: &roxmltree::Node, name: &str| {
+        n.is_element()
+            && n.tag_name().name() == name
+            && matches!(n.tag_name().namespace(), None | Some(RECORD_NAMESPACE))
+    };
+    let migration = doc.descendants().find(|n| ours(n, "migration"))?;
+    let get = |k: &str| migration.attribute(k).unwrap_or_default().to_string();
+    let num = |k: &str| migration.attribute(k)?.parse::<u64>().ok();
+    let decisions = migration
+        .children()
+        .filter(|n| ours(n, "decision"))
+        .filter_map(|d| {
+            Some((
+                d.attribute("atMs")?.parse().ok()?,
+                d.attribute("text")?.to_string(),
+            ))
         })
         .collect();
     let outcome = get("outcome");
@@ -841,6 +790,117 @@ mod tests {
             let c = classify(&job, state);
             assert_eq!((c.cause.id, c.outcome), (cause, outcome), "{job:?}");
             assert!(!c.evidence.is_empty());
+        }
+    }
+
+    fn hostile_record(message: &str) -> Record {
+        Record {
+            at: "2026-11-29T16:33:11Z".into(),
+            outcome: "failed".into(),
+            cause: "connection-failure".into(),
+            message: message.into(),
+            destination: "qemu+ssh://h/system?a=1&b='2'".into(),
+            total_ms: 1,
+            data_processed: 2,
+            iterations: None,
+            downtime_ms: Some(3),
+            final_mode: "post-copy".into(),
+            decisions: vec![(4, message.into()), (u64::MAX, String::new())],
+        }
+    }
+
+    #[test]
+    fn hostile_strings_round_trip_and_control_bytes_come_back_as_text() {
+        // Everything XML 1.0 can carry comes back exactly.
+        for message in [
+            "<&>\"' ]]> <!-- --> <![CDATA[x]]> &amp; &#10; &unknown;",
+            "tab\there, newline\nthere, return\rhere,   three spaces",
+            "é ☃ 𝄞 \u{a0}\u{200b}\u{feff}\u{fffd}",
+            "</migration><decision atMs=\"1\" text=\"forged\"/>",
+            "",
+        ] {
+            let r = hostile_record(message);
+            let xml = record_to_xml(&r);
+            assert!(roxmltree::Document::parse(&xml).is_ok(), "{xml}");
+            assert_eq!(record_from_xml(&xml), Some(r), "{message:?}");
+        }
+        // A control byte cannot be in XML 1.0 (not even as &#27;): it is written as text.
+        let r = hostile_record("red \u{1b}[31m, nul \u{0}, del \u{7f}, c1 \u{9b}, \u{ffff}");
+        let xml = record_to_xml(&r);
+        assert!(roxmltree::Document::parse(&xml).is_ok(), "{xml}");
+        let back = record_from_xml(&xml).unwrap();
+        assert_eq!(
+            back.message,
+            "red \\u{1b}[31m, nul \\u{0}, del \\u{7f}, c1 \\u{9b}, \\u{ffff}"
+        );
+        assert!(!back.message.chars().any(char::is_control));
+        assert_eq!(back.decisions[0].1, back.message);
+    }
+
+    #[test]
+    fn records_written_by_the_string_search_version_are_read() {
+        // Byte for byte what the previous writer produced, as libvirt gives it back.
+        let old = "<vmctl:migration xmlns:vmctl=\"http://vmctl.dev/xmlns/migration/1\" at=\"2026-11-29T16:33:11Z\" outcome=\"aborted\" cause=\"aborted-by-request\" message=\"canceled by client; &lt;&amp;&gt;&#10;line 2\" destination=\"qemu+ssh://b/system\" totalMs=\"13808\" dataProcessed=\"419430400\" iterations=\"\" downtimeMs=\"7\" finalMode=\"pre-copy\"><vmctl:decision atMs=\"12076\" text=\"raise max downtime to &quot;500 ms&quot;\"/></vmctl:migration>";
+        let r = record_from_xml(old).unwrap();
+        assert_eq!(r.message, "canceled by client; <&>\nline 2");
+        assert_eq!(
+            (r.total_ms, r.iterations, r.downtime_ms),
+            (13_808, None, Some(7))
+        );
+        assert_eq!(
+            r.decisions,
+            [(12_076, "raise max downtime to \"500 ms\"".to_string())]
+        );
+        // Single quotes and another prefix are the same record.
+        let requoted = "<m:migration xmlns:m='http://vmctl.dev/xmlns/migration/1' outcome='failed'><m:decision atMs='1' text='x'/></m:migration>";
+        let r = record_from_xml(requoted).unwrap();
+        assert_eq!((r.outcome.as_str(), r.decisions.len()), ("failed", 1));
+    }
+
+    #[test]
+    fn records_that_are_not_records_are_none() {
+        let bomb = r#"<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+<!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
+<migration outcome="failed" message="&lol4;"/>"#;
+        assert_eq!(
+            record_from_xml(bomb),
+            None,
+            "a DTD is refused, nothing expanded"
+        );
+        let external = r#"<!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]><migration outcome="failed" message="&x;"/>"#;
+        assert_eq!(record_from_xml(external), None);
+        for not_one in [
+            "",
+            "<other/>",
+            "<migration/>",
+            "<migration outcome=\"failed\">",
+            "<migration outcome=\"failed\" outcome=\"x\"/>",
+            "<migration outcome=failed/>",
+            "<other xmlns=\"urn:someone-else\"><migration outcome=\"failed\"/></other>",
+            "<x:migration xmlns:x=\"urn:someone-else\" outcome=\"failed\"/>",
+            "<vmctl:migration outcome=\"failed\"/>",
+            "<migration outcome=\"a\u{1b}b\"/>",
+            "<migration outcome=\"&#27;\"/>",
+        ] {
+            assert_eq!(record_from_xml(not_one), None, "{not_one}");
+        }
+        // Past the node limit: refused, not read.
+        let many = format!(
+            "<migration outcome=\"failed\">{}</migration>",
+            "<decision atMs=\"1\" text=\"x\"/>".repeat(RECORD_MAX_NODES as usize)
+        );
+        assert_eq!(record_from_xml(&many), None);
+        let fits = format!(
+            "<migration outcome=\"failed\">{}</migration>",
+            "<decision atMs=\"1\" text=\"x\"/>".repeat(100)
+        );
+        assert_eq!(record_from_xml(&fits).map(|r| r.decisions.len()), Some(100));
+        // Truncations of a real record never panic.
+        let xml = record_to_xml(&hostile_record("<&>\"' \u{1b}"));
+        for (at, _) in xml.char_indices() {
+            let _ = record_from_xml(&xml[..at]);
         }
     }
 

@@ -499,17 +499,69 @@ impl<'a> KubeVirtDriver<'a> {
         let request = http::Request::get(&path)
             .body(Vec::new())
             .map_err(|e| MetricsUnavailable(format!("building the metrics request: {e}")))?;
-        self.client().request_text(request).await.map_err(|e| {
-            let why = match &e {
-                kube::Error::Api(s) if s.code == 403 => {
-                    "forbidden: your user may not get pods/proxy in KubeVirt's namespace (deploy/rbac.yaml, vmctl-operator; or use --prometheus URL)".to_string()
-                }
-                kube::Error::Api(s) => format!("{} {}", s.code, s.message),
-                other => other.to_string(),
-            };
-            MetricsUnavailable(format!("virt-handler metrics through the pod proxy: {why}"))
-        })
+        request_text_bounded(self.client(), request, MAX_METRICS_BYTES)
+            .await
+            .map_err(|e| {
+                let why = match &e {
+                    BodyError::Kube(kube::Error::Api(s)) if s.code == 403 => {
+                        "forbidden: your user may not get pods/proxy in KubeVirt's namespace (deploy/rbac.yaml, vmctl-operator; or use --prometheus URL)".to_string()
+                    }
+                    BodyError::Kube(kube::Error::Api(s)) => format!("{} {}", s.code, s.message),
+                    other => other.to_string(),
+                };
+                MetricsUnavailable(format!("virt-handler metrics through the pod proxy: {why}"))
+            })
     }
+}
+
+/// The most vmctl reads of one metrics answer (a virt-handler `/metrics` page, a Prometheus
+/// query answer). A node's page with 250 VMIs is a few MiB; a bigger answer is not read
+/// whole into memory (kube's `request_text` has no bound).
+pub const MAX_METRICS_BYTES: u64 = 64 << 20;
+
+/// Why a bounded read failed.
+#[derive(Debug)]
+pub enum BodyError {
+    Kube(kube::Error),
+    TooLarge(u64),
+    Read(std::io::Error),
+    NotUtf8,
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Kube(e) => write!(f, "{e}"),
+            BodyError::TooLarge(limit) => {
+                write!(f, "the answer is larger than {} MiB: not read", limit >> 20)
+            }
+            BodyError::Read(e) => write!(f, "reading the answer: {e}"),
+            BodyError::NotUtf8 => write!(f, "the answer is not UTF-8 text"),
+        }
+    }
+}
+
+/// `client.request_text(request)`, reading at most `limit` bytes of the body (API errors
+/// are kube's, as with `request_text`).
+pub async fn request_text_bounded(
+    client: &kube::Client,
+    request: http::Request<Vec<u8>>,
+    limit: u64,
+) -> std::result::Result<String, BodyError> {
+    use futures::AsyncReadExt;
+    let body = client
+        .request_stream(request)
+        .await
+        .map_err(BodyError::Kube)?;
+    let mut bytes = Vec::new();
+    Box::pin(body.take(limit.saturating_add(1)))
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(BodyError::Read)?;
+    if bytes.len() as u64 > limit {
+        return Err(BodyError::TooLarge(limit));
+    }
+    String::from_utf8(bytes).map_err(|_| BodyError::NotUtf8)
 }
 
 /// A KubeVirt migration as [`super::driver`]'s loop sees it: virt-handler's migration
@@ -622,9 +674,7 @@ impl Prometheus {
         let request = http::Request::get(format!("/api/v1/query?query={encoded}"))
             .body(Vec::new())
             .map_err(|e| MetricsUnavailable(format!("building the query: {e}")))?;
-        let text = self
-            .client
-            .request_text(request)
+        let text = request_text_bounded(&self.client, request, MAX_METRICS_BYTES)
             .await
             .map_err(|e| MetricsUnavailable(format!("Prometheus at {}: {e}", self.url)))?;
         serde_json::from_str(&text).map_err(|e| {

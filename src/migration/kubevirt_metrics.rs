@@ -5,6 +5,17 @@
 //!
 //! Also the guest's dirty rate outside a migration, [`GUEST_DIRTY_RATE`] (see there), read for
 //! every VMI of a page at once ([`guest_dirty_rates`]).
+//!
+//! The text format is read by the small scanner below, not a crate (issue 16 looked, 2026-12):
+//! `prometheus-parse` 0.2.5 (last release 2023-12) splits label sets on `,` and `=` with no
+//! escapes and ends a set at the first `}`; `openmetrics-parser` 0.5 is LGPL-3.0 (the default
+//! build is Apache-2.0) and rejects a whole page for one bad line; `nom-openmetrics` 0.3
+//! (maintained, MIT) has no timestamps in samples and prints to stderr (`eprintln!`) on `+Inf`;
+//! `prom_text_format_parser` 0.1 and `prometheus-exposition-format-rs` 0.1 are unmaintained.
+//! What this one must do is small: one line at a time (a bad line never hides the others),
+//! the format's escapes, names checked, a timestamp or an exemplar read past, NaN dropped;
+//! tested with fixed-seed mutations, random bytes and every truncation of a page. The page is
+//! at most [`super::kubevirt::MAX_METRICS_BYTES`] (the reader stops there).
 
 use std::collections::HashMap;
 
@@ -76,64 +87,87 @@ struct Line<'a> {
     value: f64,
 }
 
-fn parse_labels(text: &str) -> Option<Vec<(String, String)>> {
+/// A metric or label name: `[a-zA-Z_:][a-zA-Z0-9_:]*` (label names have no `:`; one rule
+/// for both is enough to tell a name from garbage).
+fn is_name(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b':')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+/// The label set after a `{`: `k="v", …}` (the format's escapes `\\`, `\"`, `\n` in values;
+/// whitespace around tokens and a trailing comma allowed), and the text after its `}`. Scanned
+/// left to right, quotes respected: a `}` inside a value or in an exemplar after the sample
+/// (`… 1 # {trace_id="x"} 2`) does not end the set. None when it is not one.
+fn parse_labels(text: &str) -> Option<(Vec<(String, String)>, &str)> {
     let mut labels = Vec::new();
-    let mut rest = text.trim();
-    while !rest.is_empty() {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix('}') {
+            return Some((labels, after));
+        }
         let (key, after) = rest.split_once('=')?;
+        let key = key.trim();
+        if !is_name(key) {
+            return None;
+        }
         let after = after.trim_start().strip_prefix('"')?;
         let mut value = String::new();
         let mut chars = after.char_indices();
-        let mut end = None;
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => value.push('\n'),
-                    Some((_, other)) => value.push(other),
-                    None => return None,
+        let end = loop {
+            match chars.next()? {
+                (_, '\\') => match chars.next()?.1 {
+                    'n' => value.push('\n'),
+                    other => value.push(other),
                 },
-                '"' => {
-                    end = Some(i);
-                    break;
-                }
-                other => value.push(other),
+                (i, '"') => break i,
+                (_, other) => value.push(other),
             }
-        }
-        let end = end?;
-        labels.push((key.trim().to_string(), value));
+        };
+        labels.push((key.to_string(), value));
         rest = after[end + 1..].trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+        match rest.strip_prefix(',') {
+            Some(after) => rest = after.trim_start(),
+            None if rest.starts_with('}') => {}
+            None => return None,
+        }
     }
-    Some(labels)
 }
 
+/// One sample line, `name{labels} value [timestamp]`; None for a comment, a blank line or
+/// anything malformed (one bad line never hides the others). A NaN value is no reading.
 fn parse_line(line: &str) -> Option<Line<'_>> {
     let line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return None;
     }
-    let (name, labels, rest) = match line.find('{') {
-        Some(open) if line[..open].find(' ').is_none() => {
-            // `x}y{z 1`: a `}` only before the `{` is no label set.
-            let close = line.rfind('}').filter(|close| *close > open)?;
-            (
-                &line[..open],
-                parse_labels(&line[open + 1..close])?,
-                &line[close + 1..],
-            )
-        }
-        _ => {
-            let (name, rest) = line.split_once(char::is_whitespace)?;
-            (name, Vec::new(), rest)
-        }
+    let name_end = line
+        .find(|c: char| c == '{' || c.is_whitespace())
+        .unwrap_or(line.len());
+    let name = &line[..name_end];
+    if !is_name(name) {
+        return None;
+    }
+    let (labels, rest) = match line[name_end..].trim_start().strip_prefix('{') {
+        Some(set) => parse_labels(set)?,
+        None => (Vec::new(), &line[name_end..]),
     };
-    let value = rest.split_whitespace().next()?;
-    let value = match value {
-        "NaN" => return None,
+    let mut fields = rest.split_whitespace();
+    let value = match fields.next()? {
         "+Inf" => f64::INFINITY,
         "-Inf" => f64::NEG_INFINITY,
-        v => v.parse().ok()?,
+        v => v.parse::<f64>().ok().filter(|v| !v.is_nan())?,
     };
+    // The optional timestamp (milliseconds) is read past, but must be one when present;
+    // an OpenMetrics exemplar (`# {…} v`) may follow.
+    match fields.next() {
+        None => {}
+        Some("#") => {}
+        Some(ts) if ts.parse::<f64>().is_ok_and(f64::is_finite) => {}
+        Some(_) => return None,
+    }
     Some(Line {
         name,
         labels,
@@ -552,6 +586,89 @@ go_goroutines 42
             guest_dirty_rate_query_for("prod", "a\"b"),
             "kubevirt_vmi_dirty_rate_bytes_per_second{namespace=\"prod\",name=\"a\\\"b\"}"
         );
+    }
+
+    #[test]
+    fn the_text_formats_escapes_timestamps_and_special_values() {
+        let one = parse_line;
+        let l = one(r#"m{a="x\\y",b="say \"hi\"",c="two\nlines",d="}{,=",e=""} 2.5"#).unwrap();
+        assert_eq!(
+            l.labels,
+            [
+                ("a".to_string(), "x\\y".to_string()),
+                ("b".into(), "say \"hi\"".into()),
+                ("c".into(), "two\nlines".into()),
+                ("d".into(), "}{,=".into()),
+                ("e".into(), "".into()),
+            ]
+        );
+        assert_eq!(l.value, 2.5);
+        // Whitespace around tokens, a trailing comma, a tab before the value, a timestamp.
+        let l = one("m { a = \"1\" , b=\"2\", }\t7 1700000000000").unwrap();
+        assert_eq!((l.labels.len(), l.value), (2, 7.0));
+        assert_eq!(one("m 3 -1700000000000").map(|l| l.value), Some(3.0));
+        assert_eq!(one("m{} +Inf").map(|l| l.value), Some(f64::INFINITY));
+        assert_eq!(one("m -Inf").map(|l| l.value), Some(f64::NEG_INFINITY));
+        assert_eq!(one("m 1e3").map(|l| l.value), Some(1000.0));
+        for nan in ["m NaN", "m nan", "m{a=\"b\"} NaN 1"] {
+            assert!(one(nan).is_none(), "{nan}: a NaN is no reading");
+        }
+        // An OpenMetrics exemplar after the value: its braces and value are not the sample's.
+        let l = one(r#"m{a="b"} 4 # {trace_id="t"} 9 1.5"#).unwrap();
+        assert_eq!((l.labels.len(), l.value), (1, 4.0));
+        for bad in [
+            "m{a=\"b\"}",          // no value
+            "m{a=\"b\" 1",         // unclosed set
+            "m{a=\"b\"c=\"d\"} 1", // no comma
+            "m{a=b} 1",            // unquoted value
+            "m{1a=\"b\"} 1",       // not a label name
+            "m{=\"b\"} 1",         // no label name
+            "m{a=\"b\\\"} 1",      // the escape eats the closing quote
+            "m 1 two",             // not a timestamp
+            "m one",               // not a value
+            "1m 1",                // not a metric name
+            "m-x 1",               // not a metric name
+        ] {
+            assert!(one(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn random_bytes_and_every_truncation_never_panic() {
+        let base = format!("{GUEST}{PAGE}");
+        // Every prefix (on char boundaries) of a real-looking page.
+        for (at, _) in base.char_indices() {
+            let g = guest_dirty_rates(&base[..at]);
+            assert!(g.rates.values().all(|v| v.is_finite() && *v >= 0.0));
+            let _ = from_exposition(&base[..at], "prod", "db-01");
+        }
+        // Random bytes, lossily decoded, biased towards the format's own characters.
+        let mut seed = 0x5851_f42d_4c95_7f2d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = b"{}\"\\=, \n\t#+-.eE0123456789naNIf_kubevirt";
+        for _ in 0..5000 {
+            let len = (next() % 200) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match next() % 4 {
+                    0 => next() as u8,
+                    _ => alphabet[(next() as usize) % alphabet.len()],
+                })
+                .collect();
+            let text = String::from_utf8_lossy(&bytes);
+            let page = format!("{GUEST_DIRTY_RATE}{text}");
+            let g = guest_dirty_rates(&page);
+            assert!(g.rates.values().all(|v| v.is_finite() && *v >= 0.0));
+            for line in page.lines() {
+                if let Some(l) = parse_line(line) {
+                    assert!(is_name(l.name) && !l.value.is_nan(), "{line:?}");
+                }
+            }
+        }
     }
 
     #[test]

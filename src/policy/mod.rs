@@ -4,6 +4,7 @@ pub mod budget;
 pub mod drain;
 pub mod eviction;
 pub mod index;
+pub mod label_selector;
 pub mod maintenance;
 pub mod migratability;
 pub mod migration_policy;

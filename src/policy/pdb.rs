@@ -7,142 +7,30 @@ use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::core::{Selector, SelectorExt};
 use serde::Serialize;
 
 use super::index::work;
+use super::label_selector::CompiledSelector;
 use super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
 use crate::model::{Pod, PodDisruptionBudget};
 
-/// What `spec.selector` selects, as `metav1.LabelSelectorAsSelector` reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PdbSelector {
-    /// `selector` absent or null: `labels.Nothing()`, the PDB selects no pod.
-    Nothing,
-    /// `selector: {}`: every pod of the PDB's namespace (policy/v1; the eviction API honours
-    /// it since Kubernetes 1.29 and the 1.28 patch releases, kubernetes#119732).
-    Everything,
-    /// matchLabels AND matchExpressions.
-    Labels(Selector),
-    /// The selector does not parse: the eviction API skips the PDB ("This object has an
-    /// invalid selector, it does not match the pod"), so it protects nothing.
-    Invalid(String),
-}
-
-/// A label key as Kubernetes validates it: an optional DNS-subdomain prefix and `/`, then a
-/// name of at most 63 characters, alphanumeric at both ends, `-`, `_` and `.` inside.
-fn label_key_problem(key: &str) -> Option<String> {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix {
-        let dns_ok = !p.is_empty()
-            && p.len() <= 253
-            && p.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                    && !part.starts_with('-')
-                    && !part.ends_with('-')
-            });
-        if !dns_ok {
-            return Some(format!("key {key:?}: prefix {p:?} is not a DNS subdomain"));
-        }
-    }
-    if name.is_empty() {
-        return Some(format!("key {key:?}: the name part must not be empty"));
-    }
-    label_value_problem(name).map(|p| format!("key {key:?}: {p}"))
-}
-
-/// A label value: empty, or at most 63 characters, alphanumeric at both ends, `-`, `_`, `.`
-/// inside.
-fn label_value_problem(value: &str) -> Option<String> {
-    if value.is_empty() {
-        return None;
-    }
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    let ok = value.len() <= 63
-        && value
-            .chars()
-            .all(|c| alnum(c) || matches!(c, '-' | '_' | '.'))
-        && value.starts_with(alnum)
-        && value.ends_with(alnum);
-    (!ok).then(|| {
-        format!("{value:?} is not a valid label value (at most 63 characters: alphanumerics, '-', '_', '.', alphanumeric at both ends)")
-    })
-}
+/// What `spec.selector` selects, as `metav1.LabelSelectorAsSelector` reads it (null: nothing;
+/// `{}`: every pod of the PDB's namespace, policy/v1; invalid: the eviction API skips the PDB,
+/// "This object has an invalid selector, it does not match the pod", so it protects nothing).
+pub type PdbSelector = CompiledSelector;
 
 impl PdbSelector {
-    /// Reads `spec.selector` exactly as the eviction API does: null selects nothing, `{}`
-    /// everything in the namespace, an invalid selector makes the PDB invalid (the reason
+    /// Reads `spec.selector` exactly as the eviction API does (the reason of an invalid one
     /// names the field).
     pub fn of(pdb: &PodDisruptionBudget) -> PdbSelector {
-        match pdb.spec.as_ref().and_then(|s| s.selector.as_ref()) {
-            None => PdbSelector::Nothing,
-            Some(s) => Self::parse(s),
-        }
+        CompiledSelector::compile(
+            pdb.spec.as_ref().and_then(|s| s.selector.as_ref()),
+            "spec.selector",
+        )
     }
 
     pub fn parse(s: &ApiLabelSelector) -> PdbSelector {
-        let labels = s.match_labels.as_ref();
-        let expressions = s.match_expressions.as_deref().unwrap_or(&[]);
-        if labels.is_none_or(BTreeMap::is_empty) && expressions.is_empty() {
-            return PdbSelector::Everything;
-        }
-        for (k, v) in labels.into_iter().flatten() {
-            if let Some(p) = label_key_problem(k) {
-                return PdbSelector::Invalid(format!("spec.selector.matchLabels: {p}"));
-            }
-            if let Some(p) = label_value_problem(v) {
-                return PdbSelector::Invalid(format!("spec.selector.matchLabels[{k:?}]: {p}"));
-            }
-        }
-        for (i, e) in expressions.iter().enumerate() {
-            let field = format!("spec.selector.matchExpressions[{i}]");
-            let values = e.values.as_deref().unwrap_or(&[]);
-            match e.operator.as_str() {
-                "In" | "NotIn" if values.is_empty() => {
-                    return PdbSelector::Invalid(format!(
-                        "{field}.values: must be specified when operator is {:?}",
-                        e.operator
-                    ));
-                }
-                "In" | "NotIn" => {}
-                "Exists" | "DoesNotExist" if !values.is_empty() => {
-                    return PdbSelector::Invalid(format!(
-                        "{field}.values: may not be specified when operator is {:?}",
-                        e.operator
-                    ));
-                }
-                "Exists" | "DoesNotExist" => {}
-                other => {
-                    return PdbSelector::Invalid(format!(
-                        "{field}.operator: {other:?} is not a valid operator (In, NotIn, Exists, DoesNotExist)"
-                    ));
-                }
-            }
-            if let Some(p) = label_key_problem(&e.key) {
-                return PdbSelector::Invalid(format!("{field}.key: {p}"));
-            }
-            if let Some(p) = values.iter().find_map(|v| label_value_problem(v)) {
-                return PdbSelector::Invalid(format!("{field}.values: {p}"));
-            }
-        }
-        match Selector::try_from(s.clone()) {
-            Ok(sel) => PdbSelector::Labels(sel),
-            Err(e) => PdbSelector::Invalid(format!("spec.selector: {e}")),
-        }
-    }
-
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        match self {
-            PdbSelector::Nothing | PdbSelector::Invalid(_) => false,
-            PdbSelector::Everything => true,
-            PdbSelector::Labels(s) => s.matches(labels),
-        }
+        CompiledSelector::compile(Some(s), "spec.selector")
     }
 }
 

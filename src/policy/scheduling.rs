@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
+use super::label_selector::CompiledSelector;
 use crate::model::{Node, Pod, Quantity, VirtualMachineInstance};
 
 pub const SCHEDULABLE_LABEL: &str = "kubevirt.io/schedulable";
@@ -591,40 +592,38 @@ pub fn show_amount(resource: &str, amount: i128) -> String {
 
 // ---------------------------------------------------------------- topology spread
 
-/// Does a metav1.LabelSelector select these labels? matchLabels and matchExpressions (In,
-/// NotIn, Exists, DoesNotExist) all hold; an empty selector selects everything.
-pub fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v))
-        && selector.match_expressions.iter().flatten().all(|e| {
-            let value = labels.get(&e.key);
-            let values = e.values.as_deref().unwrap_or(&[]);
-            match e.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => !value.is_some_and(|v| values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        })
-}
-
 /// The pods a topology spread constraint counts: those of one namespace its label selector
-/// selects (with `matchLabelKeys` resolved against the pod being placed).
+/// selects (with `matchLabelKeys` resolved against the pod being placed). The selector is
+/// compiled once, when the constraint is read (see [`CompiledSelector`]): a pod is then
+/// matched without converting anything. A selector Kubernetes refuses counts no pod here (the
+/// API server refuses such a pod spec; only a snapshot file can hold one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpreadSelector {
     pub namespace: String,
     pub selector: LabelSelector,
+    pub compiled: CompiledSelector,
     /// Identity of (namespace, selector), for counting each once.
     pub key: String,
 }
 
 impl SpreadSelector {
+    pub fn new(namespace: String, selector: LabelSelector) -> Self {
+        let compiled = CompiledSelector::compile(
+            Some(&selector),
+            "spec.topologySpreadConstraints[].labelSelector",
+        );
+        let key = serde_json::to_string(&(&namespace, &selector))
+            .unwrap_or_else(|_| format!("{namespace}/{:?}", selector));
+        SpreadSelector {
+            namespace,
+            selector,
+            compiled,
+            key,
+        }
+    }
+
     pub fn matches(&self, namespace: &str, labels: &BTreeMap<String, String>) -> bool {
-        namespace == self.namespace && selector_matches(&self.selector, labels)
+        namespace == self.namespace && self.compiled.matches(labels)
     }
 }
 
@@ -661,14 +660,7 @@ pub fn spread_selector(
                 );
         }
     }
-    let namespace = vmi.namespace().to_string();
-    let key = serde_json::to_string(&(&namespace, &selector))
-        .unwrap_or_else(|_| format!("{namespace}/{:?}", selector));
-    Some(SpreadSelector {
-        namespace,
-        selector,
-        key,
-    })
+    Some(SpreadSelector::new(vmi.namespace().to_string(), selector))
 }
 
 /// The distinct selectors of the VMIs' topology spread constraints: what must be counted per
@@ -1300,6 +1292,35 @@ mod tests {
         let v = vmi(json!({"metadata": {"name": "a", "namespace": "ns"},
             "spec": {"topologySpreadConstraints": [soft]}}));
         assert!(spread_rules(&v, "DoNotSchedule").is_empty());
+    }
+
+    #[test]
+    fn a_spread_selector_is_compiled_once_with_kubernetes_rules() {
+        let web = BTreeMap::from([("app".to_string(), "web".to_string())]);
+        let c = json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}});
+        let (r, _) = rule(c, json!({"app": "web"}));
+        assert!(matches!(r.selector.compiled, CompiledSelector::Labels(_)));
+        assert!(r.selector.matches("ns", &web));
+        // NotIn with no values: Kubernetes refuses the selector; it counts no pod (by hand it
+        // used to count every pod of the namespace).
+        let c = json!({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": []}]}});
+        let (r, _) = rule(c, json!({"app": "web"}));
+        let CompiledSelector::Invalid(why) = &r.selector.compiled else {
+            panic!("{:?}", r.selector.compiled)
+        };
+        assert!(
+            why.starts_with(
+                "spec.topologySpreadConstraints[].labelSelector.matchExpressions[0].values"
+            ),
+            "{why}"
+        );
+        assert!(!r.selector.matches("ns", &web));
+        assert!(!r.selector.matches("ns", &BTreeMap::new()));
+        // The index still files it (by namespace) and finds nothing with it.
+        let index = SelectorIndex::new(vec![r.selector.clone()]);
+        assert!(index.matching("ns", &web).is_empty());
     }
 
     #[test]
