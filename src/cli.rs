@@ -705,7 +705,8 @@ pub struct AbortArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SnapshotArgs {
-    /// Where to write the snapshot (YAML); `-` for standard output.
+    /// Where to write the snapshot (YAML; with `-o json`, one line of JSON, which `--from`
+    /// reads about ten times faster); `-` for standard output.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 

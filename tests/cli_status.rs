@@ -217,6 +217,35 @@ fn snapshot_round_trips_to_the_same_status() {
             "-o {format}"
         );
     }
+    // `-o json`: the same snapshot as one line of JSON (what --from reads fastest), which
+    // replays to the same status.
+    let json_file = dir.path().join("incident.json");
+    let out = live_status(
+        &server,
+        &["snapshot", "-A", "-o", "json", json_file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json_text = std::fs::read_to_string(&json_file).unwrap();
+    assert_eq!(json_text.lines().count(), 1);
+    let as_json: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+    let as_yaml: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(as_json["items"], as_yaml["items"]);
+    for from in [&file, &json_file] {
+        let replay = ok(vmctl([
+            "--from",
+            from.to_str().unwrap(),
+            "status",
+            "-o",
+            "json",
+        ]));
+        let live = ok(live_status(&server, &["status", "-A", "-o", "json"]));
+        assert_eq!(
+            normalise_source(&live),
+            normalise_source(&replay),
+            "{from:?}"
+        );
+    }
     // The file is a vmctl Snapshot whose capture time becomes the replay's clock.
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(

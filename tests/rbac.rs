@@ -314,7 +314,7 @@ fn the_job_runs_in_cluster_under_the_read_only_service_account() {
     // The binding in job.yaml names a ClusterRole deploy/rbac.yaml defines.
     assert_eq!(job.service_account, "vmctl-readonly");
     assert_eq!(job.bound_role, "vmctl-readonly");
-    assert_eq!(job.args, ["snapshot", "-A", "-"]);
+    assert_eq!(job.args, ["snapshot", "-A", "-o", "json", "-"]);
 
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
     let objects = vmctl::cluster::files::read_path(&example)
@@ -378,8 +378,12 @@ fn the_job_runs_in_cluster_under_the_read_only_service_account() {
 
     // The log is the snapshot: it reads back as the cluster it was taken of.
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("snapshot.yaml");
+    let file = dir.path().join("snapshot.json");
     std::fs::write(&file, &out.stdout).unwrap();
+    assert!(
+        out.stdout
+            .starts_with(b"{\"apiVersion\":\"vmctl/v1alpha1\",\"kind\":\"Snapshot\"")
+    );
     // At one clock; the header (capture time, path) differs by design, the rest must not.
     let status_of = |from: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_vmctl"))
