@@ -6,7 +6,7 @@
 mod common;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -287,17 +287,6 @@ fn a_server_that_does_not_answer_gets_no_candidates() {
 
 // ---- the real kubectl ----
 
-fn kubectl_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file())
-}
-
 /// kubectl's client minor version (`"32+"` reads 32).
 fn kubectl_minor(kubectl: &Path) -> Option<u32> {
     let out = Command::new(kubectl)
@@ -312,7 +301,7 @@ fn kubectl_minor(kubectl: &Path) -> Option<u32> {
 
 #[test]
 fn kubectl_completes_through_the_plugin() {
-    let Some(kubectl) = kubectl_binary() else {
+    let Some(kubectl) = find_kubectl() else {
         println!("skipped: no kubectl (set KUBECTL or put kubectl on PATH)");
         return;
     };

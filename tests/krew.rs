@@ -754,20 +754,6 @@ fn krew_install(
     Ok(link)
 }
 
-fn kubectl_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("no kubectl found (set KUBECTL or put kubectl on PATH; CI installs Debian's kubernetes-client)")
-        })
-}
-
 fn package_sh(args: &[&str], env: &[(&str, &str)]) -> Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/krew/package.sh");
     let out = Command::new("bash")

@@ -102,30 +102,6 @@ fn daemonsets_hook(known: &'static [&'static str]) -> Hook {
     })
 }
 
-/// The kubectl to compare with: `$KUBECTL`, else `kubectl` on `PATH`.
-fn kubectl_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "KUBECTL={} is not a file: these tests compare vmctl drain with the real kubectl",
-            path.display()
-        );
-        return path;
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no kubectl found (set KUBECTL or put kubectl on PATH; CI installs Debian's \
-                 kubernetes-client): these tests compare vmctl drain with the real kubectl"
-            )
-        })
-}
-
 /// kubectl's pod filters that refuse a pod without their flag and warn with it (the
 /// wording changed across versions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

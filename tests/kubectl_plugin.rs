@@ -7,7 +7,7 @@
 mod common;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
@@ -15,20 +15,6 @@ use support::FakeApiServer;
 use support::kubevirt_sim;
 
 const PLUGIN: &str = env!("CARGO_BIN_EXE_kubectl-vmctl");
-
-fn kubectl_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("no kubectl found (set KUBECTL or put kubectl on PATH; CI installs Debian's kubernetes-client)")
-        })
-}
 
 /// `kubectl ARGS` with only `plugins` (and kubectl's own directory) on PATH.
 fn kubectl(plugins: &Path, args: &[&str]) -> Output {

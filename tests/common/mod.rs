@@ -123,3 +123,28 @@ pub fn fake_prometheus(
     });
     (url, asked)
 }
+
+/// The real kubectl: `$KUBECTL` when set (it must be a file), else `kubectl` on `PATH`; None
+/// when there is none.
+pub fn find_kubectl() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("KUBECTL").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "KUBECTL={} is not a file", path.display());
+        return Some(path);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file())
+}
+
+/// [`find_kubectl`], for the tests that need it: CI installs Debian's kubernetes-client.
+pub fn kubectl_binary() -> PathBuf {
+    find_kubectl().unwrap_or_else(|| {
+        panic!(
+            "no kubectl found (set KUBECTL or put kubectl on PATH; CI installs Debian's \
+             kubernetes-client)"
+        )
+    })
+}
