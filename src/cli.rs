@@ -37,7 +37,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PATH")]
     pub from: Option<PathBuf>,
 
-    /// With --from: the most vmctl reads, in all (a quantity: 2Gi, 8Gi, 500Mi).
+    /// The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster,
+    /// in one answer of the API server (at most 1Gi).
     #[arg(long, global = true, value_name = "SIZE", default_value = "2Gi")]
     pub max_input_size: String,
 

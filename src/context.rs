@@ -213,6 +213,7 @@ impl Context {
                     kubeconfig: global.kubeconfig.clone(),
                     context: global.context.clone(),
                     request_timeout: Some(Duration::from_secs(global.request_timeout.max(1))),
+                    max_answer_bytes: read_limits(global)?.max_bytes,
                 })
                 .await?;
                 let ns = Scope::Namespace(live.default_namespace().to_string());

@@ -257,6 +257,23 @@ fn snapshot_round_trips_to_the_same_status() {
     );
 }
 
+/// One answer of the API server is read up to `--max-input-size` (at most 1Gi), never whole
+/// whatever its size: a larger one is refused with the bound named, not read into memory.
+#[test]
+fn an_answer_larger_than_the_input_bound_is_refused() {
+    let server = FakeApiServer::start_from_path_blocking(&example_cluster());
+    let out = live_status(&server, &["status", "-A", "--max-input-size", "4Ki"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the answer is larger than 4096 bytes: not read"),
+        "{err}"
+    );
+    assert!(err.contains("--max-input-size raises the bound"), "{err}");
+    // The default bound reads the same cluster.
+    assert!(live_status(&server, &["status", "-A"]).status.success());
+}
+
 #[test]
 fn snapshot_to_stdout_and_by_node() {
     let server = FakeApiServer::start_from_path_blocking(&example_cluster());

@@ -20,6 +20,11 @@ use crate::error::{Error, Result};
 
 /// Page size for every list.
 pub const PAGE_SIZE: u32 = 500;
+
+/// The most vmctl reads of one API answer: a page of [`PAGE_SIZE`] objects of at most
+/// 1.5 MiB each (etcd's default request limit) is 750 MiB. kube's `request_text` reads any
+/// answer whole, however large; a larger one is refused, not read into memory.
+pub const MAX_ANSWER_BYTES: u64 = 1 << 30;
 /// Retries for reads answered 429/5xx or not answered at all.
 const READ_RETRIES: u32 = 3;
 
@@ -29,6 +34,8 @@ pub struct ConnectOptions {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
     pub request_timeout: Option<Duration>,
+    /// The most vmctl reads of one answer (`--max-input-size`, at most [`MAX_ANSWER_BYTES`]).
+    pub max_answer_bytes: u64,
 }
 
 /// Whether this process connected with the in-cluster configuration (one cluster per
@@ -41,6 +48,7 @@ fn in_cluster() -> bool {
 
 pub struct LiveSource {
     client: kube::Client,
+    max_answer_bytes: u64,
     default_namespace: String,
     cluster_url: String,
     /// The client's read timeout: a watch must ask the server to end it before this.
@@ -105,6 +113,7 @@ impl LiveSource {
             .map_err(|e| Error::usage(format!("cannot build a client for {cluster_url}: {e}")))?;
         Ok(LiveSource {
             client,
+            max_answer_bytes: options.max_answer_bytes.clamp(1, MAX_ANSWER_BYTES),
             default_namespace,
             cluster_url,
             read_timeout,
@@ -165,7 +174,37 @@ impl LiveSource {
         let mut attempt = 0;
         loop {
             let req = clone_request(&request);
-            match self.client.request_text(req).await {
+            let answer = match request_text_bounded(&self.client, req, self.max_answer_bytes).await
+            {
+                Ok(text) => Ok(text),
+                Err(BodyError::Kube(e)) => Err(e),
+                // The body broke off: a read worth retrying, as a failed request is.
+                Err(BodyError::Read(_))
+                    if matches!(verb, "get" | "list" | "watch") && attempt < READ_RETRIES =>
+                {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                    continue;
+                }
+                Err(other) => {
+                    return Err(Error::Api {
+                        verb: verb.to_string(),
+                        resource: kind.plural().to_string(),
+                        status: None,
+                        message: format!(
+                            "the API server at {} answered: {other}",
+                            self.cluster_url
+                        ),
+                        hints: match other {
+                            BodyError::TooLarge(_) => vec![
+                                "--max-input-size raises the bound (at most 1Gi per answer)".into(),
+                            ],
+                            _ => vec![],
+                        },
+                    });
+                }
+            };
+            match answer {
                 Ok(text) => return Ok(Some(text)),
                 Err(kube::Error::Api(status)) if status.code == 404 && verb == "get" => {
                     return Ok(None);
@@ -497,4 +536,52 @@ impl Source for LiveSource {
     fn describe(&self) -> String {
         format!("cluster {}", self.cluster_url)
     }
+}
+
+/// Why a bounded read failed.
+#[derive(Debug)]
+pub enum BodyError {
+    Kube(kube::Error),
+    TooLarge(u64),
+    Read(std::io::Error),
+    NotUtf8,
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Kube(e) => write!(f, "{e}"),
+            BodyError::TooLarge(limit) if *limit >= 1 << 20 => {
+                write!(f, "the answer is larger than {} MiB: not read", limit >> 20)
+            }
+            BodyError::TooLarge(limit) => {
+                write!(f, "the answer is larger than {limit} bytes: not read")
+            }
+            BodyError::Read(e) => write!(f, "reading the answer: {e}"),
+            BodyError::NotUtf8 => write!(f, "the answer is not UTF-8 text"),
+        }
+    }
+}
+
+/// `client.request_text(request)`, reading at most `limit` bytes of the body (API errors
+/// are kube's, as with `request_text`).
+pub async fn request_text_bounded(
+    client: &kube::Client,
+    request: http::Request<Vec<u8>>,
+    limit: u64,
+) -> std::result::Result<String, BodyError> {
+    use futures::AsyncReadExt;
+    let body = client
+        .request_stream(request)
+        .await
+        .map_err(BodyError::Kube)?;
+    let mut bytes = Vec::new();
+    Box::pin(body.take(limit.saturating_add(1)))
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(BodyError::Read)?;
+    if bytes.len() as u64 > limit {
+        return Err(BodyError::TooLarge(limit));
+    }
+    String::from_utf8(bytes).map_err(|_| BodyError::NotUtf8)
 }

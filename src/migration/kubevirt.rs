@@ -519,50 +519,7 @@ impl<'a> KubeVirtDriver<'a> {
 /// whole into memory (kube's `request_text` has no bound).
 pub const MAX_METRICS_BYTES: u64 = 64 << 20;
 
-/// Why a bounded read failed.
-#[derive(Debug)]
-pub enum BodyError {
-    Kube(kube::Error),
-    TooLarge(u64),
-    Read(std::io::Error),
-    NotUtf8,
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::Kube(e) => write!(f, "{e}"),
-            BodyError::TooLarge(limit) => {
-                write!(f, "the answer is larger than {} MiB: not read", limit >> 20)
-            }
-            BodyError::Read(e) => write!(f, "reading the answer: {e}"),
-            BodyError::NotUtf8 => write!(f, "the answer is not UTF-8 text"),
-        }
-    }
-}
-
-/// `client.request_text(request)`, reading at most `limit` bytes of the body (API errors
-/// are kube's, as with `request_text`).
-pub async fn request_text_bounded(
-    client: &kube::Client,
-    request: http::Request<Vec<u8>>,
-    limit: u64,
-) -> std::result::Result<String, BodyError> {
-    use futures::AsyncReadExt;
-    let body = client
-        .request_stream(request)
-        .await
-        .map_err(BodyError::Kube)?;
-    let mut bytes = Vec::new();
-    Box::pin(body.take(limit.saturating_add(1)))
-        .read_to_end(&mut bytes)
-        .await
-        .map_err(BodyError::Read)?;
-    if bytes.len() as u64 > limit {
-        return Err(BodyError::TooLarge(limit));
-    }
-    String::from_utf8(bytes).map_err(|_| BodyError::NotUtf8)
-}
+pub use crate::cluster::live::{BodyError, request_text_bounded};
 
 /// A KubeVirt migration as [`super::driver`]'s loop sees it: virt-handler's migration
 /// monitor runs it, so the loop can take none of the controller's decisions. Post-copy,
