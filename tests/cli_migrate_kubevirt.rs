@@ -138,6 +138,43 @@ fn migrates_a_bare_vmi_by_creating_a_migration() {
     assert_eq!(report["targetNode"], "node-2");
 }
 
+/// The answer to a change is read through the same bound as any other: an accepted create
+/// whose answer is larger than `--max-input-size` is said to have happened, not retried.
+#[test]
+fn an_unreadable_answer_to_a_create_says_the_create_happened() {
+    let lab = lab(Script::default());
+    let padding = "x".repeat(256 << 10);
+    lab.server.inject_fault(
+        Fault::status(201)
+            .on(Method::POST, "/virtualmachineinstancemigrations")
+            .body(serde_json::json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstanceMigration",
+                "metadata": {"name": "vmctl-migrate-big", "namespace": "prod",
+                             "annotations": {"padding": padding}},
+                "spec": {"vmiName": "batch-01"}
+            })),
+    );
+    let out = lab.run(&["migrate", "batch-01", "--max-input-size", "128Ki"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(
+        text.contains("accepted it, but its answer could not be read"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the answer is larger than 131072 bytes"),
+        "{text}"
+    );
+    assert!(text.contains("the create happened"), "{text}");
+    let posts = lab
+        .mutations()
+        .into_iter()
+        .filter(|r| r.method == Method::POST)
+        .count();
+    assert_eq!(posts, 1, "never repeated");
+}
+
 #[test]
 fn dry_run_prints_the_objects_and_changes_nothing() {
     let lab = lab(Script::default());

@@ -128,6 +128,11 @@ impl LiveSource {
         &self.client
     }
 
+    /// The most vmctl reads of one answer (see [`MAX_ANSWER_BYTES`]).
+    pub fn max_answer_bytes(&self) -> u64 {
+        self.max_answer_bytes
+    }
+
     /// How long a watch request may stay open: 25 s, and 5 s below the read timeout (an idle
     /// watch would otherwise fail as a timed-out read).
     pub fn watch_seconds(&self) -> u32 {

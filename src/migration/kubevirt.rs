@@ -146,16 +146,24 @@ impl<'a> KubeVirtDriver<'a> {
         namespace: Option<&str>,
         request: http::Request<Vec<u8>>,
     ) -> Result<String> {
-        self.client().request_text(request).await.map_err(|e| {
-            mutation_error(
+        let limit = self.live.max_answer_bytes();
+        match request_text_bounded(self.client(), request, limit).await {
+            Ok(text) => Ok(text),
+            Err(BodyError::Kube(e)) => Err(mutation_error(
                 verb,
                 kind,
                 subresource,
                 namespace,
                 self.live.cluster_url(),
                 e,
-            )
-        })
+            )),
+            Err(other) => Err(unreadable_answer(
+                verb,
+                kind,
+                self.live.cluster_url(),
+                &other,
+            )),
+        }
     }
 
     /// `PUT /apis/subresources.kubevirt.io/v1/namespaces/NS/virtualmachines/VM/migrate`, as
@@ -392,7 +400,17 @@ impl<'a> KubeVirtDriver<'a> {
                 .delete(name, &kube::core::params::DeleteParams::default())
                 .map_err(|e| Error::Internal(format!("building the delete request: {e}")))?;
             // The answer is a Status or, with finalizers, the object itself (FACTS §11).
-            match self.client().request_text(request).await {
+            let limit = self.live.max_answer_bytes();
+            let answer = match request_text_bounded(self.client(), request, limit).await {
+                Ok(text) => Ok(text),
+                Err(BodyError::Kube(e)) => Err(e),
+                // A success status came (errors are `Kube`): the delete happened, whatever
+                // became of its body, which is not needed.
+                Err(BodyError::TooLarge(_) | BodyError::NotUtf8 | BodyError::Read(_)) => {
+                    return Ok(true);
+                }
+            };
+            match answer {
                 Ok(_) => return Ok(true),
                 Err(kube::Error::Api(s)) if s.code == 404 => return Ok(false),
                 // A delete can be repeated safely, also after no answer at all (a 404 then
@@ -520,6 +538,22 @@ impl<'a> KubeVirtDriver<'a> {
 pub const MAX_METRICS_BYTES: u64 = 64 << 20;
 
 pub use crate::cluster::live::{BodyError, request_text_bounded};
+
+/// A success answer to a change whose body could not be read whole (too large, cut off, not
+/// text): the change happened, but vmctl does not know the object it made; say so.
+fn unreadable_answer(verb: &str, kind: Kind, cluster_url: &str, why: &BodyError) -> Error {
+    Error::Api {
+        verb: verb.to_string(),
+        resource: kind.plural().to_string(),
+        status: None,
+        message: format!(
+            "the API server at {cluster_url} accepted it, but its answer could not be read: {why}"
+        ),
+        hints: vec![format!(
+            "the {verb} happened: look before repeating it (`vmctl status`)"
+        )],
+    }
+}
 
 /// A KubeVirt migration as [`super::driver`]'s loop sees it: virt-handler's migration
 /// monitor runs it, so the loop can take none of the controller's decisions. Post-copy,
