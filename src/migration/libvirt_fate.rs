@@ -4,9 +4,11 @@
 //! The source is watched because libvirt's verdict is not QEMU's: when only the destination's
 //! daemon is lost, libvirt fails the call and shows the source `paused (post-copy failed)`
 //! while its QEMU goes on sending the guest's memory, then shuts it off as migrated. So: the
-//! source shut off = everything was sent; nothing sent for [`STALLED_AFTER`] = the stream is
-//! broken.
+//! source shut off = everything was sent; nothing sent for a few seconds = the stream is
+//! broken; a source still sending is followed while its end is in sight
+//! ([`postcopy_fate::SourceWatch`] decides).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,12 +19,10 @@ use virt::sys;
 use super::classify::DomainStatus;
 use super::driver::Progress;
 use super::libvirt::{Request, domain_status, job_stats, state_and_reason};
-use super::postcopy_fate::{self, DestinationSide, Fate, Names, SourceSide};
+use super::postcopy_fate::{
+    self, DestinationSide, Fate, Names, SourceSide, SourceWatch, WatchStep,
+};
 
-/// Nothing sent for this long: the migration stream is broken.
-const STALLED_AFTER: Duration = Duration::from_secs(4);
-/// A source that keeps sending is followed at most this long.
-const FOLLOW_AT_MOST: Duration = Duration::from_secs(120);
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
 /// Where the guest is after the migrate call failed with `error` in post-copy.
@@ -37,7 +37,7 @@ pub fn observe<P: Progress + ?Sized>(
         "libvirt failed the migration in post-copy ({error}): watching the source to tell \
          where the guest is"
     ));
-    let src = watch_source(dom);
+    let src = watch_source(dom, req.interrupt, progress);
     let (dst, dst_host, dst_libvirt) = read_destination(req.dst_uri, req.domain);
     let dst_host = dst_host.unwrap_or_else(|| format!("the destination ({})", req.dst_uri));
     postcopy_fate::fate(
@@ -55,33 +55,42 @@ pub fn observe<P: Progress + ?Sized>(
     )
 }
 
-/// Watches the source until it shut off, runs whole, or stopped sending.
-fn watch_source(dom: &Domain) -> SourceSide {
+/// Watches the source until it shut off, runs whole, stopped sending, or vmctl stops
+/// following it (its end out of sight, or Ctrl-C).
+fn watch_source<P: Progress + ?Sized>(
+    dom: &Domain,
+    interrupt: &AtomicBool,
+    progress: &mut P,
+) -> SourceSide {
     let start = Instant::now();
-    let mut sent: Option<u64> = None;
-    let mut last_progress = Instant::now();
+    let mut watch = SourceWatch::default();
     loop {
         let state = state_and_reason(dom);
         if let Some(side) = state.and_then(|(s, r)| settled_source(s, r)) {
             return side;
         }
-        let now_sent = job_stats(dom, 0)
-            .ok()
+        let stats = job_stats(dom, 0).ok();
+        let sent = stats
+            .as_ref()
             .and_then(|s| s.data_processed.or(s.mem_processed));
-        if now_sent.is_some() && now_sent > sent {
-            sent = now_sent;
-            last_progress = Instant::now();
-        }
-        if last_progress.elapsed() >= STALLED_AFTER {
-            return match domain_status(dom) {
-                DomainStatus::PostcopyFailed | DomainStatus::PostCopy => SourceSide::Stalled,
-                other => SourceSide::Other(other),
-            };
-        }
-        if start.elapsed() >= FOLLOW_AT_MOST {
-            return SourceSide::StillSending {
-                watched_secs: start.elapsed().as_secs(),
-            };
+        let left = stats
+            .as_ref()
+            .and_then(|s| s.data_remaining.or(s.mem_remaining));
+        let now_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let interrupted = interrupt.swap(false, Ordering::SeqCst);
+        match watch.look(now_ms, sent, left, interrupted) {
+            WatchStep::Again(report) => {
+                if let Some(text) = report {
+                    progress.event(&text);
+                }
+            }
+            WatchStep::Stalled => {
+                return match domain_status(dom) {
+                    DomainStatus::PostcopyFailed | DomainStatus::PostCopy => SourceSide::Stalled,
+                    other => SourceSide::Other(other),
+                };
+            }
+            WatchStep::GiveUp(side) => return side,
         }
         thread::sleep(LOOK_EVERY);
     }

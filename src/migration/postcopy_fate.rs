@@ -18,6 +18,7 @@
 //!   on, then `shut off (migrated)`: the guest runs whole in the destination's QEMU, which the
 //!   restarted daemon takes back as `running (migrated)`.
 
+use crate::text;
 use crate::triage::cause::{self, Cause};
 
 use super::classify::{DomainStatus, failure};
@@ -31,8 +32,14 @@ pub enum SourceSide {
     /// Paused (post-copy failed) and sending nothing more: the stream is broken; the pages
     /// not sent yet exist only here.
     Stalled,
-    /// Paused (post-copy failed) but still sending when vmctl stopped watching.
-    StillSending { watched_secs: u64 },
+    /// Paused (post-copy failed) but still sending when vmctl stopped watching: what was
+    /// left then, the pace since the watch began, and whether the operator stopped it.
+    StillSending {
+        watched_secs: u64,
+        left: Option<u64>,
+        bytes_per_sec: Option<u64>,
+        by_operator: bool,
+    },
     /// The guest runs (or is paused) here, whole: the switch to post-copy had not happened.
     Whole,
     /// Anything else.
@@ -171,11 +178,25 @@ pub fn fate(error: &str, src: SourceSide, dst: &DestinationSide, n: &Names<'_>) 
                  lost; `virsh -c {src_uri} start {dom}` boots it afresh"
             ),
         },
-        (SourceSide::StillSending { watched_secs }, _) => postcopy_failed(format!(
-            "libvirt gave up, but after {watched_secs} s the source's QEMU was still sending \
-             the guest's memory to {dst_host} ({dst_words}): the guest is whole only once the \
-             source shuts off as migrated. Follow it: `virsh -c {src_uri} domjobinfo {dom}`, \
-             `virsh -c {src_uri} domstate --reason {dom}`"
+        (
+            SourceSide::StillSending {
+                watched_secs,
+                left,
+                bytes_per_sec,
+                by_operator,
+            },
+            _,
+        ) => postcopy_failed(format!(
+            "libvirt gave up, but {} the source's QEMU was still sending the guest's memory to \
+             {dst_host} ({dst_words}){}: the guest is whole only once the source shuts off as \
+             migrated. Follow it: `virsh -c {src_uri} domjobinfo {dom}`, \
+             `virsh -c {src_uri} domstate --reason {dom}`",
+            if by_operator {
+                format!("when vmctl stopped watching (Ctrl-C) after {watched_secs} s")
+            } else {
+                format!("after {watched_secs} s")
+            },
+            pace_words(left, bytes_per_sec),
         )),
         (SourceSide::Stalled, DestinationSide::PostcopyFailed | DestinationSide::InPostCopy) => {
             postcopy_failed(format!(
@@ -207,6 +228,118 @@ pub fn fate(error: &str, src: SourceSide, dst: &DestinationSide, n: &Names<'_>) 
              work, the guest is lost: {destroy_both}",
             source_words(src)
         )),
+    }
+}
+
+/// `; 30.0 MiB left at 1.0 MiB/s (~30 s more)`, as far as known.
+fn pace_words(left: Option<u64>, bytes_per_sec: Option<u64>) -> String {
+    match (left, bytes_per_sec) {
+        (Some(left), Some(rate)) if rate > 0 => format!(
+            "; {} left at {}/s (~{} more)",
+            text::bytes(left),
+            text::bytes(rate),
+            text::duration(i64::try_from(left / rate).unwrap_or(i64::MAX))
+        ),
+        (Some(left), _) => format!("; {} left", text::bytes(left)),
+        (None, _) => String::new(),
+    }
+}
+
+/// Nothing sent for this long: the migration stream is broken.
+pub const STALLED_AFTER_MS: u64 = 4_000;
+/// A source that keeps sending is followed at least this long,
+pub const FOLLOW_AT_LEAST_MS: u64 = 120_000;
+/// and past that only while what it has left should be sent within this long of the start
+/// (at the pace seen so far): a post-copy capped at 1 MiB/s with 150 MiB left takes 150 s.
+pub const FOLLOW_AT_MOST_MS: u64 = 900_000;
+/// A source still sending is reported this often while vmctl follows it.
+pub const REPORT_EVERY_MS: u64 = 30_000;
+
+/// Following the source after libvirt failed the migrate call in post-copy: fed what the
+/// source has sent and has left at each look, it says when to stop (pure; the clock and the
+/// reads are the caller's).
+#[derive(Debug, Default)]
+pub struct SourceWatch {
+    /// (ms, bytes sent) at the first look that read the counter.
+    first: Option<(u64, u64)>,
+    sent: Option<u64>,
+    last_progress_ms: u64,
+    last_report_ms: u64,
+}
+
+/// What to do after a look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchStep {
+    /// Look again; say this first, if anything.
+    Again(Option<String>),
+    /// Nothing sent for [`STALLED_AFTER_MS`]: the stream is broken.
+    Stalled,
+    /// Stop following: the source still sends (see [`SourceSide::StillSending`]).
+    GiveUp(SourceSide),
+}
+
+impl SourceWatch {
+    /// One look at `now_ms` (since the watch began): the bytes sent so far and left, as the
+    /// source's job statistics say; `interrupted` when the operator pressed Ctrl-C.
+    pub fn look(
+        &mut self,
+        now_ms: u64,
+        sent: Option<u64>,
+        left: Option<u64>,
+        interrupted: bool,
+    ) -> WatchStep {
+        if let Some(now_sent) = sent {
+            if self.first.is_none() {
+                self.first = Some((now_ms, now_sent));
+            }
+            if self.sent.is_none_or(|before| now_sent > before) {
+                self.sent = Some(now_sent);
+                self.last_progress_ms = now_ms;
+            }
+        }
+        if now_ms.saturating_sub(self.last_progress_ms) >= STALLED_AFTER_MS {
+            return WatchStep::Stalled;
+        }
+        let rate = self.bytes_per_sec(now_ms);
+        let give_up = |by_operator| {
+            WatchStep::GiveUp(SourceSide::StillSending {
+                watched_secs: now_ms / 1000,
+                left,
+                bytes_per_sec: rate,
+                by_operator,
+            })
+        };
+        if interrupted {
+            return give_up(true);
+        }
+        if now_ms >= FOLLOW_AT_LEAST_MS {
+            // Past the first two minutes only while the end is in sight.
+            let in_sight = match (left, rate) {
+                (Some(left), Some(rate)) if rate > 0 => {
+                    now_ms.saturating_add((left / rate).saturating_mul(1000)) <= FOLLOW_AT_MOST_MS
+                }
+                _ => false,
+            };
+            if !in_sight || now_ms >= FOLLOW_AT_MOST_MS {
+                return give_up(false);
+            }
+        }
+        if now_ms.saturating_sub(self.last_report_ms) >= REPORT_EVERY_MS {
+            self.last_report_ms = now_ms;
+            return WatchStep::Again(Some(format!(
+                "the source's QEMU still sends the guest's memory{} (Ctrl-C stops watching; \
+                 the transfer goes on without vmctl)",
+                pace_words(left, rate)
+            )));
+        }
+        WatchStep::Again(None)
+    }
+
+    /// The pace since the first look, once two seconds have passed.
+    fn bytes_per_sec(&self, now_ms: u64) -> Option<u64> {
+        let (t0, s0) = self.first?;
+        let span = now_ms.checked_sub(t0).filter(|&ms| ms >= 2000)?;
+        Some(self.sent?.saturating_sub(s0).saturating_mul(1000) / span)
     }
 }
 
@@ -360,12 +493,41 @@ mod tests {
     fn still_sending_and_not_switched_say_so() {
         let f = fate(
             "internal error: client socket is closed",
-            SourceSide::StillSending { watched_secs: 120 },
+            SourceSide::StillSending {
+                watched_secs: 900,
+                left: Some(40 << 20),
+                bytes_per_sec: Some(1 << 20),
+                by_operator: false,
+            },
             &DestinationSide::Unreachable("x".into()),
             &names(),
         );
         assert_eq!(f.cause, cause::POSTCOPY_FAILED);
-        assert!(f.message.contains("after 120 s"), "{}", f.message);
+        assert!(
+            f.message.contains(
+                "after 900 s the source's QEMU was still sending the guest's memory to lab-dst \
+                 (its daemon does not answer: x); 40.0 MiB left at 1.0 MiB/s (~40s more)"
+            ),
+            "{}",
+            f.message
+        );
+        let f = fate(
+            "internal error: client socket is closed",
+            SourceSide::StillSending {
+                watched_secs: 7,
+                left: None,
+                bytes_per_sec: None,
+                by_operator: true,
+            },
+            &DestinationSide::Unreachable("x".into()),
+            &names(),
+        );
+        assert!(
+            f.message
+                .contains("when vmctl stopped watching (Ctrl-C) after 7 s the source's QEMU"),
+            "{}",
+            f.message
+        );
         let f = fate(
             "operation failed: Lost connection to destination host",
             SourceSide::Whole,
@@ -386,5 +548,75 @@ mod tests {
         assert_eq!(sh_word("it's"), "'it'\\''s'");
         assert_eq!(sh_word("x?socket=/s"), "'x?socket=/s'");
         assert_eq!(sh_word(""), "''");
+    }
+
+    /// Feeds a watch a source that sends `rate` bytes/s with `left` bytes to go, looking
+    /// every 250 ms; returns the step that ended it and when.
+    fn follow(rate: u64, left: u64, stop_sending_at_ms: u64) -> (u64, WatchStep, usize) {
+        let mut w = SourceWatch::default();
+        let mut reports = 0;
+        let mut now = 0;
+        loop {
+            let sending_ms = now.min(stop_sending_at_ms);
+            let sent = (rate * sending_ms / 1000).min(left);
+            let step = w.look(now, Some(sent), Some(left.saturating_sub(sent)), false);
+            match step {
+                WatchStep::Again(Some(_)) => reports += 1,
+                WatchStep::Again(None) => {}
+                other => return (now, other, reports),
+            }
+            now += 250;
+            assert!(now < 10 * FOLLOW_AT_MOST_MS, "the watch never ends");
+        }
+    }
+
+    #[test]
+    fn a_slow_source_with_the_end_in_sight_is_followed_past_two_minutes() {
+        // The CI run that failed: post-copy capped at 1 MiB/s, 150 MiB left at the failure,
+        // and a watch that gave up at 120 s. Now it follows to the end: everything is sent at
+        // 150 s (a real source shuts off then; this one only stops sending, so the watch
+        // ends as stalled 4 s later), with a report every 30 s.
+        let (at, step, reports) = follow(1 << 20, 150 << 20, u64::MAX);
+        assert_eq!((at, step, reports), (154_000, WatchStep::Stalled, 5));
+    }
+
+    #[test]
+    fn a_source_that_will_not_finish_in_time_is_left_after_two_minutes() {
+        // 1 GiB left at 1 MiB/s: ~17 min, past the 15 allowed.
+        let (at, step, _) = follow(1 << 20, 1 << 30, u64::MAX);
+        assert_eq!(at, FOLLOW_AT_LEAST_MS);
+        let WatchStep::GiveUp(SourceSide::StillSending {
+            watched_secs,
+            left,
+            bytes_per_sec,
+            by_operator,
+        }) = step
+        else {
+            panic!("{step:?}");
+        };
+        assert_eq!(watched_secs, 120);
+        assert_eq!(bytes_per_sec, Some(1 << 20));
+        assert_eq!(left, Some((1 << 30) - 120 * (1 << 20)));
+        assert!(!by_operator);
+    }
+
+    #[test]
+    fn a_source_that_stops_sending_is_stalled_and_ctrl_c_stops_the_watch() {
+        let (at, step, _) = follow(1 << 20, 1 << 30, 10_000);
+        assert_eq!((at, step), (14_000, WatchStep::Stalled));
+        let mut w = SourceWatch::default();
+        assert_eq!(w.look(0, Some(0), Some(9), false), WatchStep::Again(None));
+        assert!(matches!(
+            w.look(250, Some(5), Some(4), true),
+            WatchStep::GiveUp(SourceSide::StillSending {
+                by_operator: true,
+                watched_secs: 0,
+                ..
+            })
+        ));
+        // Nothing read at all: stalled too, after the same 4 s.
+        let mut w = SourceWatch::default();
+        assert_eq!(w.look(3_999, None, None, false), WatchStep::Again(None));
+        assert_eq!(w.look(4_000, None, None, false), WatchStep::Stalled);
     }
 }
