@@ -697,6 +697,46 @@ fn abort_in_pre_copy_reports_the_abort_status() {
     ));
 }
 
+/// An error answer is cut at 64 KiB (kube reads it whole into the error's message), and
+/// stays the answer's own failure: a refused delete is never taken for an unreadable success.
+#[test]
+fn a_refused_abort_with_a_huge_error_answer_is_a_failure_cut_short() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    ok(lab.run(&["migrate", "db-01", "--no-wait"]));
+    wait_until("Running", || phase_of(&lab) == "Running");
+    let huge = format!("{{\"not a status\": \"{}\"}}", "x".repeat(1 << 20));
+    lab.server.inject_fault(
+        Fault::status(403)
+            .on(Method::DELETE, "virtualmachineinstancemigrations")
+            .body(serde_json::Value::String(huge)),
+    );
+    let out = lab.run(&["abort", "db-01"]);
+    let text = both(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        !stdout(&out).contains("aborted"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("[... cut: the error answer is longer than 64 KiB]"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 80 << 10, "{} bytes of error", err.len());
+    // The migration was not deleted and still runs.
+    assert_eq!(phase_of(&lab), "Running");
+}
+
 #[test]
 fn abort_is_refused_in_post_copy() {
     let lab = lab(Script {

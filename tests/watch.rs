@@ -60,11 +60,16 @@ fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>
 
 impl Watcher {
     fn start(server: &FakeApiServer) -> Watcher {
+        Watcher::start_with(server, &[])
+    }
+
+    fn start_with(server: &FakeApiServer, extra: &[&str]) -> Watcher {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = server.write_kubeconfig(dir.path());
         let mut child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
             .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
             .args(["status", "--watch", "-A"])
+            .args(extra)
             .env("NO_COLOR", "1")
             .env_remove("KUBECONFIG")
             .stdout(Stdio::piped())
@@ -102,6 +107,20 @@ impl Watcher {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("timed out waiting for {what}\n{}", self.both());
+    }
+
+    /// The exit code, once it exited (within `timeout`).
+    fn wait_for_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Its output, read to the end by the collecting threads.
+                std::thread::sleep(Duration::from_millis(200));
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("still running after {timeout:?}\n{}", self.both());
     }
 
     fn wait_for_first_frame(&self) {
@@ -376,4 +395,89 @@ fn a_terminal_shows_the_table_and_a_failing_watch_in_the_frame() {
     // Backoff: a handful of attempts per watch in 3 s, not a loop.
     let watches = server.count_requests(RecordedRequest::is_watch);
     assert!((3..=12).contains(&watches), "{watches} watches");
+}
+
+/// A watch event is read up to `--max-input-size` (at most 64 MiB an event), like every answer:
+/// kube splits the stream into lines with no bound of its own. An event over it ends the
+/// watch at once, with the bound named (it would come again on every retry).
+#[test]
+fn a_watch_event_over_the_input_bound_ends_the_watch_with_the_bound_named() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    let mut watcher = Watcher::start_with(&server, &["--max-input-size", "1Mi"]);
+    watcher.wait_for_first_frame();
+    assert!(server.wait_for_watches(3, Duration::from_secs(10)));
+    server.reset_requests();
+    // A tenant's 1.5 MiB annotation (etcd takes objects up to 1.5 MiB by default).
+    server.patch_object(
+        Kind::VirtualMachineInstance,
+        Some("prod"),
+        "vm-0003",
+        json!({"metadata": {"annotations": {"tenant/blob": "x".repeat(1536 << 10)}}}),
+    );
+    assert_eq!(
+        watcher.wait_for_exit(Duration::from_secs(30)),
+        Some(5),
+        "{}",
+        watcher.both()
+    );
+    let err = watcher.err();
+    assert!(
+        err.contains("error: watch virtualmachineinstances.kubevirt.io: the API server at http://")
+            && err.contains("answered: a watch event is larger than 1 MiB: not read"),
+        "{}",
+        watcher.both()
+    );
+    assert!(
+        err.contains("hint: --max-input-size raises the bound (at most 1Gi per answer, 64 MiB per watch event)"),
+        "{err}"
+    );
+    // Given up at once: no watch of VMIs again, no re-list.
+    let again = server.count_requests(|r| r.kind == Some(Kind::VirtualMachineInstance));
+    assert_eq!(
+        again,
+        0,
+        "{:?}",
+        server
+            .requests()
+            .iter()
+            .map(RecordedRequest::line)
+            .collect::<Vec<_>>()
+    );
+
+    // The default bound reads the same event.
+    let server = FakeApiServer::start_blocking(cluster(20));
+    let watcher = Watcher::start(&server);
+    watcher.wait_for_first_frame();
+    assert!(server.wait_for_watches(3, Duration::from_secs(10)));
+    server.patch_object(
+        Kind::VirtualMachineInstance,
+        Some("prod"),
+        "vm-0003",
+        json!({"metadata": {"annotations": {"tenant/blob": "x".repeat(1536 << 10)}}}),
+    );
+    server.add_object(vmim("mig-1", "vm-0001", "Succeeded"));
+    watcher.wait_for("mig-1 ended", Duration::from_secs(10), |w| {
+        w.out().contains("prod/mig-1 ended: Succeeded")
+    });
+    assert_eq!(watcher.interrupt(), Some(0));
+}
+
+/// The watch's own lists (kube's watcher reads them, not vmctl) are bounded too.
+#[test]
+fn a_list_over_the_input_bound_is_refused_by_the_watch_too() {
+    let server = FakeApiServer::start_blocking(cluster(20));
+    let mut watcher = Watcher::start_with(&server, &["--max-input-size", "4Ki"]);
+    assert_eq!(
+        watcher.wait_for_exit(Duration::from_secs(30)),
+        Some(5),
+        "{}",
+        watcher.both()
+    );
+    let err = watcher.err();
+    assert!(
+        err.contains("the answer is larger than 4096 bytes: not read"),
+        "{}",
+        watcher.both()
+    );
+    assert!(err.contains("--max-input-size raises the bound"), "{err}");
 }

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Kind;
+use super::bounded::{BoundLayer, TooLarge, too_large_in};
 use super::source::{Query, Source, fill_kind, object_label};
 use crate::error::{Error, Result};
 
@@ -109,11 +110,16 @@ impl LiveSource {
         config.default_retry = false;
         let cluster_url = config.cluster_url.to_string();
         let default_namespace = config.default_namespace.clone();
-        let client = kube::Client::try_from(config)
-            .map_err(|e| Error::usage(format!("cannot build a client for {cluster_url}: {e}")))?;
+        let max_answer_bytes = options.max_answer_bytes.clamp(1, MAX_ANSWER_BYTES);
+        // Every answer bounded, also those kube reads itself (the watcher's lists and events,
+        // error bodies): see `bounded`.
+        let client = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| Error::usage(format!("cannot build a client for {cluster_url}: {e}")))?
+            .with_layer(&BoundLayer::new(max_answer_bytes))
+            .build();
         Ok(LiveSource {
             client,
-            max_answer_bytes: options.max_answer_bytes.clamp(1, MAX_ANSWER_BYTES),
+            max_answer_bytes,
             default_namespace,
             cluster_url,
             read_timeout,
@@ -256,13 +262,18 @@ fn clone_request(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
         .unwrap_or_else(|_| http::Request::new(Vec::new()))
 }
 
-/// Turns a client error into one line naming the verb and resource, with hints.
-pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) -> Error {
-    let resource = if kind.group().is_empty() {
+/// `virtualmachineinstances.kubevirt.io`, `pods`: a kind as kubectl names it in errors.
+pub fn resource_name(kind: Kind) -> String {
+    if kind.group().is_empty() {
         kind.plural().to_string()
     } else {
         format!("{}.{}", kind.plural(), kind.group())
-    };
+    }
+}
+
+/// Turns a client error into one line naming the verb and resource, with hints.
+pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) -> Error {
+    let resource = resource_name(kind);
     match err {
         kube::Error::Api(status) => {
             let code = status.code;
@@ -576,6 +587,9 @@ pub async fn request_text_bounded(
     limit: u64,
 ) -> std::result::Result<String, BodyError> {
     use futures::AsyncReadExt;
+    // The client's layer stops a success's body at the same bound (`bounded`): its error is
+    // the same refusal. (An error answer's body, read inside kube, is cut there, not failed:
+    // its failure stays `Kube`, with its status code.)
     let body = client
         .request_stream(request)
         .await
@@ -584,7 +598,10 @@ pub async fn request_text_bounded(
     Box::pin(body.take(limit.saturating_add(1)))
         .read_to_end(&mut bytes)
         .await
-        .map_err(BodyError::Read)?;
+        .map_err(|e| match too_large_in(&e) {
+            Some(TooLarge { limit, .. }) => BodyError::TooLarge(limit),
+            None => BodyError::Read(e),
+        })?;
     if bytes.len() as u64 > limit {
         return Err(BodyError::TooLarge(limit));
     }

@@ -1,5 +1,6 @@
 //! Where objects come from: a live cluster or snapshot files, behind one trait.
 
+pub mod bounded;
 pub mod decode;
 pub mod files;
 pub mod kinds;

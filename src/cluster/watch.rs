@@ -28,7 +28,8 @@ use kube::runtime::watcher::{self, DefaultBackoff, Event};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
-use super::live::{LiveSource, PAGE_SIZE, api_error, root_cause};
+use super::bounded::{MAX_EVENT_BYTES, too_large_in};
+use super::live::{LiveSource, PAGE_SIZE, api_error, resource_name, root_cause};
 use super::{Kind, Query};
 use crate::error::Result;
 use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
@@ -364,6 +365,22 @@ impl<K: Watchable> Watch<K> {
             Some(other) => root_cause(other),
             None => "no resourceVersion in the answer".to_string(),
         };
+        // An answer or an event over the input bound comes again on every retry: say so now.
+        if let Some(too_large) = client_error.as_ref().and_then(|e| too_large_in(e)) {
+            return Err(crate::error::Error::Api {
+                verb: verb.into(),
+                resource: resource_name(K::KIND),
+                status: None,
+                message: format!(
+                    "the API server at {} answered: {too_large}",
+                    self.cluster_url
+                ),
+                hints: vec![format!(
+                    "--max-input-size raises the bound (at most 1Gi per answer, {} MiB per watch event)",
+                    MAX_EVENT_BYTES >> 20
+                )],
+            });
+        }
         // Refused before anything was listed: a wrong kubeconfig or missing RBAC, not an
         // outage; say so now instead of retrying for minutes.
         let refused = matches!(status, Some(401 | 403 | 404));
