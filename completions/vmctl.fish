@@ -25,7 +25,7 @@ function __fish_vmctl_using_subcommand
 end
 
 complete -c vmctl -n "__fish_vmctl_needs_command" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_needs_command" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -53,7 +53,7 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "help" -d 'Print this me
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l node -d 'Only VMIs running on this node' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s l -l selector -d 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -71,7 +71,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d '
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l bandwidth -d 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -95,7 +95,7 @@ done\t'Only nodes already done (a migration\'s addedNodeSelector can enforce it)
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l upgrade-time -d 'Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l bandwidth -d 'Transfer rate assumed per migration (as plan-drain --bandwidth)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -116,7 +116,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l grace-period -d 'S
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l max-parallel -d 'At most this many VMs evacuated at once (KubeVirt\'s own limits apply on top)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l bandwidth -d 'Transfer rate assumed per migration in the plan (as plan-drain --bandwidth)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -140,7 +140,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s V -l version -d 'P
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -170,7 +170,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'lib
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r -f -a "json\t'One JSON line per sample on stdout'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l measure -d 'libvirt: before starting (and in --dry-run), measure the guest\'s dirty rate for this many seconds (QEMU page sampling, one calculation a second, averaged; 1 to 10; default 3) and predict whether pre-copy converges. The bars show that rate in pass 1, until libvirt reports its own' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -195,7 +195,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s V -l version -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l timeout -d 'Give up waiting after this long (e.g. 60s)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l connect -d 'libvirt: the connection URI of the domain\'s source host' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -214,7 +214,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s h -l help -d 'Prin
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l node -d 'Only what concerns the VMIs on this node (plus every node, for capacity)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -229,7 +229,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l no-color -d 'Ne
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
@@ -245,7 +245,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s h -l help -d
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l dir -d 'Directory to write vmctl.1 and one page per command into; stdout (vmctl.1 only) when absent' -r -f -a "(__fish_complete_directories)"
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
-complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l context -d 'The kubeconfig context to use' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r

@@ -38,7 +38,7 @@ pub struct GlobalArgs {
     pub from: Option<PathBuf>,
 
     /// The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster,
-    /// in one answer of the API server (at most 1Gi).
+    /// in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi).
     #[arg(long, global = true, value_name = "SIZE", default_value = "2Gi")]
     pub max_input_size: String,
 
