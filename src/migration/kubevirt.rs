@@ -358,11 +358,15 @@ impl<'a> KubeVirtDriver<'a> {
             )
         })?;
         let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .collect_bytes()
-            .await
-            .map_err(|e| Error::Internal(format!("reading the eviction answer: {e}")))?;
+        let bytes = match response.into_body().collect_bytes().await {
+            Ok(bytes) => bytes,
+            // Accepted, whatever became of its answer (over --max-input-size, or broken off):
+            // the eviction happened and is not repeated.
+            Err(_) if (200..300).contains(&status) => Default::default(),
+            Err(e) => {
+                return Err(Error::Internal(format!("reading the eviction answer: {e}")));
+            }
+        };
         // A Status is small; a hostile or broken answer is cut, never kept whole.
         let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).to_string();
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
