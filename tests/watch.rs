@@ -408,12 +408,15 @@ fn a_watch_event_over_the_input_bound_ends_the_watch_with_the_bound_named() {
     assert!(server.wait_for_watches(3, Duration::from_secs(10)));
     server.reset_requests();
     // A tenant's 1.5 MiB annotation (etcd takes objects up to 1.5 MiB by default).
-    server.patch_object(
-        Kind::VirtualMachineInstance,
-        Some("prod"),
-        "vm-0003",
-        json!({"metadata": {"annotations": {"tenant/blob": "x".repeat(1536 << 10)}}}),
-    );
+    let blob = |server: &FakeApiServer| {
+        server.patch_object(
+            Kind::VirtualMachineInstance,
+            Some("prod"),
+            "vm-0003",
+            json!({"metadata": {"annotations": {"tenant/blob": "x".repeat(1536 << 10)}}}),
+        )
+    };
+    blob(&server);
     assert_eq!(
         watcher.wait_for_exit(Duration::from_secs(30)),
         Some(5),
@@ -449,12 +452,7 @@ fn a_watch_event_over_the_input_bound_ends_the_watch_with_the_bound_named() {
     let watcher = Watcher::start(&server);
     watcher.wait_for_first_frame();
     assert!(server.wait_for_watches(3, Duration::from_secs(10)));
-    server.patch_object(
-        Kind::VirtualMachineInstance,
-        Some("prod"),
-        "vm-0003",
-        json!({"metadata": {"annotations": {"tenant/blob": "x".repeat(1536 << 10)}}}),
-    );
+    blob(&server);
     server.add_object(vmim("mig-1", "vm-0001", "Succeeded"));
     watcher.wait_for("mig-1 ended", Duration::from_secs(10), |w| {
         w.out().contains("prod/mig-1 ended: Succeeded")
