@@ -728,7 +728,7 @@ fn a_refused_abort_with_a_huge_error_answer_is_a_failure_cut_short() {
     );
     let err = stderr(&out);
     assert!(
-        err.contains("[... cut: the error answer is longer than 64 KiB]"),
+        err.contains("[... cut: the error answer is longer than 64.0 KiB]"),
         "{}",
         &err[..err.len().min(2000)]
     );

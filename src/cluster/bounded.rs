@@ -33,8 +33,13 @@ pub const MAX_EVENT_BYTES: u64 = 64 << 20;
 /// every cause of a refused object a few KiB.
 pub const MAX_ERROR_BODY_BYTES: u64 = 64 << 10;
 
-/// What an error answer cut short ends with (its text becomes the error's message).
-const CUT_NOTE: &[u8] = b" [... cut: the error answer is longer than 64 KiB]";
+/// What an error answer cut short at `limit` ends with (its text becomes the error's message).
+fn cut_note(limit: u64) -> String {
+    format!(
+        " [... cut: the error answer is longer than {}]",
+        crate::text::bytes(limit)
+    )
+}
 
 /// An answer (or, on a watch, one line of it) longer than its bound: the body stops there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,7 +174,7 @@ fn is_watch(query: Option<&str>) -> bool {
 enum Limit {
     Total(u64),
     Line(u64),
-    /// Keep this much, then end the body with [`CUT_NOTE`].
+    /// Keep this much, then end the body with [`cut_note`].
     Cut(u64),
 }
 
@@ -252,9 +257,13 @@ impl HttpBody for Bounded {
                 Verdict::Fail(too_large) => return Poll::Ready(Some(Err(Box::new(too_large)))),
                 Verdict::Cut(keep) => {
                     this.cut = true;
-                    let mut kept = Vec::with_capacity(keep.saturating_add(CUT_NOTE.len()));
+                    let note = match this.limit {
+                        Limit::Cut(limit) => cut_note(limit),
+                        Limit::Total(_) | Limit::Line(_) => String::new(),
+                    };
+                    let mut kept = Vec::with_capacity(keep.saturating_add(note.len()));
                     kept.extend_from_slice(data.get(..keep).unwrap_or(data));
-                    kept.extend_from_slice(CUT_NOTE);
+                    kept.extend_from_slice(note.as_bytes());
                     return Poll::Ready(Some(Ok(Frame::data(Bytes::from(kept)))));
                 }
             }
@@ -338,6 +347,14 @@ mod tests {
         let mut b = bounded(Limit::Cut(10));
         assert_eq!(b.count(b"01234567"), Verdict::Pass);
         assert_eq!(b.count(b"89abc"), Verdict::Cut(2));
+        assert_eq!(
+            cut_note(MAX_ERROR_BODY_BYTES),
+            " [... cut: the error answer is longer than 64.0 KiB]"
+        );
+        assert_eq!(
+            cut_note(4096),
+            " [... cut: the error answer is longer than 4.0 KiB]"
+        );
     }
 
     #[test]
