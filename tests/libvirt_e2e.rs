@@ -1384,9 +1384,6 @@ fn postcopy_broken_run(lab: &Lab, how: Break) -> CaseResult {
                 " MiB left",
                 "domjobinfo labvm",
             ])?;
-            ensure(r.took < Duration::from_secs(100), || {
-                format!("vmctl did not stop at once: {r}")
-            })?;
         }
     }
     if !matches!(

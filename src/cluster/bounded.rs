@@ -90,6 +90,14 @@ pub fn too_large_in(err: &(dyn std::error::Error + 'static)) -> Option<TooLarge>
     None
 }
 
+/// The hint for an answer or an event refused as [`TooLarge`].
+pub fn raise_bound_hint() -> String {
+    format!(
+        "--max-input-size raises the bound (at most 1Gi per answer, {} MiB per watch event)",
+        MAX_EVENT_BYTES >> 20
+    )
+}
+
 /// The layer: `answer` bounds a whole answer, `event` one line of a watch stream.
 #[derive(Debug, Clone, Copy)]
 pub struct BoundLayer {
@@ -183,8 +191,11 @@ enum Limit {
 enum Verdict {
     Pass,
     Fail(TooLarge),
-    /// Keep this many bytes of it, add the note, and end.
-    Cut(usize),
+    /// Keep this many bytes of it, add the note for the limit, and end.
+    Cut {
+        keep: usize,
+        limit: u64,
+    },
 }
 
 /// A body that fails once it passed its [`Limit`].
@@ -225,7 +236,10 @@ impl Bounded {
                 let room = limit.saturating_sub(self.seen);
                 self.seen = self.seen.saturating_add(data.len() as u64);
                 if data.len() as u64 > room {
-                    return Verdict::Cut(usize::try_from(room).unwrap_or(usize::MAX));
+                    return Verdict::Cut {
+                        keep: usize::try_from(room).unwrap_or(usize::MAX),
+                        limit,
+                    };
                 }
             }
         }
@@ -255,12 +269,9 @@ impl HttpBody for Bounded {
             match this.count(data) {
                 Verdict::Pass => {}
                 Verdict::Fail(too_large) => return Poll::Ready(Some(Err(Box::new(too_large)))),
-                Verdict::Cut(keep) => {
+                Verdict::Cut { keep, limit } => {
                     this.cut = true;
-                    let note = match this.limit {
-                        Limit::Cut(limit) => cut_note(limit),
-                        Limit::Total(_) | Limit::Line(_) => String::new(),
-                    };
+                    let note = cut_note(limit);
                     let mut kept = Vec::with_capacity(keep.saturating_add(note.len()));
                     kept.extend_from_slice(data.get(..keep).unwrap_or(data));
                     kept.extend_from_slice(note.as_bytes());
@@ -343,10 +354,10 @@ mod tests {
         let mut b = bounded(Limit::Cut(10));
         assert_eq!(b.count(b"0123"), Verdict::Pass);
         assert_eq!(b.count(b"456789"), Verdict::Pass);
-        assert_eq!(b.count(b"x"), Verdict::Cut(0));
+        assert_eq!(b.count(b"x"), Verdict::Cut { keep: 0, limit: 10 });
         let mut b = bounded(Limit::Cut(10));
         assert_eq!(b.count(b"01234567"), Verdict::Pass);
-        assert_eq!(b.count(b"89abc"), Verdict::Cut(2));
+        assert_eq!(b.count(b"89abc"), Verdict::Cut { keep: 2, limit: 10 });
         assert_eq!(
             cut_note(MAX_ERROR_BODY_BYTES),
             " [... cut: the error answer is longer than 64.0 KiB]"

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Kind;
-use super::bounded::{BoundLayer, TooLarge, too_large_in};
+use super::bounded::{BoundLayer, TooLarge, raise_bound_hint, too_large_in};
 use super::source::{Query, Source, fill_kind, object_label};
 use crate::error::{Error, Result};
 
@@ -207,9 +207,7 @@ impl LiveSource {
                             self.cluster_url
                         ),
                         hints: match other {
-                            BodyError::TooLarge(_) => vec![
-                                "--max-input-size raises the bound (at most 1Gi per answer)".into(),
-                            ],
+                            BodyError::TooLarge(_) => vec![raise_bound_hint()],
                             _ => vec![],
                         },
                     });

@@ -28,7 +28,7 @@ use kube::runtime::watcher::{self, DefaultBackoff, Event};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
-use super::bounded::{MAX_EVENT_BYTES, too_large_in};
+use super::bounded::{raise_bound_hint, too_large_in};
 use super::live::{LiveSource, PAGE_SIZE, api_error, resource_name, root_cause};
 use super::{Kind, Query};
 use crate::error::Result;
@@ -375,10 +375,7 @@ impl<K: Watchable> Watch<K> {
                     "the API server at {} answered: {too_large}",
                     self.cluster_url
                 ),
-                hints: vec![format!(
-                    "--max-input-size raises the bound (at most 1Gi per answer, {} MiB per watch event)",
-                    MAX_EVENT_BYTES >> 20
-                )],
+                hints: vec![raise_bound_hint()],
             });
         }
         // Refused before anything was listed: a wrong kubeconfig or missing RBAC, not an

@@ -231,7 +231,7 @@ pub fn fate(error: &str, src: SourceSide, dst: &DestinationSide, n: &Names<'_>) 
     }
 }
 
-/// `; 30.0 MiB left at 1.0 MiB/s (~30 s more)`, as far as known.
+/// `; 30.0 MiB left at 1.0 MiB/s (~30s more)`, as far as known.
 fn pace_words(left: Option<u64>, bytes_per_sec: Option<u64>) -> String {
     match (left, bytes_per_sec) {
         (Some(left), Some(rate)) if rate > 0 => format!(
