@@ -72,6 +72,13 @@ impl Source for AnySource {
         }
     }
 
+    async fn server_version(&self) -> Result<Option<crate::model::ServerVersion>> {
+        match self {
+            AnySource::Live(s) => s.server_version().await,
+            AnySource::Snapshot(s) => s.server_version().await,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             AnySource::Live(s) => s.describe(),

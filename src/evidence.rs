@@ -487,25 +487,33 @@ pub async fn drain_inputs(
             drain.to_vec(),
         )],
     });
+    // The API server's version (how the eviction API reads `selector: {}`) alongside.
+    let (lists, version) = tokio::join!(
+        async {
+            tokio::try_join!(
+                list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
+                list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &into_nodes),
+                list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+                list_as::<VirtualMachineInstanceMigration>(
+                    src,
+                    Kind::VirtualMachineInstanceMigration,
+                    &all
+                ),
+                list_as::<crate::model::Node>(src, Kind::Node, &all),
+                // Every pod of the cluster (node capacity): only the fields the plan reads.
+                list_as::<crate::model::PodFacts>(src, Kind::Pod, &all),
+                list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+                list_as::<crate::model::ResourceQuota>(src, Kind::ResourceQuota, &all),
+                list_as::<Namespace>(src, Kind::Namespace, &all),
+                list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+                list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+            )
+        },
+        server_version(ctx)
+    );
     let (vmis, incoming, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) =
-        tokio::try_join!(
-            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
-            list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &into_nodes),
-            list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
-            list_as::<VirtualMachineInstanceMigration>(
-                src,
-                Kind::VirtualMachineInstanceMigration,
-                &all
-            ),
-            list_as::<crate::model::Node>(src, Kind::Node, &all),
-            // Every pod of the cluster (node capacity): only the fields the plan reads.
-            list_as::<crate::model::PodFacts>(src, Kind::Pod, &all),
-            list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
-            list_as::<crate::model::ResourceQuota>(src, Kind::ResourceQuota, &all),
-            list_as::<Namespace>(src, Kind::Namespace, &all),
-            list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
-            list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
-        )?;
+        lists?;
+    let server_version = version.or_else(|| crate::model::ServerVersion::from_kubelets(&nodes));
     for wanted in drain {
         if !nodes
             .iter()
@@ -552,8 +560,24 @@ pub async fn drain_inputs(
         policies,
         bandwidth,
         now: Some(crate::model::Time(ctx.now)),
+        server_version,
         dirty_rates: None,
     })
+}
+
+/// The API server's version as the source knows it (`/version` live, a vmctl snapshot's
+/// `serverVersion`). A failed read is said once; the plan goes on without it.
+async fn server_version(ctx: &Context) -> Option<crate::model::ServerVersion> {
+    use crate::cluster::Source as _;
+    match ctx.source.server_version().await {
+        Ok(v) => v,
+        Err(e) => {
+            ctx.warn(format!(
+                "could not read the API server's version ({e}); the plan says which Kubernetes versions its reading of selector {{}} holds for"
+            ));
+            None
+        }
+    }
 }
 
 /// [`drain_inputs`], the input warnings said, and the plan: what `plan-drain` prints and
@@ -599,22 +623,29 @@ pub async fn maintenance_inputs(
     };
     let src = &ctx.source;
     let all = Query::all();
-    let (vmis, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) = tokio::try_join!(
-        list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &all),
-        list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
-        list_as::<VirtualMachineInstanceMigration>(
-            src,
-            Kind::VirtualMachineInstanceMigration,
-            &all
-        ),
-        list_as::<Node>(src, Kind::Node, &all),
-        list_as::<PodFacts>(src, Kind::Pod, &all),
-        list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
-        list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
-        list_as::<Namespace>(src, Kind::Namespace, &all),
-        list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
-        list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
-    )?;
+    let (lists, version) = tokio::join!(
+        async {
+            tokio::try_join!(
+                list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &all),
+                list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
+                list_as::<VirtualMachineInstanceMigration>(
+                    src,
+                    Kind::VirtualMachineInstanceMigration,
+                    &all
+                ),
+                list_as::<Node>(src, Kind::Node, &all),
+                list_as::<PodFacts>(src, Kind::Pod, &all),
+                list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
+                list_as::<ResourceQuota>(src, Kind::ResourceQuota, &all),
+                list_as::<Namespace>(src, Kind::Namespace, &all),
+                list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
+                list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
+            )
+        },
+        server_version(ctx)
+    );
+    let (vmis, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) = lists?;
+    let server_version = version.or_else(|| crate::model::ServerVersion::from_kubelets(&nodes));
     let kubevirt = kubevirts.into_iter().next();
     for w in crate::model::unknown::warnings(vmis.iter(), &vmims, &kubevirt) {
         ctx.warn(w);
@@ -643,6 +674,7 @@ pub async fn maintenance_inputs(
         policies,
         bandwidth,
         now: Some(crate::model::Time(ctx.now)),
+        server_version,
     })
 }
 

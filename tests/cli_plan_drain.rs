@@ -497,13 +497,16 @@ fn max_unavailable_over_vmpool_pods_without_status_is_computed_as_sync_failed() 
     let b = pdbs[0];
     assert_eq!(b["name"], "web-pool-pdb");
     assert_eq!(b["blocking"], true);
+    assert_eq!(b["reason"], "StatusNeverSyncs");
     let message = b["message"].as_str().unwrap();
     for part in [
-        "allows 0 disruptions, DisruptionAllowed=False SyncFailed: virtualmachineinstances.kubevirt.io does not implement the scale subresource",
-        "computed as the disruption controller does: no status yet",
+        "allows 0 disruptions for good, DisruptionAllowed=False SyncFailed: virtualmachineinstances.kubevirt.io does not implement the scale subresource",
+        // failSafe never advances observedGeneration: a PDB that never synced stays behind.
+        "its status never catches up with its spec (observedGeneration 0 < generation 1)",
         "kubevirt#18063",
         "use an integer minAvailable",
         "evicting prod/web-pool-0, prod/web-pool-1 is answered 429",
+        "is still being processed by the server.) for good",
     ] {
         assert!(message.contains(part), "{part:?} not in {message}");
     }

@@ -577,15 +577,23 @@ fn plan_drain_reads_the_drain_cluster() {
 }
 
 #[test]
-fn an_empty_selector_pdb_does_not_guard_evictions_and_unready_pods_go_free() {
+fn an_empty_selector_pdb_guards_evictions_by_version_and_unready_pods_go_free() {
     let (server, _sim) = start(DrainFixture::default(), fast());
-    // eviction.go skips a PDB whose selector is empty ("should match nothing").
     server.add_object(
         json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
         "metadata": {"name": "everything", "namespace": "kube-system"},
         "spec": {"minAvailable": 1, "selector": {}},
         "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1}}),
     );
+    // 1.29.0, 1.28.3 and 1.27.7 on (kubernetes#119732): `{}` selects every pod of the
+    // namespace at eviction too.
+    for honours in ["v1.33.1", "v1.28.3", "v1.27.7-eks-4f4795d"] {
+        server.set_version(honours);
+        let answer = evict(&server, "kube-system", "node-exporter-7xk2p");
+        assert_eq!(answer.status, 429, "{honours}");
+    }
+    // Before: eviction.go skipped a PDB whose selector is empty ("should match nothing").
+    server.set_version("v1.28.2");
     assert_eq!(
         evict(&server, "kube-system", "node-exporter-7xk2p").status,
         201

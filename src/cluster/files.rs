@@ -123,6 +123,8 @@ pub struct FileObjects {
     pub objects: Vec<RawObject>,
     /// `capturedAt` of a vmctl snapshot, when the files hold one.
     pub captured_at: Option<String>,
+    /// `serverVersion` of a vmctl snapshot (the API server's `gitVersion` when it was taken).
+    pub server_version: Option<String>,
     /// Kinds that were present but are not read by vmctl (e.g. `Deployment`), for messages.
     pub skipped_kinds: Vec<String>,
 }
@@ -207,6 +209,8 @@ pub struct RawFiles {
     pub entries: Vec<Entry>,
     /// `capturedAt` of a vmctl snapshot, when the files hold one.
     pub captured_at: Option<String>,
+    /// `serverVersion` of a vmctl snapshot (the API server's `gitVersion` when it was taken).
+    pub server_version: Option<String>,
     /// Kinds that were present but are not read by vmctl (e.g. `Deployment`), for messages.
     pub skipped_kinds: Vec<String>,
 }
@@ -301,6 +305,7 @@ impl RawFiles {
         Ok(FileObjects {
             objects,
             captured_at: self.captured_at,
+            server_version: self.server_version,
             skipped_kinds: self.skipped_kinds,
         })
     }
@@ -626,16 +631,20 @@ fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()
         Top::Object {
             kind,
             captured_at,
+            server_version,
             items: Some(items),
         } => {
             let Items::List(items) = items else {
                 return Err(Error::bad_input(&origin, "`items` is not a list"));
             };
             let kind = kind.as_deref().unwrap_or("");
-            if kind == SNAPSHOT_KIND
-                && let Some(at) = captured_at
-            {
-                found.captured_at = Some(at.into_owned());
+            if kind == SNAPSHOT_KIND {
+                if let Some(at) = captured_at {
+                    found.captured_at = Some(at.into_owned());
+                }
+                if let Some(v) = server_version {
+                    found.server_version = Some(v.into_owned());
+                }
             }
             let spans: Vec<(usize, usize)> = items.iter().map(|item| span_of(item.get())).collect();
             drop(items);
@@ -854,10 +863,13 @@ fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> 
                     return Err(Error::bad_input(&origin, "`items` is not a list"));
                 };
                 let kind = top.get("kind").and_then(Value::as_str).unwrap_or("");
-                if kind == SNAPSHOT_KIND
-                    && let Some(at) = top.get("capturedAt").and_then(Value::as_str)
-                {
-                    found.captured_at = Some(at.to_string());
+                if kind == SNAPSHOT_KIND {
+                    if let Some(at) = top.get("capturedAt").and_then(Value::as_str) {
+                        found.captured_at = Some(at.to_string());
+                    }
+                    if let Some(v) = top.get("serverVersion").and_then(Value::as_str) {
+                        found.server_version = Some(v.to_string());
+                    }
                 }
                 let more = list_entries(kind, &items, &json, file, document, &origin, found)?;
                 entries.extend(more);
@@ -1136,6 +1148,7 @@ enum Top<'de> {
     Object {
         kind: Option<Cow<'de, str>>,
         captured_at: Option<Cow<'de, str>>,
+        server_version: Option<Cow<'de, str>>,
         items: Option<Items<'de>>,
     },
 }
@@ -1172,13 +1185,18 @@ impl<'de> Visitor<'de> for TopVisitor {
         Ok(Top::Other("a list"))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Top<'de>, A::Error> {
-        let (mut kind, mut captured_at, mut items) = (None, None, None);
+        let (mut kind, mut captured_at, mut server_version, mut items) = (None, None, None, None);
         // Later duplicate keys win, as they do in a `Value`.
-        while let Some(key) = map.next_key_seed(KeyIn(&["kind", "capturedAt", "items"]))? {
+        while let Some(key) =
+            map.next_key_seed(KeyIn(&["kind", "capturedAt", "items", "serverVersion"]))?
+        {
             match key {
                 Some(0) => kind = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
                 Some(1) => captured_at = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
                 Some(2) => items = Some(map.next_value_seed(ItemsSeed)?),
+                Some(3) => {
+                    server_version = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -1187,6 +1205,7 @@ impl<'de> Visitor<'de> for TopVisitor {
         Ok(Top::Object {
             kind,
             captured_at,
+            server_version,
             items,
         })
     }

@@ -547,6 +547,34 @@ impl Source for LiveSource {
         Ok(value)
     }
 
+    /// `GET /version` once: its `gitVersion` (readable by every authenticated user through
+    /// `system:public-info-viewer`). One attempt: a plan does without it.
+    async fn server_version(&self) -> Result<Option<crate::model::ServerVersion>> {
+        let request = http::Request::get("/version")
+            .body(Vec::new())
+            .map_err(|e| Error::Internal(format!("building the /version request: {e}")))?;
+        let text = request_text_bounded(&self.client, request, self.max_answer_bytes)
+            .await
+            .map_err(|e| Error::Api {
+                verb: "get".into(),
+                resource: "/version".into(),
+                status: None,
+                message: format!("the API server at {} answered: {e}", self.cluster_url),
+                hints: vec![],
+            })?;
+        let info: Value = serde_json::from_str(&text).map_err(|e| Error::Api {
+            verb: "get".into(),
+            resource: "/version".into(),
+            status: None,
+            message: format!("the answer of /version is not JSON: {e}"),
+            hints: vec![],
+        })?;
+        Ok(info
+            .get("gitVersion")
+            .and_then(Value::as_str)
+            .map(crate::model::ServerVersion::live))
+    }
+
     fn describe(&self) -> String {
         format!("cluster {}", self.cluster_url)
     }

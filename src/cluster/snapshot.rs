@@ -386,6 +386,19 @@ impl Source for SnapshotSource {
         found.map(|e| self.raw.value(e)).transpose()
     }
 
+    /// The `serverVersion` a vmctl snapshot recorded.
+    async fn server_version(&self) -> Result<Option<crate::model::ServerVersion>> {
+        Ok(self
+            .raw
+            .server_version
+            .as_deref()
+            .map(|v| crate::model::ServerVersion {
+                git_version: v.to_string(),
+                source: crate::model::server_version::VersionSource::Snapshot,
+                node: None,
+            }))
+    }
+
     fn describe(&self) -> String {
         format!("snapshot {}", self.path.display())
     }

@@ -103,6 +103,14 @@ pub trait Source: Send + Sync {
         }
     }
 
+    /// The API server's version: `/version` live, `serverVersion` of a vmctl snapshot;
+    /// `Ok(None)` when the source does not know it.
+    fn server_version(
+        &self,
+    ) -> impl Future<Output = Result<Option<crate::model::ServerVersion>>> + Send {
+        async { Ok(None) }
+    }
+
     /// A one-line description for headers and errors ("snapshot examples/cluster").
     fn describe(&self) -> String;
 

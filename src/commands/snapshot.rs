@@ -25,6 +25,10 @@ pub struct Snapshot {
     pub api_version: &'static str,
     pub kind: &'static str,
     pub captured_at: String,
+    /// The API server's `gitVersion` (`/version`), so that `--from` reads PDBs as that
+    /// server does (`selector: {}`, kubernetes#119732).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
     pub source: String,
     pub scope: SnapshotScope,
     pub items: Vec<Value>,
@@ -265,7 +269,20 @@ pub fn select_items(captured: Captured, namespace: Option<&str>, node: Option<&s
 }
 
 pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
-    let captured = gather(ctx, args.node.as_deref()).await?;
+    let (captured, version) = tokio::join!(
+        gather(ctx, args.node.as_deref()),
+        ctx.source.server_version()
+    );
+    let captured = captured?;
+    let server_version = match version {
+        Ok(v) => v.map(|v| v.git_version),
+        Err(e) => {
+            ctx.warn(format!(
+                "could not read the API server's version ({e}); the snapshot does not record it"
+            ));
+            None
+        }
+    };
     let items = select_items(captured, ctx.scope.namespace(), args.node.as_deref());
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for item in &items {
@@ -277,6 +294,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
         api_version: VMCTL_API_VERSION,
         kind: SNAPSHOT_KIND,
         captured_at: ctx.now.to_string(),
+        server_version,
         source: ctx.source_description(),
         scope: SnapshotScope {
             namespace: ctx.scope.namespace().map(str::to_string),

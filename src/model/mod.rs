@@ -7,6 +7,7 @@
 pub mod kubevirt;
 pub mod pod_facts;
 pub mod quantity;
+pub mod server_version;
 pub mod unknown;
 pub mod vm;
 pub mod vmi;
@@ -18,6 +19,7 @@ pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use kubevirt::{KubeVirt, MigrationConfig, MigrationPolicy};
 pub use pod_facts::PodFacts;
 pub use quantity::Quantity;
+pub use server_version::ServerVersion;
 pub use vm::VirtualMachine;
 pub use vmi::VirtualMachineInstance;
 pub use vmim::VirtualMachineInstanceMigration;

@@ -54,7 +54,20 @@ pub struct PdbIndex<'a> {
 }
 
 impl<'a> PdbIndex<'a> {
+    /// The PDBs as the disruption controller reads them (`selector: {}` selects the whole
+    /// namespace on every version).
     pub fn new(pdbs: &'a [PodDisruptionBudget]) -> Self {
+        Self::build(pdbs, true)
+    }
+
+    /// The PDBs as the eviction API of a server that does (`true`) or does not honour
+    /// `selector: {}` reads them ([`empty_selector_at_eviction`]): where it is ignored, an
+    /// empty selector selects nothing at eviction and the PDB is filed as inert.
+    pub fn for_eviction(pdbs: &'a [PodDisruptionBudget], honours_empty: bool) -> Self {
+        Self::build(pdbs, honours_empty)
+    }
+
+    fn build(pdbs: &'a [PodDisruptionBudget], honours_empty: bool) -> Self {
         let mut index = PdbIndex::default();
         for (i, pdb) in pdbs.iter().enumerate() {
             work::step(1);
@@ -71,6 +84,9 @@ impl<'a> PdbIndex<'a> {
             let first_exists = expressions.iter().find(|e| e.operator == "Exists");
             match (&selector, first_label, first_in, first_exists) {
                 (PdbSelector::Nothing | PdbSelector::Invalid(_), ..) => {
+                    index.inert.entry(ns).or_default().push(i)
+                }
+                (PdbSelector::Everything, ..) if !honours_empty => {
                     index.inert.entry(ns).or_default().push(i)
                 }
                 (PdbSelector::Labels(_), Some((k, v)), ..) => index
@@ -130,6 +146,68 @@ impl<'a> PdbIndex<'a> {
     pub fn inert_in(&self, namespace: &str) -> &[usize] {
         work::step(1);
         self.inert.get(namespace).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// What the eviction API does with `selector: {}` (kubernetes#119731). Before the fix
+/// (kubernetes#119732, released in 1.29.0 and cherry-picked into 1.28.3 by #121131 and into
+/// 1.27.7 by #121132) `getPodDisruptionBudgets` in `pkg/registry/core/pod/storage/eviction.go`
+/// skipped it ("If a PDB with a nil or empty selector creeps in, it should match nothing, not
+/// everything"); since then `metav1.LabelSelectorAsSelector({})` selects every pod of the
+/// namespace there too, as the disruption controller has counted it since policy/v1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmptySelector {
+    /// The server evicts through it: it protects the whole namespace.
+    Honoured,
+    /// The server ignores it at eviction: it protects nothing during a drain.
+    Ignored,
+    /// The version is unknown (offline, or only a lower bound below 1.29): the plan assumes
+    /// it is honoured and says for which versions that holds.
+    Unknown,
+}
+
+/// The versions the two readings of `selector: {}` hold for, in words.
+pub const EMPTY_SELECTOR_VERSIONS: &str = "the eviction API honours selector {} from Kubernetes 1.29.0, 1.28.3 and 1.27.7 and ignores it in earlier releases (kubernetes#119732, #121131, #121132)";
+
+/// How the eviction API of `version` reads `selector: {}`.
+pub fn empty_selector_at_eviction(version: Option<&crate::model::ServerVersion>) -> EmptySelector {
+    let Some((major, minor, patch)) = version.and_then(|v| v.numbers()) else {
+        return EmptySelector::Unknown;
+    };
+    let fixed = (major, minor) >= (1, 29)
+        || ((major, minor) == (1, 28) && patch >= 3)
+        || ((major, minor) == (1, 27) && patch >= 7);
+    match (fixed, version.is_some_and(|v| v.at_least())) {
+        (true, _) => EmptySelector::Honoured,
+        // A lower bound below the fix says nothing about the server itself.
+        (false, true) => EmptySelector::Unknown,
+        (false, false) => EmptySelector::Ignored,
+    }
+}
+
+impl EmptySelector {
+    /// The index reads `{}` as the whole namespace unless the server is known to ignore it.
+    pub fn honoured_or_assumed(self) -> bool {
+        self != EmptySelector::Ignored
+    }
+
+    /// What is said of a `selector: {}` PDB on this server (`version` as read).
+    pub fn note(self, version: Option<&crate::model::ServerVersion>) -> String {
+        let read = version
+            .map(|v| format!("API server {}", v.describe()))
+            .unwrap_or_else(|| "API server version unknown".into());
+        match self {
+            EmptySelector::Honoured => format!(
+                "selector {{}} selects every pod of its namespace, at eviction too ({read}; {EMPTY_SELECTOR_VERSIONS})"
+            ),
+            EmptySelector::Ignored => format!(
+                "selector {{}}: the disruption controller counts every pod of the namespace, but this API server's eviction API ignores an empty selector ({read}; {EMPTY_SELECTOR_VERSIONS}), so it protects nothing during a drain"
+            ),
+            EmptySelector::Unknown => format!(
+                "selector {{}} selects every pod of its namespace: this holds for Kubernetes 1.29.0+, 1.28.3+ and 1.27.7+; older API servers ignore an empty selector when evicting, and there it would protect nothing ({read}; kubernetes#119732, #121131, #121132)"
+            ),
+        }
     }
 }
 
@@ -244,15 +322,7 @@ pub fn budget(pdb: &PodDisruptionBudget, pods: &[&Pod], pods_complete: bool) -> 
     if let Some(s) = status.filter(|s| s.disruptions_allowed.is_some())
         && stale.is_none()
     {
-        let sync_failed = s
-            .conditions
-            .as_deref()
-            .unwrap_or(&[])
-            .iter()
-            .find(|c| {
-                c.type_ == "DisruptionAllowed" && c.status == "False" && c.reason == "SyncFailed"
-            })
-            .map(|c| c.message.clone());
+        let sync_failed = sync_failed_condition(s);
         return Budget {
             disruptions_allowed: s.disruptions_allowed.unwrap_or(0),
             current_healthy: s.current_healthy.unwrap_or(0),
@@ -275,11 +345,45 @@ pub fn budget(pdb: &PodDisruptionBudget, pods: &[&Pod], pods_complete: bool) -> 
             s.desired_healthy.unwrap_or(0),
         )
     });
+    if stale.is_some() && b.sync_failed.is_none() {
+        // The controller's own word that its last sync failed: `failSafe` wrote it without
+        // advancing observedGeneration, so the status stays behind until a sync succeeds.
+        b.sync_failed = status.and_then(sync_failed_condition);
+    }
+    if status.is_none() && generation > 0 && b.sync_failed.is_some() {
+        // Never synced, and the sync fails: `failSafe` (pkg/controller/disruption/
+        // disruption.go) writes disruptionsAllowed 0 and the SyncFailed condition but leaves
+        // status.observedGeneration at 0, so `checkAndDecrement` (pkg/registry/core/pod/
+        // storage/eviction.go) answers 429 to every eviction, for good.
+        b.stale = Some((0, generation));
+        b.status_healthy = Some((0, 0));
+    }
     b.disrupted_pods = status
         .and_then(|s| s.disrupted_pods.as_ref())
         .map(BTreeMap::len)
         .unwrap_or(0);
     b
+}
+
+/// The message of a `DisruptionAllowed=False` condition with reason `SyncFailed`.
+fn sync_failed_condition(
+    s: &k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus,
+) -> Option<String> {
+    s.conditions
+        .as_deref()
+        .unwrap_or(&[])
+        .iter()
+        .find(|c| c.type_ == "DisruptionAllowed" && c.status == "False" && c.reason == "SyncFailed")
+        .map(|c| c.message.clone())
+}
+
+impl Budget {
+    /// The status is behind the spec and will stay so: the controller cannot sync it (the
+    /// reason). `failSafe` never advances `status.observedGeneration`, so every eviction the
+    /// PDB is asked about gets 429 until the spec changes into one that syncs.
+    pub fn never_catches_up(&self) -> Option<&str> {
+        self.stale.and(self.sync_failed.as_deref())
+    }
 }
 
 /// `getExpectedPodCount` + `countHealthyPods` + `updatePdbStatus` (disruption.go).
@@ -411,11 +515,14 @@ pub enum EvictionAnswer {
     },
     /// Not Ready: evicted without taking a disruption.
     AllowedUnhealthy { pdb: String, why: String },
-    /// 429: the PDB's status is older than its spec; retried until the controller catches up.
+    /// 429: the PDB's status is older than its spec. Retried until the controller catches
+    /// up, which it never does when its sync fails (`never_syncs`, the reason): for good.
     StatusStale {
         pdb: String,
         observed_generation: i64,
         generation: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        never_syncs: Option<String>,
     },
     /// 429: no disruption allowed.
     NoDisruptionsAllowed {
@@ -440,6 +547,10 @@ impl EvictionAnswer {
             EvictionAnswer::NoDisruptionsAllowed { .. }
                 | EvictionAnswer::Forbidden { .. }
                 | EvictionAnswer::MoreThanOnePdb { .. }
+                | EvictionAnswer::StatusStale {
+                    never_syncs: Some(_),
+                    ..
+                }
         )
     }
 
@@ -494,6 +605,22 @@ impl EvictionAnswer {
                 ..
             } => format!("429: it needs {desired_healthy} healthy pods and has {current_healthy}"),
             EvictionAnswer::Forbidden { message, .. } => format!("403: {message}"),
+            EvictionAnswer::StatusStale {
+                observed_generation,
+                generation,
+                never_syncs: Some(why),
+                ..
+            } => format!(
+                "429 for good: its status never catches up with its spec (observedGeneration {observed_generation} < generation {generation}) because the disruption controller cannot sync it: {why}"
+            ),
+            EvictionAnswer::StatusStale {
+                observed_generation,
+                generation,
+                never_syncs: None,
+                ..
+            } => format!(
+                "429 until the disruption controller catches up (observedGeneration {observed_generation} < generation {generation})"
+            ),
             other => other.api_text(),
         }
     }
@@ -557,6 +684,7 @@ pub fn evict(pod: &Pod, matching: &[&EvaluatedPdb]) -> EvictionAnswer {
             pdb: name,
             observed_generation,
             generation,
+            never_syncs: b.never_catches_up().map(str::to_string),
         };
     }
     if b.disruptions_allowed < 0 {

@@ -454,6 +454,12 @@ preferences: {{}}
 
     // ---- objects ----
 
+    /// Makes `/version` answer `git_version`, and the eviction handler read `selector: {}`
+    /// as that release does.
+    pub fn set_version(&self, git_version: &str) {
+        self.shared.lock().git_version = git_version.to_string();
+    }
+
     /// Adds an object (or replaces one with the same kind/namespace/name), emitting ADDED
     /// (or MODIFIED). Returns it as stored, with its new resourceVersion.
     pub fn add_object(&self, object: Value) -> Value {

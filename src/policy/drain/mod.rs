@@ -104,6 +104,9 @@ pub struct DrainInputs {
     pub bandwidth: Option<u64>,
     /// The as-of clock, for the elapsed time of migrations in flight.
     pub now: Option<Time>,
+    /// The API server's version (`/version` live, a snapshot's `serverVersion`, else the
+    /// newest kubelet as a lower bound): how the eviction API reads `selector: {}`.
+    pub server_version: Option<crate::model::ServerVersion>,
     /// Guest dirty rates read from virt-handler (`--metrics`, `--prometheus`): each live
     /// migration is then predicted ([`convergence`]). None: no prediction, the plan is as
     /// without them.
@@ -272,6 +275,10 @@ pub struct PdbReport {
     pub vmis: Vec<String>,
     /// What the eviction API answers for the VMIs the drain shuts down.
     pub evictions: Vec<PdbEviction>,
+    /// For `selector: {}`: how this API server's eviction API reads it, and for which
+    /// Kubernetes versions the answer holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eviction_note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -8,7 +8,7 @@ use crate::model::{KubeVirt, Pod, PodDisruptionBudget, VirtualMachineInstance};
 use crate::policy::index::{PodIndex, work};
 use crate::policy::pdb::{
     Budget, BudgetSource, EvaluatedPdb, EvictionAnswer, MORE_THAN_ONE_PDB, PdbIndex, PdbSelector,
-    budget, evict,
+    budget, empty_selector_at_eviction, evict,
 };
 use crate::policy::scheduling::holds_resources;
 
@@ -50,13 +50,19 @@ pub fn pods_of_unsynced_pdbs<R>(
 
 /// The text that says where a PDB's numbers come from and what they are.
 fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
-    let source = match (b.source, b.estimated) {
-        (BudgetSource::Status, _) => "from its status",
-        (BudgetSource::Computed, false) => {
-            "computed as the disruption controller does: no status yet"
+    let source = match (b.stale, b.source, b.estimated) {
+        (Some((observed, generation)), ..) if b.never_catches_up().is_some() => format!(
+            "its status never catches up with its spec (observedGeneration {observed} < generation {generation}): the controller's failSafe sets disruptionsAllowed 0 and does not advance observedGeneration (kubernetes pkg/controller/disruption/disruption.go)"
+        ),
+        (Some((observed, generation)), ..) => format!(
+            "computed as the disruption controller will write it: its status is behind its spec (observedGeneration {observed} < generation {generation})"
+        ),
+        (None, BudgetSource::Status, _) => "from its status".into(),
+        (None, BudgetSource::Computed, false) => {
+            "computed as the disruption controller does: no status yet".into()
         }
-        (BudgetSource::Computed, true) => {
-            "estimated as the disruption controller would compute it: no status yet"
+        (None, BudgetSource::Computed, true) => {
+            "estimated as the disruption controller would compute it: no status yet".into()
         }
     };
     let spec = pdb.spec.as_ref();
@@ -74,8 +80,13 @@ fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
             } else {
                 ""
             };
+            let good = if b.never_catches_up().is_some() {
+                " for good"
+            } else {
+                ""
+            };
             format!(
-                "allows 0 disruptions, DisruptionAllowed=False SyncFailed: {message}{hint}; {source}"
+                "allows 0 disruptions{good}, DisruptionAllowed=False SyncFailed: {message}{hint}; {source}"
             )
         }
         None => format!(
@@ -92,9 +103,6 @@ fn budget_words(pdb: &PodDisruptionBudget, b: &Budget) -> String {
         ),
     }
 }
-
-/// Said of every `selector: {}` PDB the plan relies on.
-const EMPTY_SELECTOR_NOTE: &str = "selector {} selects every pod of its namespace (Kubernetes 1.29+ and 1.28 patch releases; older API servers ignore an empty selector when evicting, kubernetes#119732)";
 
 /// Is this one of the per-VMI PDBs KubeVirt ≤ v1.5 created (FACTS §2.3)?
 fn is_kubevirt_pdb(pdb: &PodDisruptionBudget) -> bool {
@@ -123,17 +131,30 @@ pub fn judge_pdbs(
     pod_index: &PodIndex,
 ) -> (Vec<DrainBlocker>, Vec<PdbReport>) {
     let pdbs = &inputs.pdbs;
-    let index = PdbIndex::new(pdbs);
+    let version = inputs.server_version.as_ref();
+    let empty = empty_selector_at_eviction(version);
+    // The eviction API's reading: on a server that ignores `selector: {}` such a PDB selects
+    // nothing at eviction (it is reported, never matched).
+    let index = PdbIndex::for_eviction(pdbs, empty.honoured_or_assumed());
+    let note = empty.note(version);
     let coverage = coverage(&index, plans, plan_vmis, pod_index);
     let evaluated = evaluate(pdbs, &index, &coverage.covered, &inputs.pods);
     let mut blockers = migrating_under_two_pdbs(inputs.kubevirt.as_ref(), pdbs, plans, &coverage);
     let mut shutdowns = answer_shutdowns(plans, &coverage, &evaluated);
-    blockers.extend(more_than_one_pdb(pdbs, &index, plans, &shutdowns));
+    blockers.extend(more_than_one_pdb(pdbs, &index, plans, &shutdowns, &note));
     blockers.extend(budget_blockers(
-        pdbs, &evaluated, &coverage, &shutdowns, plans,
+        pdbs, &evaluated, &coverage, &shutdowns, plans, &note,
     ));
-    let (reports, invalid) = reports(pdbs, &index, &evaluated, &coverage, &mut shutdowns, plans);
-    blockers.extend(invalid);
+    let (reports, inert) = reports(
+        pdbs,
+        &index,
+        &evaluated,
+        &coverage,
+        &mut shutdowns,
+        plans,
+        &note,
+    );
+    blockers.extend(inert);
     (blockers, reports)
 }
 
@@ -343,7 +364,12 @@ fn answer_shutdowns(
                     plan.end_seconds = None;
                 }
                 EvictionAnswer::NoDisruptionsAllowed { pdb, .. }
-                | EvictionAnswer::Forbidden { pdb, .. } => {
+                | EvictionAnswer::Forbidden { pdb, .. }
+                | EvictionAnswer::StatusStale {
+                    pdb,
+                    never_syncs: Some(_),
+                    ..
+                } => {
                     if let Some(&i) = matching.first() {
                         s.refused[i].push((pi, answer.clone()));
                     }
@@ -376,6 +402,7 @@ fn answer_shutdowns(
                     pdb,
                     observed_generation,
                     generation,
+                    never_syncs: None,
                 } => {
                     if let Some(&i) = matching.first() {
                         s.stale_waits[i].push(pi);
@@ -407,6 +434,7 @@ fn more_than_one_pdb(
     index: &PdbIndex,
     plans: &[VmiPlan],
     shutdowns: &Shutdowns,
+    empty_note: &str,
 ) -> Vec<DrainBlocker> {
     let mut blockers = Vec::new();
     for (set, holders) in &shutdowns.multiple {
@@ -427,7 +455,7 @@ fn more_than_one_pdb(
             }
             if index.selectors[i] == PdbSelector::Everything {
                 message.push_str(&format!(
-                    "; {}: {EMPTY_SELECTOR_NOTE}",
+                    "; {}: {empty_note}",
                     pdbs[i].metadata.name.as_deref().unwrap_or("")
                 ));
             }
@@ -453,6 +481,7 @@ fn budget_blockers(
     coverage: &Coverage,
     shutdowns: &Shutdowns,
     plans: &[VmiPlan],
+    empty_note: &str,
 ) -> Vec<DrainBlocker> {
     let mut blockers = Vec::new();
     for (i, pdb) in pdbs.iter().enumerate() {
@@ -468,7 +497,7 @@ fn budget_blockers(
             .is_some_and(|s| s.max_unavailable.is_some());
         let words = budget_words(pdb, b);
         let everything = if e.selects_everything {
-            format!("; {EMPTY_SELECTOR_NOTE}")
+            format!("; {empty_note}")
         } else {
             String::new()
         };
@@ -482,16 +511,23 @@ fn budget_blockers(
         );
         if let Some((_, first)) = refused.first() {
             let who: Vec<String> = refused.iter().map(|(pi, _)| plans[*pi].id()).collect();
-            let reason = match first {
-                EvictionAnswer::Forbidden { .. } => "EvictionForbidden",
-                _ => no_disruptions_reason(max_unavailable, b),
+            let (reason, until) = match first {
+                EvictionAnswer::Forbidden { .. } => ("EvictionForbidden", "until it changes"),
+                EvictionAnswer::StatusStale { .. } => (
+                    "StatusNeverSyncs",
+                    "for good: only a spec the disruption controller can sync moves it (checkAndDecrement, kubernetes pkg/registry/core/pod/storage/eviction.go)",
+                ),
+                _ => (
+                    no_disruptions_reason(max_unavailable, b),
+                    "until it changes",
+                ),
             };
             blockers.push(pdb_blocker(
                 ns,
                 name,
                 reason,
                 format!(
-                    "{words}: evicting {} is answered {} until it changes{everything}",
+                    "{words}: evicting {} is answered {} {until}{everything}",
                     who.join(", "),
                     first.api_text()
                 ),
@@ -511,7 +547,7 @@ fn budget_blockers(
                 covered_ids,
                 false,
             ));
-        } else if b.disruptions_allowed <= 0
+        } else if (b.disruptions_allowed <= 0 || b.never_catches_up().is_some())
             && covered.iter().any(|&pi| !plans[pi].action.stops_the_vm())
         {
             blockers.push(pdb_blocker(
@@ -553,7 +589,10 @@ fn reports(
     coverage: &Coverage,
     shutdowns: &mut Shutdowns,
     plans: &[VmiPlan],
+    empty_note: &str,
 ) -> (Vec<PdbReport>, Vec<DrainBlocker>) {
+    let note =
+        |i: usize| (index.selectors[i] == PdbSelector::Everything).then(|| empty_note.to_string());
     let selects = |i: usize| match &index.selectors[i] {
         PdbSelector::Nothing => ("nothing", None),
         PdbSelector::Everything => ("everything", None),
@@ -577,6 +616,7 @@ fn reports(
             budget: Some(e.budget.clone()),
             vmis,
             evictions: std::mem::take(&mut shutdowns.answers[i]),
+            eviction_note: note(i),
         });
     }
 
@@ -592,7 +632,19 @@ fn reports(
                 budget: None,
                 vmis: Vec::new(),
                 evictions: Vec::new(),
+                eviction_note: note(i),
             });
+            if index.selectors[i] == PdbSelector::Everything {
+                // Inert only where the server is known to ignore `{}` at eviction.
+                blockers.push(pdb_blocker(
+                    Some(ns.to_string()),
+                    pdbs[i].metadata.name.clone().unwrap_or_default(),
+                    "EmptySelectorIgnored",
+                    empty_note.to_string(),
+                    Vec::new(),
+                    false,
+                ));
+            }
             if let PdbSelector::Invalid(why) = &index.selectors[i] {
                 blockers.push(pdb_blocker(
                     Some(ns.to_string()),

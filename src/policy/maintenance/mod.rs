@@ -104,6 +104,8 @@ pub struct MaintenanceInputs {
     /// `--bandwidth`, bytes per second.
     pub bandwidth: Option<u64>,
     pub now: Option<Time>,
+    /// The API server's version: how the eviction API reads `selector: {}`.
+    pub server_version: Option<crate::model::ServerVersion>,
 }
 
 /// Splits the cluster's pods for [`MaintenanceInputs`]: the pods of PDBs without a fresh

@@ -120,6 +120,7 @@ impl Sim {
             policies,
             bandwidth,
             now,
+            server_version,
         } = inputs;
         let in_rollout: HashSet<&str> = rollout.iter().map(String::as_str).collect();
         let mut done = HashSet::new();
@@ -195,6 +196,7 @@ impl Sim {
                 policies,
                 bandwidth,
                 now,
+                server_version,
                 ..Default::default()
             },
             node_pos,

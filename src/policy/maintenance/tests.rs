@@ -599,6 +599,7 @@ fn a_single_node_rollout_is_plan_drain_of_that_node() {
         policies: vec![],
         bandwidth: None,
         now: inputs.now.clone(),
+        server_version: None,
         dirty_rates: None,
     });
     // The plan exercises what it should.

@@ -195,7 +195,7 @@ pub(crate) struct Incoming<'a> {
 
 pub(crate) fn dispatch(state: &mut State, req: &Incoming<'_>) -> Reply {
     match (req.method, req.route) {
-        (&Method::GET, Route::Version) => Reply::json(200, version()),
+        (&Method::GET, Route::Version) => Reply::json(200, version(&state.git_version)),
         (&Method::GET, Route::Health) => Reply::Text {
             status: 200,
             body: "ok".into(),
@@ -574,9 +574,10 @@ fn delete(state: &mut State, kind: Kind, ns: Option<&str>, name: &str) -> Reply 
 /// FACTS §12):
 /// - a pod that is Succeeded, Failed, Pending or already being deleted is deleted without
 ///   looking at PDBs (`canIgnorePDB`);
-/// - the PDBs of the pod's namespace whose selector matches its labels count; a null or
-///   empty selector matches nothing here (`selector.Empty()` is skipped by the eviction
-///   handler, even though the disruption controller reads `{}` as "every pod");
+/// - the PDBs of the pod's namespace whose selector matches its labels count; a null
+///   selector matches nothing; an empty one (`{}`) every pod of the namespace from 1.29.0,
+///   1.28.3 and 1.27.7 (kubernetes#119732, #121131, #121132) and nothing before
+///   (`selector.Empty()` was skipped), by the server's `gitVersion`;
 /// - more than one → 500 `This pod has more than one PodDisruptionBudget, …`;
 /// - one whose `status.observedGeneration` is behind its generation → 429 "still being
 ///   processed" (Retry-After 10);
@@ -619,12 +620,28 @@ fn evict(state: &mut State, req: &Incoming<'_>, ns: Option<&str>, name: &str) ->
             .pointer("/metadata/labels")
             .cloned()
             .unwrap_or(json!({}));
+        let honours_empty = honours_empty_selector(&state.git_version);
         let pdbs: Vec<Value> = state
             .objects
             .iter()
             .filter(|((k, n, _), _)| *k == Kind::PodDisruptionBudget && *n == pod_ns)
             .map(|(_, v)| Value::clone(v))
-            .filter(|pdb| pdb_selects(pdb.pointer("/spec/selector"), &labels))
+            .filter(|pdb| {
+                let selector = pdb.pointer("/spec/selector");
+                let empty = selector.is_some_and(|s| {
+                    s.get("matchLabels")
+                        .and_then(Value::as_object)
+                        .is_none_or(|m| m.is_empty())
+                        && s.get("matchExpressions")
+                            .and_then(Value::as_array)
+                            .is_none_or(|e| e.is_empty())
+                });
+                if empty && selector.is_some_and(Value::is_object) {
+                    honours_empty
+                } else {
+                    pdb_selects(selector, &labels)
+                }
+            })
             .collect();
         if pdbs.len() > 1 {
             return Reply::status(status::failure(
@@ -705,6 +722,24 @@ fn evict(state: &mut State, req: &Incoming<'_>, ns: Option<&str>, name: &str) ->
     success()
 }
 
+/// Whether the eviction API of `git_version` reads `selector: {}` as every pod.
+fn honours_empty_selector(git_version: &str) -> bool {
+    let v: Vec<u32> = git_version
+        .trim_start_matches('v')
+        .split(['.', '+', '-'])
+        .take(3)
+        .map(|n| n.parse().unwrap_or(0))
+        .collect();
+    match v[..] {
+        [major, minor, patch] => {
+            (major, minor) >= (1, 29)
+                || ((major, minor) == (1, 28) && patch >= 3)
+                || ((major, minor) == (1, 27) && patch >= 7)
+        }
+        _ => true,
+    }
+}
+
 /// 429 `Cannot evict pod as it would violate the pod's disruption budget.` with one
 /// `DisruptionBudget` cause, as `errors.NewTooManyRequests` builds it.
 fn too_many_requests(cause: &str, retry_after: u64) -> Reply {
@@ -768,11 +803,12 @@ pub(crate) fn pdb_selects(selector: Option<&Value>, labels: &Value) -> bool {
     labels_ok && exprs_ok
 }
 
-fn version() -> Value {
+fn version(git_version: &str) -> Value {
+    let numbers: Vec<&str> = git_version.trim_start_matches('v').split('.').collect();
     json!({
-        "major": "1",
-        "minor": "33",
-        "gitVersion": "v1.33.1",
+        "major": numbers.first().copied().unwrap_or(""),
+        "minor": numbers.get(1).copied().unwrap_or(""),
+        "gitVersion": git_version,
         "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
         "gitTreeState": "clean",
         "buildDate": "2025-05-15T08:19:08Z",

@@ -110,6 +110,9 @@ pub(crate) struct State {
     pub faults: Vec<Fault>,
     /// Seeds generated names and uids.
     counter: u64,
+    /// The `gitVersion` `/version` answers (default v1.33.1); the eviction handler reads
+    /// `selector: {}` as that release does.
+    pub git_version: String,
 }
 
 pub(crate) fn namespace_of(object: &Value) -> &str {
@@ -334,6 +337,7 @@ impl State {
             next_request_id: 0,
             faults: Vec::new(),
             counter: 0,
+            git_version: "v1.33.1".into(),
         };
         for object in objects {
             let kind = Self::kind_of(&object)?;
