@@ -283,12 +283,18 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               be read, one line per cause)}
     warnings[]                what was said on stderr about the input (omitted when none)
 
-PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API reads them: selector {} selects
-every pod of its namespace (Kubernetes 1.29+), a null selector none, an invalid selector makes
+PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API of the cluster's Kubernetes reads
+them: selector {} selects every pod of its namespace from Kubernetes 1.29.0, 1.28.3 and 1.27.7
+and nothing in earlier releases (kubernetes#119732; the version comes from /version live, from
+serverVersion in a vmctl snapshot, else the newest kubelet gives a lower bound and the plan says
+which versions its answer holds for); a null selector selects none, an invalid selector makes
 the PDB ignored (reported); two PDBs over one pod answer 500 and block; maxUnavailable (or a
 percentage minAvailable) over virt-launcher pods allows 0 (a VMI has no /scale); a pod that is
 not Ready passes under unhealthyPodEvictionPolicy AlwaysAllow. Budgets come from the status, or
-are computed as the disruption controller does when there is none. Only the VMs the drain shuts
+are computed as the disruption controller does when there is none. A status behind its spec
+(observedGeneration < generation) gets 429 until the controller catches up; when the controller
+cannot sync the spec (SyncFailed) its failSafe never advances observedGeneration and the PDB
+refuses every eviction for good: a blocker (StatusNeverSyncs). Only the VMs the drain shuts
 down reach the PDB check: KubeVirt's eviction webhook answers first for the others.
 
 ESTIMATES: transfer = 15 s setup + guest memory / bandwidth (bandwidthPerMigration, else

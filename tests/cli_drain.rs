@@ -633,3 +633,46 @@ fn on_a_terminal_shutdowns_are_asked_for_and_a_no_changes_nothing() {
     assert_eq!(status.code(), Some(0), "{screen}");
     assert!(screen.contains("node/node-1 drained"), "{screen}");
 }
+
+#[test]
+fn a_pdb_whose_status_never_catches_up_is_a_blocker_at_once_not_a_wait() {
+    let lab = lab();
+    // frontend-pdb edited (generation 2) into one the disruption controller cannot sync:
+    // failSafe wrote SyncFailed and left observedGeneration at 1, so the eviction API
+    // answers "still being processed" for good.
+    let mut pdb = lab
+        .server
+        .object(Kind::PodDisruptionBudget, Some("prod"), "frontend-pdb")
+        .unwrap();
+    pdb["metadata"]["generation"] = serde_json::json!(2);
+    pdb["spec"] =
+        serde_json::json!({"maxUnavailable": 1, "selector": pdb["spec"]["selector"].clone()});
+    pdb["status"] = serde_json::json!({"observedGeneration": 1, "disruptionsAllowed": 0,
+        "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2,
+        "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+            "message": "jobs.batch does not implement the scale subresource",
+            "lastTransitionTime": "2026-11-02T00:00:05Z", "observedGeneration": 1}]});
+    lab.server.update_object(pdb);
+    let mut args = vec!["drain", "node-1", "-o", "json", "--force-partial"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "blocked", "{text}");
+    let blocked = &s["blocked"][0];
+    assert_eq!(blocked["pod"], "frontend-7d9f8b6c5d-x2x9q", "{text}");
+    assert_eq!(blocked["reason"], "pdb-never-syncs", "{text}");
+    assert!(
+        blocked["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("for good") && m.contains("jobs.batch does not implement")),
+        "{text}"
+    );
+    // Asked once: waiting cannot fix it.
+    assert_eq!(
+        lab.server
+            .count_requests(|r| r.path.ends_with("/pods/frontend-7d9f8b6c5d-x2x9q/eviction")),
+        1
+    );
+}

@@ -1303,3 +1303,194 @@ fn metrics_that_cannot_be_read_are_said_once_per_cause_and_the_plan_goes_on() {
     );
     assert!(!text.contains('\u{1b}'), "{text}");
 }
+
+// ------------------------------------ PDB status and version (issue 25, tests/fixtures/drain-pdb)
+
+#[test]
+fn a_pdb_whose_status_never_catches_up_blocks_for_good() {
+    let (plan, code) = pdb_case("never-synced");
+    assert_eq!(plan["verdict"], "will-block");
+    assert_eq!(code, Some(1));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1, "{pdbs:?}");
+    let b = pdbs[0];
+    assert_eq!(
+        (
+            b["name"].as_str(),
+            b["reason"].as_str(),
+            b["blocking"].as_bool()
+        ),
+        (Some("batch-pdb"), Some("StatusNeverSyncs"), Some(true))
+    );
+    let message = b["message"].as_str().unwrap();
+    for part in [
+        "allows 0 disruptions for good",
+        "its status never catches up with its spec (observedGeneration 1 < generation 2)",
+        "failSafe",
+        "(The disruption budget batch-pdb is still being processed by the server.) for good",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    // Never "until the controller catches up": it does not.
+    assert!(!message.contains("catches up;"), "{message}");
+    let batch = vmi(&plan, "batch-01");
+    assert!(batch["endSeconds"].is_null());
+    assert!(
+        batch["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("refuses the eviction (429 for good"),
+        "{batch}"
+    );
+    let eviction = &plan["pdbs"][0]["evictions"][0];
+    assert_eq!(eviction["answer"], "status-stale");
+    assert_eq!(eviction["httpStatus"], 429);
+    assert!(
+        eviction["never_syncs"]
+            .as_str()
+            .is_some_and(|w| w.contains("does not implement the scale subresource")),
+        "{eviction}"
+    );
+}
+
+#[test]
+fn a_pdb_catching_up_is_waited_for_and_does_not_block() {
+    let (plan, code) = pdb_case("stale-catching-up");
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(code, Some(0));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1, "{pdbs:?}");
+    assert_eq!(pdbs[0]["reason"], "StatusStale");
+    assert_eq!(pdbs[0]["blocking"], false);
+    let message = pdbs[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "gets 429 until the disruption controller catches up; then it allows 1 disruption(s)"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("for good"), "{message}");
+    let eviction = &plan["pdbs"][0]["evictions"][0];
+    assert_eq!(eviction["answer"], "status-stale");
+    assert!(eviction.get("never_syncs").is_none(), "{eviction}");
+}
+
+#[test]
+fn an_empty_selector_on_a_server_that_ignores_it_protects_nothing() {
+    // A vmctl snapshot recorded serverVersion v1.28.2: before the fix reached 1.28 (1.28.3).
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-pdb/empty-selector-old-server",
+        "plan-drain",
+        "node-1",
+        "-o",
+        "json",
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["verdict"], "will-complete-with-shutdowns");
+    assert_eq!(out.status.code(), Some(0));
+    let pdbs = pdb_blockers(&plan);
+    assert_eq!(pdbs.len(), 1, "{pdbs:?}");
+    assert_eq!(pdbs[0]["reason"], "EmptySelectorIgnored");
+    assert_eq!(pdbs[0]["blocking"], false);
+    let message = pdbs[0]["message"].as_str().unwrap();
+    for part in [
+        "v1.28.2 (recorded in the snapshot)",
+        "ignores an empty selector",
+        "protects nothing during a drain",
+        "kubernetes#119732, #121131, #121132",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+    assert_eq!(plan["pdbs"][0]["selects"], "everything");
+    assert!(plan["pdbs"][0]["evictions"].as_array().unwrap().is_empty());
+    assert_eq!(vmi(&plan, "batch-01")["endSeconds"], 180);
+}
+
+#[test]
+fn live_plan_reads_the_api_servers_version_for_an_empty_selector() {
+    let server = FakeApiServer::start_from_path_blocking(std::path::Path::new(
+        "tests/fixtures/drain-pdb/empty-selector",
+    ));
+    let run = |version: &str| -> (Value, Option<i32>) {
+        server.set_version(version);
+        let out = live(&server, &["plan-drain", "node-1", "-o", "json"]);
+        assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+        (
+            serde_json::from_slice(&out.stdout).unwrap(),
+            out.status.code(),
+        )
+    };
+    let (plan, code) = run("v1.27.6-eks-4f4795d");
+    assert_eq!(
+        (plan["verdict"].as_str(), code),
+        (Some("will-complete-with-shutdowns"), Some(0))
+    );
+    let b = pdb_blockers(&plan)[0].clone();
+    assert_eq!(b["reason"], "EmptySelectorIgnored");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("v1.27.6-eks-4f4795d (from /version)"),
+        "{b}"
+    );
+    let (plan, code) = run("v1.27.7");
+    assert_eq!(
+        (plan["verdict"].as_str(), code),
+        (Some("will-block"), Some(1))
+    );
+    let b = pdb_blockers(&plan)[0].clone();
+    assert_eq!(b["blocking"], true);
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("at eviction too (API server v1.27.7 (from /version)"),
+        "{b}"
+    );
+    assert_eq!(
+        server.count_requests(|r| r.path == "/version"),
+        2,
+        "one /version per plan"
+    );
+}
+
+#[test]
+fn a_snapshot_records_the_servers_version_and_reads_it_back() {
+    let server = FakeApiServer::start_from_path_blocking(std::path::Path::new(
+        "tests/fixtures/drain-pdb/empty-selector",
+    ));
+    server.set_version("v1.28.2+k3s1");
+    let dir = tempfile::tempdir().unwrap();
+    for (format, name) in [("yaml", "snap.yaml"), ("json", "snap.json")] {
+        let file = dir.path().join(name);
+        let out = live(
+            &server,
+            &["snapshot", "-A", "-o", format, file.to_str().unwrap()],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("v1.28.2+k3s1"), "{format}");
+        let out = vmctl([
+            "--from",
+            file.to_str().unwrap(),
+            "--now",
+            EXAMPLE_NOW,
+            "plan-drain",
+            "node-1",
+            "-o",
+            "json",
+        ]);
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(plan["verdict"], "will-complete-with-shutdowns", "{format}");
+        assert!(
+            pdb_blockers(&plan)[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("v1.28.2+k3s1 (recorded in the snapshot)"),
+            "{format}"
+        );
+    }
+}

@@ -194,3 +194,28 @@ fn live_equals_snapshot_and_is_read_only() {
         "plan-maintenance never mutates"
     );
 }
+
+#[test]
+fn a_pdb_whose_status_never_catches_up_blocks_the_batch_that_reaches_it() {
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-pdb/never-synced",
+        "--now",
+        "2026-11-29T03:00:00Z",
+        "plan-maintenance",
+        "node-1",
+        "-o",
+        "json",
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["verdict"], "will-block", "{plan}");
+    assert_eq!(out.status.code(), Some(1));
+    let blockers = plan["batches"][0]["blockers"].as_array().unwrap();
+    let b = blockers
+        .iter()
+        .find(|b| b["reason"] == "StatusNeverSyncs")
+        .unwrap_or_else(|| panic!("{blockers:?}"));
+    assert_eq!(b["blocking"], true);
+    assert!(b["message"].as_str().unwrap().contains("for good"), "{b}");
+}

@@ -27,8 +27,8 @@ use crate::migration::follow::{
 use crate::migration::kubevirt::KubeVirtDriver;
 use crate::model::{Pod, VirtualMachineInstanceMigration};
 use crate::policy::drain::evict::{
-    DaemonSetLookup, DaemonSets, PodFilters, PodSelection, daemonsets_to_read, read_answer,
-    select_pods,
+    DaemonSetLookup, DaemonSets, PodFilters, PodSelection, daemonsets_to_read, for_good,
+    read_answer, select_pods,
 };
 use crate::policy::drain::execute::{
     DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
@@ -369,6 +369,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
         history,
         &plan,
         kubevirt_namespace,
+        inputs.pdbs.clone(),
     )
     .await
 }
@@ -424,6 +425,7 @@ async fn follow_drain(
     history: HashSet<Key>,
     plan: &DrainPlan,
     kubevirt_namespace: String,
+    pdbs: Vec<crate::model::PodDisruptionBudget>,
 ) -> Result<i32> {
     let started = Instant::now();
     let estimate_secs = plan.estimated_duration_seconds;
@@ -455,6 +457,7 @@ async fn follow_drain(
         last_metrics_ms: 0,
         estimate_secs,
         vms_total,
+        pdbs,
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
@@ -515,6 +518,9 @@ struct Draining<'a> {
     /// The plan's estimate, for the ETA.
     estimate_secs: u64,
     vms_total: usize,
+    /// The PDBs as the plan read them: a 429 from one whose status never catches up is
+    /// answered for good, not waited for.
+    pdbs: Vec<crate::model::PodDisruptionBudget>,
 }
 
 impl Draining<'_> {
@@ -785,6 +791,7 @@ impl Observer for Draining<'_> {
                 .evict(&pod.namespace, &pod.name, self.grace)
                 .await?;
             let answer = read_answer(reply.status, &reply.message, &reply.causes);
+            let answer = for_good(answer, &pod.namespace, &self.pdbs);
             let now_ms = self.now_ms();
             for event in self.run.answered(&key, &answer, now_ms) {
                 self.out.event(&now(), &event, None)?;

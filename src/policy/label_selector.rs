@@ -31,8 +31,9 @@ pub enum CompiledSelector {
     /// The selector is absent or null: `labels.Nothing()`, it selects nothing.
     Nothing,
     /// `{}` (no matchLabels, no matchExpressions): `labels.Everything()`. For a PDB that is
-    /// every pod of its namespace (policy/v1; the eviction API honours it since Kubernetes 1.29
-    /// and the 1.28 patch releases, kubernetes#119732).
+    /// every pod of its namespace (policy/v1; the eviction API honours it from Kubernetes
+    /// 1.29.0, 1.28.3 and 1.27.7, kubernetes#119732, #121131, #121132, and skips it before:
+    /// `policy::pdb::empty_selector_at_eviction`).
     Everything,
     /// matchLabels AND matchExpressions, through kube-core's matching.
     Labels(Selector),

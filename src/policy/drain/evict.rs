@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use crate::model::Pod;
+use crate::model::{Pod, PodDisruptionBudget};
 
 use super::super::pdb::{MORE_THAN_ONE_PDB, WOULD_VIOLATE};
 use super::super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
@@ -336,6 +336,9 @@ pub enum Answer {
     },
     /// 500: more than one PDB selects the pod; the eviction API never evicts it.
     MoreThanOnePdb,
+    /// 429 "still being processed" from a PDB whose status never catches up with its spec
+    /// (its sync fails and `failSafe` does not advance observedGeneration): for good.
+    PdbNeverSyncs { pdb: String, message: String },
     /// 429 for another reason (API priority and fairness, …): try again.
     TooManyRequests { message: String },
     /// 403: not allowed (RBAC), or a PDB forbids it.
@@ -349,7 +352,10 @@ impl Answer {
     pub fn blocks(&self) -> bool {
         matches!(
             self,
-            Answer::NotMigratable { .. } | Answer::MoreThanOnePdb | Answer::Forbidden { .. }
+            Answer::NotMigratable { .. }
+                | Answer::MoreThanOnePdb
+                | Answer::Forbidden { .. }
+                | Answer::PdbNeverSyncs { .. }
         )
     }
 
@@ -409,6 +415,45 @@ pub fn read_answer(status: u16, message: &str, causes: &[String]) -> Answer {
     }
 }
 
+/// The cause message of a 429 from a PDB whose status is behind its spec
+/// (`createTooManyRequestsError`, kubernetes pkg/registry/core/pod/storage/eviction.go).
+const STILL_BEING_PROCESSED: &str = "is still being processed by the server";
+
+/// A PDB's "still being processed" 429 read against the PDB as the plan saw it: when its
+/// status never catches up (the disruption controller's sync fails, and `failSafe` does not
+/// advance observedGeneration) waiting is pointless and the answer blocks. Any other answer
+/// is returned as it is.
+pub fn for_good(answer: Answer, namespace: &str, pdbs: &[PodDisruptionBudget]) -> Answer {
+    let Answer::Budget {
+        pdb: Some(name),
+        message,
+    } = &answer
+    else {
+        return answer;
+    };
+    if !message.contains(STILL_BEING_PROCESSED) {
+        return answer;
+    }
+    let found = pdbs.iter().find(|p| {
+        p.metadata.name.as_deref() == Some(name.as_str())
+            && p.metadata.namespace.as_deref() == Some(namespace)
+    });
+    let never = found.and_then(|p| {
+        crate::policy::pdb::budget(p, &[], false)
+            .never_catches_up()
+            .map(str::to_string)
+    });
+    match never {
+        Some(why) => Answer::PdbNeverSyncs {
+            pdb: name.clone(),
+            message: format!(
+                "{message}: for good, its status never catches up with its spec because the disruption controller cannot sync it ({why}); fix PodDisruptionBudget {namespace}/{name}"
+            ),
+        },
+        None => answer,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,6 +467,47 @@ mod tests {
         pod(json!({"metadata": {"name": name, "namespace": "app",
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": "owner", "uid": "u", "controller": true}]},
             "spec": {"nodeName": "node-1", "containers": []}, "status": {"phase": "Running"}}))
+    }
+
+    #[test]
+    fn a_still_being_processed_429_from_a_pdb_that_never_syncs_blocks_for_good() {
+        let cause = "The disruption budget web-pdb is still being processed by the server.";
+        let answer = read_answer(429, WOULD_VIOLATE, &[cause.to_string()]);
+        assert!(answer.retry() && !answer.blocks(), "{answer:?}");
+        let make = |status: serde_json::Value| -> PodDisruptionBudget {
+            serde_json::from_value(json!({"metadata": {"name": "web-pdb", "namespace": "prod", "generation": 2},
+                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}, "status": status}))
+            .unwrap()
+        };
+        let failed = make(json!({"observedGeneration": 1, "disruptionsAllowed": 0,
+            "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0,
+            "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+                "message": "virtualmachineinstances.kubevirt.io does not implement the scale subresource",
+                "lastTransitionTime": "2026-11-02T00:00:05Z"}]}));
+        let judged = for_good(answer.clone(), "prod", std::slice::from_ref(&failed));
+        assert!(judged.blocks(), "{judged:?}");
+        let Answer::PdbNeverSyncs { pdb, message } = &judged else {
+            panic!("{judged:?}")
+        };
+        assert_eq!(pdb, "web-pdb");
+        assert!(
+            message.contains("does not implement the scale subresource"),
+            "{message}"
+        );
+        // Catching up (no SyncFailed), another namespace, or another answer: as it was.
+        let catching_up = make(json!({"observedGeneration": 1, "disruptionsAllowed": 0,
+            "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}));
+        assert_eq!(for_good(answer.clone(), "prod", &[catching_up]), answer);
+        assert_eq!(
+            for_good(answer.clone(), "dev", std::slice::from_ref(&failed)),
+            answer
+        );
+        let needs = read_answer(
+            429,
+            WOULD_VIOLATE,
+            &["The disruption budget web-pdb needs 1 healthy pods and has 1 currently".into()],
+        );
+        assert_eq!(for_good(needs.clone(), "prod", &[failed]), needs);
     }
 
     #[test]

@@ -723,6 +723,7 @@ fn blocked_words(a: &Answer) -> (String, String) {
             crate::policy::pdb::MORE_THAN_ONE_PDB.into(),
         ),
         Answer::Forbidden { message } => ("forbidden".into(), message.clone()),
+        Answer::PdbNeverSyncs { message, .. } => ("pdb-never-syncs".into(), message.clone()),
         Answer::Failed { status, message } => (
             "eviction-failed".into(),
             format!("HTTP {status}: {message}"),

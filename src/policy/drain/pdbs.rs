@@ -768,6 +768,416 @@ mod tests {
         (blockers, reports, plans.remove(0))
     }
 
+    /// A PDB from JSON over `app=a` (its selector replaced when `selector` is given).
+    fn pdb_json(
+        name: &str,
+        spec: serde_json::Value,
+        rest: serde_json::Value,
+    ) -> PodDisruptionBudget {
+        let mut v = serde_json::json!({"metadata": {"name": name, "namespace": "prod", "generation": 1},
+            "spec": {"selector": {"matchLabels": {"app": "a"}}}});
+        for (k, val) in spec.as_object().unwrap() {
+            v["spec"][k] = val.clone();
+        }
+        for (k, val) in rest.as_object().unwrap() {
+            if k == "generation" {
+                v["metadata"]["generation"] = val.clone();
+            } else {
+                v[k] = val.clone();
+            }
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// [`judge`] with the API server's version and the launcher pod's readiness.
+    fn judge_with(
+        action: Action,
+        pdbs: Vec<PodDisruptionBudget>,
+        version: Option<&str>,
+        ready: bool,
+    ) -> (Vec<DrainBlocker>, Vec<PdbReport>, VmiPlan) {
+        let a = vmi("a", "node-3", None, true, "2Gi");
+        let mut pod = launcher(&a, "2Gi");
+        if !ready {
+            pod.status.as_mut().unwrap().conditions.as_mut().unwrap()[0].status = "False".into();
+        }
+        let inputs = DrainInputs {
+            pods: vec![pod],
+            pdbs,
+            server_version: version.map(crate::model::ServerVersion::live),
+            ..Default::default()
+        };
+        let mut plans = vec![plan_row("a", action)];
+        plans[0].start_seconds = Some(0);
+        plans[0].end_seconds = Some(180);
+        let index = PodIndex::new(&inputs.pods);
+        let (blockers, reports) = judge_pdbs(&inputs, &mut plans, &[&a], &index);
+        (blockers, reports, plans.remove(0))
+    }
+
+    /// Every PDB state the eviction API distinguishes, with whether it must block a drain
+    /// that shuts the VM down (a migrating VM is answered by KubeVirt's webhook first: never).
+    fn pdb_states() -> Vec<(
+        &'static str,
+        Vec<PodDisruptionBudget>,
+        Option<&'static str>,
+        bool,
+        bool,
+    )> {
+        use serde_json::json;
+        let synced = |allowed: i64| {
+            json!({"status": {"observedGeneration": 1, "disruptionsAllowed": allowed,
+                "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}})
+        };
+        let sync_failed = json!({"observedGeneration": 1, "disruptionsAllowed": 0,
+            "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0,
+            "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+                "message": "virtualmachineinstances.kubevirt.io does not implement the scale subresource",
+                "lastTransitionTime": "2026-11-02T00:00:05Z", "observedGeneration": 1}]});
+        let mut stale_failed = sync_failed.clone();
+        stale_failed["observedGeneration"] = json!(1);
+        let min1 = json!({"minAvailable": 1});
+        let min0 = json!({"minAvailable": 0});
+        let max1 = json!({"maxUnavailable": 1});
+        vec![
+            // (name, PDBs, API server version, launcher Ready, blocks a shutdown)
+            (
+                "fresh, 1 allowed",
+                vec![pdb_json("p", min0.clone(), synced(1))],
+                None,
+                true,
+                false,
+            ),
+            (
+                "fresh, 0 allowed",
+                vec![pdb_json("p", min1.clone(), synced(0))],
+                None,
+                true,
+                true,
+            ),
+            (
+                "fresh SyncFailed",
+                vec![pdb_json("p", max1.clone(), json!({"status": sync_failed}))],
+                None,
+                true,
+                true,
+            ),
+            (
+                "negative",
+                vec![pdb_json("p", min1.clone(), synced(-1))],
+                None,
+                true,
+                true,
+            ),
+            (
+                "stale, catching up",
+                vec![pdb_json("p", min0.clone(), {
+                    let mut s = synced(0);
+                    s["generation"] = json!(2);
+                    s
+                })],
+                None,
+                true,
+                false,
+            ),
+            (
+                "stale, SyncFailed for good",
+                vec![pdb_json(
+                    "p",
+                    max1.clone(),
+                    json!({"generation": 2, "status": stale_failed}),
+                )],
+                None,
+                true,
+                true,
+            ),
+            (
+                "never synced, no status",
+                vec![pdb_json("p", max1.clone(), json!({}))],
+                None,
+                true,
+                true,
+            ),
+            (
+                "no status, min 0",
+                vec![pdb_json("p", min0.clone(), json!({}))],
+                None,
+                true,
+                false,
+            ),
+            (
+                "no status, min 1",
+                vec![pdb_json("p", min1.clone(), json!({}))],
+                None,
+                true,
+                true,
+            ),
+            (
+                "not Ready, AlwaysAllow",
+                vec![pdb_json(
+                    "p",
+                    json!({"minAvailable": 1, "unhealthyPodEvictionPolicy": "AlwaysAllow"}),
+                    synced(0),
+                )],
+                None,
+                false,
+                false,
+            ),
+            (
+                "not Ready, never synced",
+                vec![pdb_json(
+                    "p",
+                    max1.clone(),
+                    json!({"generation": 2, "status": stale_failed}),
+                )],
+                None,
+                false,
+                true,
+            ),
+            (
+                "two PDBs",
+                vec![
+                    pdb_json("p", min0.clone(), synced(1)),
+                    pdb_json("q", min0.clone(), synced(1)),
+                ],
+                None,
+                true,
+                true,
+            ),
+            (
+                "{} unknown version",
+                vec![pdb_json(
+                    "e",
+                    json!({"selector": {}, "minAvailable": 1}),
+                    synced(0),
+                )],
+                None,
+                true,
+                true,
+            ),
+            (
+                "{} honoured",
+                vec![pdb_json(
+                    "e",
+                    json!({"selector": {}, "minAvailable": 1}),
+                    synced(0),
+                )],
+                Some("v1.28.3"),
+                true,
+                true,
+            ),
+            (
+                "{} ignored",
+                vec![pdb_json(
+                    "e",
+                    json!({"selector": {}, "minAvailable": 1}),
+                    synced(0),
+                )],
+                Some("v1.28.2"),
+                true,
+                false,
+            ),
+            (
+                "{} ignored beside another",
+                vec![
+                    pdb_json("e", json!({"selector": {}, "minAvailable": 1}), synced(0)),
+                    pdb_json("p", min0.clone(), synced(1)),
+                ],
+                Some("v1.27.6"),
+                true,
+                false,
+            ),
+            (
+                "null selector",
+                vec![pdb_json(
+                    "n",
+                    json!({"selector": null, "minAvailable": 1}),
+                    synced(0),
+                )],
+                None,
+                true,
+                false,
+            ),
+            (
+                "invalid selector",
+                vec![pdb_json(
+                    "i",
+                    json!({"selector": {"matchExpressions": [
+                {"key": "app", "operator": "Equals", "values": ["a"]}]}, "minAvailable": 1}),
+                    synced(0),
+                )],
+                None,
+                true,
+                false,
+            ),
+        ]
+    }
+
+    /// Words that say the eviction is refused, and the words that say why that does not
+    /// hold the drain: a message that refuses without saying why next to a non-blocking
+    /// mark is the bug this guards against.
+    const REFUSES: &[&str] = &[
+        "refuses",
+        "is answered 4",
+        "is answered 5",
+        "for good",
+        "never evicts",
+        "allows 0 disruptions",
+    ];
+    const WHY_NOT_BLOCKING: &[&str] = &[
+        "only matters if a migration fails",
+        "until the disruption controller catches up",
+        "until evicted pods are ready again",
+        "protects nothing",
+    ];
+
+    #[test]
+    fn every_pdb_statement_agrees_with_the_verdict_next_to_it() {
+        for (state, pdbs, version, ready, blocks_shutdown) in pdb_states() {
+            for action in [Action::Shutdown, Action::LiveMigrate] {
+                let (blockers, reports, plan) = judge_with(action, pdbs.clone(), version, ready);
+                let case = format!("{state} / {action:?}");
+                let verdict =
+                    super::super::verdict::verdict(&blockers, std::slice::from_ref(&plan));
+                let blocking = blockers.iter().any(|b| b.blocking);
+                let expected = blocks_shutdown && action == Action::Shutdown;
+                assert_eq!(blocking, expected, "{case}: {blockers:#?}");
+                assert_eq!(
+                    verdict == super::super::Verdict::WillBlock,
+                    expected,
+                    "{case}"
+                );
+                for b in &blockers {
+                    let m = b.message.to_lowercase();
+                    let refuses = REFUSES.iter().any(|w| m.contains(w));
+                    let why_not = WHY_NOT_BLOCKING.iter().any(|w| m.contains(w));
+                    if b.blocking {
+                        assert!(
+                            refuses,
+                            "{case}: blocks without saying it refuses: {}",
+                            b.message
+                        );
+                        assert!(
+                            !why_not,
+                            "{case}: blocks but says why it would not: {}",
+                            b.message
+                        );
+                    } else {
+                        assert!(
+                            !refuses || why_not,
+                            "{case}: refuses next to a non-blocking mark: {}",
+                            b.message
+                        );
+                    }
+                }
+                // The row and the answers say the same as the blockers.
+                let row_blocks = plan.explanation.contains("so the drain blocks here")
+                    || plan.explanation.contains("never evicts it");
+                assert_eq!(row_blocks, expected, "{case}: {}", plan.explanation);
+                assert_eq!(plan.end_seconds.is_none(), expected, "{case}");
+                if plan
+                    .explanation
+                    .contains("until the disruption controller catches up")
+                {
+                    assert!(!expected, "{case}");
+                }
+                for r in &reports {
+                    for e in &r.evictions {
+                        assert_eq!(e.answer.blocks(), expected, "{case}: {:?}", e.answer);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_status_that_never_catches_up_is_said_to_refuse_for_good() {
+        let states = pdb_states();
+        let (_, pdbs, ..) = states
+            .iter()
+            .find(|s| s.0 == "stale, SyncFailed for good")
+            .unwrap();
+        let (blockers, reports, plan) = judge_with(Action::Shutdown, pdbs.clone(), None, true);
+        assert_eq!(blockers.len(), 1);
+        assert_eq!(blockers[0].reason, "StatusNeverSyncs");
+        assert!(
+            blockers[0]
+                .message
+                .contains("still being processed by the server.) for good"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(
+            blockers[0]
+                .message
+                .contains("observedGeneration 1 < generation 2"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(
+            plan.explanation.contains("429 for good"),
+            "{}",
+            plan.explanation
+        );
+        assert!(
+            matches!(&reports[0].evictions[0].answer, EvictionAnswer::StatusStale { never_syncs: Some(why), .. }
+            if why.contains("does not implement the scale subresource"))
+        );
+        // The same PDB over a migrating VM: said, not blocking, with the reason.
+        let (blockers, ..) = judge_with(Action::LiveMigrate, pdbs.clone(), None, true);
+        assert_eq!(blockers.len(), 1);
+        assert!(!blockers[0].blocking);
+        assert!(blockers[0].message.contains("for good"));
+        assert!(
+            blockers[0]
+                .message
+                .contains("only matters if a migration fails")
+        );
+    }
+
+    #[test]
+    fn an_empty_selector_is_read_by_the_servers_version() {
+        let pdbs = || {
+            vec![pdb_json(
+                "e",
+                serde_json::json!({"selector": {}, "minAvailable": 1}),
+                serde_json::json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0,
+                "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}),
+            )]
+        };
+        let (blockers, reports, _) = judge_with(Action::Shutdown, pdbs(), Some("v1.27.6"), true);
+        assert_eq!(blockers.len(), 1, "{blockers:#?}");
+        assert_eq!(blockers[0].reason, "EmptySelectorIgnored");
+        assert!(
+            blockers[0].message.contains("v1.27.6 (from /version)"),
+            "{}",
+            blockers[0].message
+        );
+        assert!(reports[0].budget.is_none() && reports[0].evictions.is_empty());
+        assert!(
+            reports[0]
+                .eviction_note
+                .as_deref()
+                .is_some_and(|n| n.contains("protects nothing"))
+        );
+        let (blockers, reports, _) = judge_with(Action::Shutdown, pdbs(), Some("v1.27.7"), true);
+        assert!(
+            blockers[0].blocking && blockers[0].message.contains("at eviction too"),
+            "{}",
+            blockers[0].message
+        );
+        assert_eq!(reports[0].evictions[0].http_status, 429);
+        let (blockers, ..) = judge_with(Action::Shutdown, pdbs(), None, true);
+        assert!(blockers[0].blocking);
+        assert!(
+            blockers[0]
+                .message
+                .contains("this holds for Kubernetes 1.29.0+, 1.28.3+ and 1.27.7+"),
+            "{}",
+            blockers[0].message
+        );
+    }
+
     #[test]
     fn a_pdb_without_budget_refuses_the_shutdown_and_blocks() {
         let (blockers, reports, plan) = judge(Action::Shutdown, vec![pdb("db", 0)]);
