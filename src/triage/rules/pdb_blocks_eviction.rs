@@ -99,6 +99,19 @@ pub(super) fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
             note: None,
         });
     }
+    if let EvictionAnswer::StatusStale {
+        observed_generation,
+        generation,
+        ..
+    } = &answer
+    {
+        f.evidence.push(Fact {
+            object: object.clone(),
+            field: "status.observedGeneration".into(),
+            value: observed_generation.to_string(),
+            note: Some(format!("metadata.generation {generation}")),
+        });
+    }
     if let Some(st) = &pdb.status
         && let Some(allowed) = st.disruptions_allowed
     {
@@ -148,6 +161,14 @@ pub(super) fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
             pdbs.len().saturating_sub(1),
             pdbs.join(", ")
         ),
+        EvictionAnswer::StatusStale {
+            observed_generation,
+            generation,
+            never_syncs: Some(reason),
+            ..
+        } => format!(
+            "its status never catches up with its spec (status.observedGeneration {observed_generation} < metadata.generation {generation}): the disruption controller cannot sync it ({reason}) and its failSafe does not advance observedGeneration (kubernetes pkg/controller/disruption/disruption.go), so the eviction API refuses every eviction for good"
+        ),
         _ if max_unavailable.is_some() => "it uses maxUnavailable, which needs the pods' owner to have a /scale subresource, and a VirtualMachineInstance has none, so the disruption controller allows 0 disruptions".to_string(),
         _ => "it allows 0 disruptions".to_string(),
     };
@@ -157,9 +178,13 @@ pub(super) fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
         strategy.strategy.as_str(),
         answer.api_text()
     );
-    f.next_steps.push(format!(
-        "Use minAvailable instead of maxUnavailable (it needs no /scale): kubectl edit pdb -n {ns} {name}"
-    ));
+    f.next_steps.push(if max_unavailable.is_some() {
+        format!(
+            "Use minAvailable instead of maxUnavailable (it needs no /scale): kubectl edit pdb -n {ns} {name}"
+        )
+    } else {
+        format!("Relax the budget or narrow its selector: kubectl edit pdb -n {ns} {name}")
+    });
     let pool = vmi
         .metadata
         .labels

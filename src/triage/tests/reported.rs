@@ -799,9 +799,45 @@ fn a_max_unavailable_pdb_over_vmi_pods_blocks_the_drain() {
     assert_eq!(diagnose(&e).cause, "no-migration");
 
     // A PDB with minAvailable that allows a disruption is no obstacle.
-    let mut e = evidence(None, Some(v), vec![p], Vec::new());
+    let mut e = evidence(None, Some(v.clone()), vec![p.clone()], Vec::new());
     e.pdbs = vec![pdb(None, 1)];
     assert_eq!(diagnose(&e).cause, "no-migration");
+
+    // Edited into maxUnavailable (generation 2) after it synced at 1: failSafe writes
+    // SyncFailed and never advances observedGeneration, so it refuses for good.
+    let mut never = pdb(Some(1), 1);
+    never.metadata.generation = Some(2);
+    if let Some(st) = never.status.as_mut() {
+        st.observed_generation = Some(1);
+        st.conditions =
+            Some(
+                vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: "DisruptionAllowed".into(),
+            status: "False".into(),
+            reason: "SyncFailed".into(),
+            message: "virtualmachineinstances.kubevirt.io does not implement the scale subresource"
+                .into(),
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            ),
+            observed_generation: Some(1),
+        }],
+            );
+    }
+    let mut e = evidence(None, Some(v), vec![p], Vec::new());
+    e.pdbs = vec![never];
+    let d = diagnose(&e);
+    assert_eq!(
+        (d.cause.id, d.outcome),
+        ("pdb-blocks-eviction", Outcome::Blocked)
+    );
+    assert!(d.summary.contains("never catches up"), "{}", d.summary);
+    assert!(d.summary.contains("for good"), "{}", d.summary);
+    assert!(has_fact(
+        &d,
+        "PodDisruptionBudget/prod/db-pool-pdb",
+        "status.observedGeneration"
+    ));
 }
 
 #[test]
