@@ -817,13 +817,16 @@ mod tests {
 
     /// Every PDB state the eviction API distinguishes, with whether it must block a drain
     /// that shuts the VM down (a migrating VM is answered by KubeVirt's webhook first: never).
-    fn pdb_states() -> Vec<(
+    /// (name, PDBs, API server version, launcher Ready, blocks a shutdown).
+    type PdbState = (
         &'static str,
         Vec<PodDisruptionBudget>,
         Option<&'static str>,
         bool,
         bool,
-    )> {
+    );
+
+    fn pdb_states() -> Vec<PdbState> {
         use serde_json::json;
         let synced = |allowed: i64| {
             json!({"status": {"observedGeneration": 1, "disruptionsAllowed": allowed,
