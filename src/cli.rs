@@ -378,6 +378,42 @@ converge). What cannot be read is one line among the assumptions; the diagnosis 
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
 
+/// When `explain`, `status` and `drain` call a retry or a wait a loop that never ends.
+#[derive(Debug, Clone, Args)]
+pub struct LoopArgs {
+    /// Consecutive failed evacuation migrations of a VM still marked for evacuation that make
+    /// an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations).
+    #[arg(long, value_name = "N", default_value_t = crate::triage::loops::DEFAULT_LOOP_FAILURES,
+          value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub loop_failures: u32,
+
+    /// A decentralized migration in WaitingForSync or Synchronizing for longer than this is
+    /// stuck (KubeVirt has no timeout for these phases).
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub sync_timeout: Duration,
+
+    /// A migration with backend storage (persistent TPM/EFI) still Running this long after its
+    /// stream ended is stuck in the PVC hand-off.
+    ///
+    /// DURATION: as --sync-timeout.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub handoff_timeout: Duration,
+}
+
+impl LoopArgs {
+    pub fn thresholds(&self) -> crate::triage::LoopThresholds {
+        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        crate::triage::LoopThresholds {
+            failures: self.loop_failures,
+            sync_seconds: secs(self.sync_timeout),
+            handoff_seconds: secs(self.handoff_timeout),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
     /// VMs (or bare VMIs) to show; all in scope when none are given.
@@ -395,6 +431,9 @@ pub struct StatusArgs {
     /// Keep watching: a live view of the migrations in flight, fed by watches.
     #[arg(short = 'w', long)]
     pub watch: bool,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -535,6 +574,9 @@ pub struct DrainArgs {
     /// Transfer rate assumed per migration in the plan (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -561,6 +603,9 @@ pub struct ExplainArgs {
     /// As --metrics, from this Prometheus (one query).
     #[arg(long, value_name = "URL", conflicts_with = "connect")]
     pub prometheus: Option<String>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]
