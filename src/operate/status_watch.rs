@@ -181,11 +181,7 @@ impl Observer for Watching<'_> {
         let now = Timestamp::now();
         let mut inputs = in_flight(mirror, self.names, kubevirt);
         inputs.loops = self.loops;
-        let report = build_report(
-            &inputs,
-            now,
-            &self.ctx.source_description(),
-        );
+        let report = build_report(&inputs, now, &self.ctx.source_description());
         if self.first_frame {
             self.first_frame = false;
             self.view

@@ -125,7 +125,9 @@ pub fn render_table(
     out.push_str(&t.render());
     let loops = loop_lines(report);
     if !loops.is_empty() {
-        out.push_str("\nLoops that never end by themselves (vmctl explain vm/NAME -n NS for the way out):\n");
+        out.push_str(
+            "\nLoops that never end by themselves (vmctl explain vm/NAME -n NS for the way out):\n",
+        );
         for line in loops {
             out.push_str(&format!("  {} {}\n", style.paint("!", Tone::Bad), line));
         }
@@ -299,7 +301,10 @@ impl View {
                         now.strftime("%H:%M:%S"),
                         row_line(report, m),
                         in_loop
-                            .map(|k| format!(" · LOOP {k} (vmctl explain vm/{} -n {})", m.vmi, m.namespace))
+                            .map(|k| format!(
+                                " · LOOP {k} (vmctl explain vm/{} -n {})",
+                                m.vmi, m.namespace
+                            ))
                             .unwrap_or_default()
                     ),
                 };

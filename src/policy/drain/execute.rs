@@ -569,10 +569,7 @@ impl DrainRun {
                     let failures = vm.failed.len() as u32;
                     // An evacuation loop that began before the drain: this failure is one
                     // more turn of it, and vmctl stops waiting now.
-                    let looping = seen
-                        .stuck
-                        .as_ref()
-                        .filter(|s| s.kind == "evacuation-loop");
+                    let looping = seen.stuck.as_ref().filter(|s| s.kind == "evacuation-loop");
                     let give_up = failures >= self.settings.give_up_after || looping.is_some();
                     let retry = seen.evacuation_node.is_some() && !give_up;
                     events.push(Event::MigrationFailed {

@@ -22,17 +22,11 @@ pub(crate) const DECENTRALIZED_SYNC_STUCK: Rule = Rule {
 
 pub(super) fn decentralized_sync_stuck(v: &View) -> Option<Finding> {
     let m = v.vmim?;
-    let l = loops::detect(
-        v.namespace(),
-        v.vmi_name(),
-        v.vmi,
-        &[m],
-        v.now,
-        &v.ev.loops,
-    )
-    .filter(|l| l.kind == LoopKind::DecentralizedSyncStuck)?;
+    let l = loops::detect(v.namespace(), v.vmi_name(), v.vmi, &[m], v.now, &v.ev.loops)
+        .filter(|l| l.kind == LoopKind::DecentralizedSyncStuck)?;
     let mut f = Finding::default();
-    f.evidence.push(v.vmim_fact("status.phase", v.phase.as_str()));
+    f.evidence
+        .push(v.vmim_fact("status.phase", v.phase.as_str()));
     f.evidence.push(v.vmim_fact(
         &format!("status.phaseTransitionTimestamps[phase={}]", v.phase),
         l.since.clone(),

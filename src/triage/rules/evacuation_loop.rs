@@ -69,7 +69,12 @@ pub(super) fn evacuation_loop(v: &View) -> Option<Finding> {
         .copied()
         .filter(|m| m.phase() == MigrationPhase::Failed && m.evacuation_node().is_some())
         .collect();
-    attempts.sort_by_key(|m| (m.metadata.creation_timestamp.as_ref().map(|t| t.0), m.name().to_string()));
+    attempts.sort_by_key(|m| {
+        (
+            m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            m.name().to_string(),
+        )
+    });
     for m in attempts {
         f.evidence.push(Fact {
             object: format!("VirtualMachineInstanceMigration/{ns}/{}", m.name()),
