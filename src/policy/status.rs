@@ -624,10 +624,19 @@ fn vmi_loop(
 
 /// The Attention line of a loop: what, the last failure's cause, and the first way out.
 fn loop_message(l: &Loop) -> String {
+    // An evacuation's summary already quotes the last failure's text.
     let last = l
         .last_failure
         .as_ref()
-        .and_then(|f| f.cause.as_deref().map(|c| format!(" Last failure: {c}.")))
+        .and_then(|f| {
+            let cause = f.cause.as_deref()?;
+            Some(match (&f.reason, l.kind) {
+                (Some(r), LoopKind::DecentralizedSyncStuck) => {
+                    format!(" Last failure: {cause} ({r}).")
+                }
+                _ => format!(" Last failure: {cause}."),
+            })
+        })
         .unwrap_or_default();
     let way = match l.kind {
         LoopKind::EvacuationLoop => l.way_out.get(1),
