@@ -259,7 +259,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__drain)
-            opts="-n -A -o -h -V --dry-run --timeout --ignore-daemonsets --delete-emptydir-data --force --pod-selector --grace-period --allow-shutdowns --force-partial --max-parallel --no-wait --bandwidth --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --dry-run --timeout --ignore-daemonsets --delete-emptydir-data --force --pod-selector --grace-period --allow-shutdowns --force-partial --max-parallel --no-wait --bandwidth --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -282,6 +282,18 @@ _vmctl() {
                     return 0
                     ;;
                 --bandwidth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loop-failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sync-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -333,7 +345,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__explain)
-            opts="-n -A -o -h -V --history --connect --metrics --prometheus --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --history --connect --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -344,6 +356,18 @@ _vmctl() {
                     return 0
                     ;;
                 --prometheus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loop-failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sync-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -932,7 +956,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__status)
-            opts="-l -w -n -A -o -h -V --node --selector --watch --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -w -n -A -o -h -V --node --selector --watch --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -947,6 +971,18 @@ _vmctl() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loop-failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sync-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -52,6 +52,9 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "man" -d 'Write the man 
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l node -d 'Only VMIs running on this node' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s l -l selector -d 'Only VMIs whose labels match this selector (e.g. app=db,tier!=web)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -115,6 +118,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l pod-selector -d 'O
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l grace-period -d 'Seconds each pod gets to terminate (the pod\'s own when absent, as kubectl\'s -1)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l max-parallel -d 'At most this many VMs evacuated at once (KubeVirt\'s own limits apply on top)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l bandwidth -d 'Transfer rate assumed per migration in the plan (as plan-drain --bandwidth)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -139,6 +145,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s h -l help -d 'Prin
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

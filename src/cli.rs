@@ -133,7 +133,12 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               agoSeconds, sourceNode, targetNode, failureReason} or null,
                               migrationConditions[]? {type, status, reason, message}
                               (MigrationRequired, DecentralizedLiveMigrationFailure,
-                              StorageLiveMigratable=False)
+                              StorageLiveMigratable=False), loop? {kind (evacuation-loop|
+                              decentralized-sync-stuck|backend-storage-handoff-stuck), migration,
+                              since, seconds, attempts, blocking {object, field, value},
+                              counterpart?, lastFailure? {migration, reason?, cause?, summary?},
+                              nextAttempt?, summary, wayOut[]}: a loop that never ends by itself
+                              (thresholds: --loop-failures, --sync-timeout, --handoff-timeout)
     migrations[]              VMIMs not final: namespace, name, vmi, phase, ageSeconds, sourceNode,
                               targetNode, sourcePod, targetPod, livePod, mode, evacuationNode,
                               conditions[], waitingFor, priority?, decentralized?
@@ -143,7 +148,8 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               migrationState.sourceState/targetState
     warnings[]                {vmi?, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
                               migration-required|decentralized-failure|storage-not-migratable|
-                              leftover-policy|input), message}: leftover-policy is a temporary
+                              evacuation-loop|decentralized-sync-stuck|
+                              backend-storage-handoff-stuck|leftover-policy|input), message}: leftover-policy is a temporary
                               MigrationPolicy vmctl made whose migration is no longer in flight
                               (with the kubectl delete that removes it); input is what was said
                               on stderr about the input (duplicates, unknown kinds and values,
@@ -208,8 +214,11 @@ kubectl's messages. Then every node is cordoned and every pod evicted through th
 (never deleted). A 429 from KubeVirt's webhook on a launcher pod means KubeVirt evacuates the VM: vmctl
 follows the migrations KubeVirt creates and never creates its own; a 429 from a PodDisruptionBudget
 is retried every 5 s (as kubectl) and shown once with the budget's numbers. Not live-migratable, two
-PDBs over one pod, a 403, or three failed evacuations of one VM make a blocker at once, with the
-diagnosis vmctl explain gives for a failed migration. Ctrl-C stops evicting, leaves the nodes
+PDBs over one pod, a 403, or --loop-failures (3) failed evacuations of one VM make a blocker at
+once, with the diagnosis vmctl explain gives for a failed migration; so do a VM already in an
+evacuation loop when the drain starts (at its next failure: reason evacuation-loop) and a
+decentralized migration of the VM stuck past --sync-timeout (decentralized-sync-stuck, at once),
+each with the way out. Ctrl-C stops evicting, leaves the nodes
 cordoned and the migrations running, and prints how to resume (run the same command again: it picks
 up where it stopped) or give up (kubectl uncordon NODE; vmctl abort vm/NAME --evacuation).
 
@@ -222,7 +231,8 @@ hotplug|throttled|server-error), pdb, message, retrySeconds}, migration {namespa
 phase, sourceNode, targetNode, sourcePod, targetPod, mode, pointOfNoReturn, evacuation},
 migration-failed {namespace, vmi, migration, reason, failures, retry, diagnosis {plane, cause,
 summary, nextSteps[]}}, moved {namespace, vmi, from, to, migration}, stopped {namespace, vmi, backOn},
-blocked {namespace, pod, vmi, reason, message}, summary (last: result drained|blocked|timeout|
+blocked {namespace, pod, vmi, reason (… | migration-keeps-failing | evacuation-loop |
+decentralized-sync-stuck), message}, summary (last: result drained|blocked|timeout|
 interrupted|refused|dry-run, moved[], stopped[], migrating[], blocked[], podsGone, podsLeft, resume[]).
 
 EXIT CODES: 0 drained (dry run printed, or handed off with --no-wait); 1 blocked, or refused before
@@ -235,7 +245,11 @@ the abort status (Aborting, then Succeeded or Failed; --timeout, default 2m). Re
 --evacuation clears evacuationNodeName through evacuate/cancel (KubeVirt v1.7+) and explains the
 manual way on older versions. Aborting the migration of a VMI marked for evacuation (or one the
 workload updater created) warns first: KubeVirt creates a new one after a backoff (20 s, doubling)
-for as long as the mark stays; --evacuation is what stops the evacuation itself. With -o json|yaml:
+for as long as the mark stays; --evacuation is what stops the evacuation itself (the way out of an
+evacuation-loop: stop the drain first, or its next eviction marks the VM again; KubeVirt refuses
+evacuate/cancel while the node carries the node-drain taint kubevirt.io/drain; then abort the
+attempt in flight, and kubectl uncordon NODE if the drain is called off: uncordoning alone does not
+stop the retries). With -o json|yaml:
 kind AbortPlan (dry run) or AbortResult, with warnings[] when there is any.
 
 EXIT CODES: 0 aborted or cancelled (dry run printed); 1 nothing to abort, refused in post-copy, the
@@ -338,7 +352,11 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               backend-storage-handoff-stuck, destination-volume-too-small,
                               libvirt-error, aborted-by-request, pdb-blocks-eviction,
                               decentralized-migration-blocked, succeeded, in-progress,
-                              no-migration, unknown
+                              no-migration, unknown; loops that never end by themselves:
+                              evacuation-loop (--loop-failures consecutive failed evacuation
+                              migrations of a VMI still marked), decentralized-sync-stuck
+                              (WaitingForSync/Synchronizing past --sync-timeout),
+                              backend-storage-handoff-stuck (past --handoff-timeout)
     summary                   one sentence
     inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
                               elapsed time against the completion budget)
@@ -384,6 +402,42 @@ converge). What cannot be read is one line among the assumptions; the diagnosis 
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
 
+/// When `explain`, `status` and `drain` call a retry or a wait a loop that never ends.
+#[derive(Debug, Clone, Args)]
+pub struct LoopArgs {
+    /// Consecutive failed evacuation migrations of a VM still marked for evacuation that make
+    /// an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations).
+    #[arg(long, value_name = "N", default_value_t = crate::triage::loops::DEFAULT_LOOP_FAILURES,
+          value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub loop_failures: u32,
+
+    /// A decentralized migration in WaitingForSync or Synchronizing for longer than this is
+    /// stuck (KubeVirt has no timeout for these phases).
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
+    /// whole seconds, at most 30 days.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub sync_timeout: Duration,
+
+    /// A migration with backend storage (persistent TPM/EFI) still Running this long after its
+    /// stream ended is stuck in the PVC hand-off.
+    ///
+    /// DURATION: as --sync-timeout.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub handoff_timeout: Duration,
+}
+
+impl LoopArgs {
+    pub fn thresholds(&self) -> crate::triage::LoopThresholds {
+        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        crate::triage::LoopThresholds {
+            failures: self.loop_failures,
+            sync_seconds: secs(self.sync_timeout),
+            handoff_seconds: secs(self.handoff_timeout),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
     /// VMs (or bare VMIs) to show; all in scope when none are given.
@@ -401,6 +455,9 @@ pub struct StatusArgs {
     /// Keep watching: a live view of the migrations in flight, fed by watches.
     #[arg(short = 'w', long)]
     pub watch: bool,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -541,6 +598,9 @@ pub struct DrainArgs {
     /// Transfer rate assumed per migration in the plan (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -567,6 +627,9 @@ pub struct ExplainArgs {
     /// As --metrics, from this Prometheus (one query).
     #[arg(long, value_name = "URL", conflicts_with = "connect")]
     pub prometheus: Option<String>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -462,6 +462,7 @@ pub async fn gather(
         load,
         unread: unreadable.unread,
         pdbs,
+        loops: Default::default(),
     })
 }
 

@@ -1204,6 +1204,35 @@ const REPORTED_CASES: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
         "blocked",
         "high",
     ),
+    // harvester#10698 (#7965's text): three failed evacuations of a VMI still marked.
+    (
+        "evacuation-loop",
+        "vm/vm",
+        "2026-11-30T05:03:30Z",
+        "evacuation-loop",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
+    // kubevirt#18259 / #17317: both sides of a decentralized migration wait 40 minutes.
+    (
+        "decentralized-sync-stuck",
+        "rhel9-send",
+        "2026-11-30T10:40:00Z",
+        "decentralized-sync-stuck",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
+    (
+        "decentralized-sync-stuck",
+        "rhel9-recv",
+        "2026-11-30T10:40:00Z",
+        "decentralized-sync-stuck",
+        "control-plane",
+        "blocked",
+        "high",
+    ),
     // kubevirt#12773
     (
         "multiple-pods",
@@ -1473,10 +1502,12 @@ fn kv19_fixtures_get_their_causes() {
             false,
             1,
         ),
+        // Three failed evacuations of a VMI still marked: a loop (issue 25 §4), whose
+        // summary keeps the backoff's reckoning (below).
         (
             "backoff-third",
             "kubevirt-evacuation-k4",
-            "migration-backoff",
+            "evacuation-loop",
             "blocked",
             false,
             1,
@@ -1705,6 +1736,133 @@ fn kv19_an_unschedulable_target_pod_times_out_5_minutes_after_its_creation() {
         "metadata.creationTimestamp",
         "2026-12-01T11:53:31Z"
     ));
+}
+
+#[test]
+fn an_evacuation_loop_says_the_last_failure_the_blocking_field_and_the_way_out() {
+    let (r, code) = explain_at(
+        &reported("evacuation-loop"),
+        "2026-11-30T05:03:30Z",
+        "vm/vm",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        r.summary.contains("tried 3 times in 3m30s"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary
+            .contains("The last attempt failed with libvirt-error"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("guest CPU doesn't match specification"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary
+            .contains("next attempt can start at 2026-11-30T05:03:53Z"),
+        "{}",
+        r.summary
+    );
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstance/default/vm",
+        "status.evacuationNodeName",
+        "n2-v15"
+    ));
+    for m in [
+        "kubevirt-evacuation-7xk2p",
+        "kubevirt-evacuation-m4q9d",
+        "kubevirt-evacuation-t8v3n",
+    ] {
+        assert!(
+            r.evidence.iter().any(|f| f.object
+                == format!("VirtualMachineInstanceMigration/default/{m}")
+                && f.field == "status.phaseTransitionTimestamps[phase=Failed]"),
+            "{m}"
+        );
+    }
+    let steps = r.next_steps.join("\n");
+    assert!(
+        steps.contains("vmctl abort --evacuation vm/vm -n default"),
+        "{steps}"
+    );
+    assert!(
+        steps.contains("vmctl abort migration/kubevirt-evacuation-q5w1z -n default"),
+        "{steps}"
+    );
+    assert!(steps.contains("kubectl uncordon n2-v15"), "{steps}");
+    // An older attempt explained on its own keeps its own cause.
+    let (old, _) = explain_at(
+        &reported("evacuation-loop"),
+        "2026-11-30T05:03:30Z",
+        "kubevirt-evacuation-7xk2p",
+    );
+    assert_eq!(old.cause, "libvirt-error");
+    // The threshold is a flag: at 4, the waiting attempt is a backoff again.
+    let out = vmctl([
+        "--from",
+        &kv19("backoff-third"),
+        "--now",
+        KV19_NOW,
+        "explain",
+        "kubevirt-evacuation-k4",
+        "--loop-failures",
+        "4",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cause, "migration-backoff");
+}
+
+#[test]
+fn a_stuck_decentralized_migration_names_the_missing_side_and_the_peer() {
+    let (r, _) = explain_at(
+        &reported("decentralized-sync-stuck"),
+        "2026-11-30T10:40:00Z",
+        "rhel9-recv",
+    );
+    assert!(
+        r.summary.contains("in WaitingForSync for 39m59s"),
+        "{}",
+        r.summary
+    );
+    assert!(has_fact(
+        &r,
+        "VirtualMachineInstance/vm-dst/rhel9",
+        "status.migrationState.sourceState",
+        "(absent)"
+    ));
+    assert!(
+        r.summary.contains("spec.sendTo.migrationID rhel9-xns"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.next_steps
+            .iter()
+            .any(|s| s.contains("kubectl delete vmim rhel9-recv -n vm-dst"))
+    );
+    // Within --sync-timeout it is in progress.
+    let out = vmctl([
+        "--from",
+        &reported("decentralized-sync-stuck"),
+        "--now",
+        "2026-11-30T10:40:00Z",
+        "explain",
+        "rhel9-recv",
+        "--sync-timeout",
+        "1h",
+        "-o",
+        "json",
+    ]);
+    let r: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.cause, "in-progress");
 }
 
 #[test]

@@ -462,3 +462,125 @@ fn kv19_status_wide_table() {
     assert!(out.contains("peer VMI memory differs"), "{out}");
     insta::assert_snapshot!("kv19_status_wide", out);
 }
+
+// ---------------------------------------------------------------- issue 25 §4: loops
+
+const LOOP_FIXTURES: &str = "tests/fixtures/explain/reported";
+
+fn status_json_at(case: &str, now: &str, extra: &[&str]) -> serde_json::Value {
+    let from = format!("{LOOP_FIXTURES}/{case}");
+    let mut args = vec![
+        "--from",
+        from.as_str(),
+        "--now",
+        now,
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(vmctl(args))).unwrap()
+}
+
+#[test]
+fn status_names_an_evacuation_loop_with_its_blocking_field_cause_and_way_out() {
+    // harvester#10698: three evacuations failed on a CPU mismatch, the fourth waits.
+    let r = status_json_at("evacuation-loop", "2026-11-30T05:03:30Z", &[]);
+    let vmi = &r["vmis"][0];
+    let l = &vmi["loop"];
+    assert_eq!(l["kind"], "evacuation-loop");
+    assert_eq!(l["attempts"], 3);
+    assert_eq!(l["since"], "2026-11-30T05:00:00Z");
+    assert_eq!(l["migration"], "kubevirt-evacuation-q5w1z");
+    assert_eq!(l["blocking"]["object"], "VirtualMachineInstance/default/vm");
+    assert_eq!(l["blocking"]["field"], "status.evacuationNodeName");
+    assert_eq!(l["blocking"]["value"], "n2-v15");
+    assert_eq!(l["lastFailure"]["migration"], "kubevirt-evacuation-t8v3n");
+    // explain's cause of the last attempt (the CPU mismatch is a libvirt error today).
+    assert_eq!(l["lastFailure"]["cause"], "libvirt-error");
+    assert_eq!(l["nextAttempt"], "2026-11-30T05:03:53Z");
+    let way: Vec<&str> = l["wayOut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        way.iter()
+            .any(|w| w.contains("vmctl abort --evacuation vm/vm -n default")),
+        "{way:?}"
+    );
+    assert!(
+        way.iter().any(|w| w.contains("kubectl uncordon n2-v15")),
+        "{way:?}"
+    );
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["kind"] == "evacuation-loop" && w["vmi"] == "default/vm"),
+        "{warnings:?}"
+    );
+    // The table says it under Attention.
+    let table = ok(vmctl([
+        "--from",
+        &format!("{LOOP_FIXTURES}/evacuation-loop"),
+        "--now",
+        "2026-11-30T05:03:30Z",
+        "status",
+        "-A",
+    ]));
+    assert!(table.contains("KubeVirt has tried 3 times"), "{table}");
+    assert!(
+        table.contains("vmctl abort --evacuation vm/vm -n default"),
+        "{table}"
+    );
+    // A higher threshold: no loop yet.
+    let r = status_json_at(
+        "evacuation-loop",
+        "2026-11-30T05:03:30Z",
+        &["--loop-failures", "4"],
+    );
+    assert!(r["vmis"][0].get("loop").is_none(), "{}", r["vmis"][0]);
+}
+
+#[test]
+fn status_names_both_sides_of_a_stuck_decentralized_migration() {
+    // kubevirt#18259: 40 minutes in Synchronizing / WaitingForSync.
+    let r = status_json_at("decentralized-sync-stuck", "2026-11-30T10:40:00Z", &[]);
+    let vmis = r["vmis"].as_array().unwrap();
+    let by_ns = |ns: &str| vmis.iter().find(|v| v["namespace"] == ns).unwrap();
+    let send = &by_ns("vm-src")["loop"];
+    assert_eq!(send["kind"], "decentralized-sync-stuck");
+    assert_eq!(send["migration"], "rhel9-send");
+    assert_eq!(
+        send["blocking"]["field"],
+        "status.migrationState.targetState.migrationUID"
+    );
+    assert!(
+        send["counterpart"]
+            .as_str()
+            .unwrap()
+            .contains("spec.receive.migrationID rhel9-xns")
+    );
+    let recv = &by_ns("vm-dst")["loop"];
+    assert_eq!(recv["migration"], "rhel9-recv");
+    assert_eq!(
+        recv["blocking"]["field"],
+        "status.migrationState.sourceState"
+    );
+    // Within --sync-timeout it is only waiting.
+    let r = status_json_at(
+        "decentralized-sync-stuck",
+        "2026-11-30T10:40:00Z",
+        &["--sync-timeout", "1h"],
+    );
+    assert!(
+        r["vmis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v.get("loop").is_none())
+    );
+}

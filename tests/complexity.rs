@@ -202,6 +202,7 @@ fn status_work(c: &Cluster) -> (usize, u64) {
         vmims: c.vmims.clone(),
         pods: c.pods.clone(),
         kubevirt: Some(c.kubevirt.clone()),
+        loops: Default::default(),
     };
     let (report, steps) = work::count(|| build_report(&inputs, now(), "test"));
     (report.migrations.len(), steps)

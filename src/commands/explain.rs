@@ -28,7 +28,8 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
         crate::say!("note: {note}");
     }
     let mut notes = Vec::new();
-    let evidence = gather(ctx, resolved, &mut notes).await?;
+    let mut evidence = gather(ctx, resolved, &mut notes).await?;
+    evidence.loops = args.loops.thresholds();
     for w in crate::model::unknown::warnings(
         &evidence.vmi,
         evidence.migrations.iter().chain(

@@ -109,6 +109,7 @@ async fn gather(
             // Same size: collected in place, no second vector of pods.
             pods: pods.into_iter().map(|p| p.0).collect(),
             kubevirt: kubevirts.into_iter().next(),
+            loops: args.loops.thresholds(),
         },
         skipped,
         policies,
@@ -234,6 +235,7 @@ mod tests {
                 .into_iter()
                 .map(|v| serde_json::from_value(v).unwrap())
                 .next(),
+            loops: Default::default(),
         };
         let now: Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
         let whole = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();

@@ -24,5 +24,6 @@ pub async fn run(ctx: &'static Context, args: &StatusArgs) -> Result<i32> {
         Some(slim_pod),
     );
     let tty = std::io::stdout().is_terminal() && !ctx.output.is_structured();
-    crate::operate::status_watch::run(ctx, live, spec, &args.names, tty).await
+    crate::operate::status_watch::run(ctx, live, spec, &args.names, tty, args.loops.thresholds())
+        .await
 }

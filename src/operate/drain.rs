@@ -31,7 +31,7 @@ use crate::policy::drain::evict::{
     read_answer, select_pods,
 };
 use crate::policy::drain::execute::{
-    DrainRun, Event, MigrationSeen, Outcome, Settings, VmSeen, World, actions_of,
+    DrainRun, Event, MigrationSeen, Outcome, Settings, StuckSeen, VmSeen, World, actions_of,
 };
 use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan};
 use crate::render::drain::{DrainOutput, DrainResult, Summary};
@@ -332,6 +332,7 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
         &actions_of(&plan),
         Settings {
             max_parallel: args.max_parallel,
+            give_up_after: args.loops.loop_failures,
             ..Settings::default()
         },
     );
@@ -458,6 +459,7 @@ async fn follow_drain(
         estimate_secs,
         vms_total,
         pdbs,
+        loops: args.loops.thresholds(),
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
@@ -521,6 +523,8 @@ struct Draining<'a> {
     /// The PDBs as the plan read them: a 429 from one whose status never catches up is
     /// answered for good, not waited for.
     pdbs: Vec<crate::model::PodDisruptionBudget>,
+    /// When a retry or a wait counts as a loop (`--loop-failures`, `--sync-timeout`, …).
+    loops: crate::triage::LoopThresholds,
 }
 
 impl Draining<'_> {
@@ -566,6 +570,27 @@ impl Draining<'_> {
                         ))
                 });
             let migration = newest.map(|m| seen_migration(m, vmi.map(|v| &**v)));
+            // Every migration of the VMI, those before the drain too: a loop may predate it.
+            let all: Vec<&VirtualMachineInstanceMigration> = mirror
+                .vmims_by_vmi
+                .get(key)
+                .into_iter()
+                .flatten()
+                .filter_map(|name| mirror.vmims.get(&(key.0.clone(), name.clone())))
+                .map(|m| &**m)
+                .collect();
+            let stuck = crate::triage::loops::detect(
+                &key.0,
+                &key.1,
+                vmi.map(|v| &**v),
+                &all,
+                Timestamp::now(),
+                &self.loops,
+            )
+            .map(|l| StuckSeen {
+                kind: l.kind.as_str().to_string(),
+                message: format!("{} Way out: {}", l.summary, l.way_out.join(" · ")),
+            });
             world.vms.insert(
                 key.clone(),
                 VmSeen {
@@ -577,6 +602,7 @@ impl Draining<'_> {
                         .unwrap_or_default(),
                     evacuation_node: vmi.and_then(|v| v.status.evacuation_node_name.clone()),
                     migration,
+                    stuck,
                 },
             );
         }

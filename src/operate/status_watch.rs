@@ -59,6 +59,7 @@ pub(crate) fn in_flight(
         vmims: Vec::new(),
         pods: Vec::new(),
         kubevirt,
+        loops: Default::default(),
     };
     let mut pod_keys: BTreeSet<Key> = BTreeSet::new();
     for key in keys {
@@ -74,6 +75,15 @@ pub(crate) fn in_flight(
                         pod_keys.insert((ns.clone(), pod.clone()));
                     }
                 }
+                inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
+            }
+        }
+        // Its finished migrations too, so an evacuation that keeps failing is seen as a loop
+        // (triage::loops counts them; status shows no row for a finished one).
+        for name in mirror.vmims_by_vmi.get(key).into_iter().flatten() {
+            if let Some(m) = mirror.vmims.get(&(ns.clone(), name.clone()))
+                && m.is_final()
+            {
                 inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
             }
         }
@@ -102,6 +112,7 @@ pub(crate) fn in_flight(
 struct Watching<'a> {
     ctx: &'a Context,
     names: &'a [String],
+    loops: crate::triage::LoopThresholds,
     view: View,
     ready: BTreeSet<Kind>,
     kubevirt_list: Option<JoinHandle<Result<Vec<KubeVirt>>>>,
@@ -168,11 +179,9 @@ impl Observer for Watching<'_> {
         self.dirty = false;
         self.last_draw = Some(Instant::now());
         let now = Timestamp::now();
-        let report = build_report(
-            &in_flight(mirror, self.names, kubevirt),
-            now,
-            &self.ctx.source_description(),
-        );
+        let mut inputs = in_flight(mirror, self.names, kubevirt);
+        inputs.loops = self.loops;
+        let report = build_report(&inputs, now, &self.ctx.source_description());
         if self.first_frame {
             self.first_frame = false;
             self.view
@@ -192,6 +201,7 @@ pub async fn run(
     spec: FollowSpec,
     names: &[String],
     tty: bool,
+    loops: crate::triage::LoopThresholds,
 ) -> Result<i32> {
     let scope = match ctx.scope.namespace() {
         Some(ns) => format!("namespace {ns}"),
@@ -209,6 +219,7 @@ pub async fn run(
     let mut watching = Watching {
         ctx,
         names,
+        loops,
         view: View::new(tty, scope),
         ready: BTreeSet::new(),
         kubevirt_list: Some(kubevirt_list),

@@ -18,6 +18,7 @@ use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
 use crate::policy::index::{MigrationIndex, PodIndex};
 use crate::policy::migratability::{Blocker, migratability};
 use crate::policy::pods::{LauncherPod, launcher_pods};
+use crate::triage::loops::{self, Loop, LoopKind, LoopThresholds};
 use crate::triage::strings::scheduler_summary;
 
 /// Everything `status` reads.
@@ -27,6 +28,8 @@ pub struct StatusInputs {
     pub vmims: Vec<VirtualMachineInstanceMigration>,
     pub pods: Vec<Pod>,
     pub kubevirt: Option<KubeVirt>,
+    /// When a retry or a wait counts as a loop that never ends.
+    pub loops: LoopThresholds,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -82,6 +85,11 @@ pub struct VmiRow {
     /// StorageLiveMigratable=False.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub migration_conditions: Vec<VmiCondition>,
+    /// A loop that never ends by itself (evacuation-loop, decentralized-sync-stuck,
+    /// backend-storage-handoff-stuck): since when, how many attempts, the blocking object,
+    /// the last failure's cause and the way out.
+    #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub in_loop: Option<Loop>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -194,7 +202,8 @@ pub struct Warning {
     /// `namespace/name` of the VMI (absent for a warning about the input as a whole).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub vmi: String,
-    /// `evacuation`, `post-copy`, `failed`, `blocks-drain`, `not-migratable`.
+    /// `evacuation`, `post-copy`, `failed`, `blocks-drain`, `not-migratable`, or a loop's
+    /// cause (`evacuation-loop`, `decentralized-sync-stuck`, `backend-storage-handoff-stuck`).
     pub kind: String,
     pub message: String,
 }
@@ -389,6 +398,15 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 .is_some_and(|c| c.is_true()),
         });
 
+        let in_loop = vmi_loop(inputs, vmi, &migration_index, &pod_index, now);
+        if let Some(l) = &in_loop {
+            warnings.push(Warning {
+                vmi: id.clone(),
+                kind: l.kind.as_str().into(),
+                message: loop_message(l),
+            });
+        }
+
         let migration_conditions = migration_conditions(vmi, evacuation.is_some());
         for c in &migration_conditions {
             // StorageLiveMigratable=False repeats LiveMigratable's reasons when the VMI cannot
@@ -514,6 +532,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
             migration,
             last_migration,
             migration_conditions,
+            in_loop,
         });
     }
 
@@ -556,6 +575,78 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
         warnings,
         skipped: Vec::new(),
     }
+}
+
+/// The loop the VMI is caught in, with explain's cause of an evacuation's last failure
+/// (diagnosed from status alone: `status` reads no events). Only VMIs with a migration on
+/// record are looked at, and only a loop is diagnosed, so the cost stays linear.
+fn vmi_loop(
+    inputs: &StatusInputs,
+    vmi: &VirtualMachineInstance,
+    migrations: &MigrationIndex,
+    pods: &PodIndex,
+    now: Timestamp,
+) -> Option<Loop> {
+    let of_vmi = migrations.of_vmi(vmi.namespace(), vmi.name());
+    if of_vmi.is_empty() {
+        return None;
+    }
+    let mut l = loops::detect(
+        vmi.namespace(),
+        vmi.name(),
+        Some(vmi),
+        of_vmi,
+        now,
+        &inputs.loops,
+    )?;
+    if l.kind == LoopKind::EvacuationLoop {
+        let evidence = crate::triage::Evidence {
+            now,
+            migration: None,
+            vmi_namespace: vmi.namespace().to_string(),
+            vmi_name: vmi.name().to_string(),
+            vmi: Some(vmi.clone()),
+            migrations: of_vmi.iter().map(|m| (*m).clone()).collect(),
+            pods: pods.candidates_for(vmi).into_iter().cloned().collect(),
+            events: Vec::new(),
+            kubevirt: inputs.kubevirt.clone(),
+            policies: Vec::new(),
+            namespace: None,
+            load: None,
+            unread: Vec::new(),
+            pdbs: Vec::new(),
+            loops: inputs.loops,
+        };
+        loops::with_diagnosis(&mut l, &evidence);
+    }
+    Some(l)
+}
+
+/// The Attention line of a loop: what, the last failure's cause, and the first way out.
+fn loop_message(l: &Loop) -> String {
+    // An evacuation's summary already quotes the last failure's text.
+    let last = l
+        .last_failure
+        .as_ref()
+        .and_then(|f| {
+            let cause = f.cause.as_deref()?;
+            Some(match (&f.reason, l.kind) {
+                (Some(r), LoopKind::DecentralizedSyncStuck) => {
+                    format!(" Last failure: {cause} ({r}).")
+                }
+                _ => format!(" Last failure: {cause}."),
+            })
+        })
+        .unwrap_or_default();
+    let way = match l.kind {
+        LoopKind::EvacuationLoop => l.way_out.get(1),
+        _ => l.way_out.first(),
+    };
+    format!(
+        "{}{last}{}",
+        l.summary,
+        way.map(|w| format!(" Way out: {w}")).unwrap_or_default()
+    )
 }
 
 fn migration_row(

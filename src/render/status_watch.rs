@@ -123,7 +123,49 @@ pub fn render_table(
         ]);
     }
     out.push_str(&t.render());
+    let loops = loop_lines(report);
+    if !loops.is_empty() {
+        out.push_str(
+            "\nLoops that never end by themselves (vmctl explain vm/NAME -n NS for the way out):\n",
+        );
+        for line in loops {
+            out.push_str(&format!("  {} {}\n", style.paint("!", Tone::Bad), line));
+        }
+    }
     out
+}
+
+/// One line per VMI caught in a loop: `ns/name: kind since …, N attempts, blocking field`.
+fn loop_lines(report: &StatusReport) -> Vec<String> {
+    report
+        .vmis
+        .iter()
+        .filter_map(|v| {
+            let l = v.in_loop.as_ref()?;
+            Some(crate::text::printable(&format!(
+                "{}/{}: {} for {} ({} attempt{}; {} {} = {})",
+                v.namespace,
+                v.name,
+                l.kind.as_str(),
+                crate::text::duration(l.seconds),
+                l.attempts,
+                if l.attempts == 1 { "" } else { "s" },
+                l.blocking.object,
+                l.blocking.field,
+                l.blocking.value
+            )))
+        })
+        .collect()
+}
+
+/// The loop kind of the VMI a migration row belongs to.
+fn loop_of<'a>(report: &'a StatusReport, m: &MigrationRow) -> Option<&'a str> {
+    report
+        .vmis
+        .iter()
+        .find(|v| v.namespace == m.namespace && v.name == m.vmi)
+        .and_then(|v| v.in_loop.as_ref())
+        .map(|l| l.kind.as_str())
 }
 
 /// What the loop shows besides the report: the watches' failures, and how far along it is.
@@ -235,22 +277,36 @@ impl View {
         for m in &report.migrations {
             let id = format!("{}/{}", m.namespace, m.name);
             seen.insert(id.clone());
+            let in_loop = loop_of(report, m);
             let signature = format!(
-                "{}|{:?}|{:?}|{:?}|{}",
-                m.phase, m.target_node, m.mode, m.live_pod, m.waiting_for
+                "{}|{:?}|{:?}|{:?}|{}|{:?}",
+                m.phase, m.target_node, m.mode, m.live_pod, m.waiting_for, in_loop
             );
             if self.last_lines.get(&id) != Some(&signature) {
                 self.last_lines.insert(id, signature);
                 let line = match output {
                     OutputFormat::Json | OutputFormat::Yaml => {
-                        let line = json!({
+                        let mut line = json!({
                         "time": now.to_string(), "namespace": m.namespace, "migration": m.name,
                         "vmi": m.vmi, "phase": m.phase, "sourceNode": m.source_node,
                         "targetNode": m.target_node, "mode": m.mode, "livePod": m.live_pod,
                         "progress": progress_cell(report, m)});
+                        if let Some(k) = in_loop {
+                            line["loop"] = json!(k);
+                        }
                         super::json_line(&line)?
                     }
-                    _ => format!("[{}] {}", now.strftime("%H:%M:%S"), row_line(report, m)),
+                    _ => format!(
+                        "[{}] {}{}",
+                        now.strftime("%H:%M:%S"),
+                        row_line(report, m),
+                        in_loop
+                            .map(|k| format!(
+                                " · LOOP {k} (vmctl explain vm/{} -n {})",
+                                m.vmi, m.namespace
+                            ))
+                            .unwrap_or_default()
+                    ),
                 };
                 write_stdout(&format!("{line}\n"))?;
             }
@@ -327,6 +383,7 @@ mod tests {
             vmims: vec![recv, send],
             pods: Vec::new(),
             kubevirt: None,
+            loops: Default::default(),
         };
         let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
         let report = build_report(&inputs, now, "test");

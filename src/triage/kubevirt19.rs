@@ -935,6 +935,7 @@ mod tests {
             load: None,
             unread: Vec::new(),
             pdbs: Vec::new(),
+            loops: Default::default(),
         }
     }
 

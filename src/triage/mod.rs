@@ -12,6 +12,7 @@ pub mod cause;
 pub mod dirty_rate;
 mod history;
 mod kubevirt19;
+pub mod loops;
 mod objects;
 pub mod report;
 pub mod rules;
@@ -34,6 +35,7 @@ use crate::policy::migratability::Blocker;
 
 pub use cause::Cause;
 pub use history::{HistoryEntry, history};
+pub use loops::{Loop, LoopKind, LoopThresholds};
 pub use rules::{CATALOGUE, Rule};
 pub use unexplained::{
     BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
@@ -67,6 +69,9 @@ pub struct Evidence {
     /// PodDisruptionBudgets of the namespace: one over the VMI's launcher pod can refuse its
     /// eviction.
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// When a retry or a wait counts as a loop that never ends (`--loop-failures`,
+    /// `--sync-timeout`, `--handoff-timeout`).
+    pub loops: LoopThresholds,
 }
 
 /// What competes with a Pending migration for the parallel-migration slots (FACTS §3.2).

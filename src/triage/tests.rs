@@ -273,6 +273,7 @@ fn evidence(
         load: None,
         unread: Vec::new(),
         pdbs: Vec::new(),
+        loops: Default::default(),
     }
 }
 

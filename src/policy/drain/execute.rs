@@ -79,6 +79,17 @@ pub struct VmSeen {
     pub evacuation_node: Option<String>,
     /// The newest migration of this VMI that started after the drain began (none before).
     pub migration: Option<MigrationSeen>,
+    /// A loop that never ends by itself (`triage::loops`, over every migration of the VMI,
+    /// those before the drain included): its cause id and what to say, with the way out.
+    pub stuck: Option<StuckSeen>,
+}
+
+/// A loop the VMI is caught in, as the drain reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StuckSeen {
+    /// `evacuation-loop`, `decentralized-sync-stuck`, `backend-storage-handoff-stuck`.
+    pub kind: String,
+    pub message: String,
 }
 
 /// What the watches show, for the drain's pods and VMs only.
@@ -556,8 +567,11 @@ impl DrainRun {
                 if m.phase == "Failed" && !vm.failed.contains(&m.name) {
                     vm.failed.push(m.name.clone());
                     let failures = vm.failed.len() as u32;
-                    let retry =
-                        seen.evacuation_node.is_some() && failures < self.settings.give_up_after;
+                    // An evacuation loop that began before the drain: this failure is one
+                    // more turn of it, and vmctl stops waiting now.
+                    let looping = seen.stuck.as_ref().filter(|s| s.kind == "evacuation-loop");
+                    let give_up = failures >= self.settings.give_up_after || looping.is_some();
+                    let retry = seen.evacuation_node.is_some() && !give_up;
                     events.push(Event::MigrationFailed {
                         namespace: namespace.clone(),
                         vmi: vmi.clone(),
@@ -566,30 +580,65 @@ impl DrainRun {
                         failures,
                         retry,
                     });
-                    if failures >= self.settings.give_up_after && !vm.blocked {
+                    if give_up && !vm.blocked {
                         vm.blocked = true;
-                        let message = format!(
-                            "{failures} evacuation migrations failed (last: {}); KubeVirt keeps retrying with backoff, vmctl stops waiting for it",
-                            m.failure.as_deref().unwrap_or("no reason recorded")
-                        );
+                        let (reason, message) = match looping {
+                            Some(l) => ("evacuation-loop".to_string(), l.message.clone()),
+                            None => (
+                                "migration-keeps-failing".to_string(),
+                                format!(
+                                    "{failures} evacuation migrations failed (last: {}); KubeVirt keeps retrying with backoff, vmctl stops waiting for it. Way out: stop the drain, then vmctl abort --evacuation vm/{vmi} -n {namespace} (uncordoning alone does not stop the retries)",
+                                    m.failure.as_deref().unwrap_or("no reason recorded")
+                                ),
+                            ),
+                        };
                         for pkey in &vm.pods {
                             let Some(task) = self.pods.get_mut(pkey) else {
                                 continue;
                             };
                             if !matches!(task.state, PodState::Gone) {
                                 task.state = PodState::Blocked {
-                                    reason: "migration-keeps-failing".into(),
+                                    reason: reason.clone(),
                                     message: message.clone(),
                                 };
                                 events.push(Event::Blocked {
                                     namespace: namespace.clone(),
                                     pod: pkey.1.clone(),
                                     vmi: Some(vmi.clone()),
-                                    reason: "migration-keeps-failing".into(),
+                                    reason: reason.clone(),
                                     message: message.clone(),
                                 });
                             }
                         }
+                    }
+                }
+            }
+            // A decentralized migration stuck waiting for its peer: KubeVirt's evacuation
+            // skips a VMI with an unfinished migration (evacuation.go), so nothing moves it.
+            if let Some(stuck) = seen
+                .stuck
+                .as_ref()
+                .filter(|s| s.kind == "decentralized-sync-stuck")
+                && !vm.blocked
+                && !vm.done
+            {
+                vm.blocked = true;
+                for pkey in &vm.pods {
+                    let Some(task) = self.pods.get_mut(pkey) else {
+                        continue;
+                    };
+                    if !matches!(task.state, PodState::Gone) {
+                        task.state = PodState::Blocked {
+                            reason: stuck.kind.clone(),
+                            message: stuck.message.clone(),
+                        };
+                        events.push(Event::Blocked {
+                            namespace: namespace.clone(),
+                            pod: pkey.1.clone(),
+                            vmi: Some(vmi.clone()),
+                            reason: stuck.kind.clone(),
+                            message: stuck.message.clone(),
+                        });
                     }
                 }
             }

@@ -3,10 +3,6 @@
 
 use super::*;
 
-/// After the source finished, virt-controller finalises a migration within seconds; a
-/// Running migration whose stream ended longer ago than this is stuck in the hand-off.
-pub const HANDOFF_GRACE_SECONDS: i64 = 120;
-
 pub(crate) const BACKEND_STORAGE_HANDOFF: Rule = Rule {
     cause: Cause {
         id: "backend-storage-handoff-stuck",
@@ -38,7 +34,10 @@ pub(super) fn backend_storage_handoff(v: &View) -> Option<Finding> {
     }
     let end = v.end?;
     let since = v.now.as_second() - end.as_second();
-    if since < HANDOFF_GRACE_SECONDS {
+    // After the source finished, virt-controller finalises a migration within seconds: a
+    // Running migration whose stream ended longer ago than `--handoff-timeout` (default
+    // `triage::loops::DEFAULT_HANDOFF_SECONDS`) is stuck in the hand-off.
+    if since < v.ev.loops.handoff_seconds {
         return None;
     }
     let mut f = Finding::default();

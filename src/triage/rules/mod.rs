@@ -23,7 +23,9 @@ pub(super) mod blocked_by_backup;
 pub(super) mod blocked_by_utility_volumes;
 pub(super) mod connection_failure;
 pub(super) mod decentralized_migration_blocked;
+pub(super) mod decentralized_sync_stuck;
 pub(super) mod destination_volume_too_small;
+pub(super) mod evacuation_loop;
 pub(super) mod in_progress;
 pub(super) mod libvirt_error;
 pub(super) mod migration_backoff;
@@ -115,10 +117,12 @@ pub static CATALOGUE: &[Rule] = &[
     target_domain_not_seen::TARGET_DOMAIN_NOT_SEEN,
     succeeded::SUCCEEDED,
     backend_storage_handoff_stuck::BACKEND_STORAGE_HANDOFF,
+    evacuation_loop::EVACUATION_LOOP,
     postcopy_failed::POSTCOPY_FAILED,
     aborted_by_request::ABORTED_BY_REQUEST,
     postcopy_unsupported::POSTCOPY_UNSUPPORTED,
     decentralized_migration_blocked::DECENTRALIZED_BLOCKED,
+    decentralized_sync_stuck::DECENTRALIZED_SYNC_STUCK,
     blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES,
     blocked_by_backup::BLOCKED_BY_BACKUP,
     resource_quota_exceeded::RESOURCE_QUOTA_EXCEEDED,
@@ -272,6 +276,9 @@ mod tests {
             "target-pod-lost",
             "vmi-stopped-during-migration",
             "migration-backoff",
+            "evacuation-loop",
+            "decentralized-sync-stuck",
+            "backend-storage-handoff-stuck",
             "not-converging",
             "no-progress",
             "postcopy-failed",

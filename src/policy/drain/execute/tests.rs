@@ -79,6 +79,7 @@ fn on(node: &str, marked: bool, migration: Option<(&str, &str)>) -> VmSeen {
             failure: (phase == "Failed").then(|| "target pod unschedulable".to_string()),
             ..MigrationSeen::default()
         }),
+        stuck: None,
     }
 }
 
@@ -256,6 +257,75 @@ fn kubevirts_retries_are_followed_then_named_a_blocker() {
     }
     assert_eq!(r.outcome(), Some(Outcome::Blocked));
     assert_eq!(r.account().blocked[0].reason, "migration-keeps-failing");
+}
+
+#[test]
+fn an_evacuation_loop_from_before_the_drain_blocks_at_its_next_failure() {
+    let db = launcher("db-01");
+    let mut r = run(
+        vec![db.clone()],
+        &[("db-01", Action::LiveMigrate)],
+        Settings::default(),
+    );
+    r.answered(&db.key(), &Answer::EvacuationInProgress, 0);
+    let pods = [(db.name.as_str(), "Running")];
+    let looping = |m: Option<(&str, &str)>| VmSeen {
+        stuck: Some(StuckSeen {
+            kind: "evacuation-loop".into(),
+            message: "KubeVirt has tried 3 times ... Way out: vmctl abort --evacuation vm/db-01"
+                .into(),
+        }),
+        ..on("node-1", true, m)
+    };
+    // Still trying: vmctl waits for this attempt.
+    let ev = r.observe(
+        &world(&pods, &[("db-01", looping(Some(("m4", "Pending"))))]),
+        0,
+    );
+    assert!(!kinds(&ev).contains(&"blocked".to_string()), "{ev:?}");
+    // Its first failure seen during the drain ends the wait, with the loop's words.
+    let ev = r.observe(
+        &world(&pods, &[("db-01", looping(Some(("m4", "Failed"))))]),
+        1000,
+    );
+    let failed = ev.iter().find_map(|e| match e {
+        Event::MigrationFailed {
+            failures, retry, ..
+        } => Some((*failures, *retry)),
+        _ => None,
+    });
+    assert_eq!(failed, Some((1, false)));
+    assert_eq!(r.outcome(), Some(Outcome::Blocked));
+    let b = &r.account().blocked[0];
+    assert_eq!(b.reason, "evacuation-loop");
+    assert!(
+        b.message.contains("vmctl abort --evacuation vm/db-01"),
+        "{}",
+        b.message
+    );
+}
+
+#[test]
+fn a_decentralized_migration_stuck_waiting_for_its_peer_blocks_at_once() {
+    let db = launcher("db-01");
+    let mut r = run(
+        vec![db.clone()],
+        &[("db-01", Action::LiveMigrate)],
+        Settings::default(),
+    );
+    r.answered(&db.key(), &Answer::EvacuationStarted, 0);
+    let pods = [(db.name.as_str(), "Running")];
+    let seen = VmSeen {
+        stuck: Some(StuckSeen {
+            kind: "decentralized-sync-stuck".into(),
+            message: "db-01-send has been in Synchronizing for 40m00s".into(),
+        }),
+        ..on("node-1", true, None)
+    };
+    let ev = r.observe(&world(&pods, &[("db-01", seen)]), 0);
+    assert!(kinds(&ev).contains(&"blocked".to_string()), "{ev:?}");
+    assert_eq!(r.outcome(), Some(Outcome::Blocked));
+    assert_eq!(r.account().blocked[0].reason, "decentralized-sync-stuck");
 }
 
 #[test]
