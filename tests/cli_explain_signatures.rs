@@ -46,7 +46,17 @@ fn json(case: &str, target: &str) -> (Value, i32) {
 }
 
 /// (case, target, cause, plane, outcome, inferred, evidence fields that must be there)
-const CASES: &[(&str, &str, &str, &str, &str, bool, &[&str])] = &[
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    &'static [&'static str],
+);
+
+const CASES: &[Case] = &[
     (
         "cpu-missing-features",
         "kubevirt-migrate-vm-cpu-m",
@@ -67,7 +77,10 @@ const CASES: &[(&str, &str, &str, &str, &str, bool, &[&str])] = &[
         "data-plane",
         "failed",
         false,
-        &["status.migrationState.failureReason", "spec.domain.cpu.model"],
+        &[
+            "status.migrationState.failureReason",
+            "spec.domain.cpu.model",
+        ],
     ),
     (
         "device-state-virtio-net",
@@ -133,7 +146,10 @@ const CASES: &[(&str, &str, &str, &str, &str, bool, &[&str])] = &[
         "none",
         "aborted",
         false,
-        &["metadata.deletionTimestamp", "status.migrationState.failureReason"],
+        &[
+            "metadata.deletionTimestamp",
+            "status.migrationState.failureReason",
+        ],
     ),
     // The VMIM is gone and nothing records a request: inferred, and says so.
     (
@@ -196,13 +212,22 @@ fn the_summaries_name_what_an_operator_acts_on() {
     let s = summary("cpu-extra-ht", "kubevirt-migrate-vm-cpu-e");
     assert!(s.contains("adds ht"), "{s}");
     let s = summary("unsafe-no-shared-storage", "kubevirt-migrate-vm-unsaf");
-    assert!(s.contains("\"Migration without shared storage is unsafe\""), "{s}");
+    assert!(
+        s.contains("\"Migration without shared storage is unsafe\""),
+        "{s}"
+    );
     let s = summary("abort-failed", "kubevirt-migrate-vm-ab0rt");
-    assert!(s.starts_with("An abort was requested") && s.contains("30 s"), "{s}");
+    assert!(
+        s.starts_with("An abort was requested") && s.contains("30 s"),
+        "{s}"
+    );
     let s = summary("generic-abort-vmim-gone", "desk-06");
     assert!(s.contains("cannot be told"), "{s}");
     let s = summary("target-prep-network", "kubevirt-migrate-vm-pr3p7");
-    assert!(s.contains("Link not found") && s.contains("14 times"), "{s}");
+    assert!(
+        s.contains("Link not found") && s.contains("14 times"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -210,9 +235,17 @@ fn every_output_format_carries_the_new_causes() {
     for &(case, target, cause, ..) in CASES {
         for format in ["table", "wide", "yaml"] {
             let (out, text) = explain(case, target, format);
-            assert_eq!(out.status.code(), Some(1), "{case} {format}: {}", stderr(&out));
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{case} {format}: {}",
+                stderr(&out)
+            );
             assert!(text.contains(cause), "{case} {format}:\n{text}");
-            assert!(!text.contains('\u{1b}'), "{case} {format}: escape in output");
+            assert!(
+                !text.contains('\u{1b}'),
+                "{case} {format}: escape in output"
+            );
         }
     }
 }
@@ -241,7 +274,8 @@ fn stall_detector_factors_in_milli_units_read_as_numbers() {
     // including the fallback to the legacy checks.
     let steps = r["nextSteps"].to_string();
     assert!(
-        steps.contains("falling back to legacy stall handling") && steps.contains("aborting migration"),
+        steps.contains("falling back to legacy stall handling")
+            && steps.contains("aborting migration"),
         "{steps}"
     );
 }

@@ -258,9 +258,9 @@ fn hostile_or_garbled_text_never_yields_a_confident_new_cause() {
                 d.cause.id,
                 d.summary
             );
-            assert_eq!(
-                classify::failure_cause(&variant, false) == *want,
-                false,
+            assert_ne!(
+                classify::failure_cause(&variant, false),
+                *want,
                 "libvirt: {variant:?}"
             );
             // Unknown text is quoted with what was read: the failureReason is evidence.
