@@ -350,16 +350,20 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               no-progress, postcopy-failed, postcopy-unsupported,
                               connection-failure, target-domain-not-seen, target-on-source-node,
                               backend-storage-handoff-stuck, destination-volume-too-small,
-                              libvirt-error, aborted-by-request, pdb-blocks-eviction,
-                              decentralized-migration-blocked, succeeded, in-progress,
-                              no-migration, unknown; loops that never end by themselves:
-                              evacuation-loop (--loop-failures consecutive failed evacuation
-                              migrations of a VMI still marked), decentralized-sync-stuck
-                              (WaitingForSync/Synchronizing past --sync-timeout),
-                              backend-storage-handoff-stuck (past --handoff-timeout)
+                              cpu-feature-mismatch, device-state-incompatible,
+                              unsafe-migration, storage-io-error, abort-failed,
+                              target-preparation-failed, libvirt-error, aborted-by-request,
+                              pdb-blocks-eviction, decentralized-migration-blocked, succeeded,
+                              in-progress, no-migration, unknown; loops that never end by
+                              themselves: evacuation-loop (--loop-failures consecutive failed
+                              evacuation migrations of a VMI still marked),
+                              decentralized-sync-stuck (WaitingForSync/Synchronizing past
+                              --sync-timeout), backend-storage-handoff-stuck (past
+                              --handoff-timeout)
     summary                   one sentence
-    inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested:
-                              elapsed time against the completion budget)
+    inferred                  true when the cause is deduced (v1.9+ aborts without abortRequested
+                              or an earlier VMIM deletion: elapsed time against the completion
+                              budget; the summary says when a cancel cannot be ruled out)
     rule                      {id, plane, reads[], advice}
     migration, vmi            the objects diagnosed (vmi.evacuationNodeName when marked)
     migration (v1.6+ fields)  priority?, networkType?, targetMemoryOverhead?, decentralized? {role,

@@ -1753,12 +1753,13 @@ fn an_evacuation_loop_says_the_last_failure_the_blocking_field_and_the_way_out()
     );
     assert!(
         r.summary
-            .contains("The last attempt failed with libvirt-error"),
+            .contains("The last attempt failed with cpu-feature-mismatch"),
         "{}",
         r.summary
     );
     assert!(
-        r.summary.contains("guest CPU doesn't match specification"),
+        r.summary
+            .contains("lacks vmx-exit-load-perf-global-ctrl, vmx-entry-load-perf-global-ctrl"),
         "{}",
         r.summary
     );
@@ -1802,7 +1803,7 @@ fn an_evacuation_loop_says_the_last_failure_the_blocking_field_and_the_way_out()
         "2026-11-30T05:03:30Z",
         "kubevirt-evacuation-7xk2p",
     );
-    assert_eq!(old.cause, "libvirt-error");
+    assert_eq!(old.cause, "cpu-feature-mismatch");
     // The threshold is a flag: at 4, the waiting attempt is a backoff again.
     let out = vmctl([
         "--from",

@@ -498,7 +498,7 @@ fn status_names_an_evacuation_loop_with_its_blocking_field_cause_and_way_out() {
     assert_eq!(l["blocking"]["value"], "n2-v15");
     assert_eq!(l["lastFailure"]["migration"], "kubevirt-evacuation-t8v3n");
     // explain's cause of the last attempt (the CPU mismatch is a libvirt error today).
-    assert_eq!(l["lastFailure"]["cause"], "libvirt-error");
+    assert_eq!(l["lastFailure"]["cause"], "cpu-feature-mismatch");
     assert_eq!(l["nextAttempt"], "2026-11-30T05:03:53Z");
     let way: Vec<&str> = l["wayOut"]
         .as_array()

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::text::bytes;
 use crate::triage::cause::{self, Cause};
-use crate::triage::strings::{is_canceled_by_client, is_connection_error};
+use crate::triage::strings::{Signature, is_canceled_by_client, is_connection_error, signature};
 use crate::triage::{Confidence, Diagnosis, Fact, Outcome, RuleInfo, VmiInfo};
 
 /// libvirt's job type of a finished (or running) job.
@@ -179,8 +179,20 @@ const POSTCOPY_REFUSED: &[&str] = &[
     "userfaultfd not available",
 ];
 
-/// The cause of a migrate call's (or a job's) error, by what its message says.
+/// The cause of a migrate call's (or a job's) error, by what its message says. The libvirt and
+/// QEMU signatures (`triage::strings::signature`) are read first, from the message as libvirt
+/// wrote it: the same text is the same cause as in KubeVirt's `failureReason`.
 pub fn failure(message: &str, in_postcopy: bool) -> Cause {
+    match signature(message) {
+        Some(Signature::CpuMismatch { .. }) => return cause::CPU_FEATURE_MISMATCH,
+        Some(Signature::DeviceState { .. }) if !in_postcopy => {
+            return cause::DEVICE_STATE_INCOMPATIBLE;
+        }
+        Some(Signature::Unsafe { .. }) => return cause::UNSAFE_MIGRATION,
+        Some(Signature::StorageIo { .. }) if !in_postcopy => return cause::STORAGE_IO_ERROR,
+        Some(Signature::PostcopyIo) => return cause::POSTCOPY_FAILED,
+        _ => {}
+    }
     let m = message.to_ascii_lowercase();
     // QEMU refused to enable post-copy as libvirt set the capabilities: nothing was sent.
     if !in_postcopy && POSTCOPY_REFUSED.iter().any(|t| m.contains(t)) {
@@ -327,6 +339,10 @@ pub fn classify(job: &CompletedJob, state: DomainStatus) -> Classification {
                 "connection-failure" => format!("the connection between the hosts broke: {message}"),
                 "postcopy-failed" => format!("the migration failed in post-copy: {message}"),
                 "postcopy-unsupported" => format!("QEMU refused to enable post-copy: {message}"),
+                "cpu-feature-mismatch" => format!("the destination refused the guest's CPU: {message}"),
+                "device-state-incompatible" => format!("the destination's QEMU refused a device's state: {message}"),
+                "unsafe-migration" => format!("libvirt refused the migration as unsafe: {message}"),
+                "storage-io-error" => format!("the guest hit a disk I/O error during the migration: {message}"),
                 _ => format!("libvirt reported: {message}"),
             };
             (cause, outcome, summary, advice(cause))
@@ -524,6 +540,10 @@ pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
                 cause::CONNECTION_FAILURE,
                 cause::POSTCOPY_FAILED,
                 cause::POSTCOPY_UNSUPPORTED,
+                cause::CPU_FEATURE_MISMATCH,
+                cause::DEVICE_STATE_INCOMPATIBLE,
+                cause::UNSAFE_MIGRATION,
+                cause::STORAGE_IO_ERROR,
             ]
             .contains(&c) =>
         {
@@ -552,6 +572,10 @@ pub fn classify_record(r: &Record, state: DomainStatus) -> Classification {
         "postcopy-unsupported" => {
             "QEMU refused to enable post-copy before anything was sent; the guest stayed on the source"
         }
+        "cpu-feature-mismatch" => "the destination refused the guest's CPU",
+        "device-state-incompatible" => "the destination's QEMU refused a device's state",
+        "unsafe-migration" => "libvirt refused the migration as unsafe",
+        "storage-io-error" => "the guest hit a disk I/O error during the migration",
         _ => "libvirt reported an error",
     };
     Classification {
@@ -599,6 +623,24 @@ fn advice(cause: Cause) -> &'static str {
             "Nothing was sent: QEMU cannot enable post-copy with these settings (with \
              --parallel: QEMU 10.0 and older refuse multifd with post-copy; without \
              userfaultfd on the destination). Drop --parallel or --allow-postcopy."
+        }
+        "cpu-feature-mismatch" => {
+            "The destination cannot give the guest the CPU it started with (libvirt lists the \
+             features): use a CPU model both hosts offer, or restart the guest on the \
+             destination after a QEMU/libvirt upgrade; the guest is still on the source."
+        }
+        "device-state-incompatible" => {
+            "The destination's QEMU cannot load a device's state (different QEMU, machine type \
+             or kernel features): align the hosts' QEMU or restart the guest; retrying fails the \
+             same way. The guest is still on the source."
+        }
+        "unsafe-migration" => {
+            "libvirt refused: the disks are not on shared storage or use a cache mode other \
+             than none/directsync. Fix the storage; libvirt's VIR_MIGRATE_UNSAFE flag is a last resort."
+        }
+        "storage-io-error" => {
+            "The guest's storage failed (full, read-only or unreachable) during the migration: \
+             fix it first; the guest may be paused on the source."
         }
         _ => "Read the source daemon's log for the job.",
     }

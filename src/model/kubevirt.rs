@@ -124,6 +124,11 @@ pub struct StallDetectorOptions {
     pub completion_timeout_factor: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precopy_possible_factor: Option<Value>,
+    /// Read for completeness (vmctl's own controller uses KubeVirt's default 0.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ewma_alpha: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patience_window_decay_factor: Option<Value>,
 }
 
 /// The stall detector's settings with KubeVirt's defaults applied (FACTS §4, §5.4).
@@ -148,10 +153,16 @@ pub const DEFAULT_SWITCHOVER_TIMEOUT: u64 = 60;
 pub const DEFAULT_COMPLETION_TIMEOUT_FACTOR: f64 = 2.0;
 pub const DEFAULT_PRECOPY_POSSIBLE_FACTOR: f64 = 1.5;
 
-fn factor(v: Option<&Value>, default: f64) -> f64 {
+/// A stall-detector factor as written: a JSON number, or a Kubernetes quantity string. On
+/// main the factors are `resource.Quantity` (kubevirt/kubevirt
+/// `staging/src/kubevirt.io/api/core/v1/types.go` `StallDetectorOptions`, PR #18303 "Keep stall
+/// detector factors as Quantity until virt-launcher", read with `AsApproximateFloat64`), so
+/// `0.4` may come back canonicalised as `400m` and `1.5` as `1500m`: both forms read the same.
+/// Anything else (garbage, zero, negative) is the default.
+pub fn factor(v: Option<&Value>, default: f64) -> f64 {
     match v {
         Some(Value::Number(n)) => n.as_f64(),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        Some(Value::String(s)) => Quantity::parse(s).ok().map(|q| q.millis() as f64 / 1000.0),
         _ => None,
     }
     .filter(|f| f.is_finite() && *f > 0.0)
@@ -457,6 +468,38 @@ mod tests {
         assert_eq!(sd.stall_margin, 4);
         assert_eq!(sd.completion_timeout_factor, 3.0);
         assert_eq!(sd.precopy_possible_factor, 1.2);
+        // main (PR #18303): the factors are Quantities and may come back canonicalised.
+        for (written, want) in [
+            (serde_json::json!("400m"), 0.4),
+            (serde_json::json!("0.4"), 0.4),
+            (serde_json::json!(0.4), 0.4),
+            (serde_json::json!("1500m"), 1.5),
+            (serde_json::json!("1.5"), 1.5),
+            (serde_json::json!("3"), 3.0),
+            (serde_json::json!("2e0"), 2.0),
+        ] {
+            assert_eq!(factor(Some(&written), 9.0), want, "{written}");
+        }
+        for garbage in [
+            serde_json::json!("0"),
+            serde_json::json!("-1"),
+            serde_json::json!("fast"),
+            serde_json::json!("1.5x"),
+            serde_json::json!(""),
+            serde_json::json!(true),
+            serde_json::json!("\u{1b}[31m"),
+        ] {
+            assert_eq!(factor(Some(&garbage), 9.0), 9.0, "{garbage}");
+        }
+        let milli = serde_json::json!({"stallDetector": {"completionTimeoutFactor": "2500m", "precopyPossibleFactor": "1200m", "ewmaAlpha": "400m", "patienceWindowDecayFactor": "500m"}});
+        let opts = StallDetectorOptions::from_experimental(Some(&milli)).unwrap();
+        let sd = opts.effective();
+        assert_eq!(
+            (sd.completion_timeout_factor, sd.precopy_possible_factor),
+            (2.5, 1.2)
+        );
+        assert_eq!(factor(opts.ewma_alpha.as_ref(), 9.0), 0.4);
+        assert_eq!(factor(opts.patience_window_decay_factor.as_ref(), 9.0), 0.5);
         let bad = serde_json::json!({"stallDetector": "on"});
         assert!(StallDetectorOptions::from_experimental(Some(&bad)).is_none());
         assert!(StallDetectorOptions::from_experimental(None).is_none());

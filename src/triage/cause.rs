@@ -44,6 +44,7 @@ impl PartialEq<&str> for Cause {
     }
 }
 
+pub const ABORT_FAILED: Cause = rules::abort_failed::ABORT_FAILED.cause;
 pub const ABORTED_BY_REQUEST: Cause = rules::aborted_by_request::ABORTED_BY_REQUEST.cause;
 pub const ANOTHER_MIGRATION_IN_PROGRESS: Cause =
     rules::another_migration_in_progress::ANOTHER_MIGRATION_IN_PROGRESS.cause;
@@ -53,10 +54,13 @@ pub const BLOCKED_BY_BACKUP: Cause = rules::blocked_by_backup::BLOCKED_BY_BACKUP
 pub const BLOCKED_BY_UTILITY_VOLUMES: Cause =
     rules::blocked_by_utility_volumes::BLOCKED_BY_UTILITY_VOLUMES.cause;
 pub const CONNECTION_FAILURE: Cause = rules::connection_failure::CONNECTION_FAILURE.cause;
+pub const CPU_FEATURE_MISMATCH: Cause = rules::cpu_feature_mismatch::CPU_FEATURE_MISMATCH.cause;
 pub const DECENTRALIZED_MIGRATION_BLOCKED: Cause =
     rules::decentralized_migration_blocked::DECENTRALIZED_BLOCKED.cause;
 pub const DESTINATION_VOLUME_TOO_SMALL: Cause =
     rules::destination_volume_too_small::DESTINATION_VOLUME_TOO_SMALL.cause;
+pub const DEVICE_STATE_INCOMPATIBLE: Cause =
+    rules::device_state_incompatible::DEVICE_STATE_INCOMPATIBLE.cause;
 pub const IN_PROGRESS: Cause = rules::in_progress::IN_PROGRESS.cause;
 pub const LIBVIRT_ERROR: Cause = rules::libvirt_error::LIBVIRT_ERROR.cause;
 pub const MIGRATION_BACKOFF: Cause = rules::migration_backoff::MIGRATION_BACKOFF.cause;
@@ -71,10 +75,13 @@ pub const POSTCOPY_UNSUPPORTED: Cause = rules::postcopy_unsupported::POSTCOPY_UN
 pub const QUEUED_PARALLEL_LIMIT: Cause = rules::queued_parallel_limit::QUEUED_PARALLEL_LIMIT.cause;
 pub const RESOURCE_QUOTA_EXCEEDED: Cause =
     rules::resource_quota_exceeded::RESOURCE_QUOTA_EXCEEDED.cause;
+pub const STORAGE_IO_ERROR: Cause = rules::storage_io_error::STORAGE_IO_ERROR.cause;
 pub const SUCCEEDED: Cause = rules::succeeded::SUCCEEDED.cause;
 pub const TARGET_DOMAIN_NOT_SEEN: Cause =
     rules::target_domain_not_seen::TARGET_DOMAIN_NOT_SEEN.cause;
 pub const TARGET_ON_SOURCE_NODE: Cause = rules::target_on_source_node::TARGET_ON_SOURCE_NODE.cause;
+pub const TARGET_PREPARATION_FAILED: Cause =
+    rules::target_preparation_failed::TARGET_PREPARATION_FAILED.cause;
 pub const TARGET_POD_CREATE_FAILED: Cause =
     rules::target_pod_create_failed::TARGET_POD_CREATE_FAILED.cause;
 pub const TARGET_POD_LOST: Cause = rules::target_pod_lost::TARGET_POD_LOST.cause;
@@ -82,6 +89,7 @@ pub const TARGET_POD_NOT_READY: Cause = rules::target_pod_not_ready::TARGET_POD_
 pub const TARGET_POD_UNSCHEDULABLE: Cause =
     rules::target_pod_unschedulable::TARGET_POD_UNSCHEDULABLE.cause;
 pub const UNKNOWN: Cause = rules::unknown::UNKNOWN.cause;
+pub const UNSAFE_MIGRATION: Cause = rules::unsafe_migration::UNSAFE_MIGRATION.cause;
 pub const VMI_STOPPED_DURING_MIGRATION: Cause =
     rules::vmi_stopped_during_migration::VMI_STOPPED_DURING_MIGRATION.cause;
 

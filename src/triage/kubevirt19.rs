@@ -684,7 +684,7 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
         .unwrap_or_else(|| "?".into());
     let because = sd.action_because.clone().unwrap_or_default();
     let summary = format!(
-        "The stall detector (KubeVirt v1.9+, on by {}) aborted it after {elapsed}: {because}. (Inferred from status: the stall detector logs its reasons only at verbosity 3–4.)",
+        "The stall detector (KubeVirt v1.9+, on by {}) aborted it after {elapsed}: {because}. (Inferred from status: the stall detector writes its reason only to the source launcher's log.)",
         sd.enabled_by
     );
     let mut facts = Vec::new();
@@ -745,6 +745,32 @@ pub(crate) fn stall_abort_words(v: &View) -> Option<(String, Vec<Fact>, StallDet
         facts.push(v.state_fact("mode", mode.as_str()));
     }
     Some((summary, facts, sd))
+}
+
+/// Where the stall detector's own reason is: the source launcher's log
+/// (`pkg/virt-launcher/virtwrap/live-migration-source.go`: `aborting migration: <reason>`
+/// (Warning), `aborting migration due to completion timeout: …`, `starting post copy mode for
+/// migration: …`, `forcing switchover by setting max downtime …`, `max downtime set to …`;
+/// reasons from `stall-detector.go` `decideAction`), and whether it ran at all: when libvirt's
+/// iteration callback cannot be registered the launcher logs `failed to register migration
+/// iteration callback, falling back to legacy stall handling` and the legacy
+/// progressTimeout/completion checks decide instead. vmctl reads no logs: the step says how.
+pub(crate) fn stall_log_step(v: &View) -> String {
+    let pod = v
+        .source_pod_name
+        .as_deref()
+        .or_else(|| v.log_pod().map(pod_name))
+        .unwrap_or("<source launcher pod>");
+    format!(
+        "Read the stall detector's reason in the source launcher's log: kubectl logs -n {} {pod} -c compute | grep -E '{}|{}|{}|{}|{}' — if it says \"{}\", the stall detector did not run and the legacy progressTimeout/completion checks decided",
+        v.namespace(),
+        s::STALL_LOG_ABORT,
+        s::STALL_LOG_POSTCOPY,
+        s::STALL_LOG_HARD_SWITCHOVER,
+        s::STALL_LOG_SOFT_SWITCHOVER,
+        s::STALL_LOG_FALLBACK,
+        s::STALL_LOG_FALLBACK
+    )
 }
 
 /// While a pre-copy streams with the stall detector on: what it will do on a stall and at

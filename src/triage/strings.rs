@@ -235,6 +235,209 @@ pub fn libvirt_error(text: &str) -> Option<(Option<i64>, String)> {
     Some((code, message))
 }
 
+// --- the stall detector's log lines (source launcher, v1.9+; read by nobody but the operator) ---
+// `pkg/virt-launcher/virtwrap/live-migration-source.go` (main 2026-08): `triggerConvergenceAction`,
+// `processCompletionTimeouts`, `startMonitor`.
+
+/// `aborting migration: <reason>` and `aborting migration due to completion timeout: …`.
+pub const STALL_LOG_ABORT: &str = "aborting migration";
+pub const STALL_LOG_POSTCOPY: &str = "starting post copy mode";
+pub const STALL_LOG_HARD_SWITCHOVER: &str = "forcing switchover";
+pub const STALL_LOG_SOFT_SWITCHOVER: &str = "max downtime set to";
+/// The stall detector could not register libvirt's iteration callback and is off for this
+/// migration: the legacy checks apply.
+pub const STALL_LOG_FALLBACK: &str = "falling back to legacy stall handling";
+
+// --- libvirt and QEMU failure signatures (issue 25 §2) ---
+//
+// Matched case-sensitively against the libvirt message (the `Message='…'` of a `virError(…)`,
+// or the text itself without KubeVirt's ≤v1.8 prefix): these strings are printf formats in
+// libvirt and QEMU, so a variant in another case or without its anchor is not the signature
+// and stays `libvirt-error` (quoted). `migration::classify` matches a libvirt migrate call's
+// error with the same function, so both paths give the same cause.
+
+/// libvirt `src/cpu/cpu_x86.c` `virCPUx86UpdateLive` (VIR_ERR_OPERATION_FAILED): the target's
+/// QEMU started the incoming guest with a CPU that differs from the one the domain XML asks
+/// for. Followed by `: extra features: A,B`, `: missing features: C`, both
+/// (`extra features: A, missing features: C`) or nothing. Seen after upgrades:
+/// kubevirt#12519, harvester#11358 (`missing features: pdcm`, QEMU 10.1), harvester#11615
+/// (`extra features: ht`, QEMU 10.0 and libvirt before the fix), harvester#5755.
+pub const CPU_MISMATCH: &str = "operation failed: guest CPU doesn't match specification";
+/// libvirt `src/qemu/qemu_migration.c` `qemuMigrationJobCheckStatus`: `job '%1$s' failed: %2$s`
+/// with QEMU's error; the target's QEMU refused a device's state with
+/// `load of migration failed: Operation not permitted` (a device loader returned -1, i.e.
+/// EPERM: virtio's `Features 0x… unsupported`, kubevirt#16386:
+/// `operation failed: job 'migration in' failed: load of migration failed: Operation not permitted`).
+pub const LOAD_REFUSED: &str = "operation failed: job 'migration in' failed: load of migration failed: Operation not permitted";
+/// QEMU `hw/virtio/virtio.c` `virtio_load`: `Features 0x%x unsupported. Allowed features: 0x%x`,
+/// then `migration/vmstate.c`: `Failed to load %s:%s` and `migration/savevm.c`:
+/// `error while loading state for instance 0x%x of device '%s'` (kubevirt#16386; qemu-devel
+/// "virtio-net: USO" threads). Read only inside a QEMU message libvirt passed on.
+pub const QEMU_FEATURES_PREFIX: &str = "Features 0x";
+pub const QEMU_FEATURES_MIDDLE: &str = " unsupported. Allowed features: 0x";
+pub const QEMU_FAILED_TO_LOAD: &str = "Failed to load ";
+pub const QEMU_LOADING_STATE: &str = "error while loading state for instance 0x";
+/// libvirt's wrapper of a QEMU that died on the target (both spellings across releases).
+pub const QEMU_CLOSED_MONITOR: [&str; 2] = [
+    "QEMU unexpectedly closed the monitor",
+    "qemu unexpectedly closed the monitor",
+];
+/// libvirt `VIR_ERR_MIGRATE_UNSAFE` (code 81), `src/util/virerror.c` `Unsafe migration: %s`;
+/// `qemuMigrationSrcIsSafe` refuses before anything is sent, e.g. kubevirt#10094
+/// `Unsafe migration: Migration without shared storage is unsafe`.
+pub const UNSAFE_MIGRATION: &str = "Unsafe migration: ";
+/// libvirt `qemuMigrationAnyCompleted`: the guest paused on a disk I/O error
+/// (VIR_DOMAIN_PAUSED_IOERROR) while `VIR_MIGRATE_ABORT_ON_ERROR` was set: `job '%1$s' failed
+/// due to I/O error`.
+pub const IO_ERROR_SUFFIX: &str = "' failed due to I/O error";
+/// libvirt `qemuMigrationJobCheckStatus`: QEMU paused a post-copy migration
+/// (VIR_DOMAIN_JOB_STATUS_POSTCOPY_PAUSED): `job '%1$s' failed in post-copy phase`.
+pub const POSTCOPY_PHASE_SUFFIX: &str = "' failed in post-copy phase";
+/// QEMU `migration/migration.c` `postcopy_pause`: `Detected IO failure for postcopy. Migration
+/// paused.` (in the QEMU log; libvirt may pass it on).
+pub const QEMU_POSTCOPY_IO: &str = "Detected IO failure for postcopy. Migration paused.";
+/// The start of a libvirt job error: `operation failed: job '`.
+const JOB_PREFIX: &str = "operation failed: job '";
+
+/// A libvirt or QEMU failure that names its cause, read from a failure text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signature<'a> {
+    /// The target's CPU differs from the guest's: the features libvirt lists.
+    CpuMismatch {
+        missing: Vec<&'a str>,
+        extra: Vec<&'a str>,
+    },
+    /// The target's QEMU refused a device's migrated state.
+    DeviceState {
+        /// `virtio-net:virtio` from `Failed to load virtio-net:virtio`.
+        device: Option<&'a str>,
+        /// (offered, allowed) from `Features 0x… unsupported. Allowed features: 0x…`.
+        features: Option<(&'a str, &'a str)>,
+    },
+    /// libvirt refused to start an unsafe migration: its reason.
+    Unsafe { why: &'a str },
+    /// The guest paused on a disk I/O error during the migration: the job name.
+    StorageIo { job: &'a str },
+    /// QEMU paused a post-copy migration on an I/O failure (the link broke).
+    PostcopyIo,
+}
+
+/// The libvirt message inside a failure text: `virError(…, Message='…')`'s message, else the
+/// text without KubeVirt's ≤v1.8 `Live migration failed ` prefix.
+pub fn libvirt_message(text: &str) -> &str {
+    let trimmed = text.trim();
+    if let Some(start) = trimmed.find("virError(") {
+        let inner = &trimmed[start + "virError(".len()..];
+        if let Some(i) = inner.find("Message='") {
+            let m = &inner[i + "Message='".len()..];
+            return m.strip_suffix("')").unwrap_or(m);
+        }
+    }
+    trimmed.strip_prefix(FAILED_V18_PREFIX).unwrap_or(trimmed)
+}
+
+/// A comma-separated feature list as libvirt prints it (`pdcm,arch-capabilities`): only
+/// names made of letters, digits, `-`, `_` and `.`; None when anything else is in it.
+fn feature_list(text: &str) -> Option<Vec<&str>> {
+    let names: Vec<&str> = text.split(',').map(str::trim).collect();
+    let ok = names.iter().all(|n| {
+        !n.is_empty()
+            && n.len() <= 64
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    });
+    ok.then_some(names)
+}
+
+/// The job name of `operation failed: job '<name>'<suffix>` when the message is exactly that.
+fn job_with_suffix<'a>(message: &'a str, suffix: &str) -> Option<&'a str> {
+    let rest = message.strip_prefix(JOB_PREFIX)?.strip_suffix(suffix)?;
+    (!rest.is_empty() && rest.len() <= 32 && !rest.contains('\'')).then_some(rest)
+}
+
+/// `0x1c0010130afffaf` → the hex digits after `0x`, when there are some.
+fn hex_after(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !c.is_ascii_hexdigit())
+        .unwrap_or(text.len());
+    (end > 0 && end <= 32).then(|| &text[..end])
+}
+
+fn cpu_mismatch(message: &str) -> Option<Signature<'_>> {
+    let rest = message.strip_prefix(CPU_MISMATCH)?;
+    if rest.is_empty() {
+        return Some(Signature::CpuMismatch {
+            missing: Vec::new(),
+            extra: Vec::new(),
+        });
+    }
+    let rest = rest.strip_prefix(": ")?;
+    let (extra, missing) = if let Some(both) = rest.strip_prefix("extra features: ") {
+        match both.split_once(", missing features: ") {
+            Some((e, m)) => (feature_list(e)?, feature_list(m)?),
+            None => (feature_list(both)?, Vec::new()),
+        }
+    } else if let Some(m) = rest.strip_prefix("missing features: ") {
+        (Vec::new(), feature_list(m)?)
+    } else {
+        return None;
+    };
+    Some(Signature::CpuMismatch { missing, extra })
+}
+
+fn device_state(message: &str) -> Option<Signature<'_>> {
+    let from_qemu =
+        QEMU_CLOSED_MONITOR.iter().any(|q| message.contains(q)) || message.starts_with(JOB_PREFIX);
+    if !from_qemu {
+        return None;
+    }
+    let device = message.find(QEMU_FAILED_TO_LOAD).and_then(|i| {
+        let d = &message[i + QEMU_FAILED_TO_LOAD.len()..];
+        let d = &d[..d
+            .find(|c: char| c.is_whitespace() || c == '\'')
+            .unwrap_or(d.len())];
+        (d.contains(':') && d.len() <= 64).then_some(d)
+    });
+    let features = message.find(QEMU_FEATURES_PREFIX).and_then(|i| {
+        let rest = &message[i + QEMU_FEATURES_PREFIX.len()..];
+        let offered = hex_after(rest)?;
+        let allowed = rest[offered.len()..].strip_prefix(QEMU_FEATURES_MIDDLE)?;
+        Some((offered, hex_after(allowed)?))
+    });
+    let loading = message.contains(QEMU_LOADING_STATE);
+    if message.starts_with(LOAD_REFUSED) || device.is_some() || features.is_some() || loading {
+        Some(Signature::DeviceState { device, features })
+    } else {
+        None
+    }
+}
+
+/// The signature in a failure text (KubeVirt's `failureReason`, a libvirt error), if it has
+/// one of those above; None for anything else, garbled or truncated text included.
+pub fn signature(text: &str) -> Option<Signature<'_>> {
+    let message = libvirt_message(text);
+    if message.chars().any(|c| c.is_control() && c != '\n') {
+        return None;
+    }
+    if let Some(sig) = cpu_mismatch(message) {
+        return Some(sig);
+    }
+    if let Some(why) = message.strip_prefix(UNSAFE_MIGRATION)
+        && !why.trim().is_empty()
+    {
+        return Some(Signature::Unsafe { why: why.trim() });
+    }
+    if let Some(job) = job_with_suffix(message, IO_ERROR_SUFFIX) {
+        return Some(Signature::StorageIo { job });
+    }
+    if job_with_suffix(message, POSTCOPY_PHASE_SUFFIX).is_some()
+        || message.contains(QEMU_POSTCOPY_IO)
+    {
+        return Some(Signature::PostcopyIo);
+    }
+    device_state(message)
+}
+
 /// The pod name in `unschedulable pod <ns>/<pod> timeout period exceeded` and the
 /// like; `prefix` is one of the `*_DELETE_PREFIX` constants.
 pub fn pod_in_delete_message<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {

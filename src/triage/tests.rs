@@ -22,6 +22,7 @@ use crate::model::{Condition, ObjectMeta, PhaseTransition, Quantity, Time};
 
 /// Issue 10 (parts 2 and 4): unexplained warnings, confidence, reported failures.
 mod reported;
+mod signatures;
 
 const NS: &str = "prod";
 const VMI: &str = "db-01";

@@ -18,6 +18,92 @@ pub(crate) const ABORTED_BY_REQUEST: Rule = Rule {
     check: aborted_by_request,
 };
 
+/// Who asked for an abort, as far as the objects tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Requester {
+    /// The VMIM was deleted before the migration ended (virtctl migrate-cancel, kubectl
+    /// delete): `migrationAbortRequested`, the VMI's `abortRequested`, or the deletion itself.
+    User,
+    /// The VMIM is there, was not deleted before the end, and nothing records a request: the
+    /// migration monitor (or the stall detector) aborted it.
+    Monitor,
+    /// The VMIM is gone (so its deletion and conditions cannot be read) and the VMI records
+    /// no request: a cancel and a monitor abort look alike.
+    Unknown,
+}
+
+pub(crate) struct Requested {
+    pub by: Requester,
+    /// The facts that decided it.
+    pub facts: Vec<Fact>,
+}
+
+/// The VMIM's deletionTimestamp when it came before the migration ended (within the monitor's
+/// few seconds of finalisation): KubeVirt treats such a deletion as an abort request
+/// (FACTS §3.5). A deletion after the end is clean-up (garbage collection of finalised VMIMs).
+pub(crate) fn deleted_before_end<'a>(
+    v: &View<'a>,
+) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Time> {
+    let d = v.vmim?.metadata.deletion_timestamp.as_ref()?;
+    match v.end {
+        Some(end)
+            if d.0.as_second() > end.as_second() + super::monitor_abort::BUDGET_SLACK_SECONDS =>
+        {
+            None
+        }
+        _ => Some(d),
+    }
+}
+
+/// Separates a user's cancel from the migration monitor's own abort: on v1.9+ both end with
+/// `Live migration has been aborted` and `abortStatus: Succeeded` (main, PR #18147: written
+/// for every successful abort), so only the request tells them apart.
+pub(crate) fn requester(v: &View) -> Requested {
+    let mut facts = Vec::new();
+    if v.state.is_some_and(|st| st.abort_requested) {
+        facts.push(v.state_fact("abortRequested", "true"));
+    }
+    if v.vmim_condition(s::COND_ABORT_REQUESTED).is_some() {
+        facts.push(v.vmim_fact("status.conditions[type=migrationAbortRequested]", "True"));
+    }
+    if let Some(d) = deleted_before_end(v) {
+        let mut fact = v.vmim_fact("metadata.deletionTimestamp", d.0.to_string());
+        fact.note = Some("deleted before the migration ended: an abort request".into());
+        facts.push(fact);
+    }
+    if !facts.is_empty() {
+        return Requested {
+            by: Requester::User,
+            facts,
+        };
+    }
+    if v.state.is_some() {
+        facts.push(v.state_fact("abortRequested", "not set"));
+    }
+    match v.vmim {
+        Some(m) => {
+            facts.push(
+                v.vmim_fact(
+                    "metadata.deletionTimestamp",
+                    m.metadata
+                        .deletion_timestamp
+                        .as_ref()
+                        .map(|t| format!("{} (after the end: clean-up)", t.0))
+                        .unwrap_or_else(|| "not set".into()),
+                ),
+            );
+            Requested {
+                by: Requester::Monitor,
+                facts,
+            }
+        }
+        None => Requested {
+            by: Requester::Unknown,
+            facts,
+        },
+    }
+}
+
 pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
     let canceled = v
         .vmim_events()
@@ -25,7 +111,15 @@ pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
     let v18_user_abort = v
         .failure_reason()
         .is_some_and(|r| classify_failure(r) == FailureText::UserAbortV18);
-    if !(v.abort_requested() || canceled.is_some() || v18_user_abort) {
+    let deleted = deleted_before_end(v).filter(|_| {
+        // A deletion is a request only where an abort shows: a generic abort, an abort status,
+        // or a migration still under way.
+        !v.is_final()
+            || v.state.is_some_and(|st| st.abort_status.is_some())
+            || v.failure_reason()
+                .is_some_and(|r| classify_failure(r) == FailureText::GenericAbort)
+    });
+    if !(v.abort_requested() || canceled.is_some() || v18_user_abort || deleted.is_some()) {
         return None;
     }
     let mut f = Finding::default();
@@ -50,6 +144,13 @@ pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
         && let Some(a) = &st.abort_status
     {
         f.evidence.push(v.state_fact("abortStatus", a.as_str()));
+    }
+    if let Some(d) = deleted
+        && !v.abort_requested()
+    {
+        let mut fact = v.vmim_fact("metadata.deletionTimestamp", d.0.to_string());
+        fact.note = Some("deleted before the migration ended: an abort request".into());
+        f.evidence.push(fact);
     }
     f.evidence.extend(failure_fact(v));
     if let Some(e) = canceled {

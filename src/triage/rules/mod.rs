@@ -16,15 +16,18 @@ use crate::model::vmi::{AbortStatus, MigrationMode, VmiPhase};
 use crate::model::vmim::MigrationPhase;
 use crate::text as fmt;
 
+pub(super) mod abort_failed;
 pub(super) mod aborted_by_request;
 pub(super) mod another_migration_in_progress;
 pub(super) mod backend_storage_handoff_stuck;
 pub(super) mod blocked_by_backup;
 pub(super) mod blocked_by_utility_volumes;
 pub(super) mod connection_failure;
+pub(super) mod cpu_feature_mismatch;
 pub(super) mod decentralized_migration_blocked;
 pub(super) mod decentralized_sync_stuck;
 pub(super) mod destination_volume_too_small;
+pub(super) mod device_state_incompatible;
 pub(super) mod evacuation_loop;
 pub(super) mod in_progress;
 pub(super) mod libvirt_error;
@@ -38,6 +41,7 @@ pub(super) mod postcopy_failed;
 pub(super) mod postcopy_unsupported;
 pub(super) mod queued_parallel_limit;
 pub(super) mod resource_quota_exceeded;
+pub(super) mod storage_io_error;
 pub(super) mod succeeded;
 pub(super) mod target_domain_not_seen;
 pub(super) mod target_on_source_node;
@@ -45,7 +49,9 @@ pub(super) mod target_pod_create_failed;
 pub(super) mod target_pod_lost;
 pub(super) mod target_pod_not_ready;
 pub(super) mod target_pod_unschedulable;
+pub(super) mod target_preparation_failed;
 pub(super) mod unknown;
+pub(super) mod unsafe_migration;
 pub(super) mod vmi_stopped_during_migration;
 
 use monitor_abort::*;
@@ -119,6 +125,7 @@ pub static CATALOGUE: &[Rule] = &[
     backend_storage_handoff_stuck::BACKEND_STORAGE_HANDOFF,
     evacuation_loop::EVACUATION_LOOP,
     postcopy_failed::POSTCOPY_FAILED,
+    abort_failed::ABORT_FAILED,
     aborted_by_request::ABORTED_BY_REQUEST,
     postcopy_unsupported::POSTCOPY_UNSUPPORTED,
     decentralized_migration_blocked::DECENTRALIZED_BLOCKED,
@@ -132,12 +139,19 @@ pub static CATALOGUE: &[Rule] = &[
     target_pod_not_ready::TARGET_POD_NOT_READY,
     target_on_source_node::TARGET_ON_SOURCE_NODE,
     target_pod_lost::TARGET_POD_LOST,
+    target_preparation_failed::TARGET_PREPARATION_FAILED,
     vmi_stopped_during_migration::VMI_STOPPED_DURING_MIGRATION,
     another_migration_in_progress::ANOTHER_MIGRATION_IN_PROGRESS,
     not_live_migratable::NOT_LIVE_MIGRATABLE,
     migration_backoff::MIGRATION_BACKOFF,
     queued_parallel_limit::QUEUED_PARALLEL_LIMIT,
     destination_volume_too_small::DESTINATION_VOLUME_TOO_SMALL,
+    // libvirt and QEMU signatures in failureReason, before the generic connection and
+    // libvirt-error rules (a device-state refusal can also read like a broken stream).
+    cpu_feature_mismatch::CPU_FEATURE_MISMATCH,
+    device_state_incompatible::DEVICE_STATE_INCOMPATIBLE,
+    unsafe_migration::UNSAFE_MIGRATION,
+    storage_io_error::STORAGE_IO_ERROR,
     monitor_abort::NOT_CONVERGING,
     monitor_abort::NO_PROGRESS,
     connection_failure::CONNECTION_FAILURE,
@@ -286,6 +300,12 @@ mod tests {
             "target-domain-not-seen",
             "destination-volume-too-small",
             "libvirt-error",
+            "cpu-feature-mismatch",
+            "device-state-incompatible",
+            "unsafe-migration",
+            "storage-io-error",
+            "abort-failed",
+            "target-preparation-failed",
             "aborted-by-request",
             "succeeded",
             "in-progress",

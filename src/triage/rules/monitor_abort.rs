@@ -2,6 +2,7 @@
 //! reads, advice and check, and what they share (telling the two apart, the budget, the
 //! timing facts).
 
+use super::aborted_by_request::{Requester, requester};
 use super::*;
 
 /// The monitor's abort, read from the string (≤v1.8) or inferred from elapsed time (v1.9+).
@@ -20,7 +21,7 @@ pub(super) fn monitor_abort(v: &View) -> Option<MonitorAbort> {
             Some(MonitorAbort::NotConverging { inferred: false })
         }
         FailureText::StuckV18 { .. } => Some(MonitorAbort::NoProgress { inferred: false }),
-        FailureText::GenericAbort if !v.abort_requested() => {
+        FailureText::GenericAbort if requester(v).by != Requester::User => {
             if kv19::stall_detector(v).is_some() && (v.mode() == Some(&MigrationMode::Paused)) {
                 return Some(MonitorAbort::NotConverging { inferred: true });
             }
@@ -87,6 +88,15 @@ pub(super) fn bandwidth_words(v: &View) -> String {
     }
 }
 
+/// When the objects cannot separate a cancel from the monitor's abort: the sentence saying so.
+pub(super) fn cancel_unknown_words(v: &View) -> &'static str {
+    if requester(v).by == Requester::Unknown {
+        " Whether someone cancelled it cannot be told for sure: the VMIM is gone, so its deletion (virtctl migrate-cancel) cannot be read; only the VMI's abortRequested, not set, speaks against a cancel."
+    } else {
+        ""
+    }
+}
+
 /// What both aborts rest on: the failure reason, whether an abort was requested (when the
 /// cause is inferred), and the timing.
 fn abort_finding(v: &View, inferred: bool) -> Finding {
@@ -98,6 +108,20 @@ fn abort_finding(v: &View, inferred: bool) -> Finding {
     if let (Some(st), true) = (v.state, inferred) {
         f.evidence
             .push(v.state_fact("abortRequested", st.abort_requested.to_string()));
+        // The VMIM's deletion is what a cancel looks like (PR #18147 writes the same
+        // failureReason for both): name it, or say it cannot be read.
+        if let Some(m) = v.vmim {
+            f.evidence.push(
+                v.vmim_fact(
+                    "metadata.deletionTimestamp",
+                    m.metadata
+                        .deletion_timestamp
+                        .as_ref()
+                        .map(|t| format!("{} (after the end: clean-up, not a cancel)", t.0))
+                        .unwrap_or_else(|| "not set (nobody deleted it: not a cancel)".into()),
+                ),
+            );
+        }
     }
     f.evidence.extend(timing_facts(v));
     f
@@ -137,9 +161,13 @@ pub(super) fn not_converging(v: &View) -> Option<Finding> {
             ""
         }
     );
+    let stall = kv19::stall_abort_words(v).is_some();
     if let Some((summary, facts, _)) = kv19::stall_abort_words(v) {
         f.summary = summary;
         f.evidence.extend(facts);
+    }
+    if inferred {
+        f.summary.push_str(cancel_unknown_words(v));
     }
     if !v.config.allow_post_copy {
         f.next_steps.push(format!(
@@ -172,6 +200,9 @@ pub(super) fn not_converging(v: &View) -> Option<Finding> {
             "Or let QEMU throttle the guest's CPUs until it converges: {}",
             v.patch_setting("allowAutoConverge", "true")
         ));
+    }
+    if stall {
+        f.next_steps.push(kv19::stall_log_step(v));
     }
     f.next_steps
         .push(retry_step(v).replace("when fixed", "when the guest is quieter"));
@@ -230,6 +261,10 @@ pub(super) fn no_progress(v: &View) -> Option<Finding> {
             "Or give a stall longer than stallProgressTimeout ({} s) before it counts: set experimental.stallDetector.stallProgressTimeout in a MigrationPolicy",
             sd.settings.stall_progress_timeout
         ));
+        f.next_steps.push(kv19::stall_log_step(v));
+    }
+    if inferred {
+        f.summary.push_str(cancel_unknown_words(v));
     }
     f.next_steps.push(format!(
         "Check the migration path between {} and {}: virt-handler's log on both nodes (kubectl get pods -n kubevirt -l kubevirt.io=virt-handler -o wide), MTU and firewalls for the migration ports (49152, 49153){}",

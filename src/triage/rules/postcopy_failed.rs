@@ -8,7 +8,7 @@ pub(crate) const POSTCOPY_FAILED: Rule = Rule {
         plane: Plane::DataPlane,
     },
     reads: &[
-        "status.migrationState.{mode,failed,failureReason}",
+        "status.migrationState.{mode,failed,failureReason} (libvirt `failed in post-copy phase`, QEMU `Detected IO failure for postcopy`)",
         "VirtualMachineInstance status.phase",
         "VirtualMachineInstance status.conditions[type=Synchronized]",
         "Event SyncFailed on the VMI",
@@ -19,7 +19,13 @@ pub(crate) const POSTCOPY_FAILED: Rule = Rule {
 };
 
 pub(super) fn postcopy_failed(v: &View) -> Option<Finding> {
-    if !v.in_post_copy() {
+    // libvirt's `job 'migration out' failed in post-copy phase` and QEMU's `Detected IO failure
+    // for postcopy. Migration paused.` say it was in post-copy even when the recorded mode
+    // does not (strings::Signature::PostcopyIo).
+    let postcopy_text = v
+        .failure_reason()
+        .is_some_and(|r| s::signature(r) == Some(s::Signature::PostcopyIo));
+    if !(v.in_post_copy() || postcopy_text) {
         return None;
     }
     let sync = v.vmi_condition("Synchronized").filter(|c| {
@@ -32,7 +38,7 @@ pub(super) fn postcopy_failed(v: &View) -> Option<Finding> {
         event_reason(e) == s::REASON_SYNC_FAILED
             && event_message(e).contains(s::POSTCOPY_IRRECOVERABLE)
     });
-    let state_failed = v.state.is_some_and(|st| st.failed);
+    let state_failed = v.state.is_some_and(|st| st.failed) || postcopy_text;
     if !(state_failed || sync.is_some() || sync_event.is_some()) {
         return None;
     }
@@ -40,8 +46,10 @@ pub(super) fn postcopy_failed(v: &View) -> Option<Finding> {
         outcome: Some(Outcome::Failed),
         ..Default::default()
     };
-    f.evidence.push(v.state_fact("mode", "PostCopy"));
-    if state_failed {
+    if v.in_post_copy() {
+        f.evidence.push(v.state_fact("mode", "PostCopy"));
+    }
+    if v.state.is_some_and(|st| st.failed) {
         f.evidence.push(v.state_fact("failed", "true"));
     }
     f.evidence.extend(failure_fact(v));
