@@ -1016,8 +1016,8 @@ fn compatibility(
         } else if !lacks.is_empty() {
             cpu.status = "no-compatible-node";
             let words = compat::no_node_words(&lacks);
+            // The reason keeps its id (NoFeasibleTarget); the words say CPU.
             if let Some(reason) = plan.reasons.last_mut() {
-                reason.reason = "NoCpuCompatibleTarget".into();
                 reason.message = format!("{}; {words}", reason.message);
             }
             plan.explanation = format!("{words}; {}", plan.explanation);
@@ -1028,7 +1028,6 @@ fn compatibility(
                 .rev()
                 .find(|b| b.kind == "vmi" && b.vmis == [id.clone()])
             {
-                b.reason = "NoCpuCompatibleTarget".into();
                 b.message = format!("{}; {words}", b.message);
             }
             rows.findings.push(CompatFinding {
