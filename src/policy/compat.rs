@@ -458,7 +458,22 @@ pub fn lacking<'n>(
 pub fn no_node_words(lacks: &[NodeLack]) -> String {
     let each: Vec<String> = lacks
         .iter()
-        .map(|l| format!("{} lacks {}", l.node, short_labels(&l.missing)))
+        .map(|l| {
+            let (has, lacks): (Vec<String>, Vec<String>) =
+                l.missing.iter().cloned().partition(|k| k.starts_with('!'));
+            let has: Vec<String> = has
+                .iter()
+                .map(|k| k.trim_start_matches('!').to_string())
+                .collect();
+            let mut words = Vec::new();
+            if !lacks.is_empty() {
+                words.push(format!("lacks {}", short_labels(&lacks)));
+            }
+            if !has.is_empty() {
+                words.push(format!("has {} (must not)", short_labels(&has)));
+            }
+            format!("{} {}", l.node, words.join(" and "))
+        })
         .collect();
     format!(
         "no node is CPU-compatible: {} (KubeVirt puts these in the target pod's node selector, so it stays Pending; virt-controller's event NoSuitableNodesForHostModelMigration for host-model VMs)",
