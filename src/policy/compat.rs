@@ -110,6 +110,13 @@ impl NodeCpu {
     }
 }
 
+/// Which of the labeller's cluster-wide labels some node carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Labelled {
+    pub machine_types: bool,
+    pub obsolete_host_model: bool,
+}
+
 /// How the VMI's CPU is defined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -181,19 +188,20 @@ pub fn machine_type(vmi: &VirtualMachineInstance) -> Option<&str> {
 impl CpuNeeds {
     /// KubeVirt's CPU requirements for the target pod of `vmi`, running on a node whose
     /// labels are `source`, from a launcher pod with node selector `launcher_selector`;
-    /// `machine_labelled`: some node of the cluster publishes machine-type labels (a
-    /// KubeVirt new enough to render the machine-type selector).
+    /// `labelled`: what the cluster's nodes publish at all (machine-type labels mean a
+    /// KubeVirt new enough to render the machine-type selector; without an obsolete-host-model
+    /// label anywhere its DoesNotExist affinity excludes nothing and is left out).
     pub fn of(
         vmi: &VirtualMachineInstance,
         source: Option<&NodeCpu>,
         launcher_selector: Option<&BTreeMap<String, String>>,
-        machine_labelled: bool,
+        labelled: Labelled,
     ) -> CpuNeeds {
         let mut needs = CpuNeeds::default();
         let cpu = vmi.spec.domain.cpu.as_ref();
         match mode(vmi) {
             CpuMode::HostModel => {
-                needs.not_obsolete = true;
+                needs.not_obsolete = labelled.obsolete_host_model;
                 let pinned = pinned_host_model(launcher_selector);
                 if let Some(pinned) = pinned {
                     needs.model = Some(pinned.model);
@@ -226,7 +234,7 @@ impl CpuNeeds {
         needs.required.dedup();
         needs.forbidden.sort();
         needs.forbidden.dedup();
-        if machine_labelled {
+        if labelled.machine_types {
             needs.machine_type = machine_type(vmi).map(str::to_string);
         }
         needs.vendor = launcher_selector

@@ -286,8 +286,9 @@ pub struct TargetSearch<'a> {
     failures: HashMap<String, Unplaceable>,
     /// What the node labeller published on each node, by position (`policy::compat`).
     cpu: Vec<NodeCpu>,
-    /// How many nodes publish machine-type labels.
+    /// How many nodes publish machine-type labels, and the obsolete-host-model label.
     machine_labelled: usize,
+    obsolete_labelled: usize,
 }
 
 /// Why every node fails one kind of target pod, as of `placed` placements.
@@ -355,9 +356,11 @@ impl<'a> TargetSearch<'a> {
             })
             .collect();
         let machine_labelled = cpu.iter().filter(|c| !c.machine_types.is_empty()).count();
+        let obsolete_labelled = cpu.iter().filter(|c| c.obsolete_host_model).count();
         TargetSearch {
             cpu,
             machine_labelled,
+            obsolete_labelled,
             nodes,
             draining,
             positions,
@@ -408,9 +411,13 @@ impl<'a> TargetSearch<'a> {
         self.cpu.get(i)
     }
 
-    /// Some node publishes machine-type labels (KubeVirt ≥ 1.6's labeller).
-    pub fn machine_labelled(&self) -> bool {
-        self.machine_labelled > 0
+    /// Which of the labeller's cluster-wide labels some node carries (machine types:
+    /// KubeVirt ≥ 1.6's labeller).
+    pub fn labelled(&self) -> super::compat::Labelled {
+        super::compat::Labelled {
+            machine_types: self.machine_labelled > 0,
+            obsolete_host_model: self.obsolete_labelled > 0,
+        }
     }
 
     /// Every node but the drained ones and `source`, with its labeller facts: where a
@@ -457,6 +464,8 @@ impl<'a> TargetSearch<'a> {
             let had = !self.cpu[first].machine_types.is_empty();
             let has = !cpu.machine_types.is_empty();
             self.machine_labelled = self.machine_labelled + usize::from(has) - usize::from(had);
+            self.obsolete_labelled = self.obsolete_labelled + usize::from(cpu.obsolete_host_model)
+                - usize::from(self.cpu[first].obsolete_host_model);
             self.cpu[first] = cpu;
         }
         self.refresh(&positions);

@@ -1,6 +1,11 @@
 use super::*;
 use serde_json::json;
 
+const ALL: Labelled = Labelled {
+    machine_types: true,
+    obsolete_host_model: true,
+};
+
 /// A node with the labels the node labeller writes (real label names; the feature sets of an
 /// Intel Cascade Lake host: `host-model-cpu` Cascadelake-Server, required features as
 /// kubevirt's node-labeller testdata and harvester#8224's nodes list them).
@@ -67,7 +72,7 @@ fn node_labels_are_parsed_once_into_sets() {
 fn host_model_needs_come_from_the_source_node_until_the_launcher_pod_pins_them() {
     let v = vmi(json!({"model": "host-model"}));
     let source = NodeCpu::of(&node("node-1", &[]));
-    let fresh = CpuNeeds::of(&v, Some(&source), None, true);
+    let fresh = CpuNeeds::of(&v, Some(&source), None, ALL);
     assert_eq!(fresh.model.as_deref(), Some("Cascadelake-Server"));
     assert_eq!(fresh.host_features, ["md-clear", "ssbd"]);
     assert_eq!(fresh.host_model_from, Some("source-node"));
@@ -88,7 +93,7 @@ fn host_model_needs_come_from_the_source_node_until_the_launcher_pod_pins_them()
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let pinned = CpuNeeds::of(&v, Some(&source), Some(&selector), false);
+    let pinned = CpuNeeds::of(&v, Some(&source), Some(&selector), Labelled::default());
     assert_eq!(pinned.host_model_from, Some("launcher-pod"));
     assert_eq!(pinned.host_features, ["hle", "rtm"]);
     assert_eq!(
@@ -105,7 +110,7 @@ fn named_models_and_feature_policies_become_selectors_and_rejections() {
         {"name": "hle", "policy": "forbid"}, {"name": "x2apic", "policy": "optional"},
         {"name": "", "policy": "require"}
     ]}));
-    let needs = CpuNeeds::of(&v, None, None, true);
+    let needs = CpuNeeds::of(&v, None, None, ALL);
     assert_eq!(mode(&v), CpuMode::Named);
     assert_eq!(needs.model.as_deref(), Some("Skylake-Server-noTSX-IBRS"));
     assert_eq!(needs.required, ["avx512vnni", "pcid"]);
@@ -167,7 +172,7 @@ fn a_node_after_a_microcode_update_lacks_tsx_and_no_node_words_name_it() {
         ("cpu-feature.node.kubevirt.io/rtm", ""),
     ];
     let source = NodeCpu::of(&node("node-1", &updated));
-    let needs = CpuNeeds::of(&v, Some(&source), Some(&selector), true);
+    let needs = CpuNeeds::of(&v, Some(&source), Some(&selector), ALL);
     let n2 = NodeCpu::of(&node("node-2", &updated));
     let n3 = NodeCpu::of(&node("node-3", &[("cpu-feature.node.kubevirt.io/rtm", "")]));
     let (any, lacks) = lacking(
@@ -207,7 +212,7 @@ fn a_node_after_a_microcode_update_lacks_tsx_and_no_node_words_name_it() {
 fn features_the_source_offers_beyond_the_target_are_a_risk_not_a_certainty() {
     let v = vmi(json!({"model": "host-model"}));
     let source = NodeCpu::of(&node("node-1", &[]));
-    let needs = CpuNeeds::of(&v, Some(&source), None, true);
+    let needs = CpuNeeds::of(&v, Some(&source), None, ALL);
     let same = NodeCpu::of(&node("node-2", &[]));
     assert!(risks(&v, &needs, Some(&source), Some(("node-2", &same)), None).is_empty());
     let no_pdcm = NodeCpu::of(&node(
@@ -230,7 +235,7 @@ fn features_the_source_offers_beyond_the_target_are_a_risk_not_a_certainty() {
     );
     // A named model: the guest has the model's features only; no such risk.
     let named = vmi(json!({"model": "Skylake-Server-noTSX-IBRS"}));
-    let needs = CpuNeeds::of(&named, Some(&source), None, true);
+    let needs = CpuNeeds::of(&named, Some(&source), None, ALL);
     assert!(
         risks(
             &named,

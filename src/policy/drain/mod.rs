@@ -737,7 +737,7 @@ fn vmi_facts<'v>(
         launcher
             .and_then(|p| p.spec.as_ref())
             .and_then(|s| s.node_selector.as_ref()),
-        search.machine_labelled(),
+        search.labelled(),
     );
     let ns_quotas = at
         .quotas
