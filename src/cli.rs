@@ -193,12 +193,15 @@ done, drained nodes are uncordoned after --upgrade-time. A VM that blocks keeps 
 the rest of the rollout; the other batches are still planned (their times read \"after the
 blocker\"). --targets done sends each migration to a node already done when one has room (an
 addedNodeSelector). The default strategy (given order, any targets) is shown next to the alternative
-(auto order, done targets), or next to the one chosen.
+(auto order, done targets), or next to the one chosen. CPU and machine compatibility is
+plan-drain's, per batch (a migrated VM then runs the current virt-launcher and keeps its host
+model pinned, as KubeVirt's target pod does).
 
 JSON/YAML OUTPUT (-o json|yaml), kind MaintenancePlan: verdict (plan-drain's verdicts), order,
 targets, maxUnavailable, nodes[], unknownNodes[], batches[] {index, nodes[], verdict, startSeconds,
 drainSeconds, durationSeconds, endSeconds, waves, migrations, shutdowns, blockers[], vmis[] (plan-
-drain's rows, with target), stuckNodes[], placedOutsideDone[]}, totals {batches, migrations,
+drain's rows, with target and cpu), stuckNodes[], placedOutsideDone[], compatibility[] (plan-
+drain's findings for the batch: blocks | risk)}, totals {batches, migrations,
 vmsMigrated, migrationsPerVm {mean, max}, mostMigrated[], shutdowns, durationSeconds,
 blockedBatches}, firstBlocker {batch, nodes[], atSeconds, blocker} or null, capacityRunsOut or null,
 compare {default, alternative} (each: order, targets, verdict, migrations, migrationsPerVm,
@@ -279,7 +282,12 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
                               caveats[], alternatives[]) and convergence {under, bandwidthFrom
                               (policy | cluster | flag | default), converges, completes, completesBy,
                               etaSeconds, abortedAfterSeconds, finding, alternatives[] (MigrationPolicy
-                              words)}
+                              words)}; cpu (live-migrate, already-migrating, no-target): {mode
+                              (host-model | host-passthrough | named), model, hostFeatures[],
+                              hostModelFrom (source-node | launcher-pod), required[], forbidden[],
+                              machineType, vendor, notObsolete, status (compatible |
+                              no-compatible-node | unchecked), lacking[] {node, missing[]},
+                              risks[] {kind, message}}
     incoming[]                migrations landing on a drained node {namespace, name, sourceNode,
                               targetNode, targetPod, mode, pointOfNoReturn}
     skipped[]                 finished VMIs the drain does not touch
@@ -295,7 +303,23 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind DrainPlan:
     convergence               with --metrics/--prometheus: {source, metric, caveat, predicted,
                               withDirtyRate, willNotComplete[], bySwitching[], notes[] (what could not
                               be read, one line per cause)}
+    compatibility[]           {vmi, node, target, severity (blocks | risk), kind
+                              (no-compatible-node | unlisted-features | pinned-features-gone |
+                              launcher-skew), message}; omitted when none
     warnings[]                what was said on stderr about the input (omitted when none)
+
+COMPATIBILITY, checked before anything moves: what KubeVirt puts in the target pod's node
+selector, read from the node labeller's labels: the host model (cpu-model-migration.node.kubevirt.io/,
+with one cpu-feature.node.kubevirt.io/ per host-model-required-features label of the source, or the
+ones the launcher pod pinned when the VM first migrated), a named model (cpu-model.node.kubevirt.io/),
+spec.domain.cpu.features (require; forbid must be absent), the machine type
+(machine-type.node.kubevirt.io/, when nodes publish them) and the source's CPU vendor. A node without
+them is never the predicted target; a VM no node can take is no-target (a blocker, exit 1) with
+the labels each node lacks. Risks do not change the verdict: features the source offers that the
+target lacks and no label checks (\"guest CPU doesn't match specification: missing features\"),
+pinned features the source no longer lists, and a virt-launcher image other than the one a new
+target pod gets (QEMU/libvirt skew).
+
 
 PODDISRUPTIONBUDGETS are read as the policy/v1 eviction API of the cluster's Kubernetes reads
 them: selector {} selects every pod of its namespace from Kubernetes 1.29.0, 1.28.3 and 1.27.7

@@ -1304,6 +1304,97 @@ fn metrics_that_cannot_be_read_are_said_once_per_cause_and_the_plan_goes_on() {
     assert!(!text.contains('\u{1b}'), "{text}");
 }
 
+// ------------------------------------- compatibility before anything moves (issue 25 §3)
+
+/// tests/fixtures/drain-cpu: node-a still has TSX (hle, rtm); node-b and node-c lost it to a
+/// microcode update; node-c's QEMU stops at pc-q35-rhel9.4.0. See the fixture's header.
+#[test]
+fn cpu_compatibility_blocks_a_pinned_host_model_and_warns_of_the_rest() {
+    let (plan, code) = sched_plan_from("tests/fixtures/drain-cpu", "node-a");
+    // erp-db's launcher pod pins hle and rtm (it migrated before): no node has them, so it
+    // is no-target and the drain blocks; the verdict and the exit code say so.
+    assert_eq!(code, Some(1));
+    assert_eq!(plan["verdict"], "will-block");
+    let erp = vmi(&plan, "erp-db");
+    let message = no_target_message(erp);
+    assert!(
+        message.contains("no node is CPU-compatible: node-b lacks cpu-feature.node.kubevirt.io/hle, rtm; node-c lacks cpu-feature.node.kubevirt.io/hle, rtm; machine-type.node.kubevirt.io/pc-q35-rhel9.6.0"),
+        "{message}"
+    );
+    assert_eq!(erp["cpu"]["status"], "no-compatible-node");
+    assert_eq!(erp["cpu"]["hostModelFrom"], "launcher-pod");
+    assert_eq!(erp["cpu"]["lacking"][0]["node"], "node-b");
+    let blocker = plan["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "erp-db")
+        .unwrap();
+    assert_eq!(blocker["blocking"], true);
+    assert!(blocker["message"].as_str().unwrap().contains("hle, rtm"));
+    // web-1 never migrated: KubeVirt requires node-a's listed features only, which node-c
+    // has; TSX is in the model, on no label: a risk, not a blocker.
+    let web = vmi(&plan, "web-1");
+    assert_eq!(web["action"], "live-migrate");
+    assert_eq!(web["target"], "node-c");
+    assert_eq!(web["cpu"]["status"], "compatible");
+    assert_eq!(web["cpu"]["risks"][0]["kind"], "unlisted-features");
+    // The named model with a pc-q35-rhel9.6.0 machine goes where that machine type exists
+    // (node-b), though node-c has more free memory.
+    let report = vmi(&plan, "report");
+    assert_eq!(report["target"], "node-b");
+    assert_eq!(report["cpu"]["required"], serde_json::json!(["pcid"]));
+    assert_eq!(report["cpu"]["forbidden"], serde_json::json!(["hle"]));
+    assert_eq!(report["cpu"]["machineType"], "pc-q35-rhel9.6.0");
+    // The launcher skew: a risk naming both images.
+    let legacy = vmi(&plan, "legacy-vm");
+    assert_eq!(legacy["action"], "live-migrate");
+    assert_eq!(legacy["cpu"]["risks"][0]["kind"], "launcher-skew");
+    let findings: Vec<(&str, &str, &str)> = plan["compatibility"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["vmi"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            ("prod/erp-db", "blocks", "no-compatible-node"),
+            ("prod/legacy-vm", "risk", "launcher-skew"),
+            ("prod/web-1", "risk", "unlisted-features"),
+        ]
+    );
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-cpu",
+        "--now",
+        SCHED_NOW,
+        "plan-drain",
+        "node-a",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("plan_drain_cpu_compat", stdout(&out));
+    let yaml = vmctl([
+        "--from",
+        "tests/fixtures/drain-cpu",
+        "--now",
+        SCHED_NOW,
+        "plan-drain",
+        "node-a",
+        "-o",
+        "yaml",
+    ]);
+    let text = stdout(&yaml);
+    assert!(text.contains("kind: no-compatible-node"), "{text}");
+    assert!(text.contains("hostModelFrom: launcher-pod"), "{text}");
+}
+
 // ------------------------------------ PDB status and version (issue 25, tests/fixtures/drain-pdb)
 
 #[test]

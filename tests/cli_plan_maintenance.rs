@@ -195,6 +195,76 @@ fn live_equals_snapshot_and_is_read_only() {
     );
 }
 
+/// tests/fixtures/drain-cpu (see its header): the rollout's first batch drains node-a, where
+/// erp-db's pinned TSX features exist nowhere else: that batch blocks on it, named in CPU
+/// terms, and the risks of the others are listed per batch without changing the verdict.
+#[test]
+fn cpu_compatibility_per_batch() {
+    let out = vmctl([
+        "--from",
+        "tests/fixtures/drain-cpu",
+        "--now",
+        "2026-12-01T00:00:00Z",
+        "plan-maintenance",
+        "node-a",
+        "node-b",
+        "-o",
+        "json",
+    ]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["verdict"], "will-block");
+    let first = &plan["batches"][0];
+    assert_eq!(first["nodes"], serde_json::json!(["node-a"]));
+    let kinds: Vec<&str> = first["compatibility"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["no-compatible-node", "launcher-skew", "unlisted-features"]
+    );
+    assert_eq!(plan["firstBlocker"]["blocker"]["name"], "erp-db");
+    assert!(
+        plan["firstBlocker"]["blocker"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("node-b lacks cpu-feature.node.kubevirt.io/hle, rtm"),
+        "{}",
+        plan["firstBlocker"]
+    );
+    // Batch 2 drains node-b: report (moved there in batch 1) now runs the current launcher
+    // and its machine type exists nowhere else (node-c's QEMU stops at rhel9.4.0).
+    let second = &plan["batches"][1];
+    let report = second["vmis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "report")
+        .unwrap();
+    assert_eq!(report["action"], "no-target");
+    assert!(
+        report["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("node-c lacks machine-type.node.kubevirt.io/pc-q35-rhel9.6.0"),
+        "{report}"
+    );
+    let table = vmctl([
+        "--from",
+        "tests/fixtures/drain-cpu",
+        "--now",
+        "2026-12-01T00:00:00Z",
+        "plan-maintenance",
+        "node-a",
+        "node-b",
+    ]);
+    insta::assert_snapshot!("plan_maintenance_cpu_compat", stdout(&table));
+}
+
 #[test]
 fn a_pdb_whose_status_never_catches_up_blocks_the_batch_that_reaches_it() {
     let out = vmctl([

@@ -18,6 +18,32 @@ pub struct KubeVirt {
     pub status: KubeVirtStatus,
     /// `spec.configuration.developerConfiguration` (feature gates).
     pub developer_configuration: Option<DeveloperConfiguration>,
+    /// What the status says of the deployed images (beside `status`, for the same reason).
+    pub deployed: DeployedImages,
+}
+
+/// The KubeVirt CR status fields that say which images are deployed: a new migration
+/// target pod gets the virt-launcher image of the deployment virt-operator observed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployedImages {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_kube_virt_registry: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_kube_virt_version: Option<String>,
+    /// virt-operator's deployment config as JSON text (`pkg/virt-operator/util/config.go`
+    /// `KubeVirtDeploymentConfig`: registry, imagePrefix, kubeVirtVersion, virtLauncherImage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_deployment_config: Option<String>,
+}
+
+/// `status` as the API writes it: the known fields and the deployed images.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct RawKubeVirtStatus {
+    #[serde(flatten)]
+    known: KubeVirtStatus,
+    #[serde(flatten)]
+    deployed: DeployedImages,
 }
 
 /// The KubeVirt CR as the API writes it.
@@ -29,7 +55,7 @@ struct RawKubeVirt {
     #[serde(default)]
     spec: RawKubeVirtSpec,
     #[serde(default)]
-    status: KubeVirtStatus,
+    status: RawKubeVirtStatus,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,7 +81,8 @@ impl From<RawKubeVirt> for KubeVirt {
             spec: KubeVirtSpec {
                 configuration: raw.spec.configuration.known,
             },
-            status: raw.status,
+            status: raw.status.known,
+            deployed: raw.status.deployed,
             developer_configuration: raw.spec.configuration.developer_configuration,
         }
     }
@@ -71,7 +98,10 @@ impl From<KubeVirt> for RawKubeVirt {
                     developer_configuration: kv.developer_configuration,
                 },
             },
-            status: kv.status,
+            status: RawKubeVirtStatus {
+                known: kv.status,
+                deployed: kv.deployed,
+            },
         }
     }
 }

@@ -47,6 +47,9 @@ struct SpecFacts {
     containers: Option<Vec<ContainerFacts>>,
     init_containers: Option<Vec<ContainerFacts>>,
     overhead: Option<BTreeMap<String, Quantity>>,
+    /// A launcher pod's node selector pins a host-model VMI's CPU once it migrated
+    /// (`policy::compat`).
+    node_selector: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -56,7 +59,8 @@ struct StatusFacts {
     conditions: Option<Vec<PodCondition>>,
 }
 
-/// A pod's identity, labels, controller, deletion, node, resource requests/limits, phase and conditions.
+/// A pod's identity, labels, controller, deletion, node, node selector, resource requests/limits,
+/// phase and conditions.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PodFacts {
@@ -98,6 +102,7 @@ impl From<PodFacts> for Pod {
                     .init_containers
                     .map(|cs| cs.into_iter().map(container).collect()),
                 overhead: s.overhead,
+                node_selector: s.node_selector,
                 ..PodSpec::default()
             }),
             status: facts.status.map(|s| PodStatus {

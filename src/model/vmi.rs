@@ -97,6 +97,29 @@ pub struct DomainSpec {
     pub cpu: Option<CpuSpec>,
     #[serde(default)]
     pub devices: Devices,
+    /// `spec.domain.machine`: the QEMU machine type asked for (`q35`, an alias, or a
+    /// versioned type such as `pc-q35-rhel9.6.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
+}
+
+/// `spec.domain.machine` / `status.machine` of a VMI.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Machine {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+}
+
+/// One of `spec.domain.cpu.features`: a CPU feature and its libvirt policy (`require`, the
+/// default when empty, `force`, `optional`, `disable`, `forbid`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuFeature {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -128,6 +151,8 @@ pub struct CpuSpec {
     pub threads: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedicated_cpu_placement: Option<bool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<CpuFeature>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -266,6 +291,14 @@ pub struct VmiStatus {
     pub active_pods: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_block_tracking: Option<Value>,
+    /// The compute container image of the VMI's active launcher pod (virt-controller,
+    /// `pkg/virt-controller/watch/vmi/lifecycle.go`); the workload updater calls the VMI
+    /// outdated when it differs from the current virt-launcher image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher_container_image_version: Option<String>,
+    /// The machine type the domain runs with (`status.machine.type`, the expanded one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
 }
 
 /// `status.migrationState` of a VMI (and of a final VMIM), every field of FACTS §1.1.

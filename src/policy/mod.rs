@@ -1,6 +1,7 @@
 //! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
 
 pub mod budget;
+pub mod compat;
 pub mod drain;
 pub mod eviction;
 pub mod index;

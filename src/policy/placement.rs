@@ -28,6 +28,7 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::compat::NodeCpu;
 use super::index::work;
 use super::scheduling::{
     CPU_FEATURE_PREFIX, CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex,
@@ -44,6 +45,9 @@ pub struct TargetPod<'v> {
     pub vmi: &'v VirtualMachineInstance,
     /// Its requests, as the source launcher pod's (see `policy::drain`).
     pub requests: Resources,
+    /// A host-model VMI that migrated before: the host CPU its launcher pod's node selector
+    /// pins (`policy::compat`), which KubeVirt requires instead of the source node's.
+    pub pinned_cpu: Option<HostCpu>,
 }
 
 impl TargetPod<'_> {
@@ -280,6 +284,11 @@ pub struct TargetSearch<'a> {
     fallback: Option<String>,
     /// Why each node failed a (class, spread, requests), as of a number of placements.
     failures: HashMap<String, Unplaceable>,
+    /// What the node labeller published on each node, by position (`policy::compat`).
+    cpu: Vec<NodeCpu>,
+    /// How many nodes publish machine-type labels, and the obsolete-host-model label.
+    machine_labelled: usize,
+    obsolete_labelled: usize,
 }
 
 /// Why every node fails one kind of target pod, as of `placed` placements.
@@ -339,7 +348,19 @@ impl<'a> TargetSearch<'a> {
             }
         }
         let allocatable = nodes.iter().map(allocatable).collect();
+        let cpu: Vec<NodeCpu> = nodes
+            .iter()
+            .map(|n| {
+                work::step(1);
+                NodeCpu::of(n)
+            })
+            .collect();
+        let machine_labelled = cpu.iter().filter(|c| !c.machine_types.is_empty()).count();
+        let obsolete_labelled = cpu.iter().filter(|c| c.obsolete_host_model).count();
         TargetSearch {
+            cpu,
+            machine_labelled,
+            obsolete_labelled,
             nodes,
             draining,
             positions,
@@ -384,6 +405,36 @@ impl<'a> TargetSearch<'a> {
         self.nodes.get(i)
     }
 
+    /// What the node labeller published on node `name`.
+    pub fn node_cpu(&self, name: &str) -> Option<&NodeCpu> {
+        let &i = self.positions.get(name)?.first()?;
+        self.cpu.get(i)
+    }
+
+    /// Which of the labeller's cluster-wide labels some node carries (machine types:
+    /// KubeVirt ≥ 1.6's labeller).
+    pub fn labelled(&self) -> super::compat::Labelled {
+        super::compat::Labelled {
+            machine_types: self.machine_labelled > 0,
+            obsolete_host_model: self.obsolete_labelled > 0,
+        }
+    }
+
+    /// Every node but the drained ones and `source`, with its labeller facts: where a
+    /// target pod could go, CPU-wise.
+    pub fn cpu_candidates<'s>(
+        &'s self,
+        source: &'s str,
+    ) -> impl Iterator<Item = (&'s str, &'s NodeCpu)> + 's {
+        let draining: std::collections::HashSet<&str> =
+            self.draining.iter().map(String::as_str).collect();
+        self.nodes
+            .iter()
+            .zip(&self.cpu)
+            .map(|(n, c)| (node_name(n), c))
+            .filter(move |(name, _)| *name != source && !draining.contains(name))
+    }
+
     /// The nodes being drained now (they take no target pod): only the nodes leaving or
     /// joining the set are judged again.
     pub fn set_draining(&mut self, draining: Vec<String>) {
@@ -409,6 +460,13 @@ impl<'a> TargetSearch<'a> {
         };
         if let Some(node) = self.nodes.to_mut().get_mut(first) {
             change(node);
+            let cpu = NodeCpu::of(node);
+            let had = !self.cpu[first].machine_types.is_empty();
+            let has = !cpu.machine_types.is_empty();
+            self.machine_labelled = self.machine_labelled + usize::from(has) - usize::from(had);
+            self.obsolete_labelled = self.obsolete_labelled + usize::from(cpu.obsolete_host_model)
+                - usize::from(self.cpu[first].obsolete_host_model);
+            self.cpu[first] = cpu;
         }
         self.refresh(&positions);
     }
@@ -723,16 +781,20 @@ impl<'a> TargetSearch<'a> {
         let pod = TargetPod {
             vmi: &without,
             requests: pod.requests.clone(),
+            pinned_cpu: pod.pinned_cpu.clone(),
         };
         self.find_as_is(&pod, source)
     }
 
     fn find_as_is(&mut self, pod: &TargetPod, source: &str) -> Result<Target, NoFit> {
-        let source_model = self
-            .positions
-            .get(source)
-            .and_then(|p| p.first())
-            .and_then(|&i| HostCpu::of(&self.nodes[i]));
+        let source_model = match &pod.pinned_cpu {
+            Some(pinned) => Some(pinned.clone()),
+            None => self
+                .positions
+                .get(source)
+                .and_then(|p| p.first())
+                .and_then(|&i| HostCpu::of(&self.nodes[i])),
+        };
         let key = Self::signature(pod.vmi, source_model.as_ref());
         if !self.classes.contains_key(&key) {
             let class = self.build_class(pod.vmi, source_model.as_ref());
@@ -1110,6 +1172,7 @@ mod tests {
         TargetPod {
             vmi,
             requests: requests.iter().map(|(r, q)| (r.to_string(), *q)).collect(),
+            pinned_cpu: None,
         }
     }
 
@@ -1440,6 +1503,7 @@ mod tests {
                     TargetPod {
                         vmi: &pooled,
                         requests: target_pod.requests.clone(),
+                        pinned_cpu: None,
                     }
                 } else {
                     target_pod.clone()

@@ -238,6 +238,7 @@ pub fn render_table(
     if let Some(c) = &plan.convergence {
         out.push_str(&render_convergence(plan, c, style, wide));
     }
+    out.push_str(&render_compatibility(plan, style, wide));
 
     let fixes: Vec<String> = plan
         .vmis
@@ -341,6 +342,82 @@ pub fn render_table(
         }
     }
     out
+}
+
+/// The compatibility findings before anything moves: ✗ no CPU-compatible node (the VMI is
+/// no-target, the drain blocks), ~ a risk (the verdict does not change); with `wide` also a
+/// line per checked VMI (its CPU mode, model and what its target pod requires).
+pub fn render_compatibility(plan: &DrainPlan, style: Style, wide: bool) -> String {
+    let mut lines = Vec::new();
+    for f in &plan.compatibility {
+        let (mark, tone) = if f.severity == "blocks" {
+            ("✗", Tone::Bad)
+        } else {
+            ("~", Tone::Warn)
+        };
+        let route = match &f.target {
+            Some(t) => format!("{} → {t}", f.node),
+            None => f.node.clone(),
+        };
+        lines.push(format!(
+            "  {} {} ({}): {}",
+            style.paint(mark, tone),
+            fmt::printable(&f.vmi),
+            fmt::printable(&route),
+            fmt::printable(&f.message)
+        ));
+    }
+    if wide {
+        for v in &plan.vmis {
+            let Some(c) = &v.cpu else { continue };
+            lines.push(format!(
+                "  {} {}: {}",
+                style.paint("·", Tone::Dim),
+                fmt::printable(&v.id()),
+                fmt::printable(&cpu_words(c))
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = "\nCompatibility (CPU model and features, machine type, launcher; checked before anything moves):\n".to_string();
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// One VMI's CPU requirements in words: `host-model Cascadelake-Server (from the source
+/// node) + 2 features, machine type q35: compatible`.
+pub fn cpu_words(c: &crate::policy::compat::CpuCompat) -> String {
+    let n = &c.needs;
+    let mut parts = vec![match (&c.mode, &n.model) {
+        (crate::policy::compat::CpuMode::HostModel, Some(m)) => format!(
+            "host-model {m} (from the {})",
+            n.host_model_from.unwrap_or("source-node").replace('-', " ")
+        ),
+        (crate::policy::compat::CpuMode::HostModel, None) => {
+            "host-model (the source node publishes no host model)".into()
+        }
+        (crate::policy::compat::CpuMode::HostPassthrough, _) => "host-passthrough".into(),
+        (_, m) => format!("model {}", m.as_deref().unwrap_or("?")),
+    }];
+    let features = n.host_features.len() + n.required.len();
+    if features > 0 {
+        parts.push(format!("{features} required feature(s)"));
+    }
+    if !n.forbidden.is_empty() {
+        parts.push(format!("forbids {}", n.forbidden.join(", ")));
+    }
+    if let Some(t) = &n.machine_type {
+        parts.push(format!("machine type {t}"));
+    }
+    if let Some(v) = &n.vendor {
+        parts.push(format!("vendor {v}"));
+    }
+    format!("{}: {}", parts.join(", "), c.status)
 }
 
 fn convergence_tone(c: &crate::policy::drain::convergence::Convergence) -> Tone {

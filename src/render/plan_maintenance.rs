@@ -161,6 +161,38 @@ pub fn render_table(
             }
         }
     }
+    let findings: Vec<String> = plan
+        .batches
+        .iter()
+        .flat_map(|b| {
+            b.compatibility.iter().map(move |f| {
+                let (mark, tone) = if f.severity == "blocks" {
+                    ("✗", Tone::Bad)
+                } else {
+                    ("~", Tone::Warn)
+                };
+                let route = match &f.target {
+                    Some(t) => format!("{} → {t}", f.node),
+                    None => f.node.clone(),
+                };
+                format!(
+                    "  {} batch {} {} ({}): {}",
+                    style.paint(mark, tone),
+                    b.index,
+                    printable(&f.vmi),
+                    printable(&route),
+                    printable(&f.message)
+                )
+            })
+        })
+        .collect();
+    if !findings.is_empty() {
+        out.push_str("\nCompatibility (CPU model and features, machine type, launcher; checked before each batch is cordoned):\n");
+        for f in findings {
+            out.push_str(&f);
+            out.push('\n');
+        }
+    }
     if !t.most_migrated.is_empty() {
         let most: Vec<String> = t
             .most_migrated

@@ -42,6 +42,7 @@ use self::migratability::Assessment;
 use self::strategy::Shutdown;
 use self::waves::Candidate;
 use super::budget::completion_budget_seconds;
+use super::compat::{self, CpuCompat, CpuMode, CpuNeeds, LauncherImage};
 use super::eviction::{EffectiveStrategy, StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
 use super::migration_policy::{effective_config, matching_policy};
@@ -49,7 +50,7 @@ use super::pdb::{Budget, EvictionAnswer};
 use super::placement::{TargetPod, TargetSearch};
 use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
 use super::scheduling::{
-    NodeUsage, SelectorIndex, SpreadSelector, holds_resources, spread_selectors,
+    NodeUsage, Resources, SelectorIndex, SpreadSelector, holds_resources, spread_selectors,
 };
 use crate::model::kubevirt::EffectiveMigrationConfig;
 use crate::model::{
@@ -216,6 +217,11 @@ pub struct VmiPlan {
     /// estimate, the finding and the alternatives in MigrationPolicy words).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub convergence: Option<convergence::Convergence>,
+    /// For a live migration (or one in flight, or one without a target): what KubeVirt
+    /// requires of the target node in CPU and machine terms, whether a node has it, and the
+    /// risks the labels and launcher versions show ([`super::compat`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuCompat>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -351,6 +357,26 @@ pub struct DrainPlan {
     /// complete, what could not be read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub convergence: Option<convergence::ConvergenceReport>,
+    /// The compatibility findings before anything moves, one per VMI and finding:
+    /// `blocks` (no CPU-compatible node: the VMI is no-target and the drain blocks) or
+    /// `risk` (the migration may still fail; the verdict does not change).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compatibility: Vec<CompatFinding>,
+}
+
+/// One compatibility finding of the plan ([`super::compat`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompatFinding {
+    /// `namespace/name`.
+    pub vmi: String,
+    pub node: String,
+    pub target: Option<String>,
+    /// `blocks` or `risk`.
+    pub severity: &'static str,
+    /// `no-compatible-node`, `unlisted-features`, `pinned-features-gone`, `launcher-skew`.
+    pub kind: &'static str,
+    pub message: String,
 }
 
 impl VmiPlan {
@@ -420,6 +446,8 @@ pub struct Rows<'a> {
     pub blockers: Vec<DrainBlocker>,
     /// Migrations in flight from the drained nodes: (source node, remaining seconds).
     pub in_flight: Vec<(String, u64)>,
+    /// The compatibility findings ([`compatibility`]).
+    pub findings: Vec<CompatFinding>,
 }
 
 /// The joins of the plan, each a lookup, so that a plan stays linear in what it reads.
@@ -429,6 +457,8 @@ struct Lookups<'a> {
     pods: PodIndex<'a>,
     migrations: MigrationIndex<'a>,
     quotas: HashMap<&'a str, Vec<&'a ResourceQuota>>,
+    /// The virt-launcher image a new target pod gets.
+    launcher: Option<LauncherImage>,
 }
 
 impl<'a> Lookups<'a> {
@@ -450,6 +480,7 @@ impl<'a> Lookups<'a> {
             pods: PodIndex::new(&inputs.pods),
             migrations: MigrationIndex::new(&inputs.vmims),
             quotas: quotas_by_namespace(&inputs.quotas),
+            launcher: inputs.kubevirt.as_ref().and_then(compat::launcher_image),
         }
     }
 }
@@ -543,8 +574,10 @@ pub fn plan_drain_in(inputs: &DrainInputs, search: &mut TargetSearch) -> DrainPl
     let Rows {
         mut plans,
         mut blockers,
+        findings: mut compatibility,
         ..
     } = rows;
+    compatibility.sort_by(|a, b| (a.severity, &a.vmi).cmp(&(b.severity, &b.vmi)));
     convergence::no_end_for_ever(&mut plans);
     let convergence = inputs.dirty_rates.as_ref().map(|rates| {
         convergence::report(
@@ -581,6 +614,7 @@ pub fn plan_drain_in(inputs: &DrainInputs, search: &mut TargetSearch) -> DrainPl
         kubevirt_version: kubevirt.and_then(|k| k.version().map(str::to_string)),
         assumptions,
         convergence,
+        compatibility,
     }
 }
 
@@ -654,7 +688,13 @@ struct VmiFacts<'v> {
     policy_sets_bandwidth: bool,
     config: EffectiveMigrationConfig,
     memory: Option<u64>,
-    target_pod: TargetPod<'v>,
+    vmi: &'v VirtualMachineInstance,
+    /// The VMI with KubeVirt's CPU selectors the scheduling filter does not derive itself
+    /// ([`compat::augment`]); None: the VMI as it is.
+    target_vmi: Option<VirtualMachineInstance>,
+    requests: Resources,
+    cpu_mode: CpuMode,
+    needs: CpuNeeds,
     pod_memory: u64,
     budget: Option<u64>,
     bandwidth: u64,
@@ -665,10 +705,22 @@ struct VmiFacts<'v> {
     quota: Option<(String, String)>,
 }
 
+impl VmiFacts<'_> {
+    /// The migration target pod the scheduler sees.
+    fn target_pod(&self) -> TargetPod<'_> {
+        TargetPod {
+            vmi: self.target_vmi.as_ref().unwrap_or(self.vmi),
+            requests: self.requests.clone(),
+            pinned_cpu: self.needs.pinned(),
+        }
+    }
+}
+
 fn vmi_facts<'v>(
     vmi: &'v VirtualMachineInstance,
     inputs: &DrainInputs,
     at: &Lookups,
+    search: &TargetSearch,
 ) -> VmiFacts<'v> {
     let kubevirt = inputs.kubevirt.as_ref();
     let node = vmi_node(vmi);
@@ -686,6 +738,14 @@ fn vmi_facts<'v>(
         is_launcher_of(p, vmi) && holds_resources(p) && pod_node(p) == Some(node.as_str())
     });
     let needs = placement::target_needs(vmi, launcher, memory);
+    let cpu_needs = CpuNeeds::of(
+        vmi,
+        search.node_cpu(&node),
+        launcher
+            .and_then(|p| p.spec.as_ref())
+            .and_then(|s| s.node_selector.as_ref()),
+        search.labelled(),
+    );
     let ns_quotas = at
         .quotas
         .get(vmi.namespace())
@@ -708,10 +768,11 @@ fn vmi_facts<'v>(
         config,
         memory,
         pod_memory: needs.memory,
-        target_pod: TargetPod {
-            vmi,
-            requests: needs.requests,
-        },
+        vmi,
+        target_vmi: compat::augment(vmi, &cpu_needs),
+        requests: needs.requests,
+        cpu_mode: compat::mode(vmi),
+        needs: cpu_needs,
         vm: vm.map(|v| v.name().to_string()),
         run_strategy: vm.map(|v| v.run_strategy().to_string()),
         quota,
@@ -749,6 +810,7 @@ fn new_row(vmi: &VirtualMachineInstance, f: &VmiFacts) -> VmiPlan {
         run_strategy: f.run_strategy.clone(),
         prediction: None,
         convergence: None,
+        cpu: None,
     }
 }
 
@@ -762,7 +824,7 @@ fn plan_vmi<'a>(
     search: &mut TargetSearch,
     rows: &mut Rows<'a>,
 ) {
-    let f = vmi_facts(vmi, inputs, at);
+    let f = vmi_facts(vmi, inputs, at, search);
     let mut plan = new_row(vmi, &f);
     if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
         let flight = feasibility::in_flight(m, vmi, f.transfer, inputs.now.as_ref());
@@ -799,6 +861,12 @@ fn plan_vmi<'a>(
             });
         live_migrate(&mut plan, &f, predicted, search, rows);
     }
+    if matches!(
+        plan.action,
+        Action::LiveMigrate | Action::AlreadyMigrating | Action::NoTarget
+    ) {
+        compatibility(&mut plan, &f, at, search, rows);
+    }
     rows.plans.push(plan);
     rows.vmis.push(vmi);
 }
@@ -834,7 +902,7 @@ fn already_migrating(
         let hold = quota::quota_hold(quota, message);
         rows.blockers
             .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
-    } else if let Err(no_fit) = search.find(&f.target_pod, &f.node) {
+    } else if let Err(no_fit) = search.find(&f.target_pod(), &f.node) {
         let explanation = format!(
             "{} cannot place its target pod: {}; it fails when the target pod times out and, once the node is drained, evacuation retries fail the same way",
             flight.label,
@@ -893,7 +961,7 @@ fn live_migrate(
             feasibility::over_budget(f.transfer, f.budget, f.config.allow_post_copy),
         ),
     };
-    match placement::place(search, &f.target_pod, &f.node, estimate, over_budget) {
+    match placement::place(search, &f.target_pod(), &f.node, estimate, over_budget) {
         Ok(placed) => {
             plan.target = Some(placed.target);
             plan.explanation = placed.explanation;
@@ -917,4 +985,78 @@ fn live_migrate(
                 .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
         }
     }
+}
+
+/// Step **compatibility** (issue 25 §3): the CPU and machine requirements of the VMI's target
+/// pod against the predicted target, or, without one, against every node that could take
+/// it; and the risks the labels and launcher versions show. A VMI that no node is
+/// CPU-compatible with is no-target already (the requirements are node selectors of its
+/// target pod in the search): its hold then says so in CPU terms, with the labels each node
+/// lacks. Risks are findings only: the action and the verdict do not change.
+fn compatibility(
+    plan: &mut VmiPlan,
+    f: &VmiFacts,
+    at: &Lookups,
+    search: &TargetSearch,
+    rows: &mut Rows,
+) {
+    let source = search.node_cpu(&f.node);
+    let target = plan
+        .target
+        .as_deref()
+        .and_then(|t| search.node_cpu(t).map(|c| (t, c)));
+    let mut cpu = CpuCompat {
+        mode: f.cpu_mode,
+        needs: f.needs.clone(),
+        status: "unchecked",
+        lacking: Vec::new(),
+        risks: compat::risks(f.vmi, &f.needs, source, target, at.launcher.as_ref()),
+    };
+    if let Some((_, t)) = target {
+        if f.needs.lacking(f.cpu_mode, t).is_empty() {
+            cpu.status = "compatible";
+        }
+    } else if plan.action == Action::NoTarget {
+        let (any, lacks) = compat::lacking(f.cpu_mode, &f.needs, search.cpu_candidates(&f.node));
+        if any {
+            cpu.status = "compatible";
+        } else if !lacks.is_empty() {
+            cpu.status = "no-compatible-node";
+            let words = compat::no_node_words(&lacks);
+            // The reason keeps its id (NoFeasibleTarget); the words say CPU.
+            if let Some(reason) = plan.reasons.last_mut() {
+                reason.message = format!("{}; {words}", reason.message);
+            }
+            plan.explanation = format!("{words}; {}", plan.explanation);
+            let id = plan.id();
+            if let Some(b) = rows
+                .blockers
+                .iter_mut()
+                .rev()
+                .find(|b| b.kind == "vmi" && b.vmis == [id.clone()])
+            {
+                b.message = format!("{}; {words}", b.message);
+            }
+            rows.findings.push(CompatFinding {
+                vmi: id,
+                node: plan.node.clone(),
+                target: None,
+                severity: "blocks",
+                kind: "no-compatible-node",
+                message: words,
+            });
+            cpu.lacking = lacks;
+        }
+    }
+    for r in &cpu.risks {
+        rows.findings.push(CompatFinding {
+            vmi: plan.id(),
+            node: plan.node.clone(),
+            target: plan.target.clone(),
+            severity: "risk",
+            kind: r.kind,
+            message: r.message.clone(),
+        });
+    }
+    plan.cpu = Some(cpu);
 }

@@ -166,6 +166,7 @@ mod tests {
                 let pod = TargetPod {
                     vmi: v,
                     requests: target_needs(v, None, v.guest_memory().map(|q| q.bytes())).requests,
+                    pinned_cpu: None,
                 };
                 place(
                     &mut search,

@@ -107,6 +107,7 @@ pub(super) fn plan_row(name: &str, action: Action) -> VmiPlan {
         run_strategy: None,
         prediction: None,
         convergence: None,
+        cpu: None,
     }
 }
 

@@ -72,7 +72,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use self::state::Sim;
-use super::drain::{Action, DrainBlocker, DrainPlan, Verdict, VmiPlan};
+use super::drain::{Action, CompatFinding, DrainBlocker, DrainPlan, Verdict, VmiPlan};
 use super::index::work;
 use super::scheduling::{NodeUsage, spread_selectors};
 use crate::model::{
@@ -229,6 +229,10 @@ pub struct Batch {
     pub stuck_nodes: Vec<String>,
     /// `--targets done`: VMIs no done node could take, sent to any node.
     pub placed_outside_done: Vec<String>,
+    /// plan-drain's compatibility findings for the batch (`policy::compat`): `blocks` ones
+    /// are no-target rows (and blockers) already; `risk` ones do not change the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compatibility: Vec<CompatFinding>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -473,6 +477,11 @@ impl Run {
             vmis,
             stuck_nodes: applied.stuck,
             placed_outside_done: outside,
+            compatibility: if self.first.is_none() {
+                drain.compatibility.clone()
+            } else {
+                std::mem::take(&mut drain.compatibility)
+            },
         });
         if self.first.is_none() {
             self.first = Some(drain);

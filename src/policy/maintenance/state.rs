@@ -23,7 +23,8 @@ use crate::policy::pdb::PdbSelector;
 use crate::policy::placement::TargetSearch;
 use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
 use crate::policy::scheduling::{
-    NodeUsage, Resources, SelectorIndex, holds_resources, node_name, pod_requests, spread_selectors,
+    CPU_FEATURE_PREFIX, CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex,
+    holds_resources, node_name, pod_requests, spread_selectors,
 };
 
 /// The label the simulation puts on the nodes a `--targets done` migration may go to (done,
@@ -487,7 +488,22 @@ impl Sim {
     /// there stays and the others go).
     fn move_vmi(&mut self, i: usize, target: &str) {
         let source = vmi_node(&self.vmis[i]);
+        // The target pod KubeVirt creates runs the current virt-launcher image, and a
+        // host-model VMI's target pod pins the source's host model in its node selector
+        // (`policy::compat`): what the next batch's plan reads of the moved VMI.
+        let image = self
+            .buffer
+            .kubevirt
+            .as_ref()
+            .and_then(crate::policy::compat::launcher_image);
+        let pinned = (crate::policy::compat::mode(&self.vmis[i])
+            == crate::policy::compat::CpuMode::HostModel)
+            .then(|| self.search.node(&source).and_then(HostCpu::of))
+            .flatten();
         let vmi = &mut self.vmis[i];
+        if let Some(image) = image {
+            vmi.status.launcher_container_image_version = Some(image.image);
+        }
         vmi.status.node_name = Some(target.to_string());
         vmi.status.evacuation_node_name = None;
         vmi.metadata
@@ -515,6 +531,21 @@ impl Sim {
                 moved = true;
                 if let Some(spec) = self.pods[p].spec.as_mut() {
                     spec.node_name = Some(target.to_string());
+                    if let Some(cpu) = &pinned {
+                        let selector = spec.node_selector.get_or_insert_with(Default::default);
+                        if !selector
+                            .keys()
+                            .any(|k| k.starts_with(CPU_MODEL_MIGRATION_PREFIX))
+                        {
+                            selector.insert(
+                                format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model),
+                                "true".into(),
+                            );
+                            for f in &cpu.features {
+                                selector.insert(format!("{CPU_FEATURE_PREFIX}{f}"), "true".into());
+                            }
+                        }
+                    }
                 }
                 self.account(p);
             } else {
