@@ -200,6 +200,16 @@ impl VmiFacts {
     }
 }
 
+/// The host-model CPU of node `name` (`node-N`), as [`node`] picks it.
+fn node_model(cfg: &Config, name: &str) -> &'static str {
+    let n = name
+        .strip_prefix("node-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let mut rng = Rng::for_item(cfg.seed, SALT_NODE, n);
+    *rng.pick(&MODELS)
+}
+
 pub fn node_name(n: u64) -> String {
     format!("node-{n}")
 }
@@ -833,8 +843,11 @@ fn launcher_pod(cfg: &Config, f: &VmiFacts, target: bool) -> Value {
             "restartPolicy": "Never", "schedulerName": "default-scheduler",
             "securityContext": {"fsGroup": 107, "runAsGroup": 107, "runAsNonRoot": true, "runAsUser": 107},
             "serviceAccount": "default", "serviceAccountName": "default", "terminationGracePeriodSeconds": 210,
+            // A host-model VM that migrated once keeps its CPU pinned in its launcher pod
+            // (KubeVirt's target pod selectors): the model of the node the pod runs on, as
+            // KubeVirt would have required of it.
             "nodeSelector": {"kubernetes.io/arch": "amd64", "kubevirt.io/schedulable": "true",
-                "cpu-model-migration.node.kubevirt.io/Cascadelake-Server": "true"},
+                format!("cpu-model-migration.node.kubevirt.io/{}", node_model(cfg, &node)): "true"},
             "tolerations": [{"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
                 {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300}],
             "containers": [
