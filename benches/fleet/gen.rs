@@ -207,7 +207,7 @@ fn node_model(cfg: &Config, name: &str) -> &'static str {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     let mut rng = Rng::for_item(cfg.seed, SALT_NODE, n);
-    *rng.pick(&MODELS)
+    rng.pick(&MODELS)
 }
 
 pub fn node_name(n: u64) -> String {
