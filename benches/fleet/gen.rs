@@ -207,7 +207,7 @@ fn node_model(cfg: &Config, name: &str) -> &'static str {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     let mut rng = Rng::for_item(cfg.seed, SALT_NODE, n);
-    rng.pick(&MODELS)
+    MODELS[rng.below(MODELS.len() as u64) as usize]
 }
 
 pub fn node_name(n: u64) -> String {
