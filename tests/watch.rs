@@ -1,8 +1,8 @@
 //! `vmctl status --watch` at fleet scale against the fake API server: it lists each kind
 //! once (every page once), draws its first frame, then lives on watch events alone; a 410
 //! re-lists that kind once; failing watches back off, say so, and come back; Ctrl-C exits
-//! promptly, also in the middle of a list; a VMI caught in a loop is named (escaped). Work is counted in requests, never timed (except
-//! the generous Ctrl-C bound).
+//! promptly, also in the middle of a list; a VMI caught in a loop is named (escaped). Work
+//! is counted in requests, never timed (except the generous Ctrl-C bound).
 
 mod support;
 
