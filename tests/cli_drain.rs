@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use serde_json::Value;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
 use support::kubevirt_sim::{self, DrainFixture, KubeVirtSim, Script};
 use support::{FakeApiServer, Method, RecordedRequest};
 use vmctl::cluster::Kind;
@@ -675,4 +676,196 @@ fn a_pdb_whose_status_never_catches_up_is_a_blocker_at_once_not_a_wait() {
             .count_requests(|r| r.path.ends_with("/pods/frontend-7d9f8b6c5d-x2x9q/eviction")),
         1
     );
+}
+
+/// What vmctl wrote to the API server, beyond reading: the cordon and the evictions only.
+/// vmctl never creates, patches or deletes a migration, never cancels an evacuation by
+/// itself and never deletes a pod: the way out is for the operator to take.
+fn only_the_drains_own_writes(lab: &Lab) {
+    let m = lab.mutations();
+    let lines: Vec<String> = m.iter().map(RecordedRequest::line).collect();
+    assert!(m.iter().any(|r| r.path.ends_with("/eviction")), "{lines:?}");
+    for r in &m {
+        let cordon = r.method == Method::PATCH && r.path == "/api/v1/nodes/node-1";
+        let eviction = r.method == Method::POST && r.path.ends_with("/eviction");
+        assert!(
+            cordon || eviction,
+            "unexpected write {}\n{lines:?}",
+            r.line()
+        );
+    }
+}
+
+/// harvester/harvester#10698: an evacuation whose migrations keep failing. KubeVirt's
+/// evacuation controller creates a new `kubevirt-evacuation-*` VMIM after each failure for
+/// as long as `status.evacuationNodeName` stays set (`pkg/virt-controller/watch/drain/
+/// evacuation/evacuation.go`), spaced only by `handleMigrationBackoff`
+/// (`pkg/virt-controller/watch/migration/migration.go`). After `--loop-failures` (3) failed
+/// attempts drain stops waiting and names the loop, the VMI field that keeps it going and
+/// the way out, in JSON and in plain text.
+#[test]
+fn an_evacuation_that_keeps_failing_is_named_a_loop_with_its_blocking_field_and_way_out() {
+    let looping = || Script {
+        // Every evacuation attempt fails (the sim's libvirt job breaks a few ticks in).
+        evacuation_failures: u32::MAX,
+        evacuation_backoff_ticks: 1,
+        ..fast()
+    };
+    let lab = lab_with(DrainFixture::default(), looping());
+    let mut args = vec!["drain", "node-1", "-o", "json", "--timeout", "120s"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "blocked", "{text}");
+    let blocked: Vec<&Value> = s["blocked"].as_array().unwrap().iter().collect();
+    let mut vms: Vec<&str> = blocked.iter().filter_map(|b| b["vmi"].as_str()).collect();
+    vms.sort();
+    assert_eq!(vms, ["batch-01", "web-01"], "{text}");
+    for b in &blocked {
+        let vmi = b["vmi"].as_str().unwrap();
+        assert_eq!(b["reason"], "evacuation-loop", "{text}");
+        let message = b["message"].as_str().unwrap();
+        for want in [
+            format!("to evacuate prod/{vmi} from node-1 and every attempt failed"),
+            "Connection reset by peer".to_string(),
+            format!(
+                "Blocking: VirtualMachineInstance/prod/{vmi} status.evacuationNodeName = node-1."
+            ),
+            format!("vmctl abort --evacuation vm/{vmi} -n prod"),
+            "kubectl uncordon node-1".to_string(),
+        ] {
+            assert!(message.contains(&want), "{want}\n{message}");
+        }
+    }
+    // Three failed attempts seen before it gave up (the sim fails every one).
+    let evs = events(&out);
+    for vmi in ["web-01", "batch-01"] {
+        let failed: Vec<&Value> = evs
+            .iter()
+            .filter(|e| e["type"] == "migration-failed" && e["vmi"] == vmi)
+            .collect();
+        assert!(!failed.is_empty(), "{vmi}\n{text}");
+        assert_eq!(failed.last().unwrap()["retry"], false, "{vmi}\n{text}");
+        assert!(
+            evs.iter().any(|e| e["type"] == "blocked"
+                && e["vmi"] == vmi
+                && e["reason"] == "evacuation-loop"),
+            "{vmi}\n{text}"
+        );
+        // Still on node-1, still marked: vmctl did not clear the mark itself.
+        assert_eq!(lab.vmi_node(vmi).as_deref(), Some("node-1"), "{vmi}");
+    }
+    assert!(
+        s["resume"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "give up: kubectl uncordon node-1"),
+        "{text}"
+    );
+    only_the_drains_own_writes(&lab);
+
+    // The same in plain text: the blocker line and the summary name the field and way out.
+    let lab = lab_with(DrainFixture::default(), looping());
+    let mut args = vec!["drain", "node-1", "--timeout", "120s"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let o = stdout(&out);
+    for want in [
+        "vm prod/web-01 blocks the drain: evacuation-loop: KubeVirt has tried",
+        "Blocking: VirtualMachineInstance/prod/web-01 status.evacuationNodeName = node-1.",
+        "vmctl abort --evacuation vm/web-01 -n prod",
+        "blocked: node-1 not drained",
+        "    vm prod/web-01: evacuation-loop: ",
+        "give up: kubectl uncordon node-1",
+    ] {
+        assert!(o.contains(want), "{want}\n{text}");
+    }
+    only_the_drains_own_writes(&lab);
+}
+
+/// kubevirt/kubevirt#17317, #18259: a decentralized migration whose peer never synchronizes
+/// stays in Synchronizing with no timeout (`processMigrationPhase` in
+/// `pkg/virt-controller/watch/migration/migration.go`), and the evacuation controller skips a
+/// VMI with an unfinished migration (`evacuation.go`), so nothing will move the VM: drain
+/// names it a blocker at once instead of waiting for `--timeout`.
+#[test]
+fn a_decentralized_migration_stuck_in_synchronizing_blocks_the_drain_at_once() {
+    let lab = lab();
+    // web-01 is the sending side of a cross-cluster migration that entered Synchronizing
+    // ten minutes ago (past the 5 m --sync-timeout); the receiver never showed up, so its
+    // targetState was never filled (shape of tests/fixtures/explain-kv19/sync-sender).
+    let ten_minutes_ago = Timestamp::now()
+        .checked_sub(SignedDuration::from_secs(600))
+        .unwrap()
+        .to_string();
+    let mut vmi = lab
+        .server
+        .object(Kind::VirtualMachineInstance, Some("prod"), "web-01")
+        .unwrap();
+    vmi["status"]["migrationState"] = json!({
+        "migrationUid": "uid-web-01-send", "sourceNode": "node-1",
+        "sourcePod": "virt-launcher-web-01-abcde",
+        "sourceState": {"node": "node-1", "pod": "virt-launcher-web-01-abcde",
+            "migrationUID": "uid-web-01-send", "syncAddress": "10.20.0.7:9185",
+            "domainName": "web-01", "domainNamespace": "prod"}});
+    lab.server.update_object(vmi);
+    lab.server.add_object(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "web-01-send", "namespace": "prod", "uid": "uid-web-01-send",
+            "creationTimestamp": ten_minutes_ago, "labels": {"kubevirt.io/vmi-name": "web-01"}},
+        "spec": {"vmiName": "web-01", "priority": "user-triggered",
+            "sendTo": {"migrationID": "mig-web-01-dc2", "connectURL": "sync.dc2.example.net:9185"}},
+        "status": {"phase": "Synchronizing",
+            "phaseTransitionTimestamps": [{"phase": "Synchronizing",
+                "phaseTransitionTimestamp": ten_minutes_ago}],
+            "migrationState": {"sourcePod": "virt-launcher-web-01-abcde"},
+            "synchronizationAddresses": ["10.20.0.7:9185"]}}));
+    let started = Instant::now();
+    let mut args = vec!["drain", "node-1", "-o", "json", "--timeout", "45s"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    // At once: well before --timeout (exit 6), not after it.
+    assert!(started.elapsed() < Duration::from_secs(40), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "blocked", "{text}");
+    let blocked = s["blocked"].as_array().unwrap();
+    assert_eq!(blocked.len(), 1, "{text}");
+    assert_eq!(blocked[0]["vmi"], "web-01", "{text}");
+    assert_eq!(blocked[0]["reason"], "decentralized-sync-stuck", "{text}");
+    let message = blocked[0]["message"].as_str().unwrap();
+    for want in [
+        "web-01-send has been in Synchronizing for 10m",
+        "migrationID mig-web-01-dc2",
+        "Blocking: VirtualMachineInstance/prod/web-01 status.migrationState.targetState.migrationUID = (absent).",
+        "spec.receive.migrationID mig-web-01-dc2",
+        "To give up: kubectl delete vmim web-01-send -n prod",
+    ] {
+        assert!(message.contains(want), "{want}\n{message}");
+    }
+    // The other VM moved; the stuck one stays where it runs, its migration untouched.
+    let moved: Vec<&str> = s["moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["vmi"].as_str())
+        .collect();
+    assert_eq!(moved, ["batch-01"], "{text}");
+    assert_eq!(lab.vmi_node("web-01").as_deref(), Some("node-1"));
+    let vmim = lab
+        .server
+        .object(
+            Kind::VirtualMachineInstanceMigration,
+            Some("prod"),
+            "web-01-send",
+        )
+        .unwrap();
+    assert_eq!(vmim["status"]["phase"], "Synchronizing");
+    only_the_drains_own_writes(&lab);
 }

@@ -584,3 +584,83 @@ fn status_names_both_sides_of_a_stuck_decentralized_migration() {
             .all(|v| v.get("loop").is_none())
     );
 }
+
+#[test]
+fn status_names_a_backend_storage_hand_off_stuck_past_the_handoff_timeout() {
+    // kubevirt#17203: the stream ended at 12:01:02, the VMIM stays Running 39 minutes later
+    // because backendstorage.MigrationHandoff (pkg/storage/backend-storage/backend-storage.go)
+    // keeps failing on the persistent-state PVC, with no timeout.
+    let case = "backend-storage-handoff";
+    let now = "2026-11-30T12:40:00Z";
+    let r = status_json_at(case, now, &[]);
+    let vmi = &r["vmis"][0];
+    assert_eq!(vmi["name"], "win11-07");
+    let l = &vmi["loop"];
+    assert_eq!(l["kind"], "backend-storage-handoff-stuck");
+    assert_eq!(l["migration"], "kubevirt-migrate-vm-tpm9x");
+    assert_eq!(l["since"], "2026-11-30T12:01:02Z");
+    assert_eq!(l["seconds"], 2338);
+    assert_eq!(
+        l["blocking"]["object"],
+        "PersistentVolumeClaim/desktops/persistent-state-for-win11-07-b7q4w"
+    );
+    assert_eq!(
+        l["blocking"]["field"],
+        "metadata.finalizers / metadata.deletionTimestamp"
+    );
+    let way: Vec<&str> = l["wayOut"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        way[0].contains(
+            "kubectl get pvc -n desktops persistent-state-for-win11-07-b7q4w persistent-state-for-win11-07-m2k8r -o yaml"
+        ),
+        "{way:?}"
+    );
+    // The guest already runs on the target: the way out never deletes the VMIM.
+    assert!(
+        way.iter().any(|w| w.contains("do not delete the VMIM")),
+        "{way:?}"
+    );
+    assert!(
+        r["warnings"].as_array().unwrap().iter().any(|w| w["kind"]
+            == "backend-storage-handoff-stuck"
+            && w["vmi"] == "desktops/win11-07"),
+        "{}",
+        r["warnings"]
+    );
+    // The migration row waits for the hand-off, not for memory to converge.
+    let row = &r["migrations"][0];
+    assert_eq!(row["name"], "kubevirt-migrate-vm-tpm9x");
+    assert_eq!(
+        row["waitingFor"],
+        "the backend-storage PVC hand-off (the stream ended 38m58s ago; stuck: see Attention)"
+    );
+    // The same in YAML and in the table.
+    let from = format!("{LOOP_FIXTURES}/{case}");
+    let yaml = ok(vmctl([
+        "--from", &from, "--now", now, "status", "-A", "-o", "yaml",
+    ]));
+    let y: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(y["vmis"][0]["loop"], *l);
+    let table = ok(vmctl(["--from", &from, "--now", now, "status", "-A"]));
+    for want in [
+        "Attention:",
+        "! desktops/win11-07: kubevirt-migrate-vm-tpm9x finished streaming 38m58s ago but stays Running",
+        "Way out: See what keeps the PVC",
+        "the backend-storage PVC hand-off (the stream ended 38m58s ago",
+    ] {
+        assert!(table.contains(want), "{want}\n{table}");
+    }
+    assert!(!table.contains("memory transfer to converge"), "{table}");
+    // Within --handoff-timeout it is only a migration in flight.
+    let r = status_json_at(case, now, &["--handoff-timeout", "1h"]);
+    assert!(r["vmis"][0].get("loop").is_none(), "{}", r["vmis"][0]);
+    assert_eq!(
+        r["migrations"][0]["waitingFor"],
+        "memory transfer to converge"
+    );
+}

@@ -1,8 +1,8 @@
 //! `vmctl status --watch` at fleet scale against the fake API server: it lists each kind
 //! once (every page once), draws its first frame, then lives on watch events alone; a 410
 //! re-lists that kind once; failing watches back off, say so, and come back; Ctrl-C exits
-//! promptly, also in the middle of a list. Work is counted in requests, never timed (except
-//! the generous Ctrl-C bound).
+//! promptly, also in the middle of a list; a VMI caught in a loop is named (escaped). Work
+//! is counted in requests, never timed (except the generous Ctrl-C bound).
 
 mod support;
 
@@ -478,4 +478,103 @@ fn a_list_over_the_input_bound_is_refused_by_the_watch_too() {
         watcher.both()
     );
     assert!(err.contains("--max-input-size raises the bound"), "{err}");
+}
+
+/// A node name as a hostile API server may send it: an OSC sequence that retitles the
+/// terminal.
+const HOSTILE_NODE: &str = "node-1\u{1b}]0;owned\u{7}";
+
+/// harvester/harvester#10698: `web-01` is marked for evacuation from its node
+/// (`status.evacuationNodeName`) and its last three evacuation migrations failed; KubeVirt's
+/// evacuation controller has created a fourth, held in Pending by `handleMigrationBackoff`
+/// (`pkg/virt-controller/watch/drain/evacuation/evacuation.go`,
+/// `pkg/virt-controller/watch/migration/migration.go`). The failure text is harvester#7965's.
+fn evacuation_loop_cluster() -> Vec<Value> {
+    let mut objects = kubevirt_sim::vmi("web-01", None, json!({}), true);
+    objects[0]["status"]["nodeName"] = json!(HOSTILE_NODE);
+    objects[0]["status"]["evacuationNodeName"] = json!(HOSTILE_NODE);
+    let reason = "Live migration failed error encountered during MigrateToURI3 libvirt api call: virError(Code=9, Domain=31, Message='operation failed: guest CPU doesn't match specification: missing features: vmx-exit-load-perf-global-ctrl,vmx-entry-load-perf-global-ctrl')";
+    for (name, created, phase) in [
+        ("kubevirt-evacuation-a1", "2026-11-30T05:00:00Z", "Failed"),
+        ("kubevirt-evacuation-b2", "2026-11-30T05:00:51Z", "Failed"),
+        ("kubevirt-evacuation-c3", "2026-11-30T05:02:02Z", "Failed"),
+        ("kubevirt-evacuation-d4", "2026-11-30T05:02:38Z", "Pending"),
+    ] {
+        let mut m = vmim(name, "web-01", phase);
+        m["metadata"]["creationTimestamp"] = json!(created);
+        m["metadata"]["uid"] = json!(format!("uid-{name}"));
+        m["metadata"]["annotations"] = json!({"kubevirt.io/evacuationMigration": HOSTILE_NODE});
+        if phase == "Failed" {
+            m["status"]["migrationState"] =
+                json!({"completed": true, "failed": true, "failureReason": reason});
+        }
+        objects.push(m);
+    }
+    objects
+}
+
+/// `status --watch` lists a VMI caught in an evacuation loop: off a terminal its migration's
+/// line says LOOP with the command that explains it; on a terminal the frame lists the loop
+/// with its attempts and the blocking field. The node name is hostile: shown escaped, never
+/// obeyed.
+#[test]
+fn a_vmi_whose_evacuation_failed_three_times_shows_its_loop_escaped() {
+    let server = FakeApiServer::start_blocking(evacuation_loop_cluster());
+    let w = Watcher::start(&server);
+    w.wait_for("the loop line", Duration::from_secs(60), |w| {
+        w.out().contains("kubevirt-evacuation-d4")
+    });
+    let out = w.out();
+    let line = out
+        .lines()
+        .find(|l| l.contains("prod/kubevirt-evacuation-d4 vmi=web-01 phase=Pending"))
+        .unwrap_or_else(|| panic!("{}", w.both()));
+    assert!(
+        line.ends_with(" · LOOP evacuation-loop (vmctl explain vm/web-01 -n prod)"),
+        "{line}"
+    );
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    // Finished migrations have no row of their own.
+    assert!(!out.contains("kubevirt-evacuation-c3"), "{out}");
+    drop(w);
+
+    // Below --loop-failures there is no loop.
+    let w = Watcher::start_with(&server, &["--loop-failures", "4"]);
+    w.wait_for("the migration line", Duration::from_secs(60), |w| {
+        w.out().contains("kubevirt-evacuation-d4")
+    });
+    assert!(!w.out().contains("LOOP"), "{}", w.both());
+    drop(w);
+
+    // On a terminal: the frame's loop section, escaped.
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let cmd = format!(
+        "timeout -s INT 3 {} --kubeconfig {} status --watch -A",
+        env!("CARGO_BIN_EXE_vmctl"),
+        kubeconfig.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("script(1) from bsdutils must be installed");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("Loops that never end by themselves"),
+        "{screen}"
+    );
+    // Since the first failed attempt (its age depends on the clock: not asserted).
+    assert!(
+        screen.contains("  ! prod/web-01: evacuation-loop for "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            " (3 attempts; VirtualMachineInstance/prod/web-01 status.evacuationNodeName = node-1\\u{1b}]0;owned\\u{7})"
+        ),
+        "{screen}"
+    );
+    assert!(!screen.contains("\u{1b}]0;owned"), "{screen:?}");
 }

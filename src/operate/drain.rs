@@ -589,7 +589,15 @@ impl Draining<'_> {
             )
             .map(|l| StuckSeen {
                 kind: l.kind.as_str().to_string(),
-                message: format!("{} Way out: {}", l.summary, l.way_out.join(" · ")),
+                // The object whose field keeps the loop going, named exactly (issue 25 §4).
+                message: format!(
+                    "{} Blocking: {} {} = {}. Way out: {}",
+                    l.summary,
+                    l.blocking.object,
+                    l.blocking.field,
+                    l.blocking.value,
+                    l.way_out.join(" · ")
+                ),
             });
             world.vms.insert(
                 key.clone(),

@@ -546,14 +546,23 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
         .filter(|m| !m.is_final())
         .filter(|m| shown.contains_key(&(m.namespace().to_string(), m.spec.vmi_name.clone())))
         .map(|m| {
-            migration_row(
-                m,
-                shown
-                    .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
-                    .copied(),
-                &pod_index,
-                now,
-            )
+            let vmi = shown
+                .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
+                .copied();
+            let mut row = migration_row(m, vmi, &pod_index, now);
+            // A Running migration whose stream ended long ago waits for the backend-storage
+            // hand-off, not for memory to converge (kubevirt#17203; triage::loops).
+            if let Some(l) = vmi
+                .and_then(|v| v.in_loop.as_ref())
+                .filter(|l| l.kind == LoopKind::BackendStorageHandoffStuck)
+                .filter(|l| l.migration == m.name())
+            {
+                row.waiting_for = format!(
+                    "the backend-storage PVC hand-off (the stream ended {} ago; stuck: see Attention)",
+                    crate::text::duration(l.seconds)
+                );
+            }
+            row
         })
         .collect();
     migrations.sort_by(|a, b| b.age_seconds.cmp(&a.age_seconds).then(a.name.cmp(&b.name)));

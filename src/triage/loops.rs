@@ -204,8 +204,16 @@ fn failure_of(
     vmi: Option<&VirtualMachineInstance>,
     m: &VirtualMachineInstanceMigration,
 ) -> Option<String> {
+    // The VMI's state first (virt-handler writes it), then the VMIM's copy: when the VMIM's
+    // watch reports the failure before the VMI's, the VMI still shows the attempt running.
     state_of(vmi, m)
         .and_then(|s| s.failure_reason.clone())
+        .or_else(|| {
+            m.status
+                .migration_state
+                .as_ref()
+                .and_then(|s| s.failure_reason.clone())
+        })
         .map(|r| r.trim_end().to_string())
         .or_else(|| {
             m.status
@@ -675,6 +683,26 @@ mod tests {
         let cancel = way.find("--evacuation").unwrap();
         let abort = way.find("migration/e4").unwrap();
         assert!(cancel < abort, "{way}");
+    }
+
+    #[test]
+    fn the_last_failure_is_read_from_the_vmim_while_the_vmis_watch_lags() {
+        // The VMI still shows e3 running (its watch behind the VMIM's): the reason comes
+        // from the VMIM's copy of the state (migration.go copies it on completion).
+        let mut v = vmi(Some("n2-v15"), "n2-v15");
+        v.status.migration_state = serde_json::from_value(
+            json!({"migrationUid": "uid-e3", "sourceNode": "n2-v15", "completed": false}),
+        )
+        .unwrap();
+        let l = detect_on(
+            &v,
+            &three_failed_and_one_waiting(),
+            &LoopThresholds::default(),
+        )
+        .unwrap();
+        let last = l.last_failure.unwrap();
+        assert_eq!(last.migration, "e3");
+        assert_eq!(last.reason.as_deref(), Some(CPU));
     }
 
     #[test]
