@@ -312,6 +312,45 @@ fn a_failing_evacuation_is_diagnosed_and_kubevirts_retry_followed() {
     assert_eq!(summary(&out)["result"], "drained");
 }
 
+/// Issue 25: a failed evacuation is diagnosed with the 2026 signatures, as explain does
+/// (the text harvester#5755 quotes: the target's libvirt refuses the guest CPU mid-upgrade).
+#[test]
+fn a_failed_evacuation_is_diagnosed_as_the_cpu_mismatch_it_was() {
+    let lab = lab_with(
+        DrainFixture::default(),
+        Script {
+            evacuation_failures: 1,
+            evacuation_failure_reason: Some(
+                "Live migration failed error encountered during MigrateToURI3 libvirt api call: virError(Code=9, Domain=31, Message='operation failed: guest CPU doesn't match specification: missing features: waitpkg')",
+            ),
+            evacuation_backoff_ticks: 10,
+            ..fast()
+        },
+    );
+    let mut args = vec!["drain", "node-1", "-o", "json"];
+    args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let evs = events(&out);
+    let failed: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "migration-failed")
+        .collect();
+    assert_eq!(failed.len(), 2, "one per evacuated VM\n{text}");
+    for f in failed {
+        assert_eq!(f["diagnosis"]["cause"], "cpu-feature-mismatch", "{text}");
+        assert_eq!(f["diagnosis"]["plane"], "data-plane", "{text}");
+        assert!(
+            f["diagnosis"]["summary"]
+                .as_str()
+                .is_some_and(|s| s.contains("waitpkg")),
+            "{text}"
+        );
+    }
+    assert_eq!(summary(&out)["result"], "drained");
+}
+
 #[test]
 fn ctrl_c_leaves_the_node_cordoned_and_a_second_run_finishes() {
     let lab = lab_with(

@@ -62,6 +62,8 @@ pub struct Script {
     /// The VMI stays marked, so the evacuation controller creates the next VMIM at once
     /// and the migration controller holds it in Pending for the backoff (FACTS §2.2).
     pub evacuation_failures: u32,
+    /// The `failureReason` of those failures (default: a libvirt stream reset by the peer).
+    pub evacuation_failure_reason: Option<&'static str>,
     /// virt-handler's guest dirty rate (`kubevirt_vmi_dirty_rate_bytes_per_second`, v1.6+),
     /// bytes/s, for every Running VMI on the node that is not migrating; `None`: the page
     /// has no such metric (a virt-handler before v1.6).
@@ -87,6 +89,7 @@ impl Default for Script {
             hold_running: false,
             memory: 2 * 1024 * 1024 * 1024,
             evacuation_failures: 0,
+            evacuation_failure_reason: None,
             evacuation_backoff_ticks: 5,
             guest_dirty_rate: Some(0),
         }
@@ -869,7 +872,9 @@ impl Inner {
                         .map_or(0, |e| e.injected)
                         < script.evacuation_failures;
                 if inject_failure {
-                    let reason = "virError(Code=9, Domain=10, Message='operation failed: job 'migration out' failed: Unable to write to socket: Connection reset by peer')";
+                    let reason = script.evacuation_failure_reason.unwrap_or(
+                        "virError(Code=9, Domain=10, Message='operation failed: job 'migration out' failed: Unable to write to socket: Connection reset by peer')",
+                    );
                     let ms = &mut vmi["status"]["migrationState"];
                     ms["completed"] = json!(true);
                     ms["failed"] = json!(true);
