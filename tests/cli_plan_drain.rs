@@ -1755,7 +1755,10 @@ fn a_vm_in_an_evacuation_loop_holds_the_plan_with_its_blocking_field_and_way_out
     assert_eq!(row["loop"]["attempts"], 3, "{text}");
     assert!(row["estimateSeconds"].is_null(), "{text}");
     assert!(
-        !row["explanation"].as_str().unwrap().contains("waits for it"),
+        !row["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("waits for it"),
         "{text}"
     );
     let b = plan["blockers"]

@@ -201,10 +201,7 @@ fn resume_commands(
         // Not for a VM in a loop (its way out is above), nor for a decentralized migration
         // waiting for its peer: that is no evacuation, evacuate/cancel does not touch it.
         let looping = loops.iter().any(|((n, v), _)| n == ns && v == vmi);
-        let decentralized = matches!(
-            phase.as_deref(),
-            Some("WaitingForSync" | "Synchronizing")
-        );
+        let decentralized = matches!(phase.as_deref(), Some("WaitingForSync" | "Synchronizing"));
         if looping || decentralized {
             continue;
         }
@@ -229,13 +226,9 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     let out = DrainOutput::new(ctx.style, ctx.output, std::io::stdout().is_terminal());
 
     // ---- gather and decide
-    let (inputs, plan) = crate::evidence::drain_plan(
-        ctx,
-        &args.nodes,
-        args.bandwidth,
-        args.loops.thresholds(),
-    )
-    .await?;
+    let (inputs, plan) =
+        crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth, args.loops.thresholds())
+            .await?;
     let pods = pods_on(ctx, args).await?;
     let daemonsets = read_daemonsets(live, &pods).await;
     let selection = select_pods(
@@ -868,5 +861,40 @@ impl Observer for Draining<'_> {
         }
         self.read_progress().await;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The VMI's watch still shows the attempt running (its migrationState names the VMIM,
+    /// without a failureReason) while the VMIM's already failed: the reason comes from the
+    /// VMIM's copy (migration.go copies the VMI's state into the VMIM on completion), as
+    /// loops.rs reads it, never "no reason recorded". Text: harvester#7965.
+    #[test]
+    fn a_failure_is_read_from_the_vmim_while_the_vmis_watch_lags() {
+        let reason = "Live migration failed error encountered during MigrateToURI3 libvirt api call: virError(Code=9, Domain=31, Message='operation failed: guest CPU doesn't match specification: missing features: vmx-exit-load-perf-global-ctrl,vmx-entry-load-perf-global-ctrl')";
+        let m: VirtualMachineInstanceMigration = serde_json::from_value(json!({
+            "metadata": {"name": "kubevirt-evacuation-e3", "namespace": "prod", "uid": "uid-e3",
+                "annotations": {"kubevirt.io/evacuationMigration": "node-1"}},
+            "spec": {"vmiName": "web-01"},
+            "status": {"phase": "Failed",
+                "migrationState": {"migrationUid": "uid-e3", "completed": true, "failed": true,
+                    "failureReason": reason}}
+        }))
+        .unwrap();
+        let vmi: crate::model::VirtualMachineInstance = serde_json::from_value(json!({
+            "metadata": {"name": "web-01", "namespace": "prod", "uid": "vmi-uid"},
+            "status": {"nodeName": "node-1", "phase": "Running", "evacuationNodeName": "node-1",
+                "migrationState": {"migrationUid": "uid-e3", "sourceNode": "node-1",
+                    "targetNode": "node-2", "completed": false}}
+        }))
+        .unwrap();
+        let seen = seen_migration(&m, Some(&vmi));
+        assert_eq!(seen.failure.as_deref(), Some(reason));
+        // The VMI's own state still gives the nodes.
+        assert_eq!(seen.target_node.as_deref(), Some("node-2"));
+        assert!(seen.evacuation);
     }
 }

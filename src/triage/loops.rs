@@ -459,9 +459,7 @@ fn sync_stuck(
     let what = if value == "(absent)" {
         format!("the synchronization controller never filled the VMI's {field}")
     } else {
-        format!(
-            "the VMI's {field} is filled ({value}) but the migration has not moved on from it"
-        )
+        format!("the VMI's {field} is filled ({value}) but the migration has not moved on from it")
     };
     let summary = format!(
         "{} has been in {phase} for {} ({role_words}, migrationID {id}): {what}, and KubeVirt has no timeout for this phase, so it waits forever.",

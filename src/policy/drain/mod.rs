@@ -852,7 +852,10 @@ fn plan_vmi<'a>(
     } else if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
         let flight = feasibility::in_flight(m, vmi, f.transfer, inputs.now.as_ref());
         already_migrating(&mut plan, &flight, &f, search, rows);
-        if let Some(l) = stuck.as_ref().filter(|_| plan.action == Action::AlreadyMigrating) {
+        if let Some(l) = stuck
+            .as_ref()
+            .filter(|_| plan.action == Action::AlreadyMigrating)
+        {
             handoff_stuck(&mut plan, l, rows);
         }
     } else {
