@@ -754,7 +754,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__drain)
-            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -765,6 +765,18 @@ _vmctl() {
                     return 0
                     ;;
                 --prometheus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loop-failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sync-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -816,7 +828,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__maintenance)
-            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -847,6 +859,18 @@ _vmctl() {
                     return 0
                     ;;
                 --bandwidth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loop-failures)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sync-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

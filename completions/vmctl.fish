@@ -73,6 +73,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s h -l help -d 'Pri
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l bandwidth -d 'Transfer rate assumed per migration when the cluster sets no bandwidthPerMigration (a quantity per second, e.g. 1Gi, 500Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -97,6 +100,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l targets
 done\t'Only nodes already done (a migration\'s addedNodeSelector can enforce it)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l upgrade-time -d 'Time to upgrade and reboot a drained node before it takes VMs again (e.g. 10m)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l bandwidth -d 'Transfer rate assumed per migration (as plan-drain --bandwidth)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

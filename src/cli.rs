@@ -430,7 +430,8 @@ converge). What cannot be read is one line among the assumptions; the diagnosis 
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
 
-/// When `explain`, `status` and `drain` call a retry or a wait a loop that never ends.
+/// When `explain`, `status`, `drain`, `plan-drain` and `plan-maintenance` call a retry or a
+/// wait a loop that never ends.
 #[derive(Debug, Clone, Args)]
 pub struct LoopArgs {
     /// Consecutive failed evacuation migrations of a VM still marked for evacuation that make
@@ -508,6 +509,9 @@ pub struct PlanDrainArgs {
     /// As --metrics, from this Prometheus (one query).
     #[arg(long, value_name = "URL")]
     pub prometheus: Option<String>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 /// The order `plan-maintenance` drains the nodes in.
@@ -562,6 +566,9 @@ pub struct PlanMaintenanceArgs {
     /// Transfer rate assumed per migration (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
 }
 
 #[derive(Debug, Clone, Args)]

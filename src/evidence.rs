@@ -563,6 +563,7 @@ pub async fn drain_inputs(
         now: Some(crate::model::Time(ctx.now)),
         server_version,
         dirty_rates: None,
+        loops: Default::default(),
     })
 }
 
@@ -587,11 +588,13 @@ pub async fn drain_plan(
     ctx: &Context,
     drain: &[String],
     bandwidth: Option<u64>,
+    loops: crate::triage::LoopThresholds,
 ) -> Result<(
     crate::policy::drain::DrainInputs,
     crate::policy::drain::DrainPlan,
 )> {
-    let inputs = drain_inputs(ctx, drain, bandwidth).await?;
+    let mut inputs = drain_inputs(ctx, drain, bandwidth).await?;
+    inputs.loops = loops;
     let plan = plan_of(ctx, &inputs);
     Ok((inputs, plan))
 }
@@ -676,6 +679,7 @@ pub async fn maintenance_inputs(
         bandwidth,
         now: Some(crate::model::Time(ctx.now)),
         server_version,
+        loops: Default::default(),
     })
 }
 

@@ -796,14 +796,42 @@ fn an_evacuation_that_keeps_failing_is_named_a_loop_with_its_blocking_field_and_
         // Still on node-1, still marked: vmctl did not clear the mark itself.
         assert_eq!(lab.vmi_node(vmi).as_deref(), Some("node-1"), "{vmi}");
     }
+    let resume: Vec<&str> = s["resume"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(
-        s["resume"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r == "give up: kubectl uncordon node-1"),
+        resume.contains(&"give up: kubectl uncordon node-1"),
         "{text}"
     );
+    // What ends the loop comes first, and resuming is offered only after it: resuming
+    // as such would only run into the loop again.
+    let first = |vmi: &str| {
+        resume
+            .iter()
+            .position(|r| {
+                r.starts_with(&format!("first, vm prod/{vmi} (evacuation-loop): Cancel the evacuation: vmctl abort --evacuation vm/{vmi} -n prod"))
+            })
+            .unwrap_or_else(|| panic!("{vmi}: {resume:#?}"))
+    };
+    let again = resume
+        .iter()
+        .position(|r| {
+            r.starts_with("then, once the loop(s) above have ended, resume: vmctl drain node-1")
+        })
+        .unwrap_or_else(|| panic!("{resume:#?}"));
+    assert!(
+        first("web-01") < again && first("batch-01") < again,
+        "{resume:#?}"
+    );
+    assert!(
+        !resume.iter().any(|r| r.starts_with("resume:")),
+        "{resume:#?}"
+    );
+    // The drain has stopped: its way out does not tell to Ctrl-C it.
+    assert!(!resume.iter().any(|r| r.contains("Ctrl-C")), "{resume:#?}");
     only_the_drains_own_writes(&lab);
 
     // The same in plain text: the blocker line and the summary name the field and way out.
@@ -864,9 +892,25 @@ fn a_decentralized_migration_stuck_in_synchronizing_blocks_the_drain_at_once() {
                 "phaseTransitionTimestamp": ten_minutes_ago}],
             "migrationState": {"sourcePod": "virt-launcher-web-01-abcde"},
             "synchronizationAddresses": ["10.20.0.7:9185"]}}));
-    let started = Instant::now();
+    // The plan sees the loop (the same detection): the drain refuses before it changes
+    // anything, naming the loop, unless told to drain what can leave.
     let mut args = vec!["drain", "node-1", "-o", "json", "--timeout", "45s"];
     args.extend(FLAGS);
+    let out = lab.run(&args);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "refused", "{text}");
+    assert!(
+        s["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.contains("will-block") && r.contains("decentralized-sync-stuck")),
+        "{text}"
+    );
+    assert!(lab.mutations().is_empty(), "{text}");
+
+    let started = Instant::now();
+    args.push("--force-partial");
     let out = lab.run(&args);
     let text = both(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -906,5 +950,28 @@ fn a_decentralized_migration_stuck_in_synchronizing_blocks_the_drain_at_once() {
         )
         .unwrap();
     assert_eq!(vmim["status"]["phase"], "Synchronizing");
+    // The summary offers the loop's own way out, not an evacuation's abort (this is no
+    // evacuation: evacuate/cancel does not touch it), and resuming only after it.
+    let resume: Vec<&str> = s["resume"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        resume.iter().any(|r| r.starts_with(
+            "first, vm prod/web-01 (decentralized-sync-stuck): To give up: kubectl delete vmim web-01-send -n prod"
+        )),
+        "{resume:#?}"
+    );
+    assert!(
+        !resume.iter().any(|r| r.contains("--evacuation")),
+        "{resume:#?}"
+    );
+    assert!(
+        resume.iter().any(|r| r
+            .starts_with("then, once the loop(s) above have ended, resume: vmctl drain node-1")),
+        "{resume:#?}"
+    );
     only_the_drains_own_writes(&lab);
 }

@@ -1585,3 +1585,203 @@ fn a_snapshot_records_the_servers_version_and_reads_it_back() {
         );
     }
 }
+
+/// A fixture of `tests/fixtures/explain…` (which holds no nodes) with two schedulable nodes
+/// added, so that plan-drain can read it.
+fn with_nodes(fixture: &str, nodes: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        format!("tests/fixtures/{fixture}/cluster.yaml"),
+        dir.path().join("cluster.yaml"),
+    )
+    .unwrap();
+    let mut yaml = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    for n in nodes {
+        yaml.push_str(&format!(
+            "- {{apiVersion: v1, kind: Node, metadata: {{name: {n}, labels: {{kubevirt.io/schedulable: 'true'}}}}, status: {{allocatable: {{memory: 64Gi, cpu: '32', pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}}}\n"
+        ));
+    }
+    std::fs::write(dir.path().join("nodes.yaml"), yaml).unwrap();
+    dir
+}
+
+fn plan_at(dir: &tempfile::TempDir, now: &str, args: &[&str]) -> (Value, Option<i32>, String) {
+    let mut all = vec![
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        now,
+        "plan-drain",
+        "-o",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let out = vmctl(all);
+    let text = both(&out);
+    (
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        out.status.code(),
+        text,
+    )
+}
+
+/// kubevirt/kubevirt#17317, #18259: a decentralized migration whose peer never synchronizes
+/// stays in Synchronizing with no timeout (`processMigrationPhase`,
+/// `pkg/virt-controller/watch/migration/migration.go`), and the evacuation controller skips a
+/// VMI with an unfinished migration (`pkg/virt-controller/watch/drain/evacuation/evacuation.go`):
+/// the plan holds the VM (blocks-drain, will-block) with the loop's blocking field and way
+/// out, and claims no time for it, instead of "already in flight, about 23s left".
+#[test]
+fn a_decentralized_migration_stuck_in_synchronizing_holds_the_plan() {
+    let dir = with_nodes("explain-kv19/sync-sender", &["node-1", "node-2"]);
+    // Ten minutes in Synchronizing: past the 5 m --sync-timeout.
+    let (plan, code, text) = plan_at(&dir, "2026-12-01T12:08:01Z", &["node-1"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(plan["verdict"], "will-block", "{text}");
+    let row = vmi(&plan, "db-01");
+    assert_eq!(row["action"], "blocks-drain", "{text}");
+    assert_eq!(row["loop"]["kind"], "decentralized-sync-stuck", "{text}");
+    for field in ["estimateSeconds", "endSeconds", "startSeconds"] {
+        assert!(row[field].is_null(), "{field}: {text}");
+    }
+    let explanation = row["explanation"].as_str().unwrap();
+    assert!(!explanation.contains("left"), "{explanation}");
+    assert!(!explanation.contains("waits for it"), "{explanation}");
+    assert!(
+        explanation.contains("db-01-send has been in Synchronizing for 10m"),
+        "{explanation}"
+    );
+    let blockers = plan["blockers"].as_array().unwrap();
+    let b = blockers
+        .iter()
+        .find(|b| b["reason"] == "decentralized-sync-stuck")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(b["blocking"], true, "{text}");
+    let message = b["message"].as_str().unwrap();
+    for want in [
+        // The fixture's VMI shows both sides synchronized: the field is named with its value.
+        "Blocking: VirtualMachineInstance/prod/db-01 status.migrationState.targetState.migrationUID = peer-uid-dc2.",
+        "is filled (peer-uid-dc2) but the migration has not moved on",
+        "spec.receive.migrationID mig-db-01-dc2",
+        "To give up: kubectl delete vmim db-01-send -n prod",
+    ] {
+        assert!(message.contains(want), "{want}\n{message}");
+    }
+    // The verdict's total claims no end for it.
+    assert!(
+        plan["estimatedDurationSeconds"].as_u64().unwrap_or(0) < 600,
+        "{text}"
+    );
+
+    // Two minutes in: still waiting within the timeout, the drain waits for it ...
+    let (plan, code, text) = plan_at(&dir, "2026-12-01T12:00:00Z", &["node-1"]);
+    assert_eq!(vmi(&plan, "db-01")["action"], "already-migrating", "{text}");
+    assert!(vmi(&plan, "db-01")["loop"].is_null(), "{text}");
+    assert_ne!(plan["verdict"], "will-block", "{text}");
+    assert_eq!(code, Some(0), "{text}");
+    // ... unless the operator's --sync-timeout is shorter.
+    let (plan, code, text) = plan_at(
+        &dir,
+        "2026-12-01T12:00:00Z",
+        &["node-1", "--sync-timeout", "60s"],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(vmi(&plan, "db-01")["action"], "blocks-drain", "{text}");
+
+    // The table says it too, and plan-maintenance (built on the same plan) holds it.
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        "2026-12-01T12:08:01Z",
+        "plan-drain",
+        "node-1",
+    ]);
+    let table = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{table}");
+    for want in [
+        "WILL BLOCK",
+        "blocks-drain",
+        "has been in Synchronizing for 10m00s",
+        "Blocking: VirtualMachineInstance/prod/db-01 status.migrationState.targetState.migrationUID",
+        "To give up: kubectl delete vmim db-01-send -n prod",
+    ] {
+        assert!(table.contains(want), "{want}\n{table}");
+    }
+    assert!(!table.contains("already in flight"), "{table}");
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        "2026-12-01T12:08:01Z",
+        "plan-maintenance",
+        "node-1",
+        "-o",
+        "json",
+    ]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("decentralized-sync-stuck"), "{text}");
+    let out = vmctl([
+        "--from",
+        dir.path().to_str().unwrap(),
+        "--now",
+        "2026-12-01T12:08:01Z",
+        "plan-maintenance",
+        "node-1",
+        "-o",
+        "json",
+        "--sync-timeout",
+        "1h",
+    ]);
+    let text = both(&out);
+    assert!(!text.contains("decentralized-sync-stuck"), "{text}");
+}
+
+/// harvester/harvester#10698 (fixture `explain/reported/evacuation-loop`, harvester#7965's
+/// failure text): three evacuation migrations failed and a fourth waits out its backoff.
+/// KubeVirt creates the next one for as long as `status.evacuationNodeName` stays set
+/// (`evacuation.go`, `handleMigrationBackoff` in `migration.go`): the plan holds the VM,
+/// names the field and the way out, and does not say the drain waits for the fourth.
+#[test]
+fn a_vm_in_an_evacuation_loop_holds_the_plan_with_its_blocking_field_and_way_out() {
+    let dir = with_nodes("explain/reported/evacuation-loop", &["n1-v15", "n2-v15"]);
+    let (plan, code, text) = plan_at(&dir, "2026-11-30T05:03:30Z", &["n2-v15"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(plan["verdict"], "will-block", "{text}");
+    let row = vmi(&plan, "vm");
+    assert_eq!(row["action"], "blocks-drain", "{text}");
+    assert_eq!(row["loop"]["kind"], "evacuation-loop", "{text}");
+    assert_eq!(row["loop"]["attempts"], 3, "{text}");
+    assert!(row["estimateSeconds"].is_null(), "{text}");
+    assert!(
+        !row["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("waits for it"),
+        "{text}"
+    );
+    let b = plan["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["reason"] == "evacuation-loop")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(b["blocking"], true, "{text}");
+    let message = b["message"].as_str().unwrap();
+    for want in [
+        "Blocking: VirtualMachineInstance/default/vm status.evacuationNodeName = n2-v15.",
+        "vmctl abort --evacuation vm/vm -n default",
+        "guest CPU doesn't match",
+    ] {
+        assert!(message.contains(want), "{want}\n{message}");
+    }
+    // With --loop-failures 4, three failures are no loop yet: the fourth attempt is waited for.
+    let (plan, _, text) = plan_at(
+        &dir,
+        "2026-11-30T05:03:30Z",
+        &["n2-v15", "--loop-failures", "4"],
+    );
+    assert_ne!(vmi(&plan, "vm")["action"], "blocks-drain", "{text}");
+    assert!(vmi(&plan, "vm")["loop"].is_null(), "{text}");
+}

@@ -12,6 +12,7 @@ pub use crate::render::plan_drain::{DrainPlanDocument, render_table};
 
 pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
     let mut inputs = crate::evidence::drain_inputs(ctx, &args.nodes, args.bandwidth).await?;
+    inputs.loops = args.loops.thresholds();
     // Only when asked: without --metrics/--prometheus the plan makes no request beyond its lists.
     if let Some(from) = MetricsFrom::from_flags(args.metrics, args.prometheus.as_deref()) {
         let live = match &ctx.source {

@@ -14,7 +14,8 @@ pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
         Some(s) => Some(crate::cluster::selector::LabelSelector::parse(s)?),
         None => None,
     };
-    let inputs = crate::evidence::maintenance_inputs(ctx, args.bandwidth).await?;
+    let mut inputs = crate::evidence::maintenance_inputs(ctx, args.bandwidth).await?;
+    inputs.loops = args.loops.thresholds();
     let nodes =
         crate::evidence::rollout_nodes(&inputs.nodes, &args.nodes, args.all, selector.as_ref())?;
     if nodes.is_empty() {

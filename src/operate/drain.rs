@@ -146,9 +146,32 @@ fn confirm() -> bool {
     matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes")
 }
 
-/// The commands that resume or give up a drain.
-fn resume_commands(args: &DrainArgs, migrating: &[(String, String)]) -> Vec<String> {
-    let mut again = format!("resume: vmctl drain {}", args.nodes.join(" "));
+/// The commands that resume or give up a drain. A VM caught in a loop (`loops`) comes first,
+/// with the loop's own way out: resuming before it is ended only runs into it again.
+fn resume_commands(
+    args: &DrainArgs,
+    migrating: &[(String, String, Option<String>)],
+    loops: &[(Key, StuckSeen)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for ((ns, vmi), l) in loops {
+        for (i, step) in l.way_out.iter().enumerate() {
+            // An evacuation loop's first step is to stop what keeps evicting the VM: this
+            // drain has stopped already (loops.rs puts that step first, always).
+            if i == 0 && l.kind == "evacuation-loop" {
+                continue;
+            }
+            out.push(format!("first, vm {ns}/{vmi} ({}): {step}", l.kind));
+        }
+    }
+    let mut again = if loops.is_empty() {
+        format!("resume: vmctl drain {}", args.nodes.join(" "))
+    } else {
+        format!(
+            "then, once the loop(s) above have ended, resume: vmctl drain {}",
+            args.nodes.join(" ")
+        )
+    };
     for (flag, on) in [
         ("--ignore-daemonsets", args.ignore_daemonsets),
         ("--delete-emptydir-data", args.delete_emptydir_data),
@@ -170,11 +193,18 @@ fn resume_commands(args: &DrainArgs, migrating: &[(String, String)]) -> Vec<Stri
     if let Some(n) = args.max_parallel {
         again.push_str(&format!(" --max-parallel {n}"));
     }
-    let mut out = vec![again];
+    out.push(again);
     for node in &args.nodes {
         out.push(format!("give up: kubectl uncordon {node}"));
     }
-    for (ns, vmi) in migrating {
+    for (ns, vmi, phase) in migrating {
+        // Not for a VM in a loop (its way out is above), nor for a decentralized migration
+        // waiting for its peer: that is no evacuation, evacuate/cancel does not touch it.
+        let looping = loops.iter().any(|((n, v), _)| n == ns && v == vmi);
+        let decentralized = matches!(phase.as_deref(), Some("WaitingForSync" | "Synchronizing"));
+        if looping || decentralized {
+            continue;
+        }
         out.push(format!(
             "stop an evacuation: vmctl abort vm/{vmi} -n {ns} --evacuation"
         ));
@@ -196,7 +226,9 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     let out = DrainOutput::new(ctx.style, ctx.output, std::io::stdout().is_terminal());
 
     // ---- gather and decide
-    let (inputs, plan) = crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth).await?;
+    let (inputs, plan) =
+        crate::evidence::drain_plan(ctx, &args.nodes, args.bandwidth, args.loops.thresholds())
+            .await?;
     let pods = pods_on(ctx, args).await?;
     let daemonsets = read_daemonsets(live, &pods).await;
     let selection = select_pods(
@@ -336,16 +368,21 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             ..Settings::default()
         },
     );
-    // With --force-partial: a VM the plan knows cannot go anywhere is named now, not evicted.
-    for v in plan.vmis.iter().filter(|v| v.action == Action::NoTarget) {
-        for event in run.hold_back(
-            &(v.namespace.clone(), v.name.clone()),
-            "no-target",
-            &format!(
-                "{} (the plan: vmctl plan-drain; not evicted)",
-                v.explanation
+    // With --force-partial: a VM the plan knows cannot go anywhere is named now, not evicted;
+    // so is one caught in a loop (an eviction of a VM in an evacuation loop marks it again).
+    for v in &plan.vmis {
+        let (reason, message) = match &v.stuck {
+            Some(l) if l.blocks_drain() => (l.kind.as_str().to_string(), l.message()),
+            _ if v.action == Action::NoTarget => (
+                "no-target".to_string(),
+                format!(
+                    "{} (the plan: vmctl plan-drain; not evicted)",
+                    v.explanation
+                ),
             ),
-        ) {
+            _ => continue,
+        };
+        for event in run.hold_back(&(v.namespace.clone(), v.name.clone()), &reason, &message) {
             out.event(&now(), &event, None)?;
         }
     }
@@ -463,11 +500,12 @@ async fn follow_drain(
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
-    let migrating: Vec<(String, String)> = account
+    let migrating: Vec<(String, String, Option<String>)> = account
         .migrating
         .iter()
-        .map(|m| (m.namespace.clone(), m.vmi.clone()))
+        .map(|m| (m.namespace.clone(), m.vmi.clone(), m.phase.clone()))
         .collect();
+    let loops = draining.run.loops();
     let (result, code) = match ending {
         Ending::Done => match draining.run.outcome() {
             Some(Outcome::Drained) => (DrainResult::Drained, exit::OK),
@@ -480,7 +518,7 @@ async fn follow_drain(
     let resume = if result == DrainResult::Drained {
         Vec::new()
     } else {
-        resume_commands(args, &migrating)
+        resume_commands(args, &migrating, &loops)
     };
     let summary = Summary {
         result,
@@ -590,14 +628,8 @@ impl Draining<'_> {
             .map(|l| StuckSeen {
                 kind: l.kind.as_str().to_string(),
                 // The object whose field keeps the loop going, named exactly (issue 25 §4).
-                message: format!(
-                    "{} Blocking: {} {} = {}. Way out: {}",
-                    l.summary,
-                    l.blocking.object,
-                    l.blocking.field,
-                    l.blocking.value,
-                    l.way_out.join(" · ")
-                ),
+                message: l.message(),
+                way_out: l.way_out.clone(),
             });
             world.vms.insert(
                 key.clone(),
@@ -739,13 +771,9 @@ fn seen_migration(
         .and_then(|v| v.status.migration_state.as_ref())
         .filter(|s| s.migration_uid.is_some() && s.migration_uid.as_deref() == m.uid())
         .or(m.status.migration_state.as_ref());
-    let failure = state.and_then(|s| s.failure_reason.clone()).or_else(|| {
-        m.status
-            .conditions
-            .iter()
-            .find(|c| c.status == "True" && c.message.is_some())
-            .and_then(|c| c.message.clone())
-    });
+    // As loops.rs reads it: the VMI's state first, then the VMIM's copy (the VMI's watch may
+    // still show the attempt running when the VMIM's reports its failure), then a condition.
+    let failure = crate::triage::loops::failure_of(vmi, m);
     MigrationSeen {
         name: m.name().to_string(),
         phase: m.phase().as_str().to_string(),
@@ -833,5 +861,40 @@ impl Observer for Draining<'_> {
         }
         self.read_progress().await;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The VMI's watch still shows the attempt running (its migrationState names the VMIM,
+    /// without a failureReason) while the VMIM's already failed: the reason comes from the
+    /// VMIM's copy (migration.go copies the VMI's state into the VMIM on completion), as
+    /// loops.rs reads it, never "no reason recorded". Text: harvester#7965.
+    #[test]
+    fn a_failure_is_read_from_the_vmim_while_the_vmis_watch_lags() {
+        let reason = "Live migration failed error encountered during MigrateToURI3 libvirt api call: virError(Code=9, Domain=31, Message='operation failed: guest CPU doesn't match specification: missing features: vmx-exit-load-perf-global-ctrl,vmx-entry-load-perf-global-ctrl')";
+        let m: VirtualMachineInstanceMigration = serde_json::from_value(json!({
+            "metadata": {"name": "kubevirt-evacuation-e3", "namespace": "prod", "uid": "uid-e3",
+                "annotations": {"kubevirt.io/evacuationMigration": "node-1"}},
+            "spec": {"vmiName": "web-01"},
+            "status": {"phase": "Failed",
+                "migrationState": {"migrationUid": "uid-e3", "completed": true, "failed": true,
+                    "failureReason": reason}}
+        }))
+        .unwrap();
+        let vmi: crate::model::VirtualMachineInstance = serde_json::from_value(json!({
+            "metadata": {"name": "web-01", "namespace": "prod", "uid": "vmi-uid"},
+            "status": {"nodeName": "node-1", "phase": "Running", "evacuationNodeName": "node-1",
+                "migrationState": {"migrationUid": "uid-e3", "sourceNode": "node-1",
+                    "targetNode": "node-2", "completed": false}}
+        }))
+        .unwrap();
+        let seen = seen_migration(&m, Some(&vmi));
+        assert_eq!(seen.failure.as_deref(), Some(reason));
+        // The VMI's own state still gives the nodes.
+        assert_eq!(seen.target_node.as_deref(), Some("node-2"));
+        assert!(seen.evacuation);
     }
 }

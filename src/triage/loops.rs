@@ -152,6 +152,28 @@ pub struct Loop {
     pub way_out: Vec<String>,
 }
 
+impl Loop {
+    /// The loop in one paragraph, as `drain` and `plan-drain` name it: the summary, the object
+    /// and field that keep it going, and the way out.
+    pub fn message(&self) -> String {
+        format!(
+            "{} Blocking: {} {} = {}. Way out: {}",
+            self.summary,
+            self.blocking.object,
+            self.blocking.field,
+            self.blocking.value,
+            self.way_out.join(" · ")
+        )
+    }
+
+    /// A drain cannot finish while it lasts: the VM stays on the drained node (an evacuation
+    /// loop, a decentralized migration waiting for its peer). A stuck backend-storage
+    /// hand-off does not hold a drain: the guest already runs on the target.
+    pub fn blocks_drain(&self) -> bool {
+        !matches!(self.kind, LoopKind::BackendStorageHandoffStuck)
+    }
+}
+
 fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
     m.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
@@ -200,7 +222,9 @@ fn state_of<'a>(
     from_vmi.or(m.status.migration_state.as_ref())
 }
 
-fn failure_of(
+/// Why `m` failed, as written: the VMI's `migrationState.failureReason` when it is `m`'s, else
+/// the VMIM's copy of it, else the message of a true condition of the VMIM.
+pub fn failure_of(
     vmi: Option<&VirtualMachineInstance>,
     m: &VirtualMachineInstanceMigration,
 ) -> Option<String> {
@@ -430,8 +454,15 @@ fn sync_stuck(
         .condition(crate::model::vmim::COND_DECENTRALIZED_BLOCKED)
         .filter(|c| c.is_true())
         .and_then(|c| c.message.clone().or(c.reason.clone()));
+    // Both sides' UIDs present (IsMigrationSynchronized holds) yet still in the phase: the
+    // field is filled, the migration has not moved on; say so, not that it never arrived.
+    let what = if value == "(absent)" {
+        format!("the synchronization controller never filled the VMI's {field}")
+    } else {
+        format!("the VMI's {field} is filled ({value}) but the migration has not moved on from it")
+    };
     let summary = format!(
-        "{} has been in {phase} for {} ({role_words}, migrationID {id}): the synchronization controller never filled the VMI's {field}, and KubeVirt has no timeout for this phase, so it waits forever.",
+        "{} has been in {phase} for {} ({role_words}, migrationID {id}): {what}, and KubeVirt has no timeout for this phase, so it waits forever.",
         m.name(),
         fmt::duration(age),
     );

@@ -90,6 +90,8 @@ pub struct StuckSeen {
     /// `evacuation-loop`, `decentralized-sync-stuck`, `backend-storage-handoff-stuck`.
     pub kind: String,
     pub message: String,
+    /// What ends it, in order (the loop's way out).
+    pub way_out: Vec<String>,
 }
 
 /// What the watches show, for the drain's pods and VMs only.
@@ -376,6 +378,16 @@ impl DrainRun {
             }
         }
         events
+    }
+
+    /// The VMs not moved that are caught in a loop (as last seen), with the loop: the
+    /// summary says its way out before it offers to resume.
+    pub fn loops(&self) -> Vec<(PodKey, StuckSeen)> {
+        self.vms
+            .iter()
+            .filter(|(_, vm)| !vm.done)
+            .filter_map(|(k, vm)| vm.seen.stuck.clone().map(|s| (k.clone(), s)))
+            .collect()
     }
 
     /// The VMs the drain follows, (namespace, name).

@@ -112,6 +112,9 @@ pub struct DrainInputs {
     /// migration is then predicted ([`convergence`]). None: no prediction, the plan is as
     /// without them.
     pub dirty_rates: Option<convergence::DirtyRates>,
+    /// When a retry or a wait counts as a loop that never ends (`--loop-failures`,
+    /// `--sync-timeout`, `--handoff-timeout`; [`crate::triage::loops`]).
+    pub loops: crate::triage::LoopThresholds,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -222,6 +225,11 @@ pub struct VmiPlan {
     /// risks the labels and launcher versions show ([`super::compat`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuCompat>,
+    /// The loop the VMI is caught in (issue 25 §4, [`crate::triage::loops`]): an evacuation
+    /// loop or a decentralized migration stuck waiting for its peer holds the row
+    /// (blocks-drain); a stuck backend-storage hand-off is said only.
+    #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<crate::triage::Loop>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -811,6 +819,7 @@ fn new_row(vmi: &VirtualMachineInstance, f: &VmiFacts) -> VmiPlan {
         prediction: None,
         convergence: None,
         cpu: None,
+        stuck: None,
     }
 }
 
@@ -826,9 +835,29 @@ fn plan_vmi<'a>(
 ) {
     let f = vmi_facts(vmi, inputs, at, search);
     let mut plan = new_row(vmi, &f);
-    if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
+    // A loop that never ends (loops.rs, the same detection explain, status and drain use):
+    // without a clock, none is judged.
+    let stuck = inputs.now.as_ref().and_then(|now| {
+        crate::triage::loops::detect(
+            vmi.namespace(),
+            vmi.name(),
+            Some(vmi),
+            at.migrations.of_vmi(vmi.namespace(), vmi.name()),
+            now.0,
+            &inputs.loops,
+        )
+    });
+    if let Some(l) = stuck.as_ref().filter(|l| l.blocks_drain()) {
+        in_a_loop(&mut plan, l, rows);
+    } else if let Some(m) = at.migrations.active_of(vmi.namespace(), vmi.name()) {
         let flight = feasibility::in_flight(m, vmi, f.transfer, inputs.now.as_ref());
         already_migrating(&mut plan, &flight, &f, search, rows);
+        if let Some(l) = stuck
+            .as_ref()
+            .filter(|_| plan.action == Action::AlreadyMigrating)
+        {
+            handoff_stuck(&mut plan, l, rows);
+        }
     } else {
         let shutdown = Shutdown::of(vmi, f.vm.is_some(), f.run_strategy.as_deref());
         let decision = strategy::decide(&f.strategy.strategy, &f.assessment, &shutdown);
@@ -867,8 +896,57 @@ fn plan_vmi<'a>(
     ) {
         compatibility(&mut plan, &f, at, search, rows);
     }
+    plan.stuck = stuck;
     rows.plans.push(plan);
     rows.vmis.push(vmi);
+}
+
+/// A VMI caught in a loop that holds the drain: an evacuation loop (KubeVirt creates a new
+/// evacuation migration after each failure for as long as `status.evacuationNodeName` stays
+/// set: `pkg/virt-controller/watch/drain/evacuation/evacuation.go`, harvester#10698), or a
+/// decentralized migration waiting for its peer (no timeout for WaitingForSync/Synchronizing
+/// in `processMigrationPhase`, `pkg/virt-controller/watch/migration/migration.go`; the
+/// evacuation controller skips a VMI with an unfinished migration; kubevirt#17317, #18259).
+/// Neither ends by itself: the row is held, with no time, and the blocker names the loop,
+/// the object and field that keep it going and the way out.
+fn in_a_loop(plan: &mut VmiPlan, l: &crate::triage::Loop, rows: &mut Rows) {
+    let hold = Hold {
+        kind: "vmi",
+        object: None,
+        reason: l.kind.as_str().to_string(),
+        message: l.message(),
+        blocking: true,
+    };
+    let explanation = format!(
+        "{} The drain cannot finish while it lasts (blocking: {} {} = {}).",
+        l.summary, l.blocking.object, l.blocking.field, l.blocking.value
+    );
+    let fix = l.way_out.join(" · ");
+    rows.blockers
+        .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+}
+
+/// A migration in flight stuck in the backend-storage PVC hand-off (kubevirt#17203, #14720):
+/// the guest already runs on the target, so it does not hold the drain; said, with no time
+/// claimed for it (the hand-off has no timeout).
+fn handoff_stuck(plan: &mut VmiPlan, l: &crate::triage::Loop, rows: &mut Rows) {
+    plan.estimate_seconds = None;
+    plan.end_seconds = None;
+    plan.explanation = format!(
+        "{} The guest already runs on the target: it does not hold the drain.",
+        l.summary
+    );
+    plan.fix = Some(l.way_out.join(" · "));
+    rows.blockers.push(
+        Hold {
+            kind: "vmi",
+            object: None,
+            reason: l.kind.as_str().to_string(),
+            message: l.message(),
+            blocking: false,
+        }
+        .blocker(plan),
+    );
 }
 
 /// A migration already in flight: the drain waits for it. Before the hand-off its target

@@ -108,6 +108,7 @@ pub(super) fn plan_row(name: &str, action: Action) -> VmiPlan {
         prediction: None,
         convergence: None,
         cpu: None,
+        stuck: None,
     }
 }
 

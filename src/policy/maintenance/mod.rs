@@ -106,6 +106,8 @@ pub struct MaintenanceInputs {
     pub now: Option<Time>,
     /// The API server's version: how the eviction API reads `selector: {}`.
     pub server_version: Option<crate::model::ServerVersion>,
+    /// When a retry or a wait counts as a loop (as plan-drain's `--loop-failures`, …).
+    pub loops: crate::triage::LoopThresholds,
 }
 
 /// Splits the cluster's pods for [`MaintenanceInputs`]: the pods of PDBs without a fresh

@@ -122,6 +122,7 @@ impl Sim {
             bandwidth,
             now,
             server_version,
+            loops,
         } = inputs;
         let in_rollout: HashSet<&str> = rollout.iter().map(String::as_str).collect();
         let mut done = HashSet::new();
@@ -198,6 +199,7 @@ impl Sim {
                 bandwidth,
                 now,
                 server_version,
+                loops,
                 ..Default::default()
             },
             node_pos,

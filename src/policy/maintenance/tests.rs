@@ -601,6 +601,7 @@ fn a_single_node_rollout_is_plan_drain_of_that_node() {
         now: inputs.now.clone(),
         server_version: None,
         dirty_rates: None,
+        loops: Default::default(),
     });
     // The plan exercises what it should.
     let actions: Vec<Action> = expected.vmis.iter().map(|r| r.action).collect();

@@ -274,6 +274,7 @@ fn an_evacuation_loop_from_before_the_drain_blocks_at_its_next_failure() {
             kind: "evacuation-loop".into(),
             message: "KubeVirt has tried 3 times ... Way out: vmctl abort --evacuation vm/db-01"
                 .into(),
+            way_out: vec!["vmctl abort --evacuation vm/db-01".into()],
         }),
         ..on("node-1", true, m)
     };
@@ -319,6 +320,7 @@ fn a_decentralized_migration_stuck_waiting_for_its_peer_blocks_at_once() {
         stuck: Some(StuckSeen {
             kind: "decentralized-sync-stuck".into(),
             message: "db-01-send has been in Synchronizing for 40m00s".into(),
+            way_out: vec!["To give up: kubectl delete vmim db-01-send".into()],
         }),
         ..on("node-1", true, None)
     };
@@ -326,6 +328,11 @@ fn a_decentralized_migration_stuck_waiting_for_its_peer_blocks_at_once() {
     assert!(kinds(&ev).contains(&"blocked".to_string()), "{ev:?}");
     assert_eq!(r.outcome(), Some(Outcome::Blocked));
     assert_eq!(r.account().blocked[0].reason, "decentralized-sync-stuck");
+    // The summary offers the loop's own way out for it, not an evacuation's.
+    let loops = r.loops();
+    assert_eq!(loops.len(), 1);
+    assert_eq!(loops[0].0, key("db-01"));
+    assert_eq!(loops[0].1.kind, "decentralized-sync-stuck");
 }
 
 #[test]
