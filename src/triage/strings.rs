@@ -225,14 +225,18 @@ pub fn libvirt_error(text: &str) -> Option<(Option<i64>, String)> {
         .strip_prefix("Code=")
         .and_then(|r| r.split(',').next())
         .and_then(|c| c.trim().parse().ok());
-    let message = match inner.find("Message='") {
-        Some(i) => {
-            let m = &inner[i + "Message='".len()..];
-            m.strip_suffix("')").unwrap_or(m).to_string()
-        }
+    let message = match vir_error_message(inner) {
+        Some(m) => m.to_string(),
         None => inner.trim_end_matches(')').to_string(),
     };
     Some((code, message))
+}
+
+/// The `Message='…'` of what follows `virError(`.
+fn vir_error_message(inner: &str) -> Option<&str> {
+    let i = inner.find("Message='")?;
+    let m = &inner[i + "Message='".len()..];
+    Some(m.strip_suffix("')").unwrap_or(m))
 }
 
 // --- the stall detector's log lines (source launcher, v1.9+; read by nobody but the operator) ---
@@ -326,12 +330,10 @@ pub enum Signature<'a> {
 /// text without KubeVirt's ≤v1.8 `Live migration failed ` prefix.
 pub fn libvirt_message(text: &str) -> &str {
     let trimmed = text.trim();
-    if let Some(start) = trimmed.find("virError(") {
-        let inner = &trimmed[start + "virError(".len()..];
-        if let Some(i) = inner.find("Message='") {
-            let m = &inner[i + "Message='".len()..];
-            return m.strip_suffix("')").unwrap_or(m);
-        }
+    if let Some(start) = trimmed.find("virError(")
+        && let Some(m) = vir_error_message(&trimmed[start + "virError(".len()..])
+    {
+        return m;
     }
     trimmed.strip_prefix(FAILED_V18_PREFIX).unwrap_or(trimmed)
 }
