@@ -69,9 +69,7 @@ pub(super) fn abort_failed(v: &View) -> Option<Finding> {
     };
     f.summary = format!(
         "{asked}, but the abort itself failed (abortStatus Failed): libvirt refused it, the job was already gone, or libvirt did not answer within the launcher's 30 s abort timeout; {now}. The guest runs on {}.",
-        if v.is_final() && v.phase != MigrationPhase::Succeeded {
-            src_node(v)
-        } else if v.phase == MigrationPhase::Succeeded {
+        if v.phase == MigrationPhase::Succeeded {
             tgt_node(v)
         } else {
             src_node(v)
