@@ -204,7 +204,7 @@ impl CpuNeeds {
                 needs.not_obsolete = labelled.obsolete_host_model;
                 let pinned = pinned_host_model(launcher_selector);
                 if let Some(pinned) = pinned {
-                    needs.model = Some(pinned.model);
+                    needs.model = (!pinned.model.is_empty()).then_some(pinned.model);
                     needs.host_features = pinned.features;
                     needs.host_model_from = Some("launcher-pod");
                 } else if let Some(model) = source.and_then(|s| s.host_model.clone()) {
@@ -299,14 +299,25 @@ impl CpuNeeds {
     }
 }
 
-/// The host model a launcher pod's node selector pins (the VMI migrated before:
-/// `prepareNodeSelectorForHostCpuModel` copies these keys instead of reading the source).
+/// The host model a launcher pod's node selector pins. KubeVirt's
+/// `prepareNodeSelectorForHostCpuModel` (pkg/virt-controller/watch/migration/migration.go)
+/// counts the VMI as migrated before when *any* cpu-feature or cpu-model-migration key is in
+/// the source pod's selector (a host-model VMI with required features has cpu-feature keys on
+/// its first pod) and then copies only those keys, the model among them if there is one (an
+/// empty model here), instead of reading the source node.
 fn pinned_host_model(selector: Option<&BTreeMap<String, String>>) -> Option<HostCpu> {
     let selector = selector?;
+    if !selector
+        .keys()
+        .any(|k| k.contains(CPU_MODEL_MIGRATION_PREFIX) || k.contains(CPU_FEATURE_PREFIX))
+    {
+        return None;
+    }
     let model = selector
         .iter()
         .find(|(k, v)| k.starts_with(CPU_MODEL_MIGRATION_PREFIX) && v.as_str() == "true")
-        .map(|(k, _)| k[CPU_MODEL_MIGRATION_PREFIX.len()..].to_string())?;
+        .map(|(k, _)| k[CPU_MODEL_MIGRATION_PREFIX.len()..].to_string())
+        .unwrap_or_default();
     let features = selector
         .iter()
         .filter(|(_, v)| v.as_str() == "true")
@@ -435,23 +446,20 @@ impl CpuCompat {
 pub const LACKING_SHOWN: usize = 5;
 
 /// The nodes (from `candidates`: name and labels, the drained nodes and the source left
-/// out) that lack what `needs` requires, and whether any node has it all. Stops after
-/// [`LACKING_SHOWN`] lacking nodes once a compatible node is found.
+/// out) that lack what `needs` requires (at most [`LACKING_SHOWN`]), and whether any node has
+/// it all: at the first such node, with no list.
 pub fn lacking<'n>(
     mode: CpuMode,
     needs: &CpuNeeds,
     candidates: impl IntoIterator<Item = (&'n str, &'n NodeCpu)>,
 ) -> (bool, Vec<NodeLack>) {
-    let mut any = false;
     let mut lacks = Vec::new();
     for (name, node) in candidates {
         super::index::work::step(1);
         let missing = needs.lacking(mode, node);
         if missing.is_empty() {
-            any = true;
-            if lacks.len() >= LACKING_SHOWN {
-                break;
-            }
+            // One compatible node settles it: nobody reads what the others lack.
+            return (true, Vec::new());
         } else if lacks.len() < LACKING_SHOWN {
             lacks.push(NodeLack {
                 node: name.to_string(),
@@ -459,7 +467,7 @@ pub fn lacking<'n>(
             });
         }
     }
-    (any, lacks)
+    (false, lacks)
 }
 
 /// The words for a VMI no node is CPU-compatible with.

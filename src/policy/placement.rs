@@ -919,7 +919,7 @@ impl<'a> TargetSearch<'a> {
                 // The source's host model or a feature it needs: the same way out.
                 Unfit::CpuModel(_) | Unfit::CpuFeature(_) => {
                     if let Some(cpu) = &source_model {
-                        cpu_model = Some(cpu.model.clone());
+                        cpu_model = (!cpu.model.is_empty()).then(|| cpu.model.clone());
                         cpu_features = cpu.features.clone();
                     }
                 }

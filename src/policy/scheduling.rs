@@ -228,6 +228,7 @@ pub fn host_model(node: &Node) -> Option<&str> {
 /// `cpu-feature.node.kubevirt.io/<f>=true`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HostCpu {
+    /// Empty when only features are pinned (a launcher pod's selector without a model key).
     pub model: String,
     pub features: Vec<String>,
 }
@@ -357,7 +358,8 @@ fn node_affinity_unfit(
         && let Some(cpu) = source_model
     {
         let has = |key: String| l.get(&key).map(String::as_str) == Some("true");
-        if !has(format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model)) {
+        // An empty model: a launcher pod pinned features only (see `compat::pinned_host_model`).
+        if !cpu.model.is_empty() && !has(format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model)) {
             return Some(Unfit::CpuModel(cpu.model.clone()));
         }
         if let Some(f) = cpu

@@ -101,6 +101,27 @@ fn host_model_needs_come_from_the_source_node_until_the_launcher_pod_pins_them()
         "no machine-type labels in the cluster"
     );
     assert_eq!(pinned.pinned().unwrap().features, ["hle", "rtm"]);
+    // Features alone are a pin too (`strings.Contains` on either prefix): KubeVirt copies
+    // them and no model, and never reads the source node's model.
+    let features_only: BTreeMap<String, String> = [("cpu-feature.node.kubevirt.io/hle", "true")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let pinned = CpuNeeds::of(&v, Some(&source), Some(&features_only), Labelled::default());
+    assert_eq!(pinned.host_model_from, Some("launcher-pod"));
+    assert_eq!(pinned.model, None);
+    assert_eq!(pinned.host_features, ["hle"]);
+    let other_model = NodeCpu::of(&node(
+        "node-9",
+        &[
+            (
+                "cpu-model-migration.node.kubevirt.io/Icelake-Server",
+                "true",
+            ),
+            ("cpu-feature.node.kubevirt.io/hle", "true"),
+        ],
+    ));
+    assert!(pinned.lacking(CpuMode::HostModel, &other_model).is_empty());
 }
 
 #[test]

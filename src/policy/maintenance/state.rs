@@ -535,14 +535,17 @@ impl Sim {
                     spec.node_name = Some(target.to_string());
                     if let Some(cpu) = &pinned {
                         let selector = spec.node_selector.get_or_insert_with(Default::default);
-                        if !selector
-                            .keys()
-                            .any(|k| k.starts_with(CPU_MODEL_MIGRATION_PREFIX))
-                        {
-                            selector.insert(
-                                format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model),
-                                "true".into(),
-                            );
+                        // Already pinned (any model or feature key, as KubeVirt reads it): kept.
+                        if !selector.keys().any(|k| {
+                            k.starts_with(CPU_MODEL_MIGRATION_PREFIX)
+                                || k.starts_with(CPU_FEATURE_PREFIX)
+                        }) {
+                            if !cpu.model.is_empty() {
+                                selector.insert(
+                                    format!("{CPU_MODEL_MIGRATION_PREFIX}{}", cpu.model),
+                                    "true".into(),
+                                );
+                            }
                             for f in &cpu.features {
                                 selector.insert(format!("{CPU_FEATURE_PREFIX}{f}"), "true".into());
                             }
