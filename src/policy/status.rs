@@ -194,6 +194,10 @@ pub struct MigrationRow {
     pub priority: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decentralized: Option<Decentralized>,
+    /// The loop its VMI is caught in, copied from the VMI's row for the watch's line (the
+    /// JSON says it under `vmis[].loop`).
+    #[serde(skip)]
+    pub loop_kind: Option<LoopKind>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -550,6 +554,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
                 .copied();
             let mut row = migration_row(m, vmi, &pod_index, now);
+            row.loop_kind = vmi.and_then(|v| v.in_loop.as_ref()).map(|l| l.kind);
             // A Running migration whose stream ended long ago waits for the backend-storage
             // hand-off, not for memory to converge (kubevirt#17203; triage::loops).
             if let Some(l) = vmi
@@ -761,6 +766,7 @@ fn migration_row(
         decentralized: in_flight
             .and_then(|f| f.decentralized.clone())
             .or_else(|| decentralized_of(m, None)),
+        loop_kind: None,
     }
 }
 

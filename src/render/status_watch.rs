@@ -158,16 +158,6 @@ fn loop_lines(report: &StatusReport) -> Vec<String> {
         .collect()
 }
 
-/// The loop kind of the VMI a migration row belongs to.
-fn loop_of<'a>(report: &'a StatusReport, m: &MigrationRow) -> Option<&'a str> {
-    report
-        .vmis
-        .iter()
-        .find(|v| v.namespace == m.namespace && v.name == m.vmi)
-        .and_then(|v| v.in_loop.as_ref())
-        .map(|l| l.kind.as_str())
-}
-
 /// What the loop shows besides the report: the watches' failures, and how far along it is.
 pub struct View {
     pub tty: bool,
@@ -277,7 +267,7 @@ impl View {
         for m in &report.migrations {
             let id = format!("{}/{}", m.namespace, m.name);
             seen.insert(id.clone());
-            let in_loop = loop_of(report, m);
+            let in_loop = m.loop_kind.map(|k| k.as_str());
             let signature = format!(
                 "{}|{:?}|{:?}|{:?}|{}|{:?}",
                 m.phase, m.target_node, m.mode, m.live_pod, m.waiting_for, in_loop
