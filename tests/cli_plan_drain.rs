@@ -1669,7 +1669,9 @@ fn a_decentralized_migration_stuck_in_synchronizing_holds_the_plan() {
     }
     // The verdict's total claims no end for it.
     assert!(
-        plan["estimatedDurationSeconds"].as_u64().unwrap_or(0) < 600,
+        plan["estimatedDurationSeconds"]
+            .as_u64()
+            .is_some_and(|s| s < 600),
         "{text}"
     );
 
