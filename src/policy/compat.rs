@@ -429,19 +429,6 @@ pub struct CpuCompat {
     pub risks: Vec<CompatRisk>,
 }
 
-impl CpuCompat {
-    /// The table cell: `ok`, `no node`, `risk`, `-`.
-    pub fn cell(&self) -> &'static str {
-        match self.status {
-            "no-compatible-node" => "no node",
-            "compatible" if !self.risks.is_empty() => "risk",
-            "compatible" => "ok",
-            _ if !self.risks.is_empty() => "risk",
-            _ => "-",
-        }
-    }
-}
-
 /// How many lacking nodes a no-compatible-node finding names.
 pub const LACKING_SHOWN: usize = 5;
 
