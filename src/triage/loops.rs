@@ -206,7 +206,7 @@ pub fn detect(
     if let Some(l) = sync_stuck(namespace, name, vmi, newest, now, t) {
         return Some(l);
     }
-    if let Some(l) = handoff_stuck(namespace, name, vmi, newest, now, t) {
+    if let Some(l) = handoff_stuck(namespace, vmi, newest, now, t) {
         return Some(l);
     }
     evacuation_loop(namespace, name, vmi?, &ordered, now, t)
@@ -509,7 +509,6 @@ fn sync_stuck(
 
 fn handoff_stuck(
     namespace: &str,
-    _name: &str,
     vmi: Option<&VirtualMachineInstance>,
     m: &VirtualMachineInstanceMigration,
     now: Timestamp,
