@@ -230,21 +230,28 @@ pub fn failure_of(
 ) -> Option<String> {
     // The VMI's state first (virt-handler writes it), then the VMIM's copy: when the VMIM's
     // watch reports the failure before the VMI's, the VMI still shows the attempt running.
-    state_of(vmi, m)
-        .and_then(|s| s.failure_reason.clone())
+    // A blank text says nothing: skip it and read the next source, as
+    // `View::failure_reason` does.
+    let written = |r: Option<&String>| {
+        r.map(|r| r.trim_end())
+            .filter(|r| !r.trim().is_empty())
+            .map(str::to_string)
+    };
+    written(state_of(vmi, m).and_then(|s| s.failure_reason.as_ref()))
         .or_else(|| {
-            m.status
-                .migration_state
-                .as_ref()
-                .and_then(|s| s.failure_reason.clone())
+            written(
+                m.status
+                    .migration_state
+                    .as_ref()
+                    .and_then(|s| s.failure_reason.as_ref()),
+            )
         })
-        .map(|r| r.trim_end().to_string())
         .or_else(|| {
             m.status
                 .conditions
                 .iter()
-                .find(|c| c.is_true() && c.message.is_some())
-                .and_then(|c| c.message.clone())
+                .filter(|c| c.is_true())
+                .find_map(|c| written(c.message.as_ref()))
         })
 }
 
@@ -733,6 +740,34 @@ mod tests {
         let last = l.last_failure.unwrap();
         assert_eq!(last.migration, "e3");
         assert_eq!(last.reason.as_deref(), Some(CPU));
+    }
+
+    #[test]
+    fn a_blank_failure_reason_falls_back_to_the_next_source() {
+        // The VMI's state is e1's but holds only blanks: the VMIM's copy is read instead.
+        let mut v = vmi(Some("n2-v15"), "n2-v15");
+        v.status.migration_state = serde_json::from_value(
+            json!({"migrationUid": "uid-e1", "failureReason": " \n", "failed": true}),
+        )
+        .unwrap();
+        let m = evac("e1", "05:00:00", Some(31), CPU);
+        assert_eq!(failure_of(Some(&v), &m).as_deref(), Some(CPU));
+        // Blank everywhere: a true condition's message with text, e.g. the one
+        // pkg/virt-controller/watch/migration/migration.go (kubevirt) sets while utility
+        // volumes are attached.
+        let mut blank = evac("e1", "05:00:00", Some(31), "");
+        assert_eq!(failure_of(Some(&v), &blank), None);
+        blank.status.conditions = serde_json::from_value(json!([
+            {"type": "Blank", "status": "True", "message": "   "},
+            {"type": "migrationBlockedByUtilityVolumes", "status": "True",
+                "reason": "UtilityVolumesPresent",
+                "message": "Migration is waiting for utility volumes to detach. Will timeout in 42 seconds."}
+        ]))
+        .unwrap();
+        assert_eq!(
+            failure_of(Some(&v), &blank).as_deref(),
+            Some("Migration is waiting for utility volumes to detach. Will timeout in 42 seconds.")
+        );
     }
 
     #[test]
