@@ -26,7 +26,7 @@
 //!   called from the Running phase of migration.go) keeps failing on the PVCs, and the VMIM
 //!   stays Running with no timeout.
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::vmi::MigrationState;
@@ -34,7 +34,7 @@ use crate::model::vmim::{DecentralizedRole, MigrationPhase};
 use crate::model::{VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::text as fmt;
 
-use super::strings::BACKOFF_INITIAL_SECONDS;
+use super::history::{self, created};
 
 /// Consecutive failed evacuation migrations that make a loop: KubeVirt keeps only the newest
 /// five finished VMIMs of a VMI (so more than five can never be counted), and after three
@@ -174,10 +174,6 @@ impl Loop {
     }
 }
 
-fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
-    m.metadata.creation_timestamp.as_ref().map(|t| t.0)
-}
-
 fn newest_first<'a>(
     migrations: &[&'a VirtualMachineInstanceMigration],
 ) -> Vec<&'a VirtualMachineInstanceMigration> {
@@ -293,11 +289,15 @@ fn evacuation_loop(
         .unwrap_or(now);
     let newest = ordered[0];
     let in_flight = (!newest.is_final()).then_some(newest);
-    let seconds = BACKOFF_INITIAL_SECONDS.saturating_mul(1i64 << (attempts - 1).min(30));
-    let next_attempt = last
-        .phase_entered("Failed")
-        .and_then(|f| f.0.checked_add(SignedDuration::from_secs(seconds)).ok())
-        .filter(|_| in_flight.is_none_or(|m| matches!(m.phase(), MigrationPhase::Pending)));
+    // KubeVirt's own backoff (history::backoff, handleMigrationBackoff): for the attempt
+    // waiting in Pending, or for the one the evacuation controller creates next. An attempt
+    // already past Pending has started: no next attempt to announce.
+    let next_attempt = match in_flight {
+        Some(m) if matches!(m.phase(), MigrationPhase::Pending) => history::backoff(ordered, m),
+        Some(_) => None,
+        None => history::next_backoff(ordered),
+    }
+    .map(|b| b.until);
     let reason = failure_of(Some(vmi), last);
     let age = now.as_second() - since.as_second();
     let at_least = if attempts >= 5 { "at least " } else { "" };
@@ -610,6 +610,7 @@ pub fn with_diagnosis(l: &mut Loop, evidence: &super::Evidence) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
     use serde_json::json;
 
     const NOW: &str = "2026-11-30T05:03:30Z";
@@ -740,6 +741,37 @@ mod tests {
         let last = l.last_failure.unwrap();
         assert_eq!(last.migration, "e3");
         assert_eq!(last.reason.as_deref(), Some(CPU));
+    }
+
+    #[test]
+    fn the_next_attempt_follows_kubevirts_backoff_over_evacuation_and_workload_updates() {
+        let v = vmi(Some("n2-v15"), "n2-v15");
+        let t = LoopThresholds::default();
+        let ms = three_failed_and_one_waiting();
+        // No attempt in flight: the one the evacuation controller creates next waits the
+        // same 80 s after e3 failed (05:02:33).
+        let l = detect_on(&v, &ms[..3], &t).unwrap();
+        assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:03:53Z"));
+        // handleMigrationBackoff counts workload-update migrations too
+        // (listBackoffEligibleMigrations, pkg/virt-controller/watch/migration/migration.go):
+        // one more failure before e1 doubles it to 160 s; the loop still counts 3 evacuations.
+        let mut w = evac("w0", "04:59:00", Some(10), CPU);
+        w.metadata.annotations = Some(
+            [(
+                crate::model::vmim::WORKLOAD_UPDATE_ANNOTATION.to_string(),
+                String::new(),
+            )]
+            .into(),
+        );
+        let mut with_update = vec![w];
+        with_update.extend(ms.iter().cloned());
+        let l = detect_on(&v, &with_update, &t).unwrap();
+        assert_eq!(l.attempts, 3);
+        assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:05:13Z"));
+        // An attempt already Running has started: nothing to announce.
+        let mut running = ms.clone();
+        running[3].status.phase = Some(MigrationPhase::Running);
+        assert_eq!(detect_on(&v, &running, &t).unwrap().next_attempt, None);
     }
 
     #[test]
