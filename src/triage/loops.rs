@@ -148,7 +148,11 @@ pub struct Loop {
     pub next_attempt: Option<String>,
     /// One sentence.
     pub summary: String,
-    /// What ends it, in order.
+    /// What must stop before anything else helps (an evacuation loop: the drain or the
+    /// maintenance that keeps evicting the VM). `drain` leaves it out: it has stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_first: Option<String>,
+    /// What ends it once that has stopped, in order.
     pub way_out: Vec<String>,
 }
 
@@ -162,8 +166,17 @@ impl Loop {
             self.blocking.object,
             self.blocking.field,
             self.blocking.value,
-            self.way_out.join(" · ")
+            self.steps().join(" · ")
         )
+    }
+
+    /// Every step of the way out, in order: `stop_first`, then `way_out`.
+    pub fn steps(&self) -> Vec<String> {
+        self.stop_first
+            .iter()
+            .chain(&self.way_out)
+            .cloned()
+            .collect()
     }
 
     /// A drain cannot finish while it lasts: the VM stays on the drained node (an evacuation
@@ -310,14 +323,12 @@ fn evacuation_loop(
             .map(|r| format!(": {}", short(r)))
             .unwrap_or_default()
     );
-    let mut way_out = vec![
-        format!(
-            "Stop what keeps evicting the VM first (Ctrl-C the drain, or take {node} out of maintenance mode): every new eviction marks it again."
-        ),
-        format!(
-            "Cancel the evacuation: vmctl abort --evacuation vm/{name} -n {namespace} (clears status.evacuationNodeName through evacuate/cancel, KubeVirt v1.7+; refused while {node} carries the node-drain taint: kubectl taint node {node} kubevirt.io/drain-)"
-        ),
-    ];
+    let stop_first = format!(
+        "Stop what keeps evicting the VM first (Ctrl-C the drain, or take {node} out of maintenance mode): every new eviction marks it again."
+    );
+    let mut way_out = vec![format!(
+        "Cancel the evacuation: vmctl abort --evacuation vm/{name} -n {namespace} (clears status.evacuationNodeName through evacuate/cancel, KubeVirt v1.7+; refused while {node} carries the node-drain taint: kubectl taint node {node} kubevirt.io/drain-)"
+    )];
     if let Some(m) = in_flight {
         way_out.push(format!(
             "Then abort the attempt in flight: vmctl abort migration/{} -n {namespace} (before the mark is cleared KubeVirt only creates another)",
@@ -351,6 +362,7 @@ fn evacuation_loop(
         }),
         next_attempt: next_attempt.map(|t| t.to_string()),
         summary,
+        stop_first: Some(stop_first),
         way_out,
     })
 }
@@ -510,6 +522,7 @@ fn sync_stuck(
         }),
         next_attempt: None,
         summary,
+        stop_first: None,
         way_out,
     })
 }
@@ -580,6 +593,7 @@ fn handoff_stuck(
         last_failure: None,
         next_attempt: None,
         summary,
+        stop_first: None,
         way_out,
     })
 }
@@ -709,7 +723,14 @@ mod tests {
         assert_eq!(last.reason.as_deref(), Some(CPU));
         // handleMigrationBackoff: 20 s doubled twice after e3 failed at 05:02:33.
         assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:03:53Z"));
-        let way = l.way_out.join("\n");
+        assert!(
+            l.stop_first
+                .as_deref()
+                .is_some_and(|s| s.starts_with("Stop what keeps evicting the VM first")),
+            "{:?}",
+            l.stop_first
+        );
+        let way = l.steps().join("\n");
         assert!(
             way.contains("vmctl abort --evacuation vm/vm -n default"),
             "{way}"

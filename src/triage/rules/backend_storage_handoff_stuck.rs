@@ -54,7 +54,7 @@ pub(super) fn backend_storage_handoff(v: &View) -> Option<Finding> {
         .unwrap_or_default();
     f.summary = format!("{}{target}", l.summary);
     let ns = v.namespace();
-    let mut steps = l.way_out.into_iter();
+    let mut steps = l.steps().into_iter();
     f.next_steps.extend(steps.next());
     f.next_steps.push(format!(
         "A quota on PVCs or storage can reject the hand-off: kubectl describe resourcequota -n {ns}"
