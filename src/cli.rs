@@ -137,7 +137,8 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
                               decentralized-sync-stuck|backend-storage-handoff-stuck), migration,
                               since, seconds, attempts, blocking {object, field, value},
                               counterpart?, lastFailure? {migration, reason?, cause?, summary?},
-                              nextAttempt?, summary, wayOut[]}: a loop that never ends by itself
+                              nextAttempt?, summary, stopFirst? (what must stop first: the drain
+                              or maintenance), wayOut[]}: a loop that never ends by itself
                               (thresholds: --loop-failures, --sync-timeout, --handoff-timeout)
     migrations[]              VMIMs not final: namespace, name, vmi, phase, ageSeconds, sourceNode,
                               targetNode, sourcePod, targetPod, livePod, mode, evacuationNode,

@@ -500,6 +500,14 @@ fn status_names_an_evacuation_loop_with_its_blocking_field_cause_and_way_out() {
     // explain's cause of the last attempt (the CPU mismatch is a libvirt error today).
     assert_eq!(l["lastFailure"]["cause"], "cpu-feature-mismatch");
     assert_eq!(l["nextAttempt"], "2026-11-30T05:03:53Z");
+    // Stopping the drain comes first, on its own; the way out proper follows.
+    assert!(
+        l["stopFirst"]
+            .as_str()
+            .unwrap()
+            .starts_with("Stop what keeps evicting the VM first"),
+        "{l}"
+    );
     let way: Vec<&str> = l["wayOut"]
         .as_array()
         .unwrap()

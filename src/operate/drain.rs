@@ -155,13 +155,13 @@ fn resume_commands(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for ((ns, vmi), l) in loops {
-        for (i, step) in l.way_out.iter().enumerate() {
-            // An evacuation loop's first step is to stop what keeps evicting the VM: this
-            // drain has stopped already (loops.rs puts that step first, always).
-            if i == 0 && l.kind == "evacuation-loop" {
-                continue;
-            }
-            out.push(format!("first, vm {ns}/{vmi} ({}): {step}", l.kind));
+        // The loop's `stop_first` step (stop what keeps evicting the VM) is left out: this
+        // drain has stopped already.
+        for step in &l.way_out {
+            out.push(format!(
+                "first, vm {ns}/{vmi} ({}): {step}",
+                l.kind.as_str()
+            ));
         }
     }
     let mut again = if loops.is_empty() {
@@ -626,7 +626,7 @@ impl Draining<'_> {
                 &self.loops,
             )
             .map(|l| StuckSeen {
-                kind: l.kind.as_str().to_string(),
+                kind: l.kind,
                 // The object whose field keeps the loop going, named exactly (issue 25 §4).
                 message: l.message(),
                 way_out: l.way_out.clone(),

@@ -652,10 +652,9 @@ fn loop_message(l: &Loop) -> String {
             })
         })
         .unwrap_or_default();
-    let way = match l.kind {
-        LoopKind::EvacuationLoop => l.way_out.get(1),
-        _ => l.way_out.first(),
-    };
+    // The first step once what keeps the loop going has stopped (an Attention line names
+    // the loop's own way out, not "stop the drain").
+    let way = l.way_out.first();
     format!(
         "{}{last}{}",
         l.summary,

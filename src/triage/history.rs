@@ -1,6 +1,8 @@
 //! Every migration of a VMI still on record, oldest first, with the backoff KubeVirt put
 //! between them (FACTS §2.2).
 
+use std::borrow::Borrow;
+
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
@@ -46,7 +48,8 @@ pub struct Backoff {
     pub until: Timestamp,
 }
 
-fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
+/// When the migration object was created (the order KubeVirt sorts migrations in).
+pub fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
     m.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
@@ -56,19 +59,39 @@ fn eligible(m: &VirtualMachineInstanceMigration) -> bool {
 
 /// KubeVirt's `handleMigrationBackoff`: 20 s after the first failure, doubling for each
 /// further consecutive failure, measured from the previous failure's Failed transition.
-pub fn backoff(
-    migrations: &[VirtualMachineInstanceMigration],
+pub fn backoff<M: Borrow<VirtualMachineInstanceMigration>>(
+    migrations: &[M],
     m: &VirtualMachineInstanceMigration,
 ) -> Option<Backoff> {
     if !eligible(m) {
         return None;
     }
     let this_created = created(m)?;
-    let mut earlier: Vec<&VirtualMachineInstanceMigration> = migrations
-        .iter()
-        .filter(|x| eligible(x) && x.uid() != m.uid())
-        .filter(|x| created(x).is_some_and(|c| c < this_created))
-        .collect();
+    backoff_after(
+        migrations
+            .iter()
+            .map(Borrow::borrow)
+            .filter(|x| x.uid() != m.uid())
+            .filter(|x| created(x).is_some_and(|c| c < this_created)),
+    )
+}
+
+/// The backoff the next evacuation or workload-update migration of the VMI gets, created
+/// after all of `migrations` (those the evacuation controller has yet to create).
+pub fn next_backoff<M: Borrow<VirtualMachineInstanceMigration>>(
+    migrations: &[M],
+) -> Option<Backoff> {
+    backoff_after(migrations.iter().map(Borrow::borrow))
+}
+
+/// `handleMigrationBackoff`'s count over the eligible migrations before the one it admits
+/// (pkg/virt-controller/watch/migration/migration.go, kubevirt/kubevirt): newest first, a
+/// Succeeded one ends the count, one being deleted is skipped, each Failed one doubles it.
+fn backoff_after<'a>(
+    earlier: impl Iterator<Item = &'a VirtualMachineInstanceMigration>,
+) -> Option<Backoff> {
+    let mut earlier: Vec<&VirtualMachineInstanceMigration> =
+        earlier.filter(|x| eligible(x)).collect();
     earlier.sort_by_key(|x| std::cmp::Reverse((created(x), x.name().to_string())));
     let mut failures: u32 = 0;
     let mut newest_failed = None;

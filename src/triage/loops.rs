@@ -26,7 +26,7 @@
 //!   called from the Running phase of migration.go) keeps failing on the PVCs, and the VMIM
 //!   stays Running with no timeout.
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::vmi::MigrationState;
@@ -34,7 +34,7 @@ use crate::model::vmim::{DecentralizedRole, MigrationPhase};
 use crate::model::{VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::text as fmt;
 
-use super::strings::BACKOFF_INITIAL_SECONDS;
+use super::history::{self, created};
 
 /// Consecutive failed evacuation migrations that make a loop: KubeVirt keeps only the newest
 /// five finished VMIMs of a VMI (so more than five can never be counted), and after three
@@ -148,7 +148,11 @@ pub struct Loop {
     pub next_attempt: Option<String>,
     /// One sentence.
     pub summary: String,
-    /// What ends it, in order.
+    /// What must stop before anything else helps (an evacuation loop: the drain or the
+    /// maintenance that keeps evicting the VM). `drain` leaves it out: it has stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_first: Option<String>,
+    /// What ends it once that has stopped, in order.
     pub way_out: Vec<String>,
 }
 
@@ -162,8 +166,17 @@ impl Loop {
             self.blocking.object,
             self.blocking.field,
             self.blocking.value,
-            self.way_out.join(" · ")
+            self.steps().join(" · ")
         )
+    }
+
+    /// Every step of the way out, in order: `stop_first`, then `way_out`.
+    pub fn steps(&self) -> Vec<String> {
+        self.stop_first
+            .iter()
+            .chain(&self.way_out)
+            .cloned()
+            .collect()
     }
 
     /// A drain cannot finish while it lasts: the VM stays on the drained node (an evacuation
@@ -172,10 +185,6 @@ impl Loop {
     pub fn blocks_drain(&self) -> bool {
         !matches!(self.kind, LoopKind::BackendStorageHandoffStuck)
     }
-}
-
-fn created(m: &VirtualMachineInstanceMigration) -> Option<Timestamp> {
-    m.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
 fn newest_first<'a>(
@@ -206,7 +215,7 @@ pub fn detect(
     if let Some(l) = sync_stuck(namespace, name, vmi, newest, now, t) {
         return Some(l);
     }
-    if let Some(l) = handoff_stuck(namespace, name, vmi, newest, now, t) {
+    if let Some(l) = handoff_stuck(namespace, vmi, newest, now, t) {
         return Some(l);
     }
     evacuation_loop(namespace, name, vmi?, &ordered, now, t)
@@ -230,21 +239,28 @@ pub fn failure_of(
 ) -> Option<String> {
     // The VMI's state first (virt-handler writes it), then the VMIM's copy: when the VMIM's
     // watch reports the failure before the VMI's, the VMI still shows the attempt running.
-    state_of(vmi, m)
-        .and_then(|s| s.failure_reason.clone())
+    // A blank text says nothing: skip it and read the next source, as
+    // `View::failure_reason` does.
+    let written = |r: Option<&String>| {
+        r.map(|r| r.trim_end())
+            .filter(|r| !r.trim().is_empty())
+            .map(str::to_string)
+    };
+    written(state_of(vmi, m).and_then(|s| s.failure_reason.as_ref()))
         .or_else(|| {
-            m.status
-                .migration_state
-                .as_ref()
-                .and_then(|s| s.failure_reason.clone())
+            written(
+                m.status
+                    .migration_state
+                    .as_ref()
+                    .and_then(|s| s.failure_reason.as_ref()),
+            )
         })
-        .map(|r| r.trim_end().to_string())
         .or_else(|| {
             m.status
                 .conditions
                 .iter()
-                .find(|c| c.is_true() && c.message.is_some())
-                .and_then(|c| c.message.clone())
+                .filter(|c| c.is_true())
+                .find_map(|c| written(c.message.as_ref()))
         })
 }
 
@@ -286,11 +302,15 @@ fn evacuation_loop(
         .unwrap_or(now);
     let newest = ordered[0];
     let in_flight = (!newest.is_final()).then_some(newest);
-    let seconds = BACKOFF_INITIAL_SECONDS.saturating_mul(1i64 << (attempts - 1).min(30));
-    let next_attempt = last
-        .phase_entered("Failed")
-        .and_then(|f| f.0.checked_add(SignedDuration::from_secs(seconds)).ok())
-        .filter(|_| in_flight.is_none_or(|m| matches!(m.phase(), MigrationPhase::Pending)));
+    // KubeVirt's own backoff (history::backoff, handleMigrationBackoff): for the attempt
+    // waiting in Pending, or for the one the evacuation controller creates next. An attempt
+    // already past Pending has started: no next attempt to announce.
+    let next_attempt = match in_flight {
+        Some(m) if matches!(m.phase(), MigrationPhase::Pending) => history::backoff(ordered, m),
+        Some(_) => None,
+        None => history::next_backoff(ordered),
+    }
+    .map(|b| b.until);
     let reason = failure_of(Some(vmi), last);
     let age = now.as_second() - since.as_second();
     let at_least = if attempts >= 5 { "at least " } else { "" };
@@ -303,14 +323,12 @@ fn evacuation_loop(
             .map(|r| format!(": {}", short(r)))
             .unwrap_or_default()
     );
-    let mut way_out = vec![
-        format!(
-            "Stop what keeps evicting the VM first (Ctrl-C the drain, or take {node} out of maintenance mode): every new eviction marks it again."
-        ),
-        format!(
-            "Cancel the evacuation: vmctl abort --evacuation vm/{name} -n {namespace} (clears status.evacuationNodeName through evacuate/cancel, KubeVirt v1.7+; refused while {node} carries the node-drain taint: kubectl taint node {node} kubevirt.io/drain-)"
-        ),
-    ];
+    let stop_first = format!(
+        "Stop what keeps evicting the VM first (Ctrl-C the drain, or take {node} out of maintenance mode): every new eviction marks it again."
+    );
+    let mut way_out = vec![format!(
+        "Cancel the evacuation: vmctl abort --evacuation vm/{name} -n {namespace} (clears status.evacuationNodeName through evacuate/cancel, KubeVirt v1.7+; refused while {node} carries the node-drain taint: kubectl taint node {node} kubevirt.io/drain-)"
+    )];
     if let Some(m) = in_flight {
         way_out.push(format!(
             "Then abort the attempt in flight: vmctl abort migration/{} -n {namespace} (before the mark is cleared KubeVirt only creates another)",
@@ -344,6 +362,7 @@ fn evacuation_loop(
         }),
         next_attempt: next_attempt.map(|t| t.to_string()),
         summary,
+        stop_first: Some(stop_first),
         way_out,
     })
 }
@@ -503,13 +522,13 @@ fn sync_stuck(
         }),
         next_attempt: None,
         summary,
+        stop_first: None,
         way_out,
     })
 }
 
 fn handoff_stuck(
     namespace: &str,
-    _name: &str,
     vmi: Option<&VirtualMachineInstance>,
     m: &VirtualMachineInstanceMigration,
     now: Timestamp,
@@ -574,6 +593,7 @@ fn handoff_stuck(
         last_failure: None,
         next_attempt: None,
         summary,
+        stop_first: None,
         way_out,
     })
 }
@@ -604,6 +624,7 @@ pub fn with_diagnosis(l: &mut Loop, evidence: &super::Evidence) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::jiff::SignedDuration;
     use serde_json::json;
 
     const NOW: &str = "2026-11-30T05:03:30Z";
@@ -702,7 +723,14 @@ mod tests {
         assert_eq!(last.reason.as_deref(), Some(CPU));
         // handleMigrationBackoff: 20 s doubled twice after e3 failed at 05:02:33.
         assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:03:53Z"));
-        let way = l.way_out.join("\n");
+        assert!(
+            l.stop_first
+                .as_deref()
+                .is_some_and(|s| s.starts_with("Stop what keeps evicting the VM first")),
+            "{:?}",
+            l.stop_first
+        );
+        let way = l.steps().join("\n");
         assert!(
             way.contains("vmctl abort --evacuation vm/vm -n default"),
             "{way}"
@@ -734,6 +762,65 @@ mod tests {
         let last = l.last_failure.unwrap();
         assert_eq!(last.migration, "e3");
         assert_eq!(last.reason.as_deref(), Some(CPU));
+    }
+
+    #[test]
+    fn the_next_attempt_follows_kubevirts_backoff_over_evacuation_and_workload_updates() {
+        let v = vmi(Some("n2-v15"), "n2-v15");
+        let t = LoopThresholds::default();
+        let ms = three_failed_and_one_waiting();
+        // No attempt in flight: the one the evacuation controller creates next waits the
+        // same 80 s after e3 failed (05:02:33).
+        let l = detect_on(&v, &ms[..3], &t).unwrap();
+        assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:03:53Z"));
+        // handleMigrationBackoff counts workload-update migrations too
+        // (listBackoffEligibleMigrations, pkg/virt-controller/watch/migration/migration.go):
+        // one more failure before e1 doubles it to 160 s; the loop still counts 3 evacuations.
+        let mut w = evac("w0", "04:59:00", Some(10), CPU);
+        w.metadata.annotations = Some(
+            [(
+                crate::model::vmim::WORKLOAD_UPDATE_ANNOTATION.to_string(),
+                String::new(),
+            )]
+            .into(),
+        );
+        let mut with_update = vec![w];
+        with_update.extend(ms.iter().cloned());
+        let l = detect_on(&v, &with_update, &t).unwrap();
+        assert_eq!(l.attempts, 3);
+        assert_eq!(l.next_attempt.as_deref(), Some("2026-11-30T05:05:13Z"));
+        // An attempt already Running has started: nothing to announce.
+        let mut running = ms.clone();
+        running[3].status.phase = Some(MigrationPhase::Running);
+        assert_eq!(detect_on(&v, &running, &t).unwrap().next_attempt, None);
+    }
+
+    #[test]
+    fn a_blank_failure_reason_falls_back_to_the_next_source() {
+        // The VMI's state is e1's but holds only blanks: the VMIM's copy is read instead.
+        let mut v = vmi(Some("n2-v15"), "n2-v15");
+        v.status.migration_state = serde_json::from_value(
+            json!({"migrationUid": "uid-e1", "failureReason": " \n", "failed": true}),
+        )
+        .unwrap();
+        let m = evac("e1", "05:00:00", Some(31), CPU);
+        assert_eq!(failure_of(Some(&v), &m).as_deref(), Some(CPU));
+        // Blank everywhere: a true condition's message with text, e.g. the one
+        // pkg/virt-controller/watch/migration/migration.go (kubevirt) sets while utility
+        // volumes are attached.
+        let mut blank = evac("e1", "05:00:00", Some(31), "");
+        assert_eq!(failure_of(Some(&v), &blank), None);
+        blank.status.conditions = serde_json::from_value(json!([
+            {"type": "Blank", "status": "True", "message": "   "},
+            {"type": "migrationBlockedByUtilityVolumes", "status": "True",
+                "reason": "UtilityVolumesPresent",
+                "message": "Migration is waiting for utility volumes to detach. Will timeout in 42 seconds."}
+        ]))
+        .unwrap();
+        assert_eq!(
+            failure_of(Some(&v), &blank).as_deref(),
+            Some("Migration is waiting for utility volumes to detach. Will timeout in 42 seconds.")
+        );
     }
 
     #[test]
@@ -792,12 +879,14 @@ mod tests {
         };
         with_diagnosis(&mut l, &evidence);
         let last = l.last_failure.unwrap();
-        // The generic cause (explain's existing behaviour for text it cannot classify), the
+        // The generic cause explain gives a failureReason it cannot classify (the
+        // libvirt-error rule, as src/triage/tests.rs asserts for other unknown texts), the
         // text quoted as read: never a specific cause.
-        assert!(
-            matches!(last.cause.as_deref(), Some("unknown" | "libvirt-error")),
+        assert_eq!(
+            last.cause.as_deref(),
+            Some("libvirt-error"),
             "{:?}",
-            last.cause
+            last.summary
         );
         assert!(
             last.summary.as_deref().unwrap().contains("0xdeadbeef"),

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use super::evict::{Answer, PodKey, PodSelection, PodToEvict};
 use super::{Action, DrainPlan};
+use crate::triage::loops::LoopKind;
 
 /// How the drain behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +86,12 @@ pub struct VmSeen {
 }
 
 /// A loop the VMI is caught in, as the drain reports it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StuckSeen {
-    /// `evacuation-loop`, `decentralized-sync-stuck`, `backend-storage-handoff-stuck`.
-    pub kind: String,
+    pub kind: LoopKind,
     pub message: String,
-    /// What ends it, in order (the loop's way out).
+    /// What ends it once the drain has stopped, in order (the loop's way out without its
+    /// `stop_first` step).
     pub way_out: Vec<String>,
 }
 
@@ -581,7 +582,10 @@ impl DrainRun {
                     let failures = vm.failed.len() as u32;
                     // An evacuation loop that began before the drain: this failure is one
                     // more turn of it, and vmctl stops waiting now.
-                    let looping = seen.stuck.as_ref().filter(|s| s.kind == "evacuation-loop");
+                    let looping = seen
+                        .stuck
+                        .as_ref()
+                        .filter(|s| s.kind == LoopKind::EvacuationLoop);
                     let give_up = failures >= self.settings.give_up_after || looping.is_some();
                     let retry = seen.evacuation_node.is_some() && !give_up;
                     events.push(Event::MigrationFailed {
@@ -595,7 +599,7 @@ impl DrainRun {
                     if give_up && !vm.blocked {
                         vm.blocked = true;
                         let (reason, message) = match looping {
-                            Some(l) => ("evacuation-loop".to_string(), l.message.clone()),
+                            Some(l) => (l.kind.as_str().to_string(), l.message.clone()),
                             None => (
                                 "migration-keeps-failing".to_string(),
                                 format!(
@@ -630,7 +634,7 @@ impl DrainRun {
             if let Some(stuck) = seen
                 .stuck
                 .as_ref()
-                .filter(|s| s.kind == "decentralized-sync-stuck")
+                .filter(|s| s.kind == LoopKind::DecentralizedSyncStuck)
                 && !vm.blocked
                 && !vm.done
             {
@@ -641,14 +645,14 @@ impl DrainRun {
                     };
                     if !matches!(task.state, PodState::Gone) {
                         task.state = PodState::Blocked {
-                            reason: stuck.kind.clone(),
+                            reason: stuck.kind.as_str().to_string(),
                             message: stuck.message.clone(),
                         };
                         events.push(Event::Blocked {
                             namespace: namespace.clone(),
                             pod: pkey.1.clone(),
                             vmi: Some(vmi.clone()),
-                            reason: stuck.kind.clone(),
+                            reason: stuck.kind.as_str().to_string(),
                             message: stuck.message.clone(),
                         });
                     }

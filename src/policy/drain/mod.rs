@@ -921,7 +921,7 @@ fn in_a_loop(plan: &mut VmiPlan, l: &crate::triage::Loop, rows: &mut Rows) {
         "{} The drain cannot finish while it lasts (blocking: {} {} = {}).",
         l.summary, l.blocking.object, l.blocking.field, l.blocking.value
     );
-    let fix = l.way_out.join(" · ");
+    let fix = l.steps().join(" · ");
     rows.blockers
         .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
 }
@@ -936,7 +936,7 @@ fn handoff_stuck(plan: &mut VmiPlan, l: &crate::triage::Loop, rows: &mut Rows) {
         "{} The guest already runs on the target: it does not hold the drain.",
         l.summary
     );
-    plan.fix = Some(l.way_out.join(" · "));
+    plan.fix = Some(l.steps().join(" · "));
     rows.blockers.push(
         Hold {
             kind: "vmi",

@@ -2,6 +2,7 @@
 //! that never completes): its cause, what it reads, its advice and its check.
 
 use super::*;
+use crate::triage::loops::{self, LoopKind};
 
 pub(crate) const BACKEND_STORAGE_HANDOFF: Rule = Rule {
     cause: Cause {
@@ -18,63 +19,46 @@ pub(crate) const BACKEND_STORAGE_HANDOFF: Rule = Rule {
 };
 
 pub(super) fn backend_storage_handoff(v: &View) -> Option<Finding> {
-    let st = v.state?;
-    if v.vmim.is_none() || v.is_final() || !st.completed || st.failed {
-        return None;
-    }
-    let pvcs: Vec<&str> = [
-        st.source_persistent_state_pvc_name.as_deref(),
-        st.target_persistent_state_pvc_name.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    if pvcs.is_empty() {
-        return None;
-    }
-    let end = v.end?;
-    let since = v.now.as_second() - end.as_second();
-    // After the source finished, virt-controller finalises a migration within seconds: a
-    // Running migration whose stream ended longer ago than `--handoff-timeout` (default
-    // `triage::loops::DEFAULT_HANDOFF_SECONDS`) is stuck in the hand-off.
-    if since < v.ev.loops.handoff_seconds {
-        return None;
-    }
+    // One check, shared with `status` and `drain`: `triage::loops` decides whether the
+    // hand-off is stuck (past `--handoff-timeout`, default
+    // `triage::loops::DEFAULT_HANDOFF_SECONDS`); this rule adds what explain shows with it.
+    let m = v.vmim?;
+    let l = loops::detect(v.namespace(), v.vmi_name(), v.vmi, &[m], v.now, &v.ev.loops)
+        .filter(|l| l.kind == LoopKind::BackendStorageHandoffStuck)?;
     let mut f = Finding::default();
     f.evidence
         .push(v.vmim_fact("status.phase", v.phase.as_str()));
-    f.evidence.push(v.state_fact("completed", "true"));
-    f.evidence
-        .push(v.state_fact("endTimestamp", end.to_string()));
-    if let Some(p) = &st.source_persistent_state_pvc_name {
+    if let Some(st) = v.state {
+        f.evidence.push(v.state_fact("completed", "true"));
         f.evidence
-            .push(v.state_fact("sourcePersistentStatePVCName", p.clone()));
+            .push(v.state_fact("endTimestamp", l.since.clone()));
+        if let Some(p) = &st.source_persistent_state_pvc_name {
+            f.evidence
+                .push(v.state_fact("sourcePersistentStatePVCName", p.clone()));
+        }
+        if let Some(p) = &st.target_persistent_state_pvc_name {
+            f.evidence
+                .push(v.state_fact("targetPersistentStatePVCName", p.clone()));
+        }
     }
-    if let Some(p) = &st.target_persistent_state_pvc_name {
-        f.evidence
-            .push(v.state_fact("targetPersistentStatePVCName", p.clone()));
-    }
+    f.evidence.push(Fact {
+        object: l.blocking.object.clone(),
+        field: l.blocking.field.clone(),
+        value: l.blocking.value.clone(),
+        note: Some("what keeps MigrationHandoff failing, most likely".into()),
+    });
+    let target = v
+        .state
+        .and_then(|st| st.target_node.as_deref())
+        .map(|n| format!(" The guest runs on {n}."))
+        .unwrap_or_default();
+    f.summary = format!("{}{target}", l.summary);
     let ns = v.namespace();
-    let target = st.target_node.as_deref().unwrap_or("the target node");
-    f.summary = format!(
-        "The guest finished moving to {target} {} ago, but the migration is still {}: virt-controller must hand the backend-storage PVC over ({}) before it completes, that step keeps failing, and it retries without a timeout.",
-        fmt::duration(since),
-        v.phase,
-        pvcs.join(" → ")
-    );
-    f.next_steps.push(format!(
-        "See what blocks the PVC update or deletion (finalizers, deletionTimestamp, labels): kubectl get pvc -n {ns} {} -o yaml",
-        pvcs.join(" ")
-    ));
+    let mut steps = l.steps().into_iter();
+    f.next_steps.extend(steps.next());
     f.next_steps.push(format!(
         "A quota on PVCs or storage can reject the hand-off: kubectl describe resourcequota -n {ns}"
     ));
-    f.next_steps.push(format!(
-        "Read virt-controller's error: kubectl logs -n kubevirt -l kubevirt.io=virt-controller --tail=500 | grep -i -e {} -e persistent-state",
-        v.vmim_name()
-    ));
-    f.next_steps.push(
-        "Once the PVC can be updated, virt-controller completes the migration by itself: do not delete the VMIM (the guest already runs on the target)".into(),
-    );
+    f.next_steps.extend(steps);
     Some(f)
 }

@@ -43,7 +43,7 @@ pub(super) fn decentralized_sync_stuck(v: &View) -> Option<Finding> {
         l.summary,
         l.counterpart.as_deref().unwrap_or("unknown")
     );
-    f.next_steps = l.way_out;
+    f.next_steps = l.steps();
     f.next_steps.extend(
         kv19::sync_steps(v)
             .into_iter()
