@@ -42,7 +42,8 @@ impl Default for Settings {
         Settings {
             max_parallel: None,
             retry_ms: 5_000,
-            give_up_after: 3,
+            // As many as make an evacuation loop by default (`--loop-failures`).
+            give_up_after: crate::triage::loops::DEFAULT_LOOP_FAILURES,
         }
     }
 }
