@@ -433,6 +433,13 @@ aborted or is blocked; 2 ambiguous name; 3 not found.";
 
 /// When `explain`, `status`, `drain`, `plan-drain` and `plan-maintenance` call a retry or a
 /// wait a loop that never ends.
+/// `--sync-timeout`'s default, `triage::loops::DEFAULT_SYNC_SECONDS` as a duration (a
+/// unit test keeps the two equal).
+pub const DEFAULT_SYNC_TIMEOUT: &str = "5m";
+/// `--handoff-timeout`'s default, `triage::loops::DEFAULT_HANDOFF_SECONDS` as a duration (a
+/// unit test keeps the two equal).
+pub const DEFAULT_HANDOFF_TIMEOUT: &str = "2m";
+
 #[derive(Debug, Clone, Args)]
 pub struct LoopArgs {
     /// Consecutive failed evacuation migrations of a VM still marked for evacuation that make
@@ -446,14 +453,14 @@ pub struct LoopArgs {
     ///
     /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plain seconds; a day is 24 hours;
     /// whole seconds, at most 30 days.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_SYNC_TIMEOUT, value_parser = parse_duration)]
     pub sync_timeout: Duration,
 
     /// A migration with backend storage (persistent TPM/EFI) still Running this long after its
     /// stream ended is stuck in the PVC hand-off.
     ///
     /// DURATION: as --sync-timeout.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_HANDOFF_TIMEOUT, value_parser = parse_duration)]
     pub handoff_timeout: Duration,
 }
 
@@ -997,6 +1004,22 @@ mod value_tests {
         }
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("-5s").is_err());
+    }
+
+    #[test]
+    fn the_loop_flags_default_to_triage_loops_thresholds() {
+        use crate::triage::loops::{DEFAULT_HANDOFF_SECONDS, DEFAULT_SYNC_SECONDS};
+        let secs = |t: &str| parse_duration(t).map(|d| d.as_secs() as i64);
+        assert_eq!(secs(DEFAULT_SYNC_TIMEOUT), Ok(DEFAULT_SYNC_SECONDS));
+        assert_eq!(secs(DEFAULT_HANDOFF_TIMEOUT), Ok(DEFAULT_HANDOFF_SECONDS));
+        let cli = Cli::try_parse_from(["vmctl", "drain", "node-1"]).unwrap();
+        let Command::Drain(d) = cli.command else {
+            panic!("not a drain")
+        };
+        assert_eq!(
+            d.loops.thresholds(),
+            crate::triage::LoopThresholds::default()
+        );
     }
 
     #[test]

@@ -150,7 +150,7 @@ fn confirm() -> bool {
 /// with the loop's own way out: resuming before it is ended only runs into it again.
 fn resume_commands(
     args: &DrainArgs,
-    migrating: &[(String, String, Option<String>)],
+    migrating: &[(String, String, bool)],
     loops: &[(Key, StuckSeen)],
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -197,12 +197,12 @@ fn resume_commands(
     for node in &args.nodes {
         out.push(format!("give up: kubectl uncordon {node}"));
     }
-    for (ns, vmi, phase) in migrating {
-        // Not for a VM in a loop (its way out is above), nor for a decentralized migration
-        // waiting for its peer: that is no evacuation, evacuate/cancel does not touch it.
+    for (ns, vmi, evacuation) in migrating {
+        // Not for a VM in a loop (its way out is above), nor for a migration that is no
+        // evacuation (a decentralized one waiting for its peer, a manual one):
+        // evacuate/cancel does not touch it.
         let looping = loops.iter().any(|((n, v), _)| n == ns && v == vmi);
-        let decentralized = matches!(phase.as_deref(), Some("WaitingForSync" | "Synchronizing"));
-        if looping || decentralized {
+        if looping || !evacuation {
             continue;
         }
         out.push(format!(
@@ -500,10 +500,10 @@ async fn follow_drain(
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
-    let migrating: Vec<(String, String, Option<String>)> = account
+    let migrating: Vec<(String, String, bool)> = account
         .migrating
         .iter()
-        .map(|m| (m.namespace.clone(), m.vmi.clone(), m.phase.clone()))
+        .map(|m| (m.namespace.clone(), m.vmi.clone(), m.evacuation))
         .collect();
     let loops = draining.run.loops();
     let (result, code) = match ending {
@@ -867,6 +867,49 @@ impl Observer for Draining<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn drain_args(line: &[&str]) -> DrainArgs {
+        use clap::Parser;
+        match crate::cli::Cli::try_parse_from(line).unwrap_or_else(|e| panic!("{e}")) {
+            crate::cli::Cli {
+                command: crate::cli::Command::Drain(a),
+                ..
+            } => a,
+            _ => panic!("not a drain"),
+        }
+    }
+
+    /// `evacuate/cancel` (pkg/virt-api/rest/evacuate_cancel.go, kubevirt/kubevirt) clears an
+    /// evacuation only: the line is offered for an evacuated VM, never for a migration that
+    /// is none (a decentralized one waiting for its peer, whatever its phase), nor for a VM
+    /// in a loop, whose own way out comes first, without its "stop the drain" step.
+    #[test]
+    fn resume_offers_to_cancel_evacuations_only_and_a_loops_way_out_after_the_drain() {
+        let args = drain_args(&["vmctl", "drain", "node-1", "--ignore-daemonsets"]);
+        let migrating = vec![
+            ("prod".to_string(), "web-01".to_string(), true),
+            ("prod".to_string(), "peer-01".to_string(), false),
+            ("prod".to_string(), "db-01".to_string(), true),
+        ];
+        let loops = vec![(
+            ("prod".to_string(), "db-01".to_string()),
+            StuckSeen {
+                kind: crate::triage::loops::LoopKind::EvacuationLoop,
+                message: String::new(),
+                way_out: vec!["vmctl abort --evacuation vm/db-01 -n prod".into()],
+            },
+        )];
+        let out = resume_commands(&args, &migrating, &loops);
+        assert_eq!(
+            out,
+            vec![
+                "first, vm prod/db-01 (evacuation-loop): vmctl abort --evacuation vm/db-01 -n prod",
+                "then, once the loop(s) above have ended, resume: vmctl drain node-1 --ignore-daemonsets",
+                "give up: kubectl uncordon node-1",
+                "stop an evacuation: vmctl abort vm/web-01 -n prod --evacuation",
+            ]
+        );
+    }
 
     /// The VMI's watch still shows the attempt running (its migrationState names the VMIM,
     /// without a failureReason) while the VMIM's already failed: the reason comes from the

@@ -42,7 +42,8 @@ impl Default for Settings {
         Settings {
             max_parallel: None,
             retry_ms: 5_000,
-            give_up_after: 3,
+            // As many as make an evacuation loop by default (`--loop-failures`).
+            give_up_after: crate::triage::loops::DEFAULT_LOOP_FAILURES,
         }
     }
 }
@@ -278,6 +279,11 @@ pub struct InFlight {
     pub vmi: String,
     pub migration: Option<String>,
     pub phase: Option<String>,
+    /// KubeVirt evacuates it (marked, answered by the eviction webhook, or its migration is
+    /// an evacuation one): `evacuate/cancel` stops it. False for a migration someone else
+    /// created (a decentralized one, a manual one): cancelling an evacuation does nothing.
+    #[serde(skip)]
+    pub evacuation: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -745,6 +751,9 @@ impl DrainRun {
                         vmi: key.1.clone(),
                         migration: vm.seen.migration.as_ref().map(|m| m.name.clone()),
                         phase: vm.seen.migration.as_ref().map(|m| m.phase.clone()),
+                        evacuation: handed_to_kubevirt
+                            || vm.seen.evacuation_node.is_some()
+                            || vm.seen.migration.as_ref().is_some_and(|m| m.evacuation),
                     });
                 }
                 continue;
