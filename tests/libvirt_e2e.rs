@@ -18,7 +18,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_vmctl");
+/// The vmctl under test: this build's, or `VMCTL_E2E_BIN` (`.ci/run` runs the lab cases on a
+/// copy of the libvirt build while `cargo test` rebuilds target/debug/vmctl without it).
+fn bin() -> String {
+    std::env::var("VMCTL_E2E_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_vmctl").to_string())
+}
 const DOM: &str = "labvm";
 
 type CaseResult = Result<(), String>;
@@ -417,7 +421,7 @@ impl std::fmt::Display for Run {
 }
 
 fn vmctl_cmd(args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     cmd.args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
