@@ -6,6 +6,7 @@ pub mod drain;
 pub mod eviction;
 pub mod index;
 pub mod label_selector;
+pub mod links;
 pub mod maintenance;
 pub mod migratability;
 pub mod migration_policy;
