@@ -1,5 +1,6 @@
 //! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
 
+pub mod abort;
 pub mod budget;
 pub mod compat;
 pub mod drain;

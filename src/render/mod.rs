@@ -1,5 +1,6 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
+pub mod abort;
 pub mod drain;
 pub mod explain;
 pub mod follow;
