@@ -16,4 +16,5 @@ pub mod placement;
 pub mod pods;
 pub mod preflight;
 pub mod scheduling;
+pub mod snapshot;
 pub mod status;

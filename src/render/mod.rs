@@ -7,6 +7,7 @@ pub mod follow;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
+pub mod snapshot;
 pub mod status;
 pub mod status_watch;
 pub mod table;
