@@ -7,6 +7,7 @@ pub mod kinds;
 pub mod live;
 pub mod selector;
 pub mod snapshot;
+pub mod snapshot_write;
 pub mod source;
 pub mod watch;
 pub mod yaml;

@@ -46,7 +46,7 @@ use crate::error::Result;
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::vmim::MigrationPhase;
 use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
+use crate::policy::links::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
 /// (namespace, name).
 pub type Key = (String, String);

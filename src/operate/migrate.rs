@@ -26,7 +26,7 @@ use crate::migration::{JobSample, Mode, Outcome, Summary};
 use crate::model::vmi::AbortStatus;
 use crate::model::vmim::MigrationPhase;
 use crate::model::{Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::policy::pods::MIGRATION_JOB_UID_LABEL;
+use crate::policy::links::MIGRATION_JOB_UID_LABEL;
 use crate::render::follow::{self as text, report_changes};
 use crate::render::progress::ProgressView;
 use crate::render::{OutputFormat, stderr_line, structured, write_stdout};

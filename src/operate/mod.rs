@@ -1,6 +1,7 @@
 //! Operations that change the cluster and follow them to the end (`migrate`, `status --watch`;
 //! `drain` next): the layer that joins the follower, the renderers and the context.
 
+pub mod abort_kubevirt;
 pub mod drain;
 pub mod migrate;
 pub mod status_watch;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::model::{Pod, ResourceQuota, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
+use crate::policy::links::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
 /// Counts the work of joins: every object an index takes in, every lookup and every
 /// candidate a lookup (or a search such as target selection) examines adds one.

@@ -1,11 +1,13 @@
 //! Drain planning and the per-VM facts it rests on. Pure: plain data in, plain data out.
 
+pub mod abort;
 pub mod budget;
 pub mod compat;
 pub mod drain;
 pub mod eviction;
 pub mod index;
 pub mod label_selector;
+pub mod links;
 pub mod maintenance;
 pub mod migratability;
 pub mod migration_policy;
@@ -14,4 +16,5 @@ pub mod placement;
 pub mod pods;
 pub mod preflight;
 pub mod scheduling;
+pub mod snapshot;
 pub mod status;

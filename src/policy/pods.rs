@@ -5,13 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::links::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::{Pod, VirtualMachineInstance};
 
 pub const LAUNCHER_LABEL: &str = "kubevirt.io";
 pub const LAUNCHER_VALUE: &str = "virt-launcher";
-pub const CREATED_BY_LABEL: &str = "kubevirt.io/created-by";
-pub const MIGRATION_JOB_UID_LABEL: &str = "kubevirt.io/migrationJobUID";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -6,8 +6,6 @@ use std::time::Duration;
 use super::progress::ProgressView;
 use crate::cluster::Kind;
 use crate::cluster::watch::Reconnecting;
-use crate::migration::controller::Decision;
-use crate::migration::driver::Advice;
 use crate::migration::follow::Followed;
 use crate::model::Pod;
 use crate::model::vmi::MigrationMode;
@@ -29,30 +27,6 @@ pub fn reconnected(now: &str, kind: Kind) -> String {
 /// `status --watch`'s start, off a terminal, once the first frame is ready.
 pub fn watching(now: &str, vmis: usize, scope: &str, in_flight: usize) -> String {
     format!("[{now}] watching {vmis} VMIs ({scope}): {in_flight} migrations in flight")
-}
-
-/// The controller's advice on a decision the driver could not take: on KubeVirt, a
-/// migration that does not converge and lacks post-copy.
-pub fn advice(a: &Advice) -> String {
-    printable_lines(&match a.decision {
-        Decision::StartPostCopy => format!("not converging: consider --allow-postcopy ({})", a.why),
-        d => format!(
-            "advice only: vmctl cannot {} from outside this migration ({})",
-            action(d),
-            a.why
-        ),
-    })
-}
-
-/// A decision in words.
-fn action(decision: Decision) -> String {
-    match decision {
-        Decision::Continue => "continue".into(),
-        Decision::RaiseMaxDowntime { ms } => format!("raise the max downtime to {ms} ms"),
-        Decision::StartPostCopy => "switch to post-copy".into(),
-        Decision::Pause => "pause the guest".into(),
-        Decision::Abort { .. } => "abort".into(),
-    }
 }
 
 /// `warning: TEXT`, the label in the warning colour.

@@ -1,11 +1,13 @@
 //! Presentation: tables, JSON/YAML, colours, durations and sizes. Nothing else prints.
 
+pub mod abort;
 pub mod drain;
 pub mod explain;
 pub mod follow;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
+pub mod snapshot;
 pub mod status;
 pub mod status_watch;
 pub mod table;

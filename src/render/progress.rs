@@ -25,9 +25,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use super::{Style, Tone, write_stdout};
+use crate::migration::controller::Decision;
+use crate::migration::driver::Advice;
 use crate::migration::sample::DirtyRateSource;
 use crate::migration::{JobSample, Mode, PassTracker, Summary, TimedEvent};
-use crate::text::{bytes, duration};
+use crate::text::{bytes, duration, printable_lines};
 
 /// How samples are shown.
 enum Sink {
@@ -660,12 +662,36 @@ impl crate::migration::driver::Progress for ProgressView {
         ProgressView::set_budget(self, budget_secs);
     }
 
-    fn advise(&mut self, advice: &crate::migration::driver::Advice) {
-        ProgressView::event(self, &super::follow::advice(advice));
+    fn advise(&mut self, advice: &Advice) {
+        ProgressView::event(self, &advice_line(advice));
     }
 
     fn events(&self) -> &[TimedEvent] {
         ProgressView::events(self)
+    }
+}
+
+/// The controller's advice on a decision the driver could not take: on KubeVirt, a
+/// migration that does not converge and lacks post-copy.
+fn advice_line(a: &Advice) -> String {
+    printable_lines(&match a.decision {
+        Decision::StartPostCopy => format!("not converging: consider --allow-postcopy ({})", a.why),
+        d => format!(
+            "advice only: vmctl cannot {} from outside this migration ({})",
+            action(d),
+            a.why
+        ),
+    })
+}
+
+/// A decision in words.
+fn action(decision: Decision) -> String {
+    match decision {
+        Decision::Continue => "continue".into(),
+        Decision::RaiseMaxDowntime { ms } => format!("raise the max downtime to {ms} ms"),
+        Decision::StartPostCopy => "switch to post-copy".into(),
+        Decision::Pause => "pause the guest".into(),
+        Decision::Abort { .. } => "abort".into(),
     }
 }
 
@@ -1050,5 +1076,31 @@ mod tests {
         ] {
             assert!(text.contains(shown), "{shown} in {text}");
         }
+    }
+
+    #[test]
+    fn advice_names_the_decision_the_driver_could_not_take_and_escapes_the_reason() {
+        use crate::migration::controller::Decision;
+        use crate::migration::driver::Advice;
+        let postcopy = Advice {
+            decision: Decision::StartPostCopy,
+            why: "dirty rate above throughput".into(),
+        };
+        assert_eq!(
+            advice_line(&postcopy),
+            "not converging: consider --allow-postcopy (dirty rate above throughput)"
+        );
+        let pause = Advice {
+            decision: Decision::Pause,
+            why: "bad\x1b[2Jtext".into(),
+        };
+        let line = advice_line(&pause);
+        assert!(
+            line.starts_with(
+                "advice only: vmctl cannot pause the guest from outside this migration ("
+            ),
+            "{line}"
+        );
+        assert!(!line.contains('\x1b'), "{line:?}");
     }
 }

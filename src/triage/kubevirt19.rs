@@ -5,6 +5,7 @@
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
+use super::decentralized::{SideInfo, sides_state};
 use super::objects::*;
 use super::strings as s;
 use super::view::View;
@@ -12,7 +13,7 @@ use crate::model::kubevirt::{
     EffectiveStallDetector, GATE_MIGRATION_PRIORITY_QUEUE, GATE_MIGRATION_STALL_DETECTION,
     StallDetectorOptions, parse_version,
 };
-use crate::model::vmi::{COND_DECENTRALIZED_FAILURE, MigrationMode, SideState};
+use crate::model::vmi::{COND_DECENTRALIZED_FAILURE, MigrationMode};
 use crate::model::vmim::{COND_DECENTRALIZED_BLOCKED, DecentralizedRole, MigrationPhase};
 use crate::model::{Condition, VirtualMachineInstanceMigration};
 
@@ -181,92 +182,6 @@ pub(crate) fn ahead_facts(ahead: &[(&VirtualMachineInstanceMigration, Ahead)]) -
 
 // ---------------------------------------------------------------- decentralized
 
-/// One side of a decentralized migration as reported in `sourceState`/`targetState`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SideInfo {
-    pub node: Option<String>,
-    pub pod: Option<String>,
-    pub sync_address: Option<String>,
-}
-
-/// A decentralized (cross-cluster) migration, as `explain` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DecentralizedInfo {
-    /// `sender` (spec.sendTo) or `receiver` (spec.receive).
-    pub role: DecentralizedRole,
-    /// `spec.sendTo.migrationID` / `spec.receive.migrationID`: the peer VMIM carries the same.
-    pub migration_id: Option<String>,
-    /// `spec.sendTo.connectURL`: the peer cluster's synchronization address (sender only).
-    pub connect_url: Option<String>,
-    /// `status.synchronizationAddresses`: where this cluster's synchronization controller listens.
-    pub synchronization_addresses: Vec<String>,
-    /// `migrationState.sourceState` / `targetState`.
-    pub source: Option<SideInfo>,
-    pub target: Option<SideInfo>,
-    /// Which side runs the guest now: `source` or `target`.
-    pub live_side: String,
-    /// True when the live side is in this cluster.
-    pub live_here: bool,
-}
-
-fn side(s: Option<&SideState>) -> Option<SideInfo> {
-    let s = s?;
-    Some(SideInfo {
-        node: s.node.clone(),
-        pod: s.pod.clone(),
-        sync_address: s.sync_address.clone(),
-    })
-}
-
-/// The side that runs the guest: the source until the migration completes successfully
-/// (or switches to post-copy), the target after.
-fn target_is_live(v: &View) -> bool {
-    v.phase == MigrationPhase::Succeeded
-        || v.state.is_some_and(|st| {
-            st.mode == Some(MigrationMode::PostCopy) || (st.completed && !st.failed)
-        })
-}
-
-/// The migrationState whose sides describe this migration: its own, else the VMI's when a
-/// side names this migration (`sourceState`/`targetState.migrationUID`); never another
-/// migration's.
-fn sides_state<'a>(v: &View<'a>) -> Option<&'a crate::model::vmi::MigrationState> {
-    let uid = v.vmim.and_then(|m| m.uid())?;
-    v.state.or_else(|| {
-        v.vmi
-            .and_then(|x| x.status.migration_state.as_ref())
-            .filter(|st| {
-                [st.source_state.as_ref(), st.target_state.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .any(|side| side.migration_uid.as_deref() == Some(uid))
-            })
-    })
-}
-
-pub(crate) fn decentralized_info(v: &View) -> Option<DecentralizedInfo> {
-    let m = v.vmim?;
-    let role = m.decentralized_role()?;
-    let st = sides_state(v);
-    let target_live = target_is_live(v);
-    let live_here = match role {
-        DecentralizedRole::Sender => !target_live,
-        DecentralizedRole::Receiver => target_live,
-    };
-    Some(DecentralizedInfo {
-        role,
-        migration_id: m.decentralized_id().map(str::to_string),
-        connect_url: m.spec.send_to.as_ref().and_then(|s| s.connect_url.clone()),
-        synchronization_addresses: m.status.synchronization_addresses.clone(),
-        source: side(st.and_then(|st| st.source_state.as_ref())),
-        target: side(st.and_then(|st| st.target_state.as_ref())),
-        live_side: if target_live { "target" } else { "source" }.into(),
-        live_here,
-    })
-}
-
 fn side_words(s: &Option<SideInfo>) -> Option<String> {
     let s = s.as_ref()?;
     match (&s.node, &s.pod) {
@@ -279,7 +194,7 @@ fn side_words(s: &Option<SideInfo>) -> Option<String> {
 
 /// The in-progress sentence of a decentralized migration in WaitingForSync / Synchronizing.
 pub(crate) fn sync_summary(v: &View) -> String {
-    let Some(d) = decentralized_info(v) else {
+    let Some(d) = v.decentralized() else {
         return format!(
             "{}: a decentralized migration waiting for its peer (neither spec.sendTo nor spec.receive is set, so vmctl cannot tell which side this is).",
             v.phase
@@ -611,7 +526,7 @@ pub(crate) fn sync_facts(v: &View) -> Vec<Fact> {
             m.status.synchronization_addresses.join(", "),
         ));
     }
-    let st = sides_state(v);
+    let st = sides_state(v.vmim, v.vmi, v.state);
     for (name, s) in [
         ("sourceState", st.and_then(|st| st.source_state.as_ref())),
         ("targetState", st.and_then(|st| st.target_state.as_ref())),

@@ -9,6 +9,7 @@
 //! can and uses events to add the detail (the scheduler's message, the quota numbers).
 
 pub mod cause;
+mod decentralized;
 pub mod dirty_rate;
 mod history;
 mod kubevirt19;
@@ -17,6 +18,7 @@ mod objects;
 pub mod report;
 pub mod rules;
 pub mod strings;
+mod summary;
 mod timeline;
 mod unexplained;
 mod view;
@@ -245,7 +247,7 @@ pub struct MigrationInfo {
     pub priority: Option<String>,
     /// A decentralized (cross-cluster) migration: its role, peer and sides (v1.6+).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub decentralized: Option<kubevirt19::DecentralizedInfo>,
+    pub decentralized: Option<decentralized::DecentralizedInfo>,
     /// The stall detector (v1.9+, gate MigrationStallDetection), when it applies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_detector: Option<kubevirt19::StallDetectorInfo>,
@@ -352,10 +354,10 @@ pub fn diagnose(evidence: &Evidence) -> Diagnosis {
             reads: rule.reads,
             advice: rule.advice,
         },
-        migration: view.migration_info(),
+        migration: summary::migration_info(&view),
         vmi: view.vmi_info(),
         pods: view.pod_infos(),
-        attention: view.attention(),
+        attention: summary::attention(&view),
         evidence: facts,
         timeline: timeline::build(&view),
         next_steps,

@@ -400,27 +400,6 @@ pub fn plane_of_phase(phase: &MigrationPhase) -> Plane {
     }
 }
 
-/// True for a FailedCreate about the target pod: any FailedCreate on the VMIM, or on the VMI
-/// unless it names another object (an attachment pod, an evacuation migration) or a quota
-/// (which has its own rule).
-pub fn is_target_pod_create_failure(e: &Event) -> bool {
-    if event_reason(e) != s::REASON_FAILED_CREATE {
-        return false;
-    }
-    let msg = event_message(e);
-    let lower = msg.to_ascii_lowercase();
-    if lower.contains(s::EXCEEDED_QUOTA) {
-        return false;
-    }
-    match e.involved_object.kind.as_deref() {
-        Some("VirtualMachineInstanceMigration") => true,
-        Some("VirtualMachineInstance") => {
-            !lower.contains("attachment pod") && !lower.contains("creating a migration")
-        }
-        _ => false,
-    }
-}
-
 /// The verdict that replaces `in-progress` when Warnings newer than the last phase change are
 /// unexplained: the target pod's creation failing (whatever the message says), else `unknown`
 /// with the plane the phase points at.
@@ -443,7 +422,7 @@ pub(crate) fn instead_of_in_progress(
     if v.start.is_none()
         && let Some(e) = v.newest_event(|e| {
             event_is_warning(e)
-                && is_target_pod_create_failure(e)
+                && rules::target_pod_create_failed::is_target_pod_create_failure(e)
                 && event_last(e)
                     .zip(since)
                     .is_none_or(|(at, since)| at.as_second() >= since.as_second())

@@ -4,9 +4,10 @@
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::decentralized::{DecentralizedInfo, decentralized_info};
 use super::objects::*;
 use super::strings as s;
-use super::{Evidence, Fact, MigrationInfo, PodInfo, VmiInfo};
+use super::{Evidence, Fact, PodInfo, VmiInfo};
 use crate::model::kubevirt::{EffectiveMigrationConfig, KubeVirt};
 use crate::model::vmi::{MigrationMode, MigrationState, VmiPhase};
 use crate::model::vmim::MigrationPhase;
@@ -14,9 +15,9 @@ use crate::model::{
     Condition, Event, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration,
 };
 use crate::policy::budget::completion_budget_seconds;
+use crate::policy::links::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 use crate::policy::migratability::{Blocker, Migratability, migratability};
 use crate::policy::migration_policy::{effective_config, matching_policy};
-use crate::policy::pods::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
 /// Events of the VMI count for a migration from a little before it was created until a
 /// little after it ended: virt-handler's last events land after the VMIM turned final.
@@ -700,80 +701,9 @@ impl<'a> View<'a> {
 
     // ------------------------------------------------------------ summaries
 
-    pub fn migration_info(&self) -> Option<MigrationInfo> {
-        let st = self.state;
-        let m = self.vmim;
-        if m.is_none() && st.is_none() {
-            return None;
-        }
-        let is_final = self.is_final();
-        // A decentralized migration's nodes are in sourceState/targetState; the local VMI's
-        // node is the source only on the sending side.
-        let decentralized = super::kubevirt19::decentralized_info(self);
-        let side_node = |pick: fn(
-            &super::kubevirt19::DecentralizedInfo,
-        ) -> Option<&super::kubevirt19::SideInfo>| {
-            decentralized
-                .as_ref()
-                .and_then(pick)
-                .and_then(|x| x.node.clone())
-        };
-        let receiver = decentralized
-            .as_ref()
-            .is_some_and(|d| d.role == crate::model::vmim::DecentralizedRole::Receiver);
-        Some(MigrationInfo {
-            namespace: self.namespace().to_string(),
-            name: m.map(|m| m.name().to_string()).unwrap_or_default(),
-            uid: m
-                .and_then(|m| m.uid())
-                .or_else(|| st.and_then(|st| st.migration_uid.as_deref()))
-                .map(str::to_string),
-            phase: match m {
-                Some(m) if m.status.phase.is_none() => "(none)".into(),
-                _ => self.phase.as_str().to_string(),
-            },
-            created: m
-                .and_then(|m| m.metadata.creation_timestamp.as_ref())
-                .map(|t| t.0.to_string()),
-            object_exists: m.is_some(),
-            evacuation_node: m.and_then(|m| m.evacuation_node()).map(str::to_string),
-            source_node: side_node(|d| d.source.as_ref())
-                .or_else(|| st.and_then(|st| st.source_node.clone()))
-                .or_else(|| self.source_pod.and_then(pod_node).map(str::to_string))
-                .or_else(|| {
-                    (!is_final && !receiver)
-                        .then(|| self.vmi.and_then(|v| v.status.node_name.clone()))
-                        .flatten()
-                }),
-            target_node: side_node(|d| d.target.as_ref())
-                .or_else(|| st.and_then(|st| st.target_node.clone()))
-                .or_else(|| self.target_pod.and_then(pod_node).map(str::to_string)),
-            mode: self.mode().map(|m| m.as_str().to_string()),
-            start_timestamp: self.start.map(|t| t.to_string()),
-            end_timestamp: self.end.map(|t| t.to_string()),
-            elapsed_seconds: self.elapsed(),
-            budget_seconds: self.budget,
-            policy: self.policy.clone(),
-            state_from: self.state_owner.clone(),
-            configuration_from: match &self.config_origin {
-                ConfigOrigin::Recorded => {
-                    "recorded in status.migrationState.migrationConfiguration".into()
-                }
-                ConfigOrigin::Policy(p) => {
-                    format!("computed now from MigrationPolicy {p} and the KubeVirt CR")
-                }
-                ConfigOrigin::Cluster => {
-                    "computed now from the KubeVirt CR (no MigrationPolicy matches)".into()
-                }
-            },
-            network_type: st.and_then(|st| st.migration_network_type.clone()),
-            target_memory_overhead: st
-                .and_then(|st| st.target_memory_overhead.as_ref())
-                .map(|q| q.as_str().to_string()),
-            priority: m.and_then(|m| m.spec.priority.clone()),
-            decentralized,
-            stall_detector: super::kubevirt19::stall_detector(self),
-        })
+    /// The sides of a decentralized (cross-cluster) migration, when this is one.
+    pub fn decentralized(&self) -> Option<DecentralizedInfo> {
+        decentralized_info(self.vmim, self.vmi, self.state, &self.phase)
     }
 
     pub fn vmi_info(&self) -> VmiInfo {
@@ -798,7 +728,7 @@ impl<'a> View<'a> {
     }
 
     /// True while the guest's memory is being streamed by this migration.
-    fn streaming(&self) -> bool {
+    pub fn streaming(&self) -> bool {
         !self.is_final() && self.start.is_some() && !self.state.is_some_and(|st| st.completed)
     }
 
@@ -807,7 +737,7 @@ impl<'a> View<'a> {
             return false;
         }
         // A decentralized migration whose guest runs in the peer cluster: nothing here is live.
-        if super::kubevirt19::decentralized_info(self).is_some_and(|d| !d.live_here) {
+        if self.decentralized().is_some_and(|d| !d.live_here) {
             return false;
         }
         if !self.vmi_running() {
@@ -869,146 +799,6 @@ impl<'a> View<'a> {
                 exists: true,
                 live: true,
             });
-        }
-        out
-    }
-
-    pub fn attention(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let ns = self.namespace();
-        if self.vmi.is_none() {
-            out.push(format!(
-                "The VMI {ns}/{} no longer exists: this is diagnosed from the migration's own status and events.",
-                self.vmi_name()
-            ));
-        }
-        if let Some(m) = self.vmim
-            && let Some(deleting) = &m.metadata.deletion_timestamp
-        {
-            if m.is_final() {
-                out.push(format!(
-                    "The migration object is being deleted (since {}): it will disappear soon, and the VMI's migrationState will be the only record.",
-                    deleting.0
-                ));
-            } else {
-                out.push(format!(
-                    "Deletion of the migration was requested at {}: KubeVirt treats this as an abort request and keeps the object until the abort is done.",
-                    deleting.0
-                ));
-            }
-        }
-        if let Some(node) = self.vmi.and_then(|v| v.evacuation_node()) {
-            let requested = self
-                .vmi_condition("EvictionRequested")
-                .is_some_and(|c| c.is_true());
-            let by = match self
-                .vmi
-                .and_then(|v| v.annotation("kubevirt.io/eviction-source"))
-            {
-                Some(src) => format!(", requested by the {src}"),
-                None => String::new(),
-            };
-            out.push(format!(
-                "The VMI is marked for evacuation from {node} (status.evacuationNodeName{}{by}): KubeVirt keeps creating evacuation migrations until it has left {node}; to stop that: virtctl evacuate-cancel vmi {} -n {ns}",
-                if requested { ", condition EvictionRequested" } else { "" },
-                self.vmi_name()
-            ));
-        }
-        if let Some(node) = self.vmim.and_then(|m| m.evacuation_node()) {
-            out.push(format!(
-                "This is an evacuation migration, created to drain {node} (annotation kubevirt.io/evacuationMigration)."
-            ));
-        }
-        if self.in_post_copy() {
-            let (from, to) = (
-                self.state
-                    .and_then(|st| st.source_node.as_deref())
-                    .unwrap_or("the source"),
-                self.state
-                    .and_then(|st| st.target_node.as_deref())
-                    .unwrap_or("the target"),
-            );
-            if self.streaming() {
-                out.push(format!(
-                    "POINT OF NO RETURN: the migration is in post-copy. The guest runs on {to} while its memory is still being pulled from {from}; it cannot be aborted, and a network failure between the nodes now loses the guest."
-                ));
-            } else if self.state.is_some_and(|st| st.failed) {
-                out.push(format!(
-                    "The migration had switched to post-copy (the point of no return) before it failed: the guest's memory was split between {from} and {to}."
-                ));
-            }
-        }
-        if let Some(other) = self.other_state.filter(|_| self.vmim.is_some()) {
-            let uid = other.migration_uid.as_deref().unwrap_or("(no uid)");
-            let owner = self
-                .ev
-                .migrations
-                .iter()
-                .find(|m| m.uid() == Some(uid))
-                .map(|m| format!("{} ({})", m.name(), m.phase()))
-                .unwrap_or_else(|| "a migration no longer in the cluster".into());
-            out.push(format!(
-                "The VMI's status.migrationState describes another migration (migrationUid {uid}: {owner}); it is not used for this diagnosis."
-            ));
-        }
-        for p in self.pod_infos().iter().filter(|p| !p.exists) {
-            if let Some(name) = &p.name {
-                out.push(format!(
-                    "The {} pod {name} no longer exists: its logs are gone from the cluster (look in your log store).",
-                    p.role
-                ));
-            }
-        }
-        for b in self.migratability.iter().flat_map(|m| &m.reasons) {
-            out.push(format!(
-                "The VMI cannot live-migrate now: {} (LiveMigratable=False, {}: {}). Fix: {}.",
-                b.summary, b.reason, b.message, b.fix
-            ));
-        }
-        for b in self.migratability.iter().flat_map(|m| &m.storage_reasons) {
-            out.push(format!(
-                "The VMI's volumes cannot be migrated (volume migration only): {} ({}=False, {}: {}).",
-                b.summary, b.condition, b.reason, b.message
-            ));
-        }
-        if self.vmim.is_none()
-            && let Some(st) = self.state
-        {
-            out.push(format!(
-                "The migration object (uid {}) is gone: KubeVirt deletes aborted migrations and keeps only the newest five finished ones per VMI. This is diagnosed from the VMI's status.migrationState alone.",
-                st.migration_uid.as_deref().unwrap_or("unknown")
-            ));
-        }
-        if let Some(line) = super::kubevirt19::stall_attention(self) {
-            out.push(line);
-        }
-        if let Some(c) = self
-            .vmi_condition("Paused")
-            .filter(|c| c.is_true() && c.reason.as_deref() == Some("PausedByMigrationMonitor"))
-        {
-            out.push(format!(
-                "The guest is paused by the migration monitor ({}) so its memory can converge.",
-                c.message.as_deref().unwrap_or("PausedByMigrationMonitor")
-            ));
-        }
-        if let Some(created) = self.created {
-            let newer: Vec<String> = self
-                .others()
-                .filter(|m| {
-                    m.metadata
-                        .creation_timestamp
-                        .as_ref()
-                        .is_some_and(|t| t.0 > created)
-                })
-                .map(|m| format!("{} ({})", m.name(), m.phase()))
-                .collect();
-            if !newer.is_empty() {
-                out.push(format!(
-                    "This is not the VMI's latest migration; newer: {} (vmctl explain vmi/{} -n {ns} explains the latest).",
-                    newer.join(", "),
-                    self.vmi_name()
-                ));
-            }
         }
         out
     }

@@ -45,10 +45,11 @@ use super::budget::completion_budget_seconds;
 use super::compat::{self, CpuCompat, CpuMode, CpuNeeds, LauncherImage};
 use super::eviction::{EffectiveStrategy, StrategySource, effective_eviction_strategy};
 use super::index::{MigrationIndex, PodIndex, quotas_by_namespace, work};
+use super::links::CREATED_BY_LABEL;
 use super::migration_policy::{effective_config, matching_policy};
 use super::pdb::{Budget, EvictionAnswer};
 use super::placement::{TargetPod, TargetSearch};
-use super::pods::{CREATED_BY_LABEL, LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
+use super::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE, pod_labels};
 use super::scheduling::{
     NodeUsage, Resources, SelectorIndex, SpreadSelector, holds_resources, spread_selectors,
 };

@@ -19,9 +19,10 @@ use crate::policy::drain::{
     Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain_in, pods_of_unsynced_pdbs, vmi_node,
 };
 use crate::policy::index::work;
+use crate::policy::links::CREATED_BY_LABEL;
 use crate::policy::pdb::PdbSelector;
 use crate::policy::placement::TargetSearch;
-use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
+use crate::policy::pods::pod_labels;
 use crate::policy::scheduling::{
     CPU_FEATURE_PREFIX, CPU_MODEL_MIGRATION_PREFIX, HostCpu, NodeUsage, Resources, SelectorIndex,
     holds_resources, node_name, pod_requests, spread_selectors,

@@ -46,11 +46,7 @@ pub(crate) fn deleted_before_end<'a>(
 ) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Time> {
     let d = v.vmim?.metadata.deletion_timestamp.as_ref()?;
     match v.end {
-        Some(end)
-            if d.0.as_second() > end.as_second() + super::monitor_abort::BUDGET_SLACK_SECONDS =>
-        {
-            None
-        }
+        Some(end) if d.0.as_second() > end.as_second() + BUDGET_SLACK_SECONDS => None,
         _ => Some(d),
     }
 }

@@ -38,7 +38,8 @@ pub(super) fn decentralized_blocked(v: &View) -> Option<Finding> {
         v.vmim_fact(&field, value)
     });
     f.evidence.extend(kv19::sync_facts(v));
-    let role = kv19::decentralized_info(v)
+    let role = v
+        .decentralized()
         .map(|d| {
             let id = d
                 .migration_id

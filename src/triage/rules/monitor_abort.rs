@@ -11,9 +11,6 @@ pub(super) enum MonitorAbort {
     NoProgress { inferred: bool },
 }
 
-/// A monitor abort ends within a few seconds of the budget (400 ms polls plus finalisation).
-pub(super) const BUDGET_SLACK_SECONDS: i64 = 5;
-
 pub(super) fn monitor_abort(v: &View) -> Option<MonitorAbort> {
     let r = v.failure_reason()?;
     match classify_failure(r) {

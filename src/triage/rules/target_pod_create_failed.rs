@@ -2,6 +2,7 @@
 //! also used when an unexplained FailedCreate overrides "in progress").
 
 use super::*;
+use crate::model::Event;
 
 pub(crate) const TARGET_POD_CREATE_FAILED: Rule = Rule {
     cause: Cause {
@@ -25,7 +26,7 @@ pub(super) fn target_pod_create_failed(v: &View) -> Option<Finding> {
         v.phase,
         MigrationPhase::Pending | MigrationPhase::Unset | MigrationPhase::Failed
     );
-    let event = v.newest_event(crate::triage::unexplained::is_target_pod_create_failure)?;
+    let event = v.newest_event(is_target_pod_create_failure)?;
     if !open {
         return None;
     }
@@ -47,7 +48,7 @@ pub(crate) fn create_failed_finding(v: &View, event: &crate::model::Event) -> Fi
     let repeated = v
         .events
         .iter()
-        .filter(|e| crate::triage::unexplained::is_target_pod_create_failure(e))
+        .filter(|e| is_target_pod_create_failure(e))
         .map(|e| event_count(e))
         .sum::<i64>();
     f.summary = format!(
@@ -80,4 +81,25 @@ pub(crate) fn create_failed_finding(v: &View, event: &crate::model::Event) -> Fi
         "See every attempt: kubectl get events -n {ns} --field-selector reason=FailedCreate"
     ));
     f
+}
+
+/// True for a FailedCreate about the target pod: any FailedCreate on the VMIM, or on the VMI
+/// unless it names another object (an attachment pod, an evacuation migration) or a quota
+/// (which has its own rule).
+pub(crate) fn is_target_pod_create_failure(e: &Event) -> bool {
+    if event_reason(e) != s::REASON_FAILED_CREATE {
+        return false;
+    }
+    let msg = event_message(e);
+    let lower = msg.to_ascii_lowercase();
+    if lower.contains(s::EXCEEDED_QUOTA) {
+        return false;
+    }
+    match e.involved_object.kind.as_deref() {
+        Some("VirtualMachineInstanceMigration") => true,
+        Some("VirtualMachineInstance") => {
+            !lower.contains("attachment pod") && !lower.contains("creating a migration")
+        }
+        _ => false,
+    }
 }
