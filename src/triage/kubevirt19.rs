@@ -350,8 +350,9 @@ pub(crate) fn stall_detector(v: &View) -> Option<StallDetectorInfo> {
     })
 }
 
-/// A monitor abort ends within a few seconds of its deadline (400 ms polls, finalisation).
-const SLACK_SECONDS: i64 = 5;
+/// A monitor abort ends within a few seconds of its deadline (400 ms polls, finalisation): here,
+/// and in the rules that tell a monitor abort from a requested one (triage/rules/mod.rs).
+pub(crate) const MONITOR_SLACK_SECONDS: i64 = 5;
 
 /// Which of the stall detector's actions ended (or is carrying) the migration, read from
 /// migrationState.mode, the Paused condition, failureReason and the abort request.
@@ -364,7 +365,8 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
         e.map(|e| format!(" after {}", crate::text::duration(e)))
             .unwrap_or_default()
     };
-    let before_budget = matches!((elapsed, budget), (Some(e), Some(b)) if e + SLACK_SECONDS < b);
+    let before_budget =
+        matches!((elapsed, budget), (Some(e), Some(b)) if e + MONITOR_SLACK_SECONDS < b);
     let paused_by_monitor = v
         .vmi_condition("Paused")
         .is_some_and(|c| c.is_true() && c.reason.as_deref() == Some("PausedByMigrationMonitor"));
@@ -410,7 +412,7 @@ fn stall_action(v: &View, sd: &EffectiveStallDetector) -> Option<(&'static str, 
             .map(|b| format!(" of {}", crate::text::duration(b)))
             .unwrap_or_default();
         let why = match (elapsed, budget) {
-            (Some(e), Some(b)) if e + SLACK_SECONDS >= b => format!(
+            (Some(e), Some(b)) if e + MONITOR_SLACK_SECONDS >= b => format!(
                 "it reached its {} completion budget, and either it could not finish within completionTimeoutFactor ({}) × the budget or workload disruption was not allowed, so the completion-timeout path aborted it{tail}",
                 crate::text::duration(b),
                 sd.completion_timeout_factor

@@ -61,7 +61,7 @@ use unknown::*;
 /// A monitor abort ends within a few seconds of the budget (400 ms polls plus finalisation):
 /// the monitor's check in monitor_abort.rs, and a VMIM deleted within it in
 /// aborted_by_request.rs (that deletion is clean-up, not a request).
-pub(super) const BUDGET_SLACK_SECONDS: i64 = 5;
+pub(super) const BUDGET_SLACK_SECONDS: i64 = crate::triage::kubevirt19::MONITOR_SLACK_SECONDS;
 
 /// A catalogue entry: the cause it names, what it reads, its advice and its check, declared
 /// together in the rule's own file.
