@@ -2,5 +2,6 @@
 //! `drain` next): the layer that joins the follower, the renderers and the context.
 
 pub mod drain;
+pub mod kubevirt_job;
 pub mod migrate;
 pub mod status_watch;

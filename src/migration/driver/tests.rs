@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use futures::executor::block_on;
+
 use super::*;
 use crate::migration::controller::tests::{NOT_CONVERGING, Row, SAW_TOOTH_CONVERGING, cfg, sample};
 use crate::migration::controller::{AbortCause, Config};
@@ -33,6 +35,11 @@ enum Beat {
     CtrlC(JobSample),
     /// The job ends.
     End(JobResult),
+    /// The hypervisor takes the job on and starts streaming (KubeVirt: the target is ready).
+    UnderWay,
+    /// A wait that ends at the deadline (the clock jumps to it), as KubeVirt's follower
+    /// wakes for it.
+    Deadline,
 }
 
 /// Plays a script of samples, records every call, fails the calls it is told to fail.
@@ -50,9 +57,14 @@ struct ScriptedDriver {
     paused: bool,
     /// Someone else resumes the guest at every wait.
     resumed_behind_our_back: bool,
+    /// `Driver::under_way`, `streaming_since_ms`, `monitor_progress_timeout_secs`.
+    under_way: bool,
+    streaming_since_ms: Option<u64>,
+    monitor_progress_timeout_secs: Option<u64>,
     // The run's setup, for `play`:
     initial_downtime_ms: Option<u64>,
     deadline: Option<Duration>,
+    policy: Policy,
 }
 
 impl ScriptedDriver {
@@ -68,8 +80,12 @@ impl ScriptedDriver {
             downtime_ms: 300,
             paused: false,
             resumed_behind_our_back: false,
+            under_way: true,
+            streaming_since_ms: Some(0),
+            monitor_progress_timeout_secs: None,
             initial_downtime_ms: None,
             deadline: None,
+            policy: Policy::LIBVIRT,
         }
     }
 
@@ -94,8 +110,8 @@ impl ScriptedDriver {
     }
 }
 
-impl Driver for ScriptedDriver {
-    fn wait(&mut self, period: Duration) -> Option<JobResult> {
+impl<P: Progress + ?Sized> Driver<P> for ScriptedDriver {
+    async fn wait(&mut self, period: Duration, _progress: &mut P) -> Option<JobResult> {
         if self.resumed_behind_our_back {
             self.paused = false;
         }
@@ -109,6 +125,19 @@ impl Driver for ScriptedDriver {
             Beat::CtrlC(s) => (s, true),
             Beat::Nothing => {
                 self.clock_ms += period.as_millis() as u64;
+                return None;
+            }
+            Beat::UnderWay => {
+                self.clock_ms += period.as_millis() as u64;
+                self.under_way = true;
+                self.streaming_since_ms = Some(self.clock_ms);
+                return None;
+            }
+            Beat::Deadline => {
+                self.clock_ms += period.as_millis() as u64;
+                if let Some(d) = self.deadline {
+                    self.clock_ms = self.clock_ms.max(d.as_millis() as u64);
+                }
                 return None;
             }
             Beat::End(result) => {
@@ -132,7 +161,7 @@ impl Driver for ScriptedDriver {
         self.clock_ms
     }
 
-    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
+    async fn sample(&mut self, elapsed_ms: u64, _progress: &mut P) -> Option<JobSample> {
         let mut s = self.next.take()?;
         if s.elapsed_ms == 0 {
             s.elapsed_ms = elapsed_ms;
@@ -146,7 +175,19 @@ impl Driver for ScriptedDriver {
             .is_none_or(|only| only.contains(decision))
     }
 
-    fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
+    fn under_way(&self) -> bool {
+        self.under_way
+    }
+
+    fn streaming_since_ms(&self) -> Option<u64> {
+        self.streaming_since_ms
+    }
+
+    fn monitor_progress_timeout_secs(&self) -> Option<u64> {
+        self.monitor_progress_timeout_secs
+    }
+
+    async fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
         self.call(Call::Apply(decision))?;
         match decision {
             Decision::Pause => self.paused = true,
@@ -156,11 +197,11 @@ impl Driver for ScriptedDriver {
         Ok(())
     }
 
-    fn abort(&mut self) -> Result<(), DriverError> {
+    async fn abort(&mut self) -> Result<(), DriverError> {
         self.call(Call::Abort)
     }
 
-    fn resume(&mut self) -> Result<bool, DriverError> {
+    async fn resume(&mut self) -> Result<bool, DriverError> {
         if !self.paused {
             return Ok(false);
         }
@@ -169,11 +210,11 @@ impl Driver for ScriptedDriver {
         Ok(true)
     }
 
-    fn max_downtime_ms(&mut self) -> Option<u64> {
+    async fn max_downtime_ms(&mut self) -> Option<u64> {
         Some(self.downtime_ms)
     }
 
-    fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
+    async fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
         self.call(Call::SetMaxDowntime(ms))?;
         self.downtime_ms = ms;
         Ok(())
@@ -286,7 +327,7 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
     let interrupt = driver.interrupt.clone();
     let mut progress = Recorder::default();
     let downtime = match driver.initial_downtime_ms {
-        Some(ms) => set_initial_downtime(&mut driver, ms, &mut progress),
+        Some(ms) => block_on(set_initial_downtime(&mut driver, ms, &mut progress)),
         None => DowntimeMemo::default(),
     };
     let settings = Settings {
@@ -294,9 +335,15 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
         interrupt: &interrupt,
         deadline: driver.deadline,
         downtime,
+        policy: driver.policy,
     };
     let mut controller = Controller::new(config);
-    let driven = drive(&mut driver, &mut controller, &mut progress, &settings);
+    let driven = block_on(drive(
+        &mut driver,
+        &mut controller,
+        &mut progress,
+        &settings,
+    ));
     Played {
         driver,
         driven,
@@ -311,7 +358,7 @@ fn converging_pre_copy_completes_untouched() {
     let (driver, driven, progress) = parts(play(driver, cfg()));
 
     assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
-    assert_eq!(driven.result, Ok(()));
+    assert_eq!(driven.end, End::Job(Ok(())));
     assert_eq!(driven.stopped_by, None);
     assert_eq!(driven.mode, Mode::PreCopy);
     assert!(!driven.paused_by_us);
@@ -328,7 +375,7 @@ fn the_initial_downtime_remembers_what_it_replaced() {
     let mut driver = ScriptedDriver::new([]);
     driver.downtime_ms = 500;
     let mut progress = Recorder::default();
-    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    let memo = block_on(set_initial_downtime(&mut driver, 300, &mut progress));
     assert_eq!(
         memo,
         DowntimeMemo {
@@ -336,7 +383,7 @@ fn the_initial_downtime_remembers_what_it_replaced() {
             changed: true
         }
     );
-    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    let memo = block_on(set_initial_downtime(&mut driver, 300, &mut progress));
     assert!(!memo.changed, "300 was set already");
     assert_eq!(
         driver.calls,
@@ -355,7 +402,7 @@ fn the_initial_downtime_that_cannot_be_set_is_said_and_not_restored() {
         played.progress.texts(),
         ["could not set the max downtime to 30 ms: refused by the script"]
     );
-    assert_eq!(played.driven.result, Err("failed".into()));
+    assert_eq!(played.driven.end, End::Job(Err("failed".into())));
     // Only the attempt: nothing was changed, so nothing is put back.
     assert_eq!(played.driver.calls, [Call::SetMaxDowntime(30)]);
 }
@@ -371,7 +418,7 @@ fn samples_with_nothing_to_copy_are_neither_drawn_nor_judged() {
     let played = play(ScriptedDriver::new(script), cfg());
     assert_eq!(played.progress.samples.len(), 1);
     assert_eq!(played.progress.samples[0].elapsed_ms, 800);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert!(played.driver.calls.is_empty());
 }
 
@@ -391,7 +438,7 @@ fn not_converging_the_controllers_decisions_are_applied_in_order() {
             Call::Apply(Decision::Pause),
         ]
     );
-    assert_eq!(driven.result, Ok(()));
+    assert_eq!(driven.end, End::Job(Ok(())));
     assert!(driven.paused_by_us);
     assert_eq!(driven.mode, Mode::Paused);
     // The pause doubled the budget: the view measures against the new one.
@@ -441,7 +488,7 @@ fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
             Call::Resume,
         ]
     );
-    assert_eq!(driven.result, Err("migration failed".into()));
+    assert_eq!(driven.end, End::Job(Err("migration failed".into())));
     assert!(progress.has("could not apply the decision: refused by the script"));
     assert_eq!(progress.texts().last().copied(), Some(RESUMED));
     assert!(!progress.modes().contains(&Mode::PostCopy));
@@ -607,7 +654,7 @@ fn ctrl_c_whose_abort_fails_leaves_the_migration_running() {
     let played = play(ScriptedDriver::new(script).failing(&[Call::Abort]), cfg());
     assert_eq!(played.driver.calls, [Call::Abort]);
     assert_eq!(played.driven.stopped_by, None);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert_eq!(
         played.progress.texts(),
         ["Ctrl-C: abort failed: refused by the script"]
@@ -621,7 +668,7 @@ fn ctrl_c_in_post_copy_does_not_abort_and_says_so() {
     let played = play(ScriptedDriver::new(script), allowing(true, false));
     assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
     assert_eq!(played.driven.stopped_by, None);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert_eq!(played.driven.mode, Mode::PostCopy);
     let refusals: Vec<u64> = played
         .progress
