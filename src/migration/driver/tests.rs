@@ -775,3 +775,312 @@ fn a_driver_that_can_take_no_decision_is_advised_once_and_left_alone() {
         played.progress.texts()
     );
 }
+
+// ---------------------------------------------------------------- the KubeVirt path
+//
+// The same loop under KubeVirt's policy (`Policy::kubevirt`) with a driver shaped like
+// `operate::kubevirt_job::KubeVirtJob`: it supports no decision (virt-handler's migration
+// monitor decides: kubevirt/kubevirt pkg/virt-launcher/virtwrap/live-migration-source.go),
+// its abort deletes the VMIM, its samples carry the mode from `migrationState.mode`, and the
+// monitor enforces its own progress timeout (150 s by default, FACTS §5.2).
+
+/// A KubeVirt-shaped driver: no decision supported, under way and streaming from the
+/// start, the monitor's 150 s progress timeout.
+fn kubevirt(script: impl IntoIterator<Item = Beat>) -> ScriptedDriver {
+    let mut driver = ScriptedDriver::new(script);
+    driver.supported = Some(Vec::new());
+    driver.policy = Policy::kubevirt(false);
+    driver.monitor_progress_timeout_secs = Some(150);
+    driver
+}
+
+/// A KubeVirt migration not yet under way (Pending/Scheduling: no target, no stream).
+fn kubevirt_pending(script: impl IntoIterator<Item = Beat>) -> ScriptedDriver {
+    let mut driver = kubevirt(script);
+    driver.under_way = false;
+    driver.streaming_since_ms = None;
+    driver
+}
+
+/// What `Config::advising_kubevirt` makes of the test configuration: judged as if
+/// post-copy were allowed, without the progress timeout (KubeVirt's own is replayed).
+fn advising() -> Config {
+    Config {
+        allow_postcopy: true,
+        progress_timeout_secs: 0,
+        ..cfg()
+    }
+}
+
+fn with_mode(mut beats: Vec<Beat>, from: usize, mode: Mode) -> Vec<Beat> {
+    for b in &mut beats[from..] {
+        if let Beat::Sample(s) | Beat::CtrlC(s) = b {
+            s.mode = mode;
+        }
+    }
+    beats
+}
+
+#[test]
+fn kubevirt_not_converging_is_advised_once_and_nothing_is_done() {
+    let played = play(
+        kubevirt(then_end(samples(NOT_CONVERGING), Ok(()))),
+        advising(),
+    );
+    assert_eq!(
+        played.driver.calls,
+        [],
+        "the monitor's migration is left alone"
+    );
+    assert_eq!(played.driven.end, End::Job(Ok(())));
+    assert_eq!(played.driven.stopped_by, None);
+    let advice = &played.progress.advice;
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert_eq!(advice[0].decision, Decision::StartPostCopy);
+    assert!(!advice[0].why.contains("->"), "{advice:?}");
+    assert!(!advice[0].why.starts_with("not converging"), "{advice:?}");
+    // Advice is all it shows: the controller's "-> switch to post-copy" is not an event.
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
+    assert_eq!(played.progress.samples.len(), NOT_CONVERGING.len());
+}
+
+#[test]
+fn kubevirt_with_post_copy_allowed_is_not_judged() {
+    let mut driver = kubevirt(then_end(samples(NOT_CONVERGING), Ok(())));
+    driver.policy = Policy::kubevirt(true);
+    let played = play(driver, advising());
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+    assert_eq!(played.driver.calls, []);
+}
+
+#[test]
+fn kubevirt_is_judged_from_the_start_of_streaming() {
+    // A converging copy that streams from 100 s on the view's clock (scheduling took 100 s),
+    // against a 30 s budget: judged from the start of streaming, it completes within the
+    // budget; judged from vmctl's start, it would be advised post-copy for the budget.
+    let late: Vec<Beat> = SAW_TOOTH_CONVERGING
+        .iter()
+        .map(|r| Beat::Sample(sample((r.0 + 100.0, r.1, r.2, r.3, r.4))))
+        .collect();
+    let budget = Config {
+        budget_secs: 30,
+        ..advising()
+    };
+    let mut driver = kubevirt(then_end(late.clone(), Ok(())));
+    driver.streaming_since_ms = Some(100_000);
+    let played = play(driver, budget.clone());
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+
+    let mut driver = kubevirt(then_end(late, Ok(())));
+    driver.streaming_since_ms = Some(0);
+    let played = play(driver, budget);
+    assert_eq!(played.progress.advice.len(), 1);
+    assert!(played.progress.advice[0].why.contains("budget of 30 s"));
+}
+
+#[test]
+fn kubevirt_post_copy_seen_in_the_samples_is_never_aborted_by_ctrl_c() {
+    // The monitor switched to post-copy at 8 s (migrationState.mode: PostCopy); Ctrl-C at
+    // 12.4 s: vmctl stops following and leaves it running, with no abort and no advice.
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::PostCopy);
+    let played = play(
+        kubevirt(then_end(ctrl_c_at(beats, &[6]), Ok(()))),
+        advising(),
+    );
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert_eq!(played.driven.mode, Mode::PostCopy);
+    assert_eq!(
+        played.progress.samples.len(),
+        6,
+        "the Ctrl-C's sample is not drawn"
+    );
+    assert!(played.progress.advice.is_empty());
+    assert!(!played.progress.has(NOT_ABORTING_IN_POSTCOPY));
+}
+
+#[test]
+fn kubevirt_post_copy_is_never_aborted_by_the_deadline_either() {
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::PostCopy);
+    let mut driver = kubevirt(then_end(beats, Ok(())));
+    driver.deadline = Some(Duration::from_secs(10));
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
+    // Left at the first wait at or past 10 s.
+    assert_eq!(played.driven.elapsed_ms, 10_000);
+}
+
+#[test]
+fn kubevirt_ctrl_c_before_the_migration_is_under_way_takes_it_back() {
+    let script = [
+        Beat::Nothing,
+        Beat::CtrlC(JobSample::default()),
+        Beat::End(Ok(())),
+    ];
+    let played = play(kubevirt_pending(script), advising());
+    assert_eq!(played.driver.calls, [Call::Abort], "the VMIM is deleted");
+    assert_eq!(played.driven.end, End::TakenBack(Ok(())));
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert!(played.progress.events.is_empty(), "the command says it");
+
+    // A deletion that fails is reported, and following still stops.
+    let script = [Beat::CtrlC(JobSample::default()), Beat::End(Ok(()))];
+    let played = play(kubevirt_pending(script).failing(&[Call::Abort]), advising());
+    assert_eq!(
+        played.driven.end,
+        End::TakenBack(Err(DriverError("refused by the script".into())))
+    );
+}
+
+#[test]
+fn kubevirt_ctrl_c_in_pre_copy_leaves_the_migration_to_the_cluster() {
+    // Under way (the target was prepared) and streaming: Ctrl-C stops following; the
+    // migration belongs to the cluster (`vmctl abort` aborts it).
+    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), &[2]), Ok(()));
+    let played = play(kubevirt(script), advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert_eq!(played.driven.mode, Mode::PreCopy);
+
+    // Once under way, though not yet streaming: the same.
+    let mut driver = kubevirt_pending([Beat::UnderWay, Beat::CtrlC(JobSample::default())]);
+    driver.streaming_since_ms = None;
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+}
+
+#[test]
+fn kubevirt_deadline_stops_following_and_never_aborts() {
+    // Not even a migration that is not under way: `--timeout` ends the wait, not the
+    // migration (the command prints how to abort it).
+    let mut driver = kubevirt_pending([Beat::Nothing, Beat::Deadline, Beat::End(Ok(()))]);
+    driver.deadline = Some(Duration::from_secs(3));
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
+    assert_eq!(played.driven.elapsed_ms, 3_000);
+}
+
+#[test]
+fn kubevirt_a_stall_is_said_against_the_monitors_progress_timeout() {
+    // Remaining data flat from 1 s on, for 40 s: said at 10 s and at 30 s, against the
+    // monitor's 150 s (it aborts, not vmctl); nothing in post-copy.
+    let flat: Vec<Beat> = (1..=41)
+        .map(|t| Beat::Sample(sample((f64::from(t), 100, 1, 16, 16))))
+        .collect();
+    let played = play(kubevirt(then_end(flat.clone(), Ok(()))), advising());
+    assert_eq!(played.driver.calls, []);
+    let stalls: Vec<(u64, &str)> = played
+        .progress
+        .events
+        .iter()
+        .map(|e| (e.at_ms, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        stalls,
+        [
+            (
+                11_000,
+                "no progress for 10s of the 150 s progress timeout (remaining data has not fallen; KubeVirt aborts the migration at 150 s)"
+            ),
+            (
+                31_000,
+                "no progress for 30s of the 150 s progress timeout (remaining data has not fallen; KubeVirt aborts the migration at 150 s)"
+            ),
+        ]
+    );
+    // A libvirt-shaped driver (the controller enforces the timeout) says nothing of it.
+    let mut driver = kubevirt(then_end(flat.clone(), Ok(())));
+    driver.monitor_progress_timeout_secs = None;
+    assert!(play(driver, advising()).progress.events.is_empty());
+    // Post-copy is never aborted for lack of progress: nothing to say.
+    let post = with_mode(flat, 0, Mode::PostCopy);
+    assert!(
+        play(kubevirt(then_end(post, Ok(()))), advising())
+            .progress
+            .events
+            .is_empty()
+    );
+}
+
+#[test]
+fn kubevirt_a_monitor_pause_is_drawn_and_not_judged() {
+    // migrationState.mode: Paused (the monitor paused the guest to finish the copy): drawn
+    // as paused, and the controller, which would advise post-copy for the 10 s budget from
+    // 12.4 s, is not asked.
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::Paused);
+    let budget = Config {
+        budget_secs: 10,
+        ..advising()
+    };
+    let played = play(kubevirt(then_end(beats, Ok(()))), budget);
+    let modes = played.progress.modes();
+    assert_eq!(modes[..4], [Mode::PreCopy; 4]);
+    assert_eq!(modes[4..], [Mode::Paused; 10]);
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+    assert_eq!(played.driven.mode, Mode::Paused);
+    assert!(!played.driven.paused_by_us);
+    assert_eq!(
+        played.driver.calls,
+        [],
+        "nothing to resume: vmctl did not pause it"
+    );
+}
+
+#[test]
+fn kubevirt_the_monitors_abort_ends_the_loop_with_its_result() {
+    // KubeVirt's monitor aborted it: v1.9+'s failureReason for every abort
+    // (kubevirt/kubevirt pkg/virt-launcher/virtwrap/live-migration-source.go,
+    // setMigrationResult; FACTS §5.4). The loop puts nothing back: vmctl changed nothing.
+    const MONITOR_ABORTED: &str = "Live migration has been aborted";
+    let played = play(
+        kubevirt(then_end(
+            samples(&NOT_CONVERGING[..6]),
+            Err(MONITOR_ABORTED.into()),
+        )),
+        advising(),
+    );
+    assert_eq!(played.driven.end, End::Job(Err(MONITOR_ABORTED.into())));
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driver.calls, []);
+    assert!(played.driven.notes.is_empty());
+}
+
+#[test]
+fn kubevirt_a_converging_migration_succeeds_untouched() {
+    let played = play(
+        kubevirt(then_end(samples(SAW_TOOTH_CONVERGING), Ok(()))),
+        advising(),
+    );
+    assert_eq!(played.driven.end, End::Job(Ok(())));
+    assert_eq!(played.driver.calls, []);
+    assert!(played.progress.advice.is_empty());
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
+    assert_eq!(played.progress.samples.len(), SAW_TOOTH_CONVERGING.len());
+}
