@@ -5,4 +5,5 @@ pub mod drain;
 pub mod kubevirt_job;
 pub mod migrate;
 pub mod migrate_kubevirt;
+pub mod migrate_libvirt;
 pub mod status_watch;
