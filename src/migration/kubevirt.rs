@@ -8,7 +8,9 @@
 //! - virt-handler's metrics through the API server's pod proxy, or a Prometheus.
 //!
 //! Reads go through `LiveSource` (retries on 409/429/5xx); mutations are sent once, and a
-//! refusal names the verb, the resource and the RBAC rule that would allow it.
+//! refusal names the verb, the resource and the RBAC rule that would allow it. The one
+//! migration loop's driver over these calls (`migration::driver::Driver`) is
+//! `operate::kubevirt_job::KubeVirtJob`: it draws while it waits, so it sits above `render/`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

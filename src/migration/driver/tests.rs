@@ -755,7 +755,7 @@ fn a_driver_that_cannot_take_a_decision_gets_it_as_advice() {
 
 #[test]
 fn a_driver_that_can_take_no_decision_is_advised_once_and_left_alone() {
-    // KubeVirt's shape (`kubevirt::MonitorOwned`): the monitor decides everything. One
+    // KubeVirt's shape (`operate::kubevirt_job::KubeVirtJob`): the monitor decides. One
     // advice, no call on the driver, and the migration ends the way the hypervisor ends it.
     let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into()));
     driver.supported = Some(Vec::new());
