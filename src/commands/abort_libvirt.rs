@@ -91,8 +91,9 @@ mod blocking {
     use super::AbortReport;
     use crate::error::Result;
     use crate::migration::classify::DomainStatus;
-    use crate::migration::libvirt::{
-        self, Seen, abort_job, connect, domain_status, job_running, job_stats, lookup, wait_until,
+    use crate::migration::libvirt_domain::{
+        self as libvirt, Seen, abort_job, connect, domain_status, job_running, job_stats, lookup,
+        wait_until,
     };
 
     pub fn abort(domain: &str, uri: &str, wait: Duration) -> Result<AbortReport> {

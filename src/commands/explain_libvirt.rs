@@ -93,7 +93,7 @@ pub async fn diagnose(_domain: String, _uri: String) -> Result<LibvirtDiagnosis>
 pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
     tokio::task::spawn_blocking(move || {
         use crate::migration::classify::{JobEnd, classify, classify_record, field};
-        use crate::migration::libvirt::{
+        use crate::migration::libvirt_domain::{
             connect, domain_status, job_stats, lookup, read_record, to_completed,
         };
         use virt::sys;

@@ -34,6 +34,7 @@
 //! wait for auto-converge while its throttle can still rise; else pause if allowed; else
 //! abort, saying why.
 
+use super::pass_rules::{POSTCOPY_SOONER_FACTOR, POSTCOPY_SOONER_PASSES, STALL_RATIO};
 use super::predict;
 use super::sample::{DirtyRateSource, JobSample, Mode, PassTracker};
 use crate::model::kubevirt::EffectiveMigrationConfig;
@@ -44,8 +45,6 @@ use crate::policy::budget::budget_for_bytes;
 /// are in `model::kubevirt`, the budget formula in `policy::budget`.)
 pub const QEMU_DEFAULT_DOWNTIME_MS: u64 = 300;
 
-/// A pass that starts with at least this share of the previous pass's start has not shrunk.
-pub(super) const STALL_RATIO: f64 = 0.9;
 /// Dirtying at this share of the transfer rate or more: the dirty set cannot shrink.
 const DIRTY_KEEPS_UP: f64 = 0.9;
 /// KubeVirt's stallMargin (4 %) and stallProgressTimeout (40 s), over pass starts.
@@ -57,10 +56,6 @@ const EWMA_ALPHA: f64 = 0.4;
 const PRECOPY_POSSIBLE_FACTOR: f64 = 1.5;
 /// Headroom over the estimated downtime when raising the max downtime.
 const DOWNTIME_HEADROOM: f64 = 1.25;
-/// Post-copy sooner: pre-copy projected to need more passes than this ...
-pub(super) const POSTCOPY_SOONER_PASSES: f64 = 5.0;
-/// ... and this many times the time post-copy needs.
-pub(super) const POSTCOPY_SOONER_FACTOR: f64 = 3.0;
 /// Auto-converge's throttle cannot go higher than this (libvirt/QEMU maximum).
 const MAX_THROTTLE: u32 = 99;
 
@@ -104,6 +99,27 @@ impl Config {
             early_detection: true,
             predict_in_flight: false,
         }
+    }
+}
+
+impl Config {
+    /// The controller that judges a KubeVirt migration for advice (see `migration::driver`):
+    /// [`Config::for_kubevirt`], as if post-copy were allowed (when it would switch to
+    /// post-copy, post-copy is what this migration lacks), without the progress timeout
+    /// (KubeVirt enforces its own, which the loop replays and says as what it is), with
+    /// KubeVirt's completion budget for this migration when known.
+    pub fn advising_kubevirt(
+        migration: &EffectiveMigrationConfig,
+        memory_bytes: u64,
+        budget_secs: Option<u64>,
+    ) -> Self {
+        let mut cfg = Config::for_kubevirt(migration, memory_bytes);
+        cfg.allow_postcopy = true;
+        cfg.progress_timeout_secs = 0;
+        if let Some(b) = budget_secs {
+            cfg.budget_secs = b;
+        }
+        cfg
     }
 }
 

@@ -1,58 +1,70 @@
 //! The one loop that drives a migration: sample the job, feed the controller, apply its
-//! decision, draw the sample — for any [`Driver`], with one Ctrl-C and deadline policy.
+//! decision, draw the sample — for any [`Driver`], libvirt's and KubeVirt's, with one place
+//! for every decision: post-copy, auto-converge, pause, a max-downtime step, a stall, an
+//! abort, Ctrl-C, the deadline, and "never abort in post-copy".
 //!
 //! A driver is what touches the hypervisor (libvirt's `virDomain*` calls in
-//! `migration/libvirt.rs`; a scripted one in the tests); [`Pilot`] holds every rule of the
-//! loop and [`drive`] runs it, so they are tested in `cargo test` without a lab:
+//! `migration/libvirt.rs`; KubeVirt's watches, metrics and VMIM in `operate/kubevirt_job.rs`;
+//! a scripted one in the tests); [`Pilot`] holds every rule of the loop and [`drive`] runs
+//! it, so they are tested in `cargo test` without a lab or a cluster:
 //!
 //! - a decision the driver could not apply is reported to the controller
 //!   ([`Controller::decision_failed`]), which then tries its next option;
 //! - a decision the driver cannot take at all ([`Driver::supports`]) is shown as advice
 //!   ([`Progress::advise`]) and reported to the controller the same way; a driver that can
 //!   take no decision is advised once, then judging stops;
-//! - Ctrl-C or the deadline aborts the job in pre-copy; in post-copy (the point of no return:
-//!   the guest runs on the destination with part of its memory on the source) it does not
-//!   abort, says so, and follows the migration to its end;
+//! - Ctrl-C and the deadline do what the [`Policy`] says ([`OnStop`]): abort in pre-copy
+//!   (libvirt), or take the request back before the hypervisor took it on and otherwise stop
+//!   following (KubeVirt); in post-copy (the point of no return: the guest runs on the
+//!   destination with part of its memory on the source) nothing aborts: the loop says so and
+//!   follows the migration to its end, or stops following and leaves it running;
+//! - a stall against the hypervisor's own progress timeout (KubeVirt's) is said as it grows;
 //! - when the migration did not happen, a guest vmctl paused is resumed and the max downtime
 //!   vmctl changed is put back.
 //!
 //! Time comes from the driver ([`Driver::wait`], [`Driver::elapsed_ms`]): the libvirt driver
-//! waits on its migration thread; the scripted driver advances a counter, so tests run at once.
+//! waits on its migration thread, the KubeVirt driver on its watches' next tick; the
+//! scripted driver advances a counter, so tests run at once.
 //!
 //! # What KubeVirt cannot take from outside
 //!
-//! A KubeVirt migration is run by virt-handler's own migration monitor: it sets the max
-//! downtime, switches to post-copy, pauses the guest and aborts by its own rules (the
-//! cluster's or a MigrationPolicy's `allowPostCopy`, `allowAutoConverge`,
+//! A KubeVirt migration is run by virt-handler's own migration monitor
+//! (`migrationMonitor` in kubevirt/kubevirt `pkg/virt-launcher/virtwrap/live-migration-source.go`):
+//! it sets the max downtime, switches to post-copy, pauses the guest and aborts by its own
+//! rules (the cluster's or a MigrationPolicy's `allowPostCopy`, `allowAutoConverge`,
 //! `allowWorkloadDisruption`, `completionTimeoutPerGiB`, `progressTimeout`, fixed before the
 //! migration starts). From outside vmctl can only set that policy beforehand and abort (by
 //! deleting the VirtualMachineInstanceMigration). It cannot switch a running KubeVirt
 //! migration to post-copy ([`Decision::StartPostCopy`]), change its max downtime
-//! ([`Decision::RaiseMaxDowntime`]) or pause its guest ([`Decision::Pause`]). A KubeVirt
-//! driver ([`MonitorOwned`](super::kubevirt::MonitorOwned)) therefore `supports` nothing,
-//! and the controller runs over its samples to *advise* ("not converging: consider
-//! --allow-postcopy"): one judgement of convergence for both drivers, acted on where the
-//! driver can act. [`Config::for_kubevirt`](super::controller::Config::for_kubevirt)
-//! builds the controller that KubeVirt's own monitor amounts to (the cluster's or the
-//! policy's settings).
+//! ([`Decision::RaiseMaxDowntime`]) or pause its guest ([`Decision::Pause`]); and the
+//! controller's own abort would second-guess the cluster's policy, which aborts by its rules.
+//! The KubeVirt driver therefore `supports` no decision: the controller runs over its samples
+//! (from virt-handler's metrics) to *advise* ("not converging: consider --allow-postcopy"),
+//! one judgement of convergence for both drivers, acted on where the driver can act.
+//! [`Driver::abort`] (deleting the VMIM) is used only by the operator's [`OnStop`] policy.
+//! [`Config::for_kubevirt`](super::controller::Config::for_kubevirt) builds the controller
+//! that KubeVirt's own monitor amounts to (the cluster's or the policy's settings).
 //!
 //! # One loop, two ways of waiting
 //!
-//! The loop's rules live in [`Pilot`]: [`Pilot::operator`] (Ctrl-C and the deadline),
-//! [`Pilot::on_sample`] and [`Pilot::judge`] (the controller's step, applied or advised),
-//! [`Pilot::finish`] (put the guest back). [`drive`] runs them between the blocking waits
-//! of a driver (the libvirt driver waits on its migration thread). The KubeVirt follower
-//! waits on async watches (`migration::follow`) and runs [`Pilot::judge`] on each sample
-//! it reads from virt-handler's metrics (`follow::Advisor`). Ctrl-C there is the
-//! follower's policy, not [`Pilot::operator`]'s: a KubeVirt migration that started
-//! streaming belongs to the cluster, and vmctl stops following rather than aborting it
-//! (`vmctl abort` does that, by deleting the VMIM).
+//! [`drive`] is async and the [`Driver`] trait's calls are `async fn`s, used generically (no
+//! `dyn`). The libvirt driver's calls block (`virDomainMigrateToURI3` runs on its own
+//! thread; the driver waits on it for up to a period): the libvirt command runs the whole
+//! migration on a blocking thread (`tokio::task::spawn_blocking`) and polls the loop there
+//! (`futures::executor::block_on`). The KubeVirt driver awaits its watches
+//! (`migration::follow::Follower`): each [`Driver::wait`] applies the watches' changes (phase
+//! lines, the temporary policy's removal) until the next one-second tick, the migration's end,
+//! Ctrl-C or the deadline. What differs between the two is data, not code: [`Policy`] in
+//! [`Settings`] ([`Policy::LIBVIRT`], [`Policy::kubevirt`]) and the driver's answers
+//! ([`Driver::supports`], [`Driver::under_way`], [`Driver::streaming_since_ms`],
+//! [`Driver::monitor_progress_timeout_secs`]); [`Pilot`] decides on them.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::controller::{Controller, Decision};
+use super::controller::{AbortCause, Controller, Decision};
+use super::progress_timer::ProgressTimer;
 use super::sample::{JobSample, Mode, TimedEvent};
 
 /// How often drivers sample a job (KubeVirt's monitor period).
@@ -74,11 +86,13 @@ impl fmt::Display for DriverError {
 /// How the migration job ended: `Err` carries the hypervisor's message.
 pub type JobResult = Result<(), String>;
 
-/// A running migration job, as the loop sees it.
-pub trait Driver {
-    /// Waits up to `period` for the job to end: `Some` when it has (the driver's clock moves
-    /// on by the time waited).
-    fn wait(&mut self, period: Duration) -> Option<JobResult>;
+/// A running migration job, as the loop sees it. `P` is where the loop draws: a driver that
+/// has its own lines to show while it waits (KubeVirt's phases) draws them there too.
+#[allow(async_fn_in_trait)] // used generically and awaited in place, never spawned
+pub trait Driver<P: Progress + ?Sized> {
+    /// Waits up to `period` for the job to end (the KubeVirt driver: until its next tick):
+    /// `Some` when it has (the driver's clock moves on by the time waited).
+    async fn wait(&mut self, period: Duration, progress: &mut P) -> Option<JobResult>;
 
     /// Time since the job started, on the driver's clock.
     fn elapsed_ms(&self) -> u64;
@@ -87,26 +101,47 @@ pub trait Driver {
     /// the statistics could not be read). `elapsed_ms` is the fallback for a sample that
     /// carries no time of its own. The sample's `mode` is what the hypervisor shows:
     /// `PostCopy` for a guest in post-copy, `Paused` for a paused guest, else `PreCopy`.
-    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample>;
+    async fn sample(&mut self, elapsed_ms: u64, progress: &mut P) -> Option<JobSample>;
 
-    /// Whether this driver can take `decision` at all (see the module documentation).
+    /// Whether this driver can take the controller's `decision` (see the module
+    /// documentation).
     fn supports(&self, decision: &Decision) -> bool;
 
+    /// The hypervisor has taken the job on (libvirt: from the start; KubeVirt: once the
+    /// target is prepared or the copy runs): stopping it now is an abort of a migration under
+    /// way, not taking a request back ([`OnStop::AbortUntilUnderWay`]).
+    fn under_way(&self) -> bool {
+        true
+    }
+
+    /// When the copy started streaming, on the driver's clock; the controller judges times
+    /// from there (KubeVirt's completion budget counts from the start of streaming).
+    fn streaming_since_ms(&self) -> Option<u64> {
+        Some(0)
+    }
+
+    /// The progress timeout the hypervisor enforces itself (KubeVirt's monitor aborts after
+    /// `progressTimeout` s without progress), for the loop to say a stall as it grows;
+    /// `None` when the controller enforces it (libvirt).
+    fn monitor_progress_timeout_secs(&self) -> Option<u64> {
+        None
+    }
+
     /// Applies `StartPostCopy`, `RaiseMaxDowntime` or `Pause` (never `Continue` or `Abort`).
-    fn apply(&mut self, decision: Decision) -> Result<(), DriverError>;
+    async fn apply(&mut self, decision: Decision) -> Result<(), DriverError>;
 
     /// Asks the hypervisor to abort the job (the loop never does in post-copy).
-    fn abort(&mut self) -> Result<(), DriverError>;
+    async fn abort(&mut self) -> Result<(), DriverError>;
 
     /// Resumes the guest vmctl paused, if it is still paused: `Ok(false)` when it runs
     /// already (the hypervisor resumed it as the migration ended).
-    fn resume(&mut self) -> Result<bool, DriverError>;
+    async fn resume(&mut self) -> Result<bool, DriverError>;
 
     /// The max downtime set now, ms, if the hypervisor says.
-    fn max_downtime_ms(&mut self) -> Option<u64>;
+    async fn max_downtime_ms(&mut self) -> Option<u64>;
 
     /// Sets the max downtime, ms.
-    fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError>;
+    async fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError>;
 }
 
 /// Where the loop draws samples and events (`render::progress::ProgressView` on a terminal,
@@ -126,13 +161,83 @@ pub trait Progress {
     fn events(&self) -> &[TimedEvent];
 }
 
-/// Who ended a migration early.
+/// Who ended a migration early, or stopped following it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// The controller; with the cause id.
     Controller(&'static str),
     Interrupt,
     Timeout,
+}
+
+/// What Ctrl-C or the deadline does, by who runs the migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnStop {
+    /// Abort the job in pre-copy and follow it until it ends (the guest back on the source);
+    /// in post-copy say that nothing aborts and follow it to its end. libvirt's: vmctl runs
+    /// the migration and must stay to steer it.
+    Abort,
+    /// Before the hypervisor took the job on ([`Driver::under_way`]): abort it (take the
+    /// request back) and stop. After: stop following and leave it running (never an abort).
+    /// KubeVirt's Ctrl-C: a migration that started belongs to the cluster; `vmctl abort`
+    /// aborts it.
+    AbortUntilUnderWay,
+    /// Stop following and leave the job running. KubeVirt's deadline: `--timeout` ends the
+    /// wait, not the migration.
+    Leave,
+}
+
+/// What the controller's judgement is run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// Every sample (libvirt: the controller's guards run in every mode).
+    Always,
+    /// Pre-copy samples only (KubeVirt: advice on convergence; a guest the monitor paused or
+    /// switched is the monitor's business).
+    PreCopy,
+    /// No sample (KubeVirt with post-copy allowed: its monitor switches by itself, there is
+    /// nothing to advise).
+    Never,
+}
+
+/// The loop's rules that differ between hypervisors, as data; [`Pilot`] decides on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    pub on_interrupt: OnStop,
+    pub on_deadline: OnStop,
+    pub judge: Judge,
+    /// A `Paused` sample is the hypervisor's own decision (KubeVirt's monitor pauses the
+    /// guest to finish the copy: `migrationState.mode: Paused`) and is drawn as such; else
+    /// only a pause vmctl made counts (libvirt shows the guest paused around its own
+    /// switchover).
+    pub hypervisor_pauses: bool,
+}
+
+impl Policy {
+    /// vmctl runs the migration: it aborts on Ctrl-C and the deadline (in pre-copy) and acts
+    /// on every sample.
+    pub const LIBVIRT: Policy = Policy {
+        on_interrupt: OnStop::Abort,
+        on_deadline: OnStop::Abort,
+        judge: Judge::Always,
+        hypervisor_pauses: false,
+    };
+
+    /// KubeVirt's monitor runs the migration: Ctrl-C takes back a migration that is not under
+    /// way yet and otherwise stops following; the deadline stops following; the controller
+    /// advises on pre-copy, unless post-copy is allowed already.
+    pub fn kubevirt(post_copy_allowed: bool) -> Policy {
+        Policy {
+            on_interrupt: OnStop::AbortUntilUnderWay,
+            on_deadline: OnStop::Leave,
+            judge: if post_copy_allowed {
+                Judge::Never
+            } else {
+                Judge::PreCopy
+            },
+            hypervisor_pauses: true,
+        }
+    }
 }
 
 /// The max downtime before vmctl touched it, and whether vmctl changed it since.
@@ -144,13 +249,13 @@ pub struct DowntimeMemo {
 
 /// Sets the max downtime a migration starts with (before the job starts), remembering the
 /// one it replaces so that it can be put back if the migration does not happen.
-pub fn set_initial_downtime<D: Driver + ?Sized, P: Progress + ?Sized>(
+pub async fn set_initial_downtime<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
     driver: &mut D,
     initial_ms: u64,
     progress: &mut P,
 ) -> DowntimeMemo {
-    let original_ms = driver.max_downtime_ms();
-    match driver.set_max_downtime_ms(initial_ms) {
+    let original_ms = driver.max_downtime_ms().await;
+    match driver.set_max_downtime_ms(initial_ms).await {
         Ok(()) => DowntimeMemo {
             original_ms,
             changed: original_ms != Some(initial_ms),
@@ -173,18 +278,43 @@ pub fn set_initial_downtime<D: Driver + ?Sized, P: Progress + ?Sized>(
 pub struct Settings<'a> {
     /// How long to wait between samples.
     pub period: Duration,
-    /// Set by the Ctrl-C handler; the loop clears it when it acts on it.
+    /// Set by the Ctrl-C handler (or the driver that hears Ctrl-C itself); the loop clears
+    /// it when it acts on it.
     pub interrupt: &'a AtomicBool,
-    /// `--timeout`: abort (in pre-copy) after this long.
+    /// `--timeout`: the [`Policy`]'s `on_deadline` after this long.
     pub deadline: Option<Duration>,
     /// From [`set_initial_downtime`].
     pub downtime: DowntimeMemo,
+    pub policy: Policy,
 }
 
 /// How the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The job ended: `Err` carries the hypervisor's message.
+    Job(JobResult),
+    /// vmctl stopped following ([`OnStop::Leave`], or [`OnStop::AbortUntilUnderWay`] once
+    /// under way); the job goes on.
+    Left,
+    /// [`OnStop::AbortUntilUnderWay`] before the job was under way: the abort's result.
+    TakenBack(Result<(), DriverError>),
+}
+
+impl End {
+    /// The job's result; a job vmctl left or took back has none of its own.
+    pub fn result(&self) -> JobResult {
+        match self {
+            End::Job(r) => r.clone(),
+            End::Left => Err("vmctl stopped following the migration".into()),
+            End::TakenBack(_) => Err("vmctl took the migration back before it started".into()),
+        }
+    }
+}
+
+/// How the loop ended, and what it saw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Driven {
-    pub result: JobResult,
+    pub end: End,
     /// The mode the migration ended in.
     pub mode: Mode,
     pub stopped_by: Option<Stop>,
@@ -197,32 +327,38 @@ pub struct Driven {
     pub notes: Vec<String>,
 }
 
-/// Drives a started migration job to its end; see the module documentation.
-pub fn drive<D: Driver + ?Sized, P: Progress + ?Sized>(
+/// Drives a started migration job to its end (or until the policy leaves it); see the
+/// module documentation.
+pub async fn drive<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
     driver: &mut D,
     controller: &mut Controller,
     progress: &mut P,
     settings: &Settings<'_>,
 ) -> Driven {
-    let mut pilot = Pilot::new(settings.downtime);
-    let result = loop {
-        if let Some(result) = driver.wait(settings.period) {
-            break result;
+    let mut pilot = Pilot::new(settings.downtime, settings.policy);
+    let end = loop {
+        if let Some(result) = driver.wait(settings.period, progress).await {
+            break End::Job(result);
         }
         let elapsed_ms = driver.elapsed_ms();
         let interrupted = settings.interrupt.swap(false, Ordering::SeqCst);
         let timed_out = !pilot.stopped()
             && settings
                 .deadline
-                .is_some_and(|t| u128::from(elapsed_ms) > t.as_millis());
-        pilot.operator(driver, progress, interrupted, timed_out);
+                .is_some_and(|t| u128::from(elapsed_ms) >= t.as_millis());
+        if let Some(end) = pilot
+            .operator(driver, progress, interrupted, timed_out)
+            .await
+        {
+            break end;
+        }
         // `None`: the job may just have ended; the next wait says.
-        if let Some(sample) = driver.sample(elapsed_ms) {
-            pilot.on_sample(driver, controller, progress, sample);
+        if let Some(sample) = driver.sample(elapsed_ms, progress).await {
+            pilot.on_sample(driver, controller, progress, sample).await;
         }
     };
     let elapsed_ms = driver.elapsed_ms();
-    pilot.finish(driver, progress, result, elapsed_ms)
+    pilot.finish(driver, progress, end, elapsed_ms).await
 }
 
 /// The controller's advice on a decision the driver cannot take.
@@ -235,13 +371,12 @@ pub struct Advice {
     pub why: String,
 }
 
-/// The loop's rules between two waits, for any driver: [`drive`] runs them for a driver it
-/// can wait on (libvirt's, the scripted one); the KubeVirt follower, which waits on async
-/// watches instead, runs [`Pilot::judge`] over its samples with the KubeVirt driver
-/// ([`super::kubevirt::MonitorOwned`]), which takes no decision: one judgement, acted on
-/// where the driver can act and advised where it cannot.
+/// The loop's rules between two waits, for any driver, under the [`Policy`]: what Ctrl-C
+/// and the deadline do, what each sample shows, when the controller judges, what it acts on
+/// and what it advises, and what is put back at the end.
 #[derive(Debug, Clone)]
 pub struct Pilot {
+    policy: Policy,
     mode: Mode,
     stopped_by: Option<Stop>,
     paused_by_us: bool,
@@ -251,11 +386,14 @@ pub struct Pilot {
     last_sample: Option<JobSample>,
     /// A driver that can take no decision was advised: there is nothing more to say.
     done_advising: bool,
+    /// The hypervisor's own progress check, replayed on the samples.
+    progress_timer: ProgressTimer,
 }
 
 impl Pilot {
-    pub fn new(downtime: DowntimeMemo) -> Pilot {
+    pub fn new(downtime: DowntimeMemo, policy: Policy) -> Pilot {
         Pilot {
+            policy,
             mode: Mode::PreCopy,
             stopped_by: None,
             paused_by_us: false,
@@ -264,6 +402,7 @@ impl Pilot {
             downtime_changed: downtime.changed,
             last_sample: None,
             done_advising: false,
+            progress_timer: ProgressTimer::default(),
         }
     }
 
@@ -272,48 +411,61 @@ impl Pilot {
         self.stopped_by.is_some()
     }
 
-    /// The driver could take nothing, and the advice was given.
-    pub fn done_advising(&self) -> bool {
-        self.done_advising
-    }
-
-    /// The operator's part: Ctrl-C or the deadline aborts in pre-copy; never in post-copy.
-    pub fn operator<D: Driver + ?Sized, P: Progress + ?Sized>(
+    /// The operator's part: what Ctrl-C or the deadline does ([`OnStop`]); never an abort in
+    /// post-copy. `Some` when the loop ends here.
+    pub async fn operator<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
         &mut self,
         driver: &mut D,
         progress: &mut P,
         interrupted: bool,
         timed_out: bool,
-    ) {
-        if !interrupted && !timed_out {
-            return;
-        }
-        if self.mode == Mode::PostCopy {
-            if !self.refused_noted || interrupted {
-                progress.event(NOT_ABORTING_IN_POSTCOPY);
-                self.refused_noted = true;
+    ) -> Option<End> {
+        let (who, what, on) = match (interrupted, timed_out) {
+            (true, _) => (Stop::Interrupt, "Ctrl-C", self.policy.on_interrupt),
+            (false, true) => (Stop::Timeout, "--timeout reached", self.policy.on_deadline),
+            (false, false) => return None,
+        };
+        match on {
+            OnStop::Leave => {
+                self.stopped_by = Some(who);
+                Some(End::Left)
             }
-        } else if self.stopped_by.is_none() {
-            let (who, what) = if interrupted {
-                (Stop::Interrupt, "Ctrl-C")
-            } else {
-                (Stop::Timeout, "--timeout reached")
-            };
-            match driver.abort() {
-                Ok(()) => {
-                    self.stopped_by = Some(who);
-                    progress.event(&format!(
-                        "{what}: aborting the migration; waiting for the guest to run on the source again"
-                    ));
+            OnStop::AbortUntilUnderWay => {
+                self.stopped_by = Some(who);
+                if driver.under_way() || self.mode == Mode::PostCopy {
+                    Some(End::Left)
+                } else {
+                    Some(End::TakenBack(driver.abort().await))
                 }
-                Err(e) => progress.event(&format!("{what}: abort failed: {e}")),
+            }
+            OnStop::Abort if self.mode == Mode::PostCopy => {
+                if !self.refused_noted || interrupted {
+                    progress.event(NOT_ABORTING_IN_POSTCOPY);
+                    self.refused_noted = true;
+                }
+                None
+            }
+            OnStop::Abort => {
+                if self.stopped_by.is_none() {
+                    match driver.abort().await {
+                        Ok(()) => {
+                            self.stopped_by = Some(who);
+                            progress.event(&format!(
+                                "{what}: aborting the migration; waiting for the guest to run on the source again"
+                            ));
+                        }
+                        Err(e) => progress.event(&format!("{what}: abort failed: {e}")),
+                    }
+                }
+                None
             }
         }
     }
 
-    /// One sample: the mode it shows (a guest vmctl paused stays `Paused` until post-copy),
-    /// drawn, then judged unless the migration is being stopped.
-    pub fn on_sample<D: Driver + ?Sized, P: Progress + ?Sized>(
+    /// One sample: the mode it shows (a guest vmctl paused stays `Paused` until post-copy;
+    /// post-copy stays post-copy), drawn, checked against the hypervisor's own progress
+    /// timeout, then judged unless the migration is being stopped.
+    pub async fn on_sample<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
         &mut self,
         driver: &mut D,
         controller: &mut Controller,
@@ -321,8 +473,10 @@ impl Pilot {
         mut sample: JobSample,
     ) {
         self.mode = match sample.mode {
+            _ if self.mode == Mode::PostCopy => Mode::PostCopy,
             Mode::PostCopy => Mode::PostCopy,
-            Mode::Paused if self.paused_by_us && self.mode != Mode::PostCopy => Mode::Paused,
+            seen if self.policy.hypervisor_pauses => seen,
+            Mode::Paused if self.paused_by_us => Mode::Paused,
             _ => self.mode,
         };
         sample.mode = self.mode;
@@ -330,8 +484,28 @@ impl Pilot {
             return; // still setting up, or already torn down: nothing to show or judge
         }
         progress.sample(&sample);
-        if self.stopped_by.is_none() {
-            self.judge(driver, controller, progress, &sample);
+        // Post-copy and a paused guest are never aborted for lack of progress.
+        if self.mode == Mode::PreCopy
+            && let Some(timeout) = driver.monitor_progress_timeout_secs()
+            && let Some(stall) =
+                self.progress_timer
+                    .observe(sample.elapsed_ms, sample.remaining(), timeout)
+        {
+            progress.event_at(sample.elapsed_ms, &stall.text());
+        }
+        let judged = match self.policy.judge {
+            Judge::Always => true,
+            Judge::PreCopy => self.mode == Mode::PreCopy,
+            Judge::Never => false,
+        };
+        if judged && self.stopped_by.is_none() {
+            // Timed from the start of streaming, as the hypervisor's budget counts.
+            let since = driver.streaming_since_ms().unwrap_or(sample.elapsed_ms);
+            let streaming = JobSample {
+                elapsed_ms: sample.elapsed_ms.saturating_sub(since),
+                ..sample.clone()
+            };
+            self.judge(driver, controller, progress, &streaming).await;
         }
         self.last_sample = Some(sample);
     }
@@ -339,7 +513,7 @@ impl Pilot {
     /// The controller's part: judge one sample, apply its decision, or advise it when the
     /// driver cannot take it (the controller then moves on to its next option; a driver
     /// that can take none is advised once).
-    pub fn judge<D: Driver + ?Sized, P: Progress + ?Sized>(
+    pub async fn judge<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
         &mut self,
         driver: &mut D,
         controller: &mut Controller,
@@ -360,10 +534,10 @@ impl Pilot {
         }
         let applied = match decision {
             Decision::Continue => return,
-            Decision::Abort { cause } => driver.abort().map(|()| {
+            Decision::Abort { cause } => driver.abort().await.map(|()| {
                 self.stopped_by = Some(Stop::Controller(cause.cause_id()));
             }),
-            decision => driver.apply(decision).map(|()| match decision {
+            decision => driver.apply(decision).await.map(|()| match decision {
                 Decision::StartPostCopy => self.mode = Mode::PostCopy,
                 Decision::RaiseMaxDowntime { .. } => self.downtime_changed = true,
                 Decision::Pause => {
@@ -380,7 +554,7 @@ impl Pilot {
         }
     }
 
-    fn advise<D: Driver + ?Sized, P: Progress + ?Sized>(
+    fn advise<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
         &mut self,
         driver: &D,
         controller: &mut Controller,
@@ -401,17 +575,17 @@ impl Pilot {
     }
 
     /// The end: when the migration did not happen, put the guest back the way it was.
-    pub fn finish<D: Driver + ?Sized, P: Progress + ?Sized>(
+    pub async fn finish<P: Progress + ?Sized, D: Driver<P> + ?Sized>(
         self,
         driver: &mut D,
         progress: &mut P,
-        result: JobResult,
+        end: End,
         elapsed_ms: u64,
     ) -> Driven {
         let mut notes = Vec::new();
-        if result.is_err() {
+        if matches!(end, End::Job(Err(_))) {
             if self.paused_by_us {
-                match driver.resume() {
+                match driver.resume().await {
                     Ok(true) => {
                         progress.event("resumed the guest on the source (vmctl had paused it)")
                     }
@@ -424,11 +598,11 @@ impl Pilot {
             if self.downtime_changed
                 && let Some(ms) = self.downtime.original_ms
             {
-                let _ = driver.set_max_downtime_ms(ms);
+                let _ = driver.set_max_downtime_ms(ms).await;
             }
         }
         Driven {
-            result,
+            end,
             mode: self.mode,
             stopped_by: self.stopped_by,
             paused_by_us: self.paused_by_us,
@@ -445,7 +619,7 @@ const ACTIONS: [Decision; 4] = [
     Decision::RaiseMaxDowntime { ms: 0 },
     Decision::Pause,
     Decision::Abort {
-        cause: super::controller::AbortCause::NotConverging,
+        cause: AbortCause::NotConverging,
     },
 ];
 

@@ -13,12 +13,10 @@
 //!   ends with [`Ending`]. It takes its updates from any [`Updates`] source, so the loop is
 //!   tested with a script.
 //! - [`Followed`] is what `migrate` knows of the one migration it started (state, phase,
-//!   hand-off, the progress timer), [`sample_from`] turns KubeVirt's metrics into the
-//!   `JobSample` both drivers share, [`read_metrics`] reads them.
-//! - [`Advisor`] runs the migration controller over those samples. KubeVirt's migration
-//!   monitor decides on its own (vmctl cannot switch a KubeVirt migration to post-copy from
-//!   outside), so the controller's judgement of convergence is used to advise, not to act:
-//!   the same judgement the libvirt driver acts on.
+//!   hand-off), [`sample_from`] turns KubeVirt's metrics into the `JobSample` both drivers
+//!   share, [`read_metrics`] reads them. `operate::kubevirt_job` builds the KubeVirt driver
+//!   of the one loop (`migration::driver`) on them: the controller's judgement of
+//!   convergence runs there, as advice (KubeVirt's monitor decides on its own).
 //!
 //! It lives in `migration/`, not `cluster/`: it is about following migrations and sits next
 //! to the KubeVirt driver and the controller it consults; it reads the cluster only through
@@ -32,13 +30,9 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::JobSample;
-use super::controller::{Config, Controller};
-use super::driver::{DowntimeMemo, Pilot, Progress};
-use super::kubevirt::{KubeVirtDriver, MetricsUnavailable, MonitorOwned, Prometheus};
+use super::kubevirt::{KubeVirtDriver, MetricsUnavailable, Prometheus};
 use super::kubevirt_metrics::MigrationMetrics;
-use super::progress_timer::ProgressTimer;
-use super::sample::Mode;
+use super::sample::{JobSample, Mode};
 use crate::cluster::live::LiveSource;
 use crate::cluster::watch::{Boxed, Change, Reconnecting, Watch};
 use crate::cluster::{Kind, Query};
@@ -597,8 +591,6 @@ pub struct Followed {
     pub announced_target_pod: bool,
     pub announced_policy: bool,
     pub started_ms: Option<u64>,
-    /// KubeVirt's progress check replayed on the samples.
-    pub progress: ProgressTimer,
     /// `progressTimeout` from the configuration in force when vmctl started it.
     pub progress_timeout: u64,
 }
@@ -715,63 +707,9 @@ pub async fn read_metrics(
     }
 }
 
-// ---------------------------------------------------------------- advice
-
-/// Runs the migration controller over a KubeVirt migration's samples, through the loop's
-/// own rules ([`Pilot::judge`]) with the driver that takes no decision ([`MonitorOwned`]),
-/// as if post-copy were allowed: when it would switch to post-copy, post-copy is what this
-/// migration lacks. Advises once; never when post-copy is already allowed (KubeVirt then
-/// switches by itself).
-#[derive(Debug, Clone)]
-pub struct Advisor {
-    judging: Option<(Pilot, Controller)>,
-}
-
-impl Advisor {
-    /// `config`: the migration's effective configuration; `budget_secs`: KubeVirt's
-    /// completion budget for this migration, when known.
-    pub fn new(
-        config: &crate::model::kubevirt::EffectiveMigrationConfig,
-        memory_bytes: u64,
-        budget_secs: Option<u64>,
-        post_copy_allowed: bool,
-    ) -> Self {
-        let mut cfg = Config::for_kubevirt(config, memory_bytes);
-        cfg.allow_postcopy = true;
-        // KubeVirt's own progress timeout is replayed elsewhere (ProgressTimer) and reported
-        // as what it is; the controller judges convergence only.
-        cfg.progress_timeout_secs = 0;
-        if let Some(b) = budget_secs {
-            cfg.budget_secs = b;
-        }
-        Advisor {
-            judging: (!post_copy_allowed)
-                .then(|| (Pilot::new(DowntimeMemo::default()), Controller::new(cfg))),
-        }
-    }
-
-    /// Judges a pre-copy sample (`elapsed_ms` counted from the start of streaming); the
-    /// advice, once, goes to `progress`.
-    pub fn observe<P: Progress + ?Sized>(&mut self, sample: &JobSample, progress: &mut P) {
-        if sample.mode != Mode::PreCopy {
-            return;
-        }
-        let Some((pilot, controller)) = self.judging.as_mut() else {
-            return;
-        };
-        pilot.judge(&mut MonitorOwned, controller, progress, sample);
-        if pilot.done_advising() {
-            self.judging = None;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::migration::controller::Decision;
-    use crate::migration::driver::Advice;
-    use crate::migration::sample::TimedEvent;
     use serde_json::json;
 
     fn vmim(name: &str, phase: &str) -> Boxed<VirtualMachineInstanceMigration> {
@@ -834,136 +772,6 @@ mod tests {
                 .and_then(|v| v.status.node_name.as_deref()),
             Some("node-1")
         );
-    }
-
-    const MIB: u64 = 1 << 20;
-
-    fn sample(at_s: u64, remaining_mib: u64) -> JobSample {
-        JobSample {
-            elapsed_ms: at_s * 1000,
-            data_total: 2048 * MIB,
-            data_remaining: remaining_mib * MIB,
-            data_processed: (2048 - remaining_mib.min(2048)) * MIB,
-            memory_total: 2048 * MIB,
-            memory_remaining: remaining_mib * MIB,
-            memory_processed: (2048 - remaining_mib.min(2048)) * MIB,
-            memory_bps: 100 * MIB,
-            dirty_rate_bps: 200 * MIB,
-            ..JobSample::default()
-        }
-    }
-
-    /// Passes that start as large as the one before, the guest dirtying faster than the
-    /// network sends: the controller would switch to post-copy.
-    fn not_converging() -> Vec<JobSample> {
-        [1000, 500, 900, 450, 900, 450, 900, 450]
-            .iter()
-            .enumerate()
-            .map(|(i, r)| sample(i as u64, *r))
-            .collect()
-    }
-
-    /// Keeps what the advisor shows.
-    #[derive(Default)]
-    struct Shown {
-        advice: Vec<Advice>,
-        events: Vec<TimedEvent>,
-    }
-
-    impl Progress for Shown {
-        fn sample(&mut self, _s: &JobSample) {}
-        fn event(&mut self, text: &str) {
-            self.event_at(0, text);
-        }
-        fn event_at(&mut self, at_ms: u64, text: &str) {
-            self.events.push(TimedEvent {
-                at_ms,
-                text: text.to_string(),
-            });
-        }
-        fn set_budget(&mut self, _budget_secs: Option<u64>) {}
-        fn advise(&mut self, advice: &Advice) {
-            self.advice.push(advice.clone());
-        }
-        fn events(&self) -> &[TimedEvent] {
-            &self.events
-        }
-    }
-
-    fn advisor(post_copy_allowed: bool) -> Advisor {
-        Advisor::new(
-            &crate::model::MigrationConfig::default().effective(None),
-            2048 * MIB,
-            Some(300),
-            post_copy_allowed,
-        )
-    }
-
-    fn shown(advisor: &mut Advisor, samples: &[JobSample]) -> Shown {
-        let mut shown = Shown::default();
-        for s in samples {
-            advisor.observe(s, &mut shown);
-        }
-        shown
-    }
-
-    #[test]
-    fn advises_post_copy_once_when_pre_copy_does_not_converge() {
-        let shown = shown(&mut advisor(false), &not_converging());
-        let advice = &shown.advice;
-        assert_eq!(advice.len(), 1, "{advice:?}");
-        assert_eq!(advice[0].decision, Decision::StartPostCopy);
-        assert!(!advice[0].why.contains("->"), "{advice:?}");
-        assert!(!advice[0].why.starts_with("not converging"), "{advice:?}");
-        assert!(!advice[0].why.is_empty());
-        // Advice is all it shows: the controller's "-> switch to post-copy" is not an event.
-        assert!(shown.events.is_empty(), "{:?}", shown.events);
-    }
-
-    #[test]
-    fn no_advice_when_post_copy_is_allowed_or_the_copy_converges() {
-        assert!(
-            shown(&mut advisor(true), &not_converging())
-                .advice
-                .is_empty()
-        );
-        let shrinking: Vec<JobSample> = [1000, 500, 200, 100, 50, 20, 10, 5]
-            .iter()
-            .enumerate()
-            .map(|(i, r)| JobSample {
-                dirty_rate_bps: MIB,
-                ..sample(i as u64, *r)
-            })
-            .collect();
-        assert!(shown(&mut advisor(false), &shrinking).advice.is_empty());
-        // Post-copy already running: nothing to advise.
-        let post: Vec<JobSample> = not_converging()
-            .into_iter()
-            .map(|s| JobSample {
-                mode: Mode::PostCopy,
-                ..s
-            })
-            .collect();
-        assert!(shown(&mut advisor(false), &post).advice.is_empty());
-    }
-
-    #[test]
-    fn the_kubevirt_driver_takes_no_decision() {
-        use crate::migration::driver::Driver;
-        let mut d = MonitorOwned;
-        for decision in [
-            Decision::StartPostCopy,
-            Decision::Pause,
-            Decision::RaiseMaxDowntime { ms: 500 },
-            Decision::Abort {
-                cause: crate::migration::controller::AbortCause::NotConverging,
-            },
-        ] {
-            assert!(!d.supports(&decision), "{decision:?}");
-            assert!(d.apply(decision).is_err());
-        }
-        assert!(d.abort().is_err());
-        assert_eq!(d.resume(), Ok(false));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! - virt-handler's metrics through the API server's pod proxy, or a Prometheus.
 //!
 //! Reads go through `LiveSource` (retries on 409/429/5xx); mutations are sent once, and a
-//! refusal names the verb, the resource and the RBAC rule that would allow it.
+//! refusal names the verb, the resource and the RBAC rule that would allow it. The one
+//! migration loop's driver over these calls (`migration::driver::Driver`) is
+//! `operate::kubevirt_job::KubeVirtJob`: it draws while it waits, so it sits above `render/`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -556,62 +558,6 @@ fn unreadable_answer(verb: &str, kind: Kind, cluster_url: &str, why: &BodyError)
         hints: vec![format!(
             "the {verb} happened: look before repeating it (`vmctl status`)"
         )],
-    }
-}
-
-/// A KubeVirt migration as [`super::driver`]'s loop sees it: virt-handler's migration
-/// monitor runs it, so the loop can take none of the controller's decisions. Post-copy,
-/// the max downtime and pausing the guest are the monitor's (set beforehand through a
-/// MigrationPolicy); aborting is deleting the VMIM, which the async follower does on
-/// Ctrl-C (`operate::migrate`), not the controller. The controller's judgement is advice.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MonitorOwned;
-
-/// What every call on [`MonitorOwned`] answers.
-const MONITOR_OWNS_IT: &str =
-    "KubeVirt's migration monitor runs this migration; vmctl can only abort it (delete the VMIM)";
-
-impl super::driver::Driver for MonitorOwned {
-    fn wait(&mut self, _period: Duration) -> Option<super::driver::JobResult> {
-        None // the follower waits on watches, not on this driver
-    }
-
-    fn elapsed_ms(&self) -> u64 {
-        0
-    }
-
-    fn sample(&mut self, _elapsed_ms: u64) -> Option<super::JobSample> {
-        None // samples come from virt-handler's metrics, read by the follower
-    }
-
-    fn supports(&self, _decision: &super::controller::Decision) -> bool {
-        false
-    }
-
-    fn apply(
-        &mut self,
-        _decision: super::controller::Decision,
-    ) -> std::result::Result<(), super::driver::DriverError> {
-        Err(super::driver::DriverError(MONITOR_OWNS_IT.into()))
-    }
-
-    fn abort(&mut self) -> std::result::Result<(), super::driver::DriverError> {
-        Err(super::driver::DriverError(MONITOR_OWNS_IT.into()))
-    }
-
-    fn resume(&mut self) -> std::result::Result<bool, super::driver::DriverError> {
-        Ok(false)
-    }
-
-    fn max_downtime_ms(&mut self) -> Option<u64> {
-        None
-    }
-
-    fn set_max_downtime_ms(
-        &mut self,
-        _ms: u64,
-    ) -> std::result::Result<(), super::driver::DriverError> {
-        Err(super::driver::DriverError(MONITOR_OWNS_IT.into()))
     }
 }
 

@@ -18,17 +18,27 @@ use virt::sys;
 
 use super::classify::DomainStatus;
 use super::driver::Progress;
-use super::libvirt::{Request, domain_status, job_stats, state_and_reason};
+use super::libvirt_domain::{domain_status, job_stats, state_and_reason};
 use super::postcopy_fate::{
     self, DestinationSide, Fate, Names, SourceSide, SourceWatch, WatchStep,
 };
 
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
-/// Where the guest is after the migrate call failed with `error` in post-copy.
+/// The migration whose post-copy failed.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration<'a> {
+    pub domain: &'a str,
+    pub src_uri: &'a str,
+    pub dst_uri: &'a str,
+}
+
+/// Where the guest is after the migrate call failed with `error` in post-copy (`interrupt`:
+/// Ctrl-C stops watching the source).
 pub fn observe<P: Progress + ?Sized>(
     dom: &Domain,
-    req: &Request<'_>,
+    req: &Migration<'_>,
+    interrupt: &AtomicBool,
     src_host: &str,
     error: &str,
     progress: &mut P,
@@ -37,7 +47,7 @@ pub fn observe<P: Progress + ?Sized>(
         "libvirt failed the migration in post-copy ({error}): watching the source to tell \
          where the guest is"
     ));
-    let src = watch_source(dom, req.interrupt, progress);
+    let src = watch_source(dom, interrupt, progress);
     let (dst, dst_host, dst_libvirt) = read_destination(req.dst_uri, req.domain);
     let dst_host = dst_host.unwrap_or_else(|| format!("the destination ({})", req.dst_uri));
     postcopy_fate::fate(

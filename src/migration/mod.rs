@@ -10,7 +10,10 @@ pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;
 #[cfg(feature = "libvirt")]
+pub mod libvirt_domain;
+#[cfg(feature = "libvirt")]
 pub mod libvirt_fate;
+pub mod pass_rules;
 pub mod plan;
 pub mod postcopy_fate;
 pub mod predict;

@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use super::controller::{POSTCOPY_SOONER_FACTOR, POSTCOPY_SOONER_PASSES, STALL_RATIO as KEEPS_UP};
+use super::pass_rules::{POSTCOPY_SOONER_FACTOR, POSTCOPY_SOONER_PASSES, STALL_RATIO as KEEPS_UP};
 use super::sample::DirtyRateSource;
 
 const MIB: f64 = 1_048_576.0;

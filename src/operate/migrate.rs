@@ -1,33 +1,33 @@
 //! Following a migration vmctl started through KubeVirt (I/O and presentation together, so
-//! above `render/`): the follower's updates turned into phase lines, progress samples from
-//! virt-handler's metrics, the temporary policy's removal at the hand-off, the controller's
-//! advice, and at the end the result document or the diagnosis `explain` gives.
-
-use serde::Serialize;
-use serde_json::Value;
-
-use crate::policy::preflight::Preflight;
-use std::time::{Duration, Instant};
-
-use serde_json::json;
+//! above `render/`): the one loop (`migration::driver::drive`) over the KubeVirt driver
+//! (`operate::kubevirt_job`: phase lines, progress samples from virt-handler's metrics, the
+//! temporary policy's removal at the hand-off), the controller's advice, what Ctrl-C and
+//! `--timeout` leave behind, and at the end the result document or the diagnosis `explain`
+//! gives.
 
 use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::kubevirt_job::{JobSetup, KubeVirtJob};
 use crate::cli::MigrateArgs;
-use crate::cluster::{Kind, Query, Source};
 use crate::context::{ClockSource, Context};
 use crate::error::{Result, exit};
-use crate::migration::follow::{
-    Advisor, Ending, FollowSpec, Followed, Follower, Key, MetricsSource, Mirror, Observer, Stop,
-    follow, handed_off, mode_of, read_metrics, sample_from,
+use crate::migration::controller::{Config, Controller};
+use crate::migration::driver::{
+    DowntimeMemo, End, Policy, SAMPLE_PERIOD, Settings, Stop as DriverStop, drive,
 };
-use crate::migration::kubevirt::{KubeVirtDriver, MetricsUnavailable, Prometheus};
-use crate::migration::{JobSample, Mode, Outcome, Summary};
+use crate::migration::follow::{Followed, MetricsSource, mode_of};
+use crate::migration::kubevirt::{KubeVirtDriver, Prometheus};
+use crate::migration::{Outcome, Summary};
+use crate::model::VirtualMachineInstanceMigration;
 use crate::model::vmi::AbortStatus;
 use crate::model::vmim::MigrationPhase;
-use crate::model::{Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
-use crate::policy::links::MIGRATION_JOB_UID_LABEL;
-use crate::render::follow::{self as text, report_changes};
+use crate::policy::preflight::Preflight;
+use crate::render::follow as text;
 use crate::render::progress::ProgressView;
 use crate::render::{OutputFormat, stderr_line, structured, write_stdout};
 use crate::triage::Outcome as TriageOutcome;
@@ -62,214 +62,6 @@ pub struct MigrationPlan {
     /// What was said on stderr about the input (unknown values …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-/// The follow of one migration vmctl started: the follower's updates, and what `migrate`
-/// does with them (phase lines, progress samples, the temporary policy's removal, advice).
-pub(crate) struct Following<'a> {
-    pub(crate) driver: &'a KubeVirtDriver<'a>,
-    pub(crate) namespace: &'a str,
-    /// The VMI.
-    pub(crate) name: &'a str,
-    pub(crate) vmim_name: String,
-    pub(crate) f: Followed,
-    pub(crate) view: ProgressView,
-    pub(crate) metrics: MetricsSource,
-    pub(crate) started: Instant,
-    /// The temporary policy, until the hand-off.
-    pub(crate) policy_alive: Option<String>,
-    /// Follow to the end (else: until the hand-off).
-    pub(crate) wait: bool,
-    pub(crate) budget: Option<u64>,
-    /// Progress bars on a terminal (else one heartbeat line per 10 s).
-    pub(crate) bars: bool,
-    pub(crate) advisor: Advisor,
-    pub(crate) degraded: Option<String>,
-    pub(crate) last_heartbeat_ms: u64,
-    pub(crate) target_pod: Option<Pod>,
-    pub(crate) last_target_lookup: u64,
-}
-
-impl Following<'_> {
-    fn now_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
-    }
-
-    /// Follows until the migration ends (or is handed off, without `wait`), Ctrl-C or the
-    /// deadline.
-    pub(crate) async fn run(&mut self, deadline: Option<Instant>) -> Result<Ending> {
-        let spec = FollowSpec::one(self.namespace, &self.vmim_name, self.name)?
-            .with_tick(Duration::from_secs(1))
-            .with_deadline(deadline);
-        let mut follower = Follower::new(self.driver.live(), spec);
-        if let Some(m) = self.f.vmim.clone() {
-            follower.mirror.follow_vmim(m);
-        }
-        follower
-            .mirror
-            .follow_vmi((self.namespace.to_string(), self.name.to_string()), None);
-        follow(&mut follower, self).await
-    }
-
-    /// The policy has done its job once KubeVirt recorded it at the hand-off.
-    async fn remove_policy_after_hand_off(&mut self, now_ms: u64) {
-        if !handed_off(&self.f) {
-            return;
-        }
-        let Some(p) = self.policy_alive.take() else {
-            return;
-        };
-        let applied = self.f.state().and_then(|s| s.migration_policy_name.clone());
-        match applied.as_deref() {
-            Some(a) if a == p => self.view.event_at(
-                now_ms,
-                &format!("policy {p} applied (migrationState.migrationPolicyName); removing it"),
-            ),
-            Some(other) => self.view.event_at(
-                now_ms,
-                &format!(
-                    "warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"
-                ),
-            ),
-            None => self
-                .view
-                .event_at(now_ms, &format!("hand-off done; removing policy {p}")),
-        }
-        let _ = self.driver.delete_policy(&p).await;
-    }
-
-    /// Once a second: the target pod while scheduling, a progress sample while running,
-    /// a heartbeat line off a terminal.
-    async fn on_tick(&mut self) -> Result<()> {
-        let now_ms = self.now_ms();
-        let namespace = self.namespace;
-        // The target pod, for the Scheduling line (unschedulable, …).
-        if matches!(
-            self.f.phase(),
-            MigrationPhase::Pending | MigrationPhase::Scheduling
-        ) && (self.target_pod.is_none() || now_ms >= self.last_target_lookup + 2000)
-        {
-            self.last_target_lookup = now_ms;
-            if let Some(uid) = self.f.vmim.as_ref().and_then(|m| m.uid()) {
-                let q = Query::namespace(Some(namespace))
-                    .with_label(&format!("{MIGRATION_JOB_UID_LABEL}={uid}"))?;
-                if let Ok(pods) = self.driver.live().list_decoded::<Pod>(Kind::Pod, &q).await {
-                    self.target_pod = pods.into_iter().next();
-                }
-            }
-        }
-        if self.f.phase() == MigrationPhase::Running && self.degraded.is_none() {
-            self.sample(now_ms).await;
-        }
-        // Off a terminal without bars, one line per interval keeps the log alive.
-        let f = &self.f;
-        if !self.bars
-            && (self.degraded.is_some() || f.phase() != MigrationPhase::Running)
-            && now_ms >= self.last_heartbeat_ms + 10_000
-        {
-            self.last_heartbeat_ms = now_ms;
-            let state = f.state();
-            let streaming_ms = state
-                .and_then(|s| s.start_timestamp.as_ref())
-                .map(|_| f.started_ms.map_or(now_ms, |s| now_ms.saturating_sub(s)));
-            stderr_line(&text::heartbeat(
-                now_ms,
-                f.phase(),
-                state.and_then(|s| s.mode.as_ref()),
-                streaming_ms,
-                self.budget,
-            ));
-        }
-        Ok(())
-    }
-
-    /// Reads the metrics into a sample: drawn, checked against KubeVirt's progress timeout,
-    /// and judged by the controller for advice.
-    async fn sample(&mut self, now_ms: u64) {
-        let mode = mode_of(self.f.state().and_then(|s| s.mode.as_ref()));
-        let (namespace, name) = (self.namespace, self.name);
-        match read_metrics(self.driver, &mut self.metrics, &self.f, namespace, name).await {
-            Ok(m) if !m.is_empty() => {
-                let sample = sample_from(&m, now_ms, mode);
-                self.view.sample(&sample);
-                // Post-copy and a paused guest are never aborted for lack of progress.
-                if mode == Mode::PreCopy {
-                    let f = &mut self.f;
-                    let timeout = f
-                        .state()
-                        .and_then(|s| s.migration_configuration.as_ref())
-                        .and_then(|c| c.progress_timeout)
-                        .unwrap_or(f.progress_timeout);
-                    if let Some(stall) = f.progress.observe(now_ms, sample.remaining(), timeout) {
-                        self.view.event_at(now_ms, &stall.text());
-                    }
-                }
-                // The controller's judgement, timed from the start of streaming.
-                let streaming = JobSample {
-                    elapsed_ms: now_ms.saturating_sub(self.f.started_ms.unwrap_or(now_ms)),
-                    ..sample
-                };
-                self.advisor.observe(&streaming, &mut self.view);
-            }
-            Ok(_) => {}
-            Err(MetricsUnavailable(why)) => {
-                self.view.event_at(
-                    now_ms,
-                    &format!("no progress bars: {why}; following the phases only"),
-                );
-                self.degraded = Some(why);
-            }
-        }
-    }
-}
-
-impl Observer for Following<'_> {
-    async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
-        let key: Key = (self.namespace.to_string(), self.vmim_name.clone());
-        let vmi_key: Key = (self.namespace.to_string(), self.name.to_string());
-        if let Some(m) = mirror.vmim_last(&key) {
-            self.f.vmim = Some(m.clone());
-        }
-        self.f.vmim_deleted = mirror.vmim_gone(&key);
-        self.f.vmi = mirror.vmi_last(&vmi_key).cloned();
-
-        let now_ms = self.now_ms();
-        report_changes(
-            &mut self.f,
-            &mut self.view,
-            now_ms,
-            self.target_pod.as_ref(),
-            self.budget,
-        );
-        self.remove_policy_after_hand_off(now_ms).await;
-        let f = &mut self.f;
-        if f.vmim_deleted || f.phase().is_final() {
-            // The VMIM's watch can report the end before the VMI's: read the VMI once more.
-            if let Ok(Some(fresh)) = crate::cluster::get_as::<VirtualMachineInstance>(
-                self.driver.live(),
-                Kind::VirtualMachineInstance,
-                Some(self.namespace),
-                self.name,
-            )
-            .await
-            {
-                f.vmi = Some(fresh);
-                report_changes(
-                    f,
-                    &mut self.view,
-                    now_ms,
-                    self.target_pod.as_ref(),
-                    self.budget,
-                );
-            }
-            return Ok(true);
-        }
-        Ok(!self.wait && handed_off(f))
-    }
-
-    async fn tick(&mut self) -> Result<()> {
-        self.on_tick().await
-    }
 }
 
 /// The end: summary, and on failure the diagnosis `vmctl explain` gives.
@@ -439,8 +231,11 @@ pub(crate) struct Started {
     pub(crate) abort_cmd: String,
 }
 
-/// Follows the migration to its end (or the hand-off with `--no-wait`), removes the
-/// temporary policy, and says how it ended: the result, or the diagnosis `explain` gives.
+/// Drives the migration through the one loop (`migration::driver::drive`) with the KubeVirt
+/// driver (`operate::kubevirt_job`) to its end (or the hand-off with `--no-wait`), removes
+/// the temporary policy, and says how it ended: the result, or the diagnosis `explain`
+/// gives. Ctrl-C and `--timeout` follow KubeVirt's [`Policy`]: a migration not yet under way
+/// is taken back (its VMIM deleted); one under way belongs to the cluster and goes on.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn follow_to_end(
     ctx: &'static Context,
@@ -463,11 +258,10 @@ pub(crate) async fn follow_to_end(
     let (namespace, name) = (plan.namespace.as_str(), plan.vmi.as_str());
     let vmim_name = vmim.name().to_string();
     let wait = !args.no_wait;
-    let timeout = args.timeout;
     let post_copy_allowed = args.allow_postcopy || current.allow_post_copy;
     let is_tty = std::io::stderr().is_terminal();
     let budget = pre.budget_seconds;
-    let view = if ctx.output.is_structured() {
+    let mut view = if ctx.output.is_structured() {
         ProgressView::quiet(ctx.style, name, budget)
     } else {
         ProgressView::new(ctx.style, is_tty, name, budget)
@@ -479,72 +273,66 @@ pub(crate) async fn follow_to_end(
             pod: None,
         },
     };
-    let mut following = Following {
+    let interrupt = AtomicBool::new(false);
+    let mut job = KubeVirtJob::new(JobSetup {
         driver,
         namespace,
         name,
-        vmim_name: vmim_name.clone(),
-        f: Followed {
+        followed: Followed {
             vmim: Some(vmim),
             progress_timeout: current.progress_timeout,
             ..Followed::default()
         },
-        view,
         metrics,
         started,
-        policy_alive: policy_name.clone(),
+        deadline: args.timeout.map(|t| started + t),
+        policy: policy_name.clone(),
         wait,
         budget,
         bars: is_tty && !ctx.output.is_structured(),
-        advisor: Advisor::new(
-            current,
-            guest_memory.unwrap_or(0),
-            budget,
-            post_copy_allowed,
-        ),
-        degraded: None,
-        last_heartbeat_ms: 0,
-        target_pod: None,
-        last_target_lookup: 0,
+        interrupt: &interrupt,
+    })?;
+    // The controller KubeVirt's monitor amounts to, judging for advice (see `Policy`).
+    let mut controller = Controller::new(Config::advising_kubevirt(
+        current,
+        guest_memory.unwrap_or(0),
+        budget,
+    ));
+    let settings = Settings {
+        period: SAMPLE_PERIOD,
+        interrupt: &interrupt,
+        deadline: args.timeout,
+        downtime: DowntimeMemo::default(),
+        policy: Policy::kubevirt(post_copy_allowed),
     };
-    let ending = following.run(timeout.map(|t| started + t)).await;
-    let Following {
-        f: followed,
-        mut view,
-        mut policy_alive,
-        ..
-    } = following;
-    let ending = match ending {
-        Ok(e) => e,
-        Err(e) => {
-            view.close();
-            if let Some(p) = &policy_alive {
-                cleanup_policy(driver, p).await;
-            }
-            stderr_line(&text::migration_goes_on(&abort_cmd));
-            return Err(e);
+    let driven = drive(&mut job, &mut controller, &mut view, &settings).await;
+    let followed = std::mem::take(&mut job.f);
+    let (policy_alive, failed) = (job.policy_alive.take(), job.failed.take());
+    if let Some(e) = failed {
+        view.close();
+        if let Some(p) = &policy_alive {
+            cleanup_policy(driver, p).await;
         }
-    };
-    if let Some(p) = policy_alive.take() {
+        stderr_line(&text::migration_goes_on(&abort_cmd));
+        return Err(e);
+    }
+    if let Some(p) = policy_alive {
         cleanup_policy(driver, &p).await;
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;
 
-    match ending {
-        Ending::Stopped(Stop::Interrupted) => {
+    match (driven.end, driven.stopped_by) {
+        (End::TakenBack(deleted), _) => {
             view.close();
-            after_interrupt(
-                driver,
-                &followed,
-                namespace,
-                &vmim_name,
-                created_vmim,
-                &abort_cmd,
-            )
-            .await;
+            if created_vmim {
+                stderr_line(&text::interrupted_deleted(&vmim_name, deleted.is_ok()));
+            } else {
+                // virt-api created it for the VM; deleting it is an abort like any other.
+                stderr_line(&text::interrupted_cancelled(&vmim_name));
+            }
             Ok(exit::INTERRUPTED)
         }
-        Ending::Stopped(Stop::DeadlinePassed) => {
+        (End::Left, Some(DriverStop::Timeout)) => {
             view.close();
             stderr_line(&text::migrate_timed_out(
                 elapsed_ms,
@@ -553,7 +341,17 @@ pub(crate) async fn follow_to_end(
             ));
             Ok(exit::TIMEOUT)
         }
-        Ending::Done if !wait => {
+        (End::Left, _) => {
+            view.close();
+            stderr_line(&text::interrupted_detached(
+                namespace,
+                &vmim_name,
+                followed.phase(),
+                &abort_cmd,
+            ));
+            Ok(exit::INTERRUPTED)
+        }
+        (End::Job(_), _) if !wait => {
             view.close();
             write_stdout(&format!(
                 "{namespace}/{vmim_name}\n  handed off (policy {} applied and removed)\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n",
@@ -561,7 +359,7 @@ pub(crate) async fn follow_to_end(
             ))?;
             Ok(exit::OK)
         }
-        Ending::Done => {
+        (End::Job(_), _) => {
             finish(
                 ctx,
                 guest_memory,
@@ -574,42 +372,6 @@ pub(crate) async fn follow_to_end(
             )
             .await
         }
-    }
-}
-
-/// What Ctrl-C means for `migrate` (the follower only stops following): a migration that
-/// never started streaming is vmctl's to take back; one that started belongs to the cluster.
-async fn after_interrupt(
-    driver: &KubeVirtDriver<'_>,
-    followed: &Followed,
-    namespace: &str,
-    vmim_name: &str,
-    created_vmim: bool,
-    abort_cmd: &str,
-) {
-    let never_started = followed.state().is_none_or(|s| s.start_timestamp.is_none())
-        && !matches!(
-            followed.phase(),
-            MigrationPhase::PreparingTarget
-                | MigrationPhase::TargetReady
-                | MigrationPhase::Running
-                | MigrationPhase::Succeeded
-                | MigrationPhase::Failed
-        );
-    if never_started && created_vmim {
-        let gone = driver.delete_vmim(namespace, vmim_name).await;
-        stderr_line(&text::interrupted_deleted(vmim_name, gone.is_ok()));
-    } else if never_started {
-        // virt-api created it for the VM; deleting it is an abort like any other.
-        let _ = driver.delete_vmim(namespace, vmim_name).await;
-        stderr_line(&text::interrupted_cancelled(vmim_name));
-    } else {
-        stderr_line(&text::interrupted_detached(
-            namespace,
-            vmim_name,
-            followed.phase(),
-            abort_cmd,
-        ));
     }
 }
 

@@ -3,5 +3,8 @@
 
 pub mod abort_kubevirt;
 pub mod drain;
+pub mod kubevirt_job;
 pub mod migrate;
+pub mod migrate_kubevirt;
+pub mod migrate_libvirt;
 pub mod status_watch;

@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use futures::executor::block_on;
+
 use super::*;
 use crate::migration::controller::tests::{NOT_CONVERGING, Row, SAW_TOOTH_CONVERGING, cfg, sample};
 use crate::migration::controller::{AbortCause, Config};
@@ -33,6 +35,11 @@ enum Beat {
     CtrlC(JobSample),
     /// The job ends.
     End(JobResult),
+    /// The hypervisor takes the job on and starts streaming (KubeVirt: the target is ready).
+    UnderWay,
+    /// A wait that ends at the deadline (the clock jumps to it), as KubeVirt's follower
+    /// wakes for it.
+    Deadline,
 }
 
 /// Plays a script of samples, records every call, fails the calls it is told to fail.
@@ -50,9 +57,14 @@ struct ScriptedDriver {
     paused: bool,
     /// Someone else resumes the guest at every wait.
     resumed_behind_our_back: bool,
+    /// `Driver::under_way`, `streaming_since_ms`, `monitor_progress_timeout_secs`.
+    under_way: bool,
+    streaming_since_ms: Option<u64>,
+    monitor_progress_timeout_secs: Option<u64>,
     // The run's setup, for `play`:
     initial_downtime_ms: Option<u64>,
     deadline: Option<Duration>,
+    policy: Policy,
 }
 
 impl ScriptedDriver {
@@ -68,8 +80,12 @@ impl ScriptedDriver {
             downtime_ms: 300,
             paused: false,
             resumed_behind_our_back: false,
+            under_way: true,
+            streaming_since_ms: Some(0),
+            monitor_progress_timeout_secs: None,
             initial_downtime_ms: None,
             deadline: None,
+            policy: Policy::LIBVIRT,
         }
     }
 
@@ -94,8 +110,8 @@ impl ScriptedDriver {
     }
 }
 
-impl Driver for ScriptedDriver {
-    fn wait(&mut self, period: Duration) -> Option<JobResult> {
+impl<P: Progress + ?Sized> Driver<P> for ScriptedDriver {
+    async fn wait(&mut self, period: Duration, _progress: &mut P) -> Option<JobResult> {
         if self.resumed_behind_our_back {
             self.paused = false;
         }
@@ -109,6 +125,19 @@ impl Driver for ScriptedDriver {
             Beat::CtrlC(s) => (s, true),
             Beat::Nothing => {
                 self.clock_ms += period.as_millis() as u64;
+                return None;
+            }
+            Beat::UnderWay => {
+                self.clock_ms += period.as_millis() as u64;
+                self.under_way = true;
+                self.streaming_since_ms = Some(self.clock_ms);
+                return None;
+            }
+            Beat::Deadline => {
+                self.clock_ms += period.as_millis() as u64;
+                if let Some(d) = self.deadline {
+                    self.clock_ms = self.clock_ms.max(d.as_millis() as u64);
+                }
                 return None;
             }
             Beat::End(result) => {
@@ -132,7 +161,7 @@ impl Driver for ScriptedDriver {
         self.clock_ms
     }
 
-    fn sample(&mut self, elapsed_ms: u64) -> Option<JobSample> {
+    async fn sample(&mut self, elapsed_ms: u64, _progress: &mut P) -> Option<JobSample> {
         let mut s = self.next.take()?;
         if s.elapsed_ms == 0 {
             s.elapsed_ms = elapsed_ms;
@@ -146,7 +175,19 @@ impl Driver for ScriptedDriver {
             .is_none_or(|only| only.contains(decision))
     }
 
-    fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
+    fn under_way(&self) -> bool {
+        self.under_way
+    }
+
+    fn streaming_since_ms(&self) -> Option<u64> {
+        self.streaming_since_ms
+    }
+
+    fn monitor_progress_timeout_secs(&self) -> Option<u64> {
+        self.monitor_progress_timeout_secs
+    }
+
+    async fn apply(&mut self, decision: Decision) -> Result<(), DriverError> {
         self.call(Call::Apply(decision))?;
         match decision {
             Decision::Pause => self.paused = true,
@@ -156,11 +197,11 @@ impl Driver for ScriptedDriver {
         Ok(())
     }
 
-    fn abort(&mut self) -> Result<(), DriverError> {
+    async fn abort(&mut self) -> Result<(), DriverError> {
         self.call(Call::Abort)
     }
 
-    fn resume(&mut self) -> Result<bool, DriverError> {
+    async fn resume(&mut self) -> Result<bool, DriverError> {
         if !self.paused {
             return Ok(false);
         }
@@ -169,11 +210,11 @@ impl Driver for ScriptedDriver {
         Ok(true)
     }
 
-    fn max_downtime_ms(&mut self) -> Option<u64> {
+    async fn max_downtime_ms(&mut self) -> Option<u64> {
         Some(self.downtime_ms)
     }
 
-    fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
+    async fn set_max_downtime_ms(&mut self, ms: u64) -> Result<(), DriverError> {
         self.call(Call::SetMaxDowntime(ms))?;
         self.downtime_ms = ms;
         Ok(())
@@ -286,7 +327,7 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
     let interrupt = driver.interrupt.clone();
     let mut progress = Recorder::default();
     let downtime = match driver.initial_downtime_ms {
-        Some(ms) => set_initial_downtime(&mut driver, ms, &mut progress),
+        Some(ms) => block_on(set_initial_downtime(&mut driver, ms, &mut progress)),
         None => DowntimeMemo::default(),
     };
     let settings = Settings {
@@ -294,9 +335,15 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
         interrupt: &interrupt,
         deadline: driver.deadline,
         downtime,
+        policy: driver.policy,
     };
     let mut controller = Controller::new(config);
-    let driven = drive(&mut driver, &mut controller, &mut progress, &settings);
+    let driven = block_on(drive(
+        &mut driver,
+        &mut controller,
+        &mut progress,
+        &settings,
+    ));
     Played {
         driver,
         driven,
@@ -311,7 +358,7 @@ fn converging_pre_copy_completes_untouched() {
     let (driver, driven, progress) = parts(play(driver, cfg()));
 
     assert_eq!(driver.calls, [Call::SetMaxDowntime(30)]);
-    assert_eq!(driven.result, Ok(()));
+    assert_eq!(driven.end, End::Job(Ok(())));
     assert_eq!(driven.stopped_by, None);
     assert_eq!(driven.mode, Mode::PreCopy);
     assert!(!driven.paused_by_us);
@@ -328,7 +375,7 @@ fn the_initial_downtime_remembers_what_it_replaced() {
     let mut driver = ScriptedDriver::new([]);
     driver.downtime_ms = 500;
     let mut progress = Recorder::default();
-    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    let memo = block_on(set_initial_downtime(&mut driver, 300, &mut progress));
     assert_eq!(
         memo,
         DowntimeMemo {
@@ -336,7 +383,7 @@ fn the_initial_downtime_remembers_what_it_replaced() {
             changed: true
         }
     );
-    let memo = set_initial_downtime(&mut driver, 300, &mut progress);
+    let memo = block_on(set_initial_downtime(&mut driver, 300, &mut progress));
     assert!(!memo.changed, "300 was set already");
     assert_eq!(
         driver.calls,
@@ -355,7 +402,7 @@ fn the_initial_downtime_that_cannot_be_set_is_said_and_not_restored() {
         played.progress.texts(),
         ["could not set the max downtime to 30 ms: refused by the script"]
     );
-    assert_eq!(played.driven.result, Err("failed".into()));
+    assert_eq!(played.driven.end, End::Job(Err("failed".into())));
     // Only the attempt: nothing was changed, so nothing is put back.
     assert_eq!(played.driver.calls, [Call::SetMaxDowntime(30)]);
 }
@@ -371,7 +418,7 @@ fn samples_with_nothing_to_copy_are_neither_drawn_nor_judged() {
     let played = play(ScriptedDriver::new(script), cfg());
     assert_eq!(played.progress.samples.len(), 1);
     assert_eq!(played.progress.samples[0].elapsed_ms, 800);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert!(played.driver.calls.is_empty());
 }
 
@@ -391,7 +438,7 @@ fn not_converging_the_controllers_decisions_are_applied_in_order() {
             Call::Apply(Decision::Pause),
         ]
     );
-    assert_eq!(driven.result, Ok(()));
+    assert_eq!(driven.end, End::Job(Ok(())));
     assert!(driven.paused_by_us);
     assert_eq!(driven.mode, Mode::Paused);
     // The pause doubled the budget: the view measures against the new one.
@@ -441,7 +488,7 @@ fn a_decision_that_fails_is_reported_and_the_loop_goes_on() {
             Call::Resume,
         ]
     );
-    assert_eq!(driven.result, Err("migration failed".into()));
+    assert_eq!(driven.end, End::Job(Err("migration failed".into())));
     assert!(progress.has("could not apply the decision: refused by the script"));
     assert_eq!(progress.texts().last().copied(), Some(RESUMED));
     assert!(!progress.modes().contains(&Mode::PostCopy));
@@ -607,7 +654,7 @@ fn ctrl_c_whose_abort_fails_leaves_the_migration_running() {
     let played = play(ScriptedDriver::new(script).failing(&[Call::Abort]), cfg());
     assert_eq!(played.driver.calls, [Call::Abort]);
     assert_eq!(played.driven.stopped_by, None);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert_eq!(
         played.progress.texts(),
         ["Ctrl-C: abort failed: refused by the script"]
@@ -621,7 +668,7 @@ fn ctrl_c_in_post_copy_does_not_abort_and_says_so() {
     let played = play(ScriptedDriver::new(script), allowing(true, false));
     assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
     assert_eq!(played.driven.stopped_by, None);
-    assert_eq!(played.driven.result, Ok(()));
+    assert_eq!(played.driven.end, End::Job(Ok(())));
     assert_eq!(played.driven.mode, Mode::PostCopy);
     let refusals: Vec<u64> = played
         .progress
@@ -708,7 +755,7 @@ fn a_driver_that_cannot_take_a_decision_gets_it_as_advice() {
 
 #[test]
 fn a_driver_that_can_take_no_decision_is_advised_once_and_left_alone() {
-    // KubeVirt's shape (`kubevirt::MonitorOwned`): the monitor decides everything. One
+    // KubeVirt's shape (`operate::kubevirt_job::KubeVirtJob`): the monitor decides. One
     // advice, no call on the driver, and the migration ends the way the hypervisor ends it.
     let mut driver = ScriptedDriver::over(NOT_CONVERGING, Err(ABORTED.into()));
     driver.supported = Some(Vec::new());
@@ -727,4 +774,313 @@ fn a_driver_that_can_take_no_decision_is_advised_once_and_left_alone() {
         "{:?}",
         played.progress.texts()
     );
+}
+
+// ---------------------------------------------------------------- the KubeVirt path
+//
+// The same loop under KubeVirt's policy (`Policy::kubevirt`) with a driver shaped like
+// `operate::kubevirt_job::KubeVirtJob`: it supports no decision (virt-handler's migration
+// monitor decides: kubevirt/kubevirt pkg/virt-launcher/virtwrap/live-migration-source.go),
+// its abort deletes the VMIM, its samples carry the mode from `migrationState.mode`, and the
+// monitor enforces its own progress timeout (150 s by default, FACTS §5.2).
+
+/// A KubeVirt-shaped driver: no decision supported, under way and streaming from the
+/// start, the monitor's 150 s progress timeout.
+fn kubevirt(script: impl IntoIterator<Item = Beat>) -> ScriptedDriver {
+    let mut driver = ScriptedDriver::new(script);
+    driver.supported = Some(Vec::new());
+    driver.policy = Policy::kubevirt(false);
+    driver.monitor_progress_timeout_secs = Some(150);
+    driver
+}
+
+/// A KubeVirt migration not yet under way (Pending/Scheduling: no target, no stream).
+fn kubevirt_pending(script: impl IntoIterator<Item = Beat>) -> ScriptedDriver {
+    let mut driver = kubevirt(script);
+    driver.under_way = false;
+    driver.streaming_since_ms = None;
+    driver
+}
+
+/// What `Config::advising_kubevirt` makes of the test configuration: judged as if
+/// post-copy were allowed, without the progress timeout (KubeVirt's own is replayed).
+fn advising() -> Config {
+    Config {
+        allow_postcopy: true,
+        progress_timeout_secs: 0,
+        ..cfg()
+    }
+}
+
+fn with_mode(mut beats: Vec<Beat>, from: usize, mode: Mode) -> Vec<Beat> {
+    for b in &mut beats[from..] {
+        if let Beat::Sample(s) | Beat::CtrlC(s) = b {
+            s.mode = mode;
+        }
+    }
+    beats
+}
+
+#[test]
+fn kubevirt_not_converging_is_advised_once_and_nothing_is_done() {
+    let played = play(
+        kubevirt(then_end(samples(NOT_CONVERGING), Ok(()))),
+        advising(),
+    );
+    assert_eq!(
+        played.driver.calls,
+        [],
+        "the monitor's migration is left alone"
+    );
+    assert_eq!(played.driven.end, End::Job(Ok(())));
+    assert_eq!(played.driven.stopped_by, None);
+    let advice = &played.progress.advice;
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert_eq!(advice[0].decision, Decision::StartPostCopy);
+    assert!(!advice[0].why.contains("->"), "{advice:?}");
+    assert!(!advice[0].why.starts_with("not converging"), "{advice:?}");
+    // Advice is all it shows: the controller's "-> switch to post-copy" is not an event.
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
+    assert_eq!(played.progress.samples.len(), NOT_CONVERGING.len());
+}
+
+#[test]
+fn kubevirt_with_post_copy_allowed_is_not_judged() {
+    let mut driver = kubevirt(then_end(samples(NOT_CONVERGING), Ok(())));
+    driver.policy = Policy::kubevirt(true);
+    let played = play(driver, advising());
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+    assert_eq!(played.driver.calls, []);
+}
+
+#[test]
+fn kubevirt_is_judged_from_the_start_of_streaming() {
+    // A converging copy that streams from 100 s on the view's clock (scheduling took 100 s),
+    // against a 30 s budget: judged from the start of streaming, it completes within the
+    // budget; judged from vmctl's start, it would be advised post-copy for the budget.
+    let late: Vec<Beat> = SAW_TOOTH_CONVERGING
+        .iter()
+        .map(|r| Beat::Sample(sample((r.0 + 100.0, r.1, r.2, r.3, r.4))))
+        .collect();
+    let budget = Config {
+        budget_secs: 30,
+        ..advising()
+    };
+    let mut driver = kubevirt(then_end(late.clone(), Ok(())));
+    driver.streaming_since_ms = Some(100_000);
+    let played = play(driver, budget.clone());
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+
+    let mut driver = kubevirt(then_end(late, Ok(())));
+    driver.streaming_since_ms = Some(0);
+    let played = play(driver, budget);
+    assert_eq!(played.progress.advice.len(), 1);
+    assert!(played.progress.advice[0].why.contains("budget of 30 s"));
+}
+
+#[test]
+fn kubevirt_post_copy_seen_in_the_samples_is_never_aborted_by_ctrl_c() {
+    // The monitor switched to post-copy at 8 s (migrationState.mode: PostCopy); Ctrl-C at
+    // 12.4 s: vmctl stops following and leaves it running, with no abort and no advice.
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::PostCopy);
+    let played = play(
+        kubevirt(then_end(ctrl_c_at(beats, &[6]), Ok(()))),
+        advising(),
+    );
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert_eq!(played.driven.mode, Mode::PostCopy);
+    assert_eq!(
+        played.progress.samples.len(),
+        6,
+        "the Ctrl-C's sample is not drawn"
+    );
+    assert!(played.progress.advice.is_empty());
+    assert!(!played.progress.has(NOT_ABORTING_IN_POSTCOPY));
+}
+
+#[test]
+fn kubevirt_post_copy_is_never_aborted_by_the_deadline_either() {
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::PostCopy);
+    let mut driver = kubevirt(then_end(beats, Ok(())));
+    driver.deadline = Some(Duration::from_secs(10));
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
+    // Left at the first wait at or past 10 s.
+    assert_eq!(played.driven.elapsed_ms, 10_000);
+}
+
+#[test]
+fn kubevirt_ctrl_c_before_the_migration_is_under_way_takes_it_back() {
+    let script = [
+        Beat::Nothing,
+        Beat::CtrlC(JobSample::default()),
+        Beat::End(Ok(())),
+    ];
+    let played = play(kubevirt_pending(script), advising());
+    assert_eq!(played.driver.calls, [Call::Abort], "the VMIM is deleted");
+    assert_eq!(played.driven.end, End::TakenBack(Ok(())));
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert!(played.progress.events.is_empty(), "the command says it");
+
+    // A deletion that fails is reported, and following still stops.
+    let script = [Beat::CtrlC(JobSample::default()), Beat::End(Ok(()))];
+    let played = play(kubevirt_pending(script).failing(&[Call::Abort]), advising());
+    assert_eq!(
+        played.driven.end,
+        End::TakenBack(Err(DriverError("refused by the script".into())))
+    );
+}
+
+#[test]
+fn kubevirt_ctrl_c_in_pre_copy_leaves_the_migration_to_the_cluster() {
+    // Under way (the target was prepared) and streaming: Ctrl-C stops following; the
+    // migration belongs to the cluster (`vmctl abort` aborts it).
+    let script = then_end(ctrl_c_at(samples(NOT_CONVERGING), &[2]), Ok(()));
+    let played = play(kubevirt(script), advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Interrupt));
+    assert_eq!(played.driven.mode, Mode::PreCopy);
+
+    // Once under way, though not yet streaming: the same.
+    let mut driver = kubevirt_pending([Beat::UnderWay, Beat::CtrlC(JobSample::default())]);
+    driver.streaming_since_ms = None;
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+}
+
+#[test]
+fn kubevirt_deadline_stops_following_and_never_aborts() {
+    // Not even a migration that is not under way: `--timeout` ends the wait, not the
+    // migration (the command prints how to abort it).
+    let mut driver = kubevirt_pending([Beat::Nothing, Beat::Deadline, Beat::End(Ok(()))]);
+    driver.deadline = Some(Duration::from_secs(3));
+    let played = play(driver, advising());
+    assert_eq!(played.driver.calls, []);
+    assert_eq!(played.driven.end, End::Left);
+    assert_eq!(played.driven.stopped_by, Some(Stop::Timeout));
+    assert_eq!(played.driven.elapsed_ms, 3_000);
+}
+
+#[test]
+fn kubevirt_a_stall_is_said_against_the_monitors_progress_timeout() {
+    // Remaining data flat from 1 s on, for 40 s: said at 10 s and at 30 s, against the
+    // monitor's 150 s (it aborts, not vmctl); nothing in post-copy.
+    let flat: Vec<Beat> = (1..=41)
+        .map(|t| Beat::Sample(sample((f64::from(t), 100, 1, 16, 16))))
+        .collect();
+    let played = play(kubevirt(then_end(flat.clone(), Ok(()))), advising());
+    assert_eq!(played.driver.calls, []);
+    let stalls: Vec<(u64, &str)> = played
+        .progress
+        .events
+        .iter()
+        .map(|e| (e.at_ms, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        stalls,
+        [
+            (
+                11_000,
+                "no progress for 10s of the 150 s progress timeout (remaining data has not fallen; KubeVirt aborts the migration at 150 s)"
+            ),
+            (
+                31_000,
+                "no progress for 30s of the 150 s progress timeout (remaining data has not fallen; KubeVirt aborts the migration at 150 s)"
+            ),
+        ]
+    );
+    // A libvirt-shaped driver (the controller enforces the timeout) says nothing of it.
+    let mut driver = kubevirt(then_end(flat.clone(), Ok(())));
+    driver.monitor_progress_timeout_secs = None;
+    assert!(play(driver, advising()).progress.events.is_empty());
+    // Post-copy is never aborted for lack of progress: nothing to say.
+    let post = with_mode(flat, 0, Mode::PostCopy);
+    assert!(
+        play(kubevirt(then_end(post, Ok(()))), advising())
+            .progress
+            .events
+            .is_empty()
+    );
+}
+
+#[test]
+fn kubevirt_a_monitor_pause_is_drawn_and_not_judged() {
+    // migrationState.mode: Paused (the monitor paused the guest to finish the copy): drawn
+    // as paused, and the controller, which would advise post-copy for the 10 s budget from
+    // 12.4 s, is not asked.
+    let beats = with_mode(samples(NOT_CONVERGING), 4, Mode::Paused);
+    let budget = Config {
+        budget_secs: 10,
+        ..advising()
+    };
+    let played = play(kubevirt(then_end(beats, Ok(()))), budget);
+    let modes = played.progress.modes();
+    assert_eq!(modes[..4], [Mode::PreCopy; 4]);
+    assert_eq!(modes[4..], [Mode::Paused; 10]);
+    assert!(
+        played.progress.advice.is_empty(),
+        "{:?}",
+        played.progress.advice
+    );
+    assert_eq!(played.driven.mode, Mode::Paused);
+    assert!(!played.driven.paused_by_us);
+    assert_eq!(
+        played.driver.calls,
+        [],
+        "nothing to resume: vmctl did not pause it"
+    );
+}
+
+#[test]
+fn kubevirt_the_monitors_abort_ends_the_loop_with_its_result() {
+    // KubeVirt's monitor aborted it: v1.9+'s failureReason for every abort
+    // (kubevirt/kubevirt pkg/virt-launcher/virtwrap/live-migration-source.go,
+    // setMigrationResult; FACTS §5.4). The loop puts nothing back: vmctl changed nothing.
+    const MONITOR_ABORTED: &str = "Live migration has been aborted";
+    let played = play(
+        kubevirt(then_end(
+            samples(&NOT_CONVERGING[..6]),
+            Err(MONITOR_ABORTED.into()),
+        )),
+        advising(),
+    );
+    assert_eq!(played.driven.end, End::Job(Err(MONITOR_ABORTED.into())));
+    assert_eq!(played.driven.stopped_by, None);
+    assert_eq!(played.driver.calls, []);
+    assert!(played.driven.notes.is_empty());
+}
+
+#[test]
+fn kubevirt_a_converging_migration_succeeds_untouched() {
+    let played = play(
+        kubevirt(then_end(samples(SAW_TOOTH_CONVERGING), Ok(()))),
+        advising(),
+    );
+    assert_eq!(played.driven.end, End::Job(Ok(())));
+    assert_eq!(played.driver.calls, []);
+    assert!(played.progress.advice.is_empty());
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
+    assert_eq!(played.progress.samples.len(), SAW_TOOTH_CONVERGING.len());
 }
