@@ -295,12 +295,12 @@ fn assert_split_by_namespace(
         .filter(|(q, _)| q.starts_with(&format!("{cluster_wide}?")))
         .collect();
     assert_eq!(others.len(), 1, "{others:?}");
-    let (query, (_, matching)) = others[0];
+    let (query, (_, rest)) = others[0];
     assert!(
         query.contains("fieldSelector=metadata.namespace"),
         "the cluster-wide query reads only the other namespaces: {query}"
     );
-    read += matching;
+    read += rest;
     let prefix = namespaced.split("{ns}").next().unwrap_or_default();
     let resource = cluster_wide.rsplit('/').next().unwrap_or_default();
     let queries = work

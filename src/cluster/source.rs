@@ -267,3 +267,112 @@ pub async fn get_as<T: DeserializeOwned>(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Pods in namespaces a, b and c, answering queries as an API server does; every query
+    /// recorded.
+    struct Pods {
+        splits: bool,
+        queries: Mutex<Vec<Query>>,
+    }
+
+    impl Pods {
+        fn new(splits: bool) -> Self {
+            Pods {
+                splits,
+                queries: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    impl Source for Pods {
+        async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
+            self.queries.lock().unwrap().push(query.clone());
+            Ok(["a/1", "a/2", "b/1", "c/1"]
+                .iter()
+                .filter_map(|key| key.split_once('/'))
+                .map(|(ns, name)| {
+                    json!({"kind": kind.name(), "metadata": {"namespace": ns, "name": name}})
+                })
+                .filter(|p| {
+                    query
+                        .namespace
+                        .as_deref()
+                        .is_none_or(|ns| p["metadata"]["namespace"] == ns)
+                        && query.fields.matches_object(p)
+                })
+                .collect())
+        }
+
+        async fn get(&self, _: Kind, _: Option<&str>, _: &str) -> Result<Option<Value>> {
+            Ok(None)
+        }
+
+        fn splits_lists(&self) -> bool {
+            self.splits
+        }
+
+        fn describe(&self) -> String {
+            "pods".into()
+        }
+    }
+
+    fn keys(objects: &[Value]) -> Vec<String> {
+        objects
+            .iter()
+            .map(|p| format!("{}/{}", p["metadata"]["namespace"], p["metadata"]["name"]))
+            .map(|k| k.replace('"', ""))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_split_list_reads_every_object_once_namespace_by_namespace_then_the_rest() {
+        let source = Pods::new(true);
+        let pods: Vec<Value> = list_split_by_namespace(&source, Kind::Pod, &["b", "a"])
+            .await
+            .unwrap();
+        // c has no Namespace in the list (created since, or a snapshot's): the last query.
+        assert_eq!(keys(&pods), ["b/1", "a/1", "a/2", "c/1"]);
+        let queries = source.queries.lock().unwrap().clone();
+        assert_eq!(
+            queries,
+            [
+                Query::namespace(Some("b")),
+                Query::namespace(Some("a")),
+                Query::all()
+                    .with_fields("metadata.namespace!=b,metadata.namespace!=a")
+                    .unwrap(),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn one_list_when_splitting_does_not_pay_or_cannot_be_written() {
+        let many: Vec<String> = (0..=MAX_SPLIT_NAMESPACES)
+            .map(|i| format!("n{i}"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        for (splits, namespaces) in [
+            // Files: one pass whatever the namespaces.
+            (false, vec!["a", "b"]),
+            // A name that is not a DNS label would not read back from a field selector.
+            (true, vec!["a", "b,metadata.name=x"]),
+            (true, many),
+        ] {
+            let source = Pods::new(splits);
+            let pods: Vec<Value> = list_split_by_namespace(&source, Kind::Pod, &namespaces)
+                .await
+                .unwrap();
+            assert_eq!(keys(&pods), ["a/1", "a/2", "b/1", "c/1"]);
+            assert_eq!(*source.queries.lock().unwrap(), [Query::all()]);
+        }
+        assert!(is_dns_label("team-00") && !is_dns_label("-a") && !is_dns_label("A"));
+    }
+}
