@@ -79,6 +79,13 @@ impl Source for AnySource {
         }
     }
 
+    fn splits_lists(&self) -> bool {
+        match self {
+            AnySource::Live(s) => s.splits_lists(),
+            AnySource::Snapshot(s) => s.splits_lists(),
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             AnySource::Live(s) => s.describe(),

@@ -5,7 +5,7 @@
 //! same way. The number of requests does not depend on how many migrations or events the
 //! VMI has: each kind is listed once and filtered here.
 
-use crate::cluster::source::list_lenient;
+use crate::cluster::source::{list_lenient, list_split_by_namespace};
 use crate::cluster::{Kind, Query, get_as, list_as};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -488,31 +488,49 @@ pub async fn drain_inputs(
             drain.to_vec(),
         )],
     });
+    // Every VM, and every pod of the cluster (node capacity: only the fields the plan reads).
+    // From an API server, after the Namespace list, one list per namespace, the lists at once
+    // (one cluster-wide list waits a round trip per page of 500: at 10k VMIs 20 pages of VMs
+    // and 22 of pods, 1.1 s one after the other at 50 ms each), sorted back into the order
+    // one list gives them, so the plan is the same.
+    let split_lists = async {
+        let namespaces = list_as::<Namespace>(src, Kind::Namespace, &all).await?;
+        let names: Vec<&str> = namespaces
+            .iter()
+            .filter_map(|n| n.metadata.name.as_deref())
+            .collect();
+        let (mut vms, mut pods) = tokio::try_join!(
+            list_split_by_namespace::<VirtualMachine>(src, Kind::VirtualMachine, &names),
+            list_split_by_namespace::<crate::model::PodFacts>(src, Kind::Pod, &names),
+        )?;
+        if crate::cluster::Source::splits_lists(src) {
+            vms.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+            pods.sort_by(|a, b| a.key().cmp(&b.key()));
+        }
+        Ok::<_, Error>((namespaces, vms, pods))
+    };
     // The API server's version (how the eviction API reads `selector: {}`) alongside.
     let (lists, version) = tokio::join!(
         async {
             tokio::try_join!(
                 list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &on_nodes),
                 list_as::<VirtualMachineInstance>(src, Kind::VirtualMachineInstance, &into_nodes),
-                list_as::<VirtualMachine>(src, Kind::VirtualMachine, &all),
                 list_as::<VirtualMachineInstanceMigration>(
                     src,
                     Kind::VirtualMachineInstanceMigration,
                     &all
                 ),
                 list_as::<crate::model::Node>(src, Kind::Node, &all),
-                // Every pod of the cluster (node capacity): only the fields the plan reads.
-                list_as::<crate::model::PodFacts>(src, Kind::Pod, &all),
+                split_lists,
                 list_as::<PodDisruptionBudget>(src, Kind::PodDisruptionBudget, &all),
                 list_as::<crate::model::ResourceQuota>(src, Kind::ResourceQuota, &all),
-                list_as::<Namespace>(src, Kind::Namespace, &all),
                 list_as::<KubeVirt>(src, Kind::KubeVirt, &all),
                 list_as::<MigrationPolicy>(src, Kind::MigrationPolicy, &all),
             )
         },
         server_version(ctx)
     );
-    let (vmis, incoming, vms, vmims, nodes, pods, pdbs, quotas, namespaces, kubevirts, policies) =
+    let (vmis, incoming, vmims, nodes, (namespaces, vms, pods), pdbs, quotas, kubevirts, policies) =
         lists?;
     let server_version = version.or_else(|| crate::model::ServerVersion::from_kubelets(&nodes));
     for wanted in drain {

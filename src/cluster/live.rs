@@ -518,6 +518,10 @@ impl LiveSource {
 }
 
 impl Source for LiveSource {
+    fn splits_lists(&self) -> bool {
+        true
+    }
+
     async fn list(&self, kind: Kind, query: &Query) -> Result<Vec<Value>> {
         self.list_with_version(kind, query)
             .await

@@ -69,6 +69,16 @@ pub struct PodFacts {
     status: Option<StatusFacts>,
 }
 
+impl PodFacts {
+    /// (namespace, name): the order an API server lists pods in (its storage keys).
+    pub fn key(&self) -> (&str, &str) {
+        (
+            self.metadata.namespace.as_deref().unwrap_or(""),
+            self.metadata.name.as_deref().unwrap_or(""),
+        )
+    }
+}
+
 fn container(c: ContainerFacts) -> Container {
     Container {
         name: c.name,

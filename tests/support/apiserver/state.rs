@@ -495,15 +495,18 @@ impl State {
         };
         // Like the API server's watch cache: walk the kind's objects in key order from the
         // continue key, stop after one page (and the one that proves there is more), and
-        // serialise the page without copying it.
-        let from: Key = match &after {
-            Some((ns, name)) => (kind, ns.clone(), name.clone()),
-            None => (kind, String::new(), String::new()),
+        // serialise the page without copying it. A namespace's list walks just its keys
+        // (`/registry/<resource>/<namespace>/`, a prefix in etcd and in the watch cache).
+        let scope = namespace.filter(|_| kind.namespaced());
+        let from: Key = match (&after, scope) {
+            (Some((ns, name)), _) => (kind, ns.clone(), name.clone()),
+            (None, Some(ns)) => (kind, ns.to_string(), String::new()),
+            (None, None) => (kind, String::new(), String::new()),
         };
         let mut walk = self
             .objects
             .range((std::ops::Bound::Excluded(from), std::ops::Bound::Unbounded))
-            .take_while(|((k, _, _), _)| *k == kind)
+            .take_while(|((k, ns, _), _)| *k == kind && scope.is_none_or(|s| s == ns))
             .map(|(_, object)| object);
         let mut page: Vec<Arc<Value>> = Vec::new();
         let mut more = false;
