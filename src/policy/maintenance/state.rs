@@ -19,7 +19,7 @@ use crate::policy::drain::{
     Action, DrainInputs, DrainPlan, NODE_NAME_LABEL, plan_drain_in, pods_of_unsynced_pdbs, vmi_node,
 };
 use crate::policy::index::work;
-use crate::policy::pdb::PdbSelector;
+use crate::policy::pdb::{PdbIndex, PdbSelector, empty_selector_at_eviction};
 use crate::policy::placement::TargetSearch;
 use crate::policy::pods::{CREATED_BY_LABEL, pod_labels};
 use crate::policy::scheduling::{
@@ -93,6 +93,12 @@ pub struct Sim {
     usage: HashMap<String, NodeUsage>,
     selectors: SelectorIndex,
     pdbs_by_ns: HashMap<String, Vec<PodDisruptionBudget>>,
+    /// Per pod, the PDBs (positions in `pdbs_by_ns` of its namespace) that select it as the
+    /// eviction API reads them; pods keep their labels, so this is computed once.
+    pdbs_of_pod: Vec<Vec<usize>>,
+    /// Per namespace, the PDBs that select nothing at eviction (reported with every drain
+    /// of a VMI of the namespace).
+    inert_pdbs: HashMap<String, Vec<usize>>,
     quotas_by_ns: HashMap<String, Vec<ResourceQuota>>,
     namespaces: HashMap<String, crate::model::Namespace>,
     /// Per pod, the batch that last took it (dedup without a set).
@@ -180,6 +186,7 @@ impl Sim {
             let ns = p.metadata.namespace.clone().unwrap_or_default();
             pdbs_by_ns.entry(ns).or_default().push(p);
         }
+        let (pdbs_of_pod, inert_pdbs) = pdbs_of_pods(&pods, &pdbs_by_ns, &server_version);
         let mut quotas_by_ns: HashMap<String, Vec<ResourceQuota>> = HashMap::new();
         for q in quotas {
             let ns = q.metadata.namespace.clone().unwrap_or_default();
@@ -223,6 +230,8 @@ impl Sim {
             usage,
             selectors,
             pdbs_by_ns,
+            pdbs_of_pod,
+            inert_pdbs,
             quotas_by_ns,
             namespaces: namespaces
                 .into_iter()
@@ -378,15 +387,39 @@ impl Sim {
                 full.push(p);
             }
         }
+        // The PDBs the drain's answer can rest on: those that select a pod it gets whole
+        // (every launcher pod of its VMIs among them), and those that select nothing at
+        // eviction (reported per namespace). The others of the namespaces would be judged
+        // and dropped (`drain::pdbs::judge_pdbs` reads a PDB only through the launcher pods
+        // it selects, or as inert): leaving them out keeps a batch's cost its own.
+        let mut selecting: HashMap<&str, Vec<usize>> = HashMap::new();
+        for &p in &full {
+            work::step(1);
+            if !self.pdbs_of_pod[p].is_empty() {
+                let ns = self.pods[p].metadata.namespace.as_deref().unwrap_or("");
+                selecting
+                    .entry(ns)
+                    .or_default()
+                    .extend(&self.pdbs_of_pod[p]);
+            }
+        }
+        b.pdbs = Vec::new();
+        for ns in &namespaces {
+            let Some(pdbs) = self.pdbs_by_ns.get(ns) else {
+                continue;
+            };
+            let mut at: Vec<usize> = selecting.remove(ns.as_str()).unwrap_or_default();
+            at.extend(self.inert_pdbs.get(ns).into_iter().flatten());
+            at.sort_unstable();
+            at.dedup();
+            b.pdbs
+                .extend(at.into_iter().filter_map(|i| pdbs.get(i).cloned()));
+        }
         b.pods = full
             .iter()
             .map(|&p| std::mem::take(&mut self.pods[p]))
             .collect();
         self.lent_pods = full;
-        b.pdbs = namespaces
-            .iter()
-            .flat_map(|ns| self.pdbs_by_ns.get(ns).into_iter().flatten().cloned())
-            .collect();
         b.quotas = namespaces
             .iter()
             .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned())
@@ -645,6 +678,37 @@ impl Sim {
     pub fn vmi_id(&self, i: usize) -> (String, String) {
         id_of(&self.vmis[i])
     }
+}
+
+/// Per pod, the PDBs of its namespace (positions in `by_ns`) that select it as the eviction
+/// API of `version` reads them; per namespace, the PDBs that select nothing there. One
+/// [`PdbIndex`] per namespace: the pods' labels, not every PDB.
+fn pdbs_of_pods(
+    pods: &[Pod],
+    by_ns: &HashMap<String, Vec<PodDisruptionBudget>>,
+    version: &Option<crate::model::ServerVersion>,
+) -> (Vec<Vec<usize>>, HashMap<String, Vec<usize>>) {
+    let honours = empty_selector_at_eviction(version.as_ref()).honoured_or_assumed();
+    let indexes: HashMap<&str, PdbIndex> = by_ns
+        .iter()
+        .map(|(ns, pdbs)| (ns.as_str(), PdbIndex::for_eviction(pdbs, honours)))
+        .collect();
+    let inert = indexes
+        .iter()
+        .map(|(ns, index)| (ns.to_string(), index.inert_in(ns).to_vec()))
+        .filter(|(_, at)| !at.is_empty())
+        .collect();
+    let of_pod = pods
+        .iter()
+        .map(|pod| {
+            let ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            indexes
+                .get(ns)
+                .map(|index| index.matching(pod))
+                .unwrap_or_default()
+        })
+        .collect();
+    (of_pod, inert)
 }
 
 /// Labels a node as one `--targets done` migrations may go to.
