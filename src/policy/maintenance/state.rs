@@ -7,7 +7,8 @@
 //! [`TargetSearch`] holds the nodes for the whole run: between batches it is told only what
 //! changed (the nodes drained, cordoned, uncordoned or marked done; what the batch's nodes and
 //! its targets hold now). A batch then costs its own VMIs, pods and the nodes it touched, not
-//! every node again: the rollout is linear in the cluster's size.
+//! every node again, and gets only the PDBs that select its pods (or nothing), not every
+//! PDB of its namespaces: the rollout is linear in the cluster's size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -331,9 +332,10 @@ impl Sim {
     }
 
     /// Refills the buffer for `batch`: its VMIs, their VMs, the pods on its nodes and its
-    /// VMIs' pods in full (the search already counts every pod on its node), the PDBs, quotas and
-    /// namespaces of its VMIs' namespaces; the cluster's VMIMs (and the migrations into its
-    /// nodes) for the first batch only.
+    /// VMIs' pods in full (the search already counts every pod on its node), the quotas and
+    /// namespaces of its VMIs' namespaces and those of their PDBs that select one of these
+    /// pods or nothing; the cluster's VMIMs (and the migrations into its nodes) for the first
+    /// batch only.
     fn fill(&mut self, batch: &[String]) {
         self.batches += 1;
         let stamp = self.batches;
