@@ -144,8 +144,13 @@ impl Sim {
             node_pos.insert(name, i);
         }
         let selectors = SelectorIndex::new(spread_selectors(&vmis));
-        let (pdb_pods, mut pods) =
-            pods_of_unsynced_pdbs(pods, &pdbs, |rest| rest.collect::<Vec<Pod>>());
+        // Sized once: a Vec of whole pods grown by doubling costs its copies and page faults.
+        let count = pods.len();
+        let (pdb_pods, mut pods) = pods_of_unsynced_pdbs(pods, &pdbs, |rest| {
+            let mut kept = Vec::with_capacity(count);
+            kept.extend(rest);
+            kept
+        });
         let always_full: Vec<usize> = (pods.len()..pods.len() + pdb_pods.len()).collect();
         pods.extend(pdb_pods);
         let mut usage: HashMap<String, NodeUsage> = node_usage.into_iter().collect();
@@ -360,21 +365,18 @@ impl Sim {
             .iter()
             .flat_map(|n| self.vmis_on.get(n).into_iter().flatten().copied())
             .collect();
-        b.vmis = self
-            .lent_vmis
-            .iter()
-            .map(|&i| {
-                work::step(1);
-                std::mem::take(&mut self.vmis[i])
-            })
-            .collect();
+        // The buffer's vectors keep their room from batch to batch (`give_back` empties
+        // them): refilled, not allocated again.
+        b.vmis.clear();
+        b.vmis.extend(self.lent_vmis.iter().map(|&i| {
+            work::step(1);
+            std::mem::take(&mut self.vmis[i])
+        }));
         let namespaces: BTreeSet<String> =
             b.vmis.iter().map(|v| v.namespace().to_string()).collect();
-        b.vms = b
-            .vmis
-            .iter()
-            .filter_map(|v| self.vms.remove(&id_of(v)))
-            .collect();
+        b.vms.clear();
+        b.vms
+            .extend(b.vmis.iter().filter_map(|v| self.vms.remove(&id_of(v))));
         // The pods in full.
         let mut full = Vec::new();
         let uids = b.vmis.iter().filter_map(VirtualMachineInstance::uid);
@@ -405,7 +407,7 @@ impl Sim {
                     .extend(&self.pdbs_of_pod[p]);
             }
         }
-        b.pdbs = Vec::new();
+        b.pdbs.clear();
         for ns in &namespaces {
             let Some(pdbs) = self.pdbs_by_ns.get(ns) else {
                 continue;
@@ -417,19 +419,22 @@ impl Sim {
             b.pdbs
                 .extend(at.into_iter().filter_map(|i| pdbs.get(i).cloned()));
         }
-        b.pods = full
-            .iter()
-            .map(|&p| std::mem::take(&mut self.pods[p]))
-            .collect();
+        b.pods.clear();
+        b.pods
+            .extend(full.iter().map(|&p| std::mem::take(&mut self.pods[p])));
         self.lent_pods = full;
-        b.quotas = namespaces
-            .iter()
-            .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned())
-            .collect();
-        b.namespaces = namespaces
-            .iter()
-            .filter_map(|ns| self.namespaces.get(ns).cloned())
-            .collect();
+        b.quotas.clear();
+        b.quotas.extend(
+            namespaces
+                .iter()
+                .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned()),
+        );
+        b.namespaces.clear();
+        b.namespaces.extend(
+            namespaces
+                .iter()
+                .filter_map(|ns| self.namespaces.get(ns).cloned()),
+        );
     }
 
     /// Applies a batch's plan: VMIs that live-migrate now run on their target (their
