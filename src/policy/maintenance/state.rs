@@ -7,7 +7,8 @@
 //! [`TargetSearch`] holds the nodes for the whole run: between batches it is told only what
 //! changed (the nodes drained, cordoned, uncordoned or marked done; what the batch's nodes and
 //! its targets hold now). A batch then costs its own VMIs, pods and the nodes it touched, not
-//! every node again: the rollout is linear in the cluster's size.
+//! every node again, and gets only the PDBs that select its pods (or nothing), not every
+//! PDB of its namespaces: the rollout is linear in the cluster's size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -20,7 +21,7 @@ use crate::policy::drain::{
 };
 use crate::policy::index::work;
 use crate::policy::links::CREATED_BY_LABEL;
-use crate::policy::pdb::PdbSelector;
+use crate::policy::pdb::{PdbIndex, PdbSelector, empty_selector_at_eviction};
 use crate::policy::placement::TargetSearch;
 use crate::policy::pods::pod_labels;
 use crate::policy::scheduling::{
@@ -94,6 +95,12 @@ pub struct Sim {
     usage: HashMap<String, NodeUsage>,
     selectors: SelectorIndex,
     pdbs_by_ns: HashMap<String, Vec<PodDisruptionBudget>>,
+    /// Per pod, the PDBs (positions in `pdbs_by_ns` of its namespace) that select it as the
+    /// eviction API reads them; pods keep their labels, so this is computed once.
+    pdbs_of_pod: Vec<Vec<usize>>,
+    /// Per namespace, the PDBs that select nothing at eviction (reported with every drain
+    /// of a VMI of the namespace).
+    inert_pdbs: HashMap<String, Vec<usize>>,
     quotas_by_ns: HashMap<String, Vec<ResourceQuota>>,
     namespaces: HashMap<String, crate::model::Namespace>,
     /// Per pod, the batch that last took it (dedup without a set).
@@ -138,8 +145,13 @@ impl Sim {
             node_pos.insert(name, i);
         }
         let selectors = SelectorIndex::new(spread_selectors(&vmis));
-        let (pdb_pods, mut pods) =
-            pods_of_unsynced_pdbs(pods, &pdbs, |rest| rest.collect::<Vec<Pod>>());
+        // Sized once: a Vec of whole pods grown by doubling costs its copies and page faults.
+        let count = pods.len();
+        let (pdb_pods, mut pods) = pods_of_unsynced_pdbs(pods, &pdbs, |rest| {
+            let mut kept = Vec::with_capacity(count);
+            kept.extend(rest);
+            kept
+        });
         let always_full: Vec<usize> = (pods.len()..pods.len() + pdb_pods.len()).collect();
         pods.extend(pdb_pods);
         let mut usage: HashMap<String, NodeUsage> = node_usage.into_iter().collect();
@@ -181,6 +193,7 @@ impl Sim {
             let ns = p.metadata.namespace.clone().unwrap_or_default();
             pdbs_by_ns.entry(ns).or_default().push(p);
         }
+        let (pdbs_of_pod, inert_pdbs) = pdbs_of_pods(&pods, &pdbs_by_ns, &server_version);
         let mut quotas_by_ns: HashMap<String, Vec<ResourceQuota>> = HashMap::new();
         for q in quotas {
             let ns = q.metadata.namespace.clone().unwrap_or_default();
@@ -224,6 +237,8 @@ impl Sim {
             usage,
             selectors,
             pdbs_by_ns,
+            pdbs_of_pod,
+            inert_pdbs,
             quotas_by_ns,
             namespaces: namespaces
                 .into_iter()
@@ -323,9 +338,10 @@ impl Sim {
     }
 
     /// Refills the buffer for `batch`: its VMIs, their VMs, the pods on its nodes and its
-    /// VMIs' pods in full (the search already counts every pod on its node), the PDBs, quotas and
-    /// namespaces of its VMIs' namespaces; the cluster's VMIMs (and the migrations into its
-    /// nodes) for the first batch only.
+    /// VMIs' pods in full (the search already counts every pod on its node), the quotas and
+    /// namespaces of its VMIs' namespaces and those of their PDBs that select one of these
+    /// pods or nothing; the cluster's VMIMs (and the migrations into its nodes) for the first
+    /// batch only.
     fn fill(&mut self, batch: &[String]) {
         self.batches += 1;
         let stamp = self.batches;
@@ -350,21 +366,18 @@ impl Sim {
             .iter()
             .flat_map(|n| self.vmis_on.get(n).into_iter().flatten().copied())
             .collect();
-        b.vmis = self
-            .lent_vmis
-            .iter()
-            .map(|&i| {
-                work::step(1);
-                std::mem::take(&mut self.vmis[i])
-            })
-            .collect();
+        // The buffer's vectors keep their room from batch to batch (`give_back` empties
+        // them): refilled, not allocated again.
+        b.vmis.clear();
+        b.vmis.extend(self.lent_vmis.iter().map(|&i| {
+            work::step(1);
+            std::mem::take(&mut self.vmis[i])
+        }));
         let namespaces: BTreeSet<String> =
             b.vmis.iter().map(|v| v.namespace().to_string()).collect();
-        b.vms = b
-            .vmis
-            .iter()
-            .filter_map(|v| self.vms.remove(&id_of(v)))
-            .collect();
+        b.vms.clear();
+        b.vms
+            .extend(b.vmis.iter().filter_map(|v| self.vms.remove(&id_of(v))));
         // The pods in full.
         let mut full = Vec::new();
         let uids = b.vmis.iter().filter_map(VirtualMachineInstance::uid);
@@ -379,23 +392,50 @@ impl Sim {
                 full.push(p);
             }
         }
-        b.pods = full
-            .iter()
-            .map(|&p| std::mem::take(&mut self.pods[p]))
-            .collect();
+        // The PDBs the drain's answer can rest on: those that select a pod it gets whole
+        // (every launcher pod of its VMIs among them), and those that select nothing at
+        // eviction (reported per namespace). The others of the namespaces would be judged
+        // and dropped (`drain::pdbs::judge_pdbs` reads a PDB only through the launcher pods
+        // it selects, or as inert): leaving them out keeps a batch's cost its own.
+        let mut selecting: HashMap<&str, Vec<usize>> = HashMap::new();
+        for &p in &full {
+            work::step(1);
+            if !self.pdbs_of_pod[p].is_empty() {
+                let ns = self.pods[p].metadata.namespace.as_deref().unwrap_or("");
+                selecting
+                    .entry(ns)
+                    .or_default()
+                    .extend(&self.pdbs_of_pod[p]);
+            }
+        }
+        b.pdbs.clear();
+        for ns in &namespaces {
+            let Some(pdbs) = self.pdbs_by_ns.get(ns) else {
+                continue;
+            };
+            let mut at: Vec<usize> = selecting.remove(ns.as_str()).unwrap_or_default();
+            at.extend(self.inert_pdbs.get(ns).into_iter().flatten());
+            at.sort_unstable();
+            at.dedup();
+            b.pdbs
+                .extend(at.into_iter().filter_map(|i| pdbs.get(i).cloned()));
+        }
+        b.pods.clear();
+        b.pods
+            .extend(full.iter().map(|&p| std::mem::take(&mut self.pods[p])));
         self.lent_pods = full;
-        b.pdbs = namespaces
-            .iter()
-            .flat_map(|ns| self.pdbs_by_ns.get(ns).into_iter().flatten().cloned())
-            .collect();
-        b.quotas = namespaces
-            .iter()
-            .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned())
-            .collect();
-        b.namespaces = namespaces
-            .iter()
-            .filter_map(|ns| self.namespaces.get(ns).cloned())
-            .collect();
+        b.quotas.clear();
+        b.quotas.extend(
+            namespaces
+                .iter()
+                .flat_map(|ns| self.quotas_by_ns.get(ns).into_iter().flatten().cloned()),
+        );
+        b.namespaces.clear();
+        b.namespaces.extend(
+            namespaces
+                .iter()
+                .filter_map(|ns| self.namespaces.get(ns).cloned()),
+        );
     }
 
     /// Applies a batch's plan: VMIs that live-migrate now run on their target (their
@@ -646,6 +686,37 @@ impl Sim {
     pub fn vmi_id(&self, i: usize) -> (String, String) {
         id_of(&self.vmis[i])
     }
+}
+
+/// Per pod, the PDBs of its namespace (positions in `by_ns`) that select it as the eviction
+/// API of `version` reads them; per namespace, the PDBs that select nothing there. One
+/// [`PdbIndex`] per namespace: the pods' labels, not every PDB.
+fn pdbs_of_pods(
+    pods: &[Pod],
+    by_ns: &HashMap<String, Vec<PodDisruptionBudget>>,
+    version: &Option<crate::model::ServerVersion>,
+) -> (Vec<Vec<usize>>, HashMap<String, Vec<usize>>) {
+    let honours = empty_selector_at_eviction(version.as_ref()).honoured_or_assumed();
+    let indexes: HashMap<&str, PdbIndex> = by_ns
+        .iter()
+        .map(|(ns, pdbs)| (ns.as_str(), PdbIndex::for_eviction(pdbs, honours)))
+        .collect();
+    let inert = indexes
+        .iter()
+        .map(|(ns, index)| (ns.to_string(), index.inert_in(ns).to_vec()))
+        .filter(|(_, at)| !at.is_empty())
+        .collect();
+    let of_pod = pods
+        .iter()
+        .map(|pod| {
+            let ns = pod.metadata.namespace.as_deref().unwrap_or("");
+            indexes
+                .get(ns)
+                .map(|index| index.matching(pod))
+                .unwrap_or_default()
+        })
+        .collect();
+    (of_pod, inert)
 }
 
 /// Labels a node as one `--targets done` migrations may go to.

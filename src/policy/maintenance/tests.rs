@@ -741,6 +741,12 @@ fn work_grows_linearly_with_vms_per_node_and_with_nodes() {
         ratio(much_longer) < 8.4,
         "8× nodes, 8× batches: {base} → {much_longer}"
     );
+    // 1,000 nodes (10,000 VMIs), as benches/maintenance.sh runs.
+    let thousand = steps(1000, 10, 2);
+    assert!(
+        ratio(thousand) < 52.5,
+        "50× nodes, 50× batches: {base} → {thousand}"
+    );
 }
 
 #[test]
@@ -763,4 +769,64 @@ fn done_targets_with_every_node_in_the_rollout_start_anywhere() {
     assert_eq!(targets_of(&plan, "a"), ["node-3", "node-2"]);
     assert_eq!(targets_of(&plan, "b"), ["node-1"]);
     assert!(plan.batches[1].placed_outside_done.is_empty());
+}
+
+/// [`fleet`] with no room anywhere (each node's memory is exactly what its pods request)
+/// and a PDB over one VM of each node, all in the VMs' namespace: every batch finds no
+/// target for its VMs (their explanation counts every node) and its namespace holds every
+/// PDB.
+fn full_fleet(nodes: usize, per_node: usize) -> MaintenanceInputs {
+    let mut inputs = fleet(nodes, per_node);
+    // A launcher pod requests the guest's 2Gi and 256Mi; the DaemonSet pod 1Gi.
+    let memory = format!("{}Mi", per_node * (2048 + 256) + 1024);
+    inputs.nodes = (0..nodes)
+        .map(|n| node(&format!("node-{n}"), &memory))
+        .collect();
+    inputs.pdbs = (0..nodes)
+        .map(|n| {
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("pdb-{n}"), "namespace": "prod", "generation": 1},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": format!("vm-{n}-0")}}},
+                "status": {"observedGeneration": 1, "currentHealthy": 1, "desiredHealthy": 1,
+                    "expectedPods": 1, "disruptionsAllowed": 0}}))
+            .unwrap()
+        })
+        .collect();
+    inputs
+}
+
+fn steps_full(nodes: usize, per_node: usize, max_unavailable: usize) -> u64 {
+    let inputs = full_fleet(nodes, per_node);
+    let o = MaintenanceOptions {
+        nodes: (0..nodes).map(|n| format!("node-{n}")).collect(),
+        max_unavailable,
+        order: Order::Given,
+        targets: Targets::Any,
+        upgrade_seconds: 0,
+        compare: false,
+    };
+    let (plan, work) = work::count(|| plan_maintenance(inputs, &o));
+    // What the test is about: no room in any batch.
+    assert_eq!(plan.capacity_runs_out.as_ref().map(|c| c.batch), Some(1));
+    assert!(
+        plan.batches
+            .iter()
+            .all(|b| { b.vmis.iter().any(|r| r.action == Action::NoTarget) })
+    );
+    work
+}
+
+/// A rollout that finds no room in any batch, with a PDB per node in one namespace, costs
+/// each batch the same as the cluster grows: why each node fails a VM is kept across batches
+/// and brought up to date with the nodes a batch changed (not judged over every node again),
+/// and a batch gets only the PDBs that select its pods (or nothing), not every PDB of its
+/// namespaces.
+#[test]
+fn a_rollout_without_room_and_a_pdb_per_node_stays_linear() {
+    let base = steps_full(20, 10, 2);
+    let much_longer = steps_full(160, 10, 2);
+    assert!(
+        (much_longer as f64) < 8.4 * base as f64,
+        "8× nodes, 8× batches: {base} → {much_longer}"
+    );
 }
