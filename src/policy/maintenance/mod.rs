@@ -340,7 +340,7 @@ pub fn plan_maintenance(
     // nothing but the inputs (the other one simulates a copy), so the other one runs on a
     // second thread when there is one: the plan takes the longer run's time, not the sum
     // (the CPU time is the same). Its work is counted here as if it ran on this thread.
-    let copy = Mutex::new(Some(inputs.clone()));
+    let copy = Mutex::new(Some(clone_on_two_threads(&inputs)));
     let (helped, mut plan) = std::thread::scope(|scope| {
         let helper = std::thread::Builder::new().spawn_scoped(scope, || {
             let inputs = copy.lock().unwrap_or_else(PoisonError::into_inner).take()?;
@@ -382,6 +382,39 @@ pub fn plan_maintenance(
         alternative,
     });
     plan
+}
+
+/// A copy of the inputs for the other strategy's run, the pods copied on a second thread
+/// while this one copies the rest (the copy is made before either run can start: on 1,000
+/// nodes it was a tenth of the plan's time, all of it on one core).
+fn clone_on_two_threads(inputs: &MaintenanceInputs) -> MaintenanceInputs {
+    std::thread::scope(|scope| {
+        let pods = std::thread::Builder::new().spawn_scoped(scope, || inputs.pods.clone());
+        let rest = MaintenanceInputs {
+            nodes: inputs.nodes.clone(),
+            vmis: inputs.vmis.clone(),
+            vms: inputs.vms.clone(),
+            vmims: inputs.vmims.clone(),
+            pods: Vec::new(),
+            node_usage: inputs.node_usage.clone(),
+            pdbs: inputs.pdbs.clone(),
+            quotas: inputs.quotas.clone(),
+            namespaces: inputs.namespaces.clone(),
+            kubevirt: inputs.kubevirt.clone(),
+            policies: inputs.policies.clone(),
+            bandwidth: inputs.bandwidth,
+            now: inputs.now.clone(),
+            server_version: inputs.server_version.clone(),
+            loops: inputs.loops,
+        };
+        let pods = match pods {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => inputs.pods.clone(),
+        };
+        MaintenanceInputs { pods, ..rest }
+    })
 }
 
 fn summary(plan: &MaintenancePlan) -> Summary {
