@@ -513,3 +513,25 @@ fn the_circle_checker_sees_circles_through_use_trees_children_and_super() {
     edges.insert(m("a::c"), BTreeSet::new());
     assert!(circles(&edges).is_empty());
 }
+
+/// Issue 26: a command reads like its recipe (parse, gather, decide, render); what it does
+/// lives in `operate/` and the layers below. A file past 250 lines has grown a step of its own.
+#[test]
+fn commands_are_thin() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(files.len() > 10, "only {} command files", files.len());
+    let fat: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > 250).then(|| format!("{}: {lines} lines", f.display()))
+        })
+        .collect();
+    assert!(
+        fat.is_empty(),
+        "commands over 250 lines:\n{}",
+        fat.join("\n")
+    );
+}
