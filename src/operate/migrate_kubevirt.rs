@@ -302,10 +302,11 @@ pub(crate) async fn policies(
         ) {
             Ok(t) => Some(t),
             Err(refusal) => {
-                write_stdout(&format!(
+                // The refusal names cluster objects (policies, nodes): escaped.
+                write_stdout(&crate::text::printable_lines(&format!(
                     "{id} not migrated: {}\n  fix: {}\n  nothing was created.\n",
                     refusal.message, refusal.fix
-                ))?;
+                )))?;
                 return Ok(None);
             }
         }
@@ -656,9 +657,9 @@ pub(crate) async fn start(
     ));
     let abort_cmd = format!("vmctl abort migration/{vmim_name} -n {namespace}");
     if args.no_wait && policy_name.is_none() {
-        write_stdout(&format!(
+        write_stdout(&crate::text::printable_lines(&format!(
             "{namespace}/{vmim_name}\n  follow: vmctl status --watch -n {namespace}\n  abort:  {abort_cmd}\n"
-        ))?;
+        )))?;
         return Ok(None);
     }
     Ok(Some(Started {

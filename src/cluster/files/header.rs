@@ -384,17 +384,8 @@ impl<'de> Visitor<'de> for Scan<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
-    use super::super::{RawFiles, parse_text_into};
+    use super::super::tests::parse;
     use crate::cluster::selector::LabelSelector;
-    use crate::error::Result;
-
-    fn parse(name: &str, text: &str) -> Result<RawFiles> {
-        let mut found = RawFiles::default();
-        parse_text_into(Path::new(name), text.to_string(), &mut found)?;
-        Ok(found)
-    }
 
     #[test]
     fn header_reads_escaped_strings_and_ignores_non_string_labels() {

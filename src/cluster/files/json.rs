@@ -214,14 +214,7 @@ impl<'de> Visitor<'de> for ItemsVisitor {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RawFiles, parse_text_into};
-    use super::*;
-
-    fn parse(name: &str, text: &str) -> Result<RawFiles> {
-        let mut found = RawFiles::default();
-        parse_text_into(Path::new(name), text.to_string(), &mut found)?;
-        Ok(found)
-    }
+    use super::super::tests::parse;
 
     #[test]
     fn malformed_json_names_line_and_column() {

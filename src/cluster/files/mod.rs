@@ -464,7 +464,8 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
-    fn parse(name: &str, text: &str) -> Result<RawFiles> {
+    /// The files' tests read text through here (json.rs, yaml_docs.rs, header.rs too).
+    pub(super) fn parse(name: &str, text: &str) -> Result<RawFiles> {
         let mut found = RawFiles::default();
         parse_text_into(Path::new(name), text.to_string(), &mut found)?;
         Ok(found)

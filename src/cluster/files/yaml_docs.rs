@@ -373,15 +373,8 @@ impl<'de> Visitor<'de> for YamlItemsSeed<'_> {
 mod tests {
     use std::borrow::Cow;
 
-    use super::super::{RawFiles, parse_text_into};
-    use super::*;
+    use super::super::tests::parse;
     use crate::cluster::Kind;
-
-    fn parse(name: &str, text: &str) -> Result<RawFiles> {
-        let mut found = RawFiles::default();
-        parse_text_into(Path::new(name), text.to_string(), &mut found)?;
-        Ok(found)
-    }
 
     #[test]
     fn reads_multi_document_yaml_and_skips_foreign_kinds() {
