@@ -368,7 +368,7 @@ fn timeline(timeline: &[TimelineEntry]) -> Markup {
                                     @if let Some(l) = &e.last_time { " (last " (clock(l, one_day)) ")" }
                                     div class="src" { (t(&e.source)) }
                                 }
-                                td { (t(e.detail.as_deref().unwrap_or(""))) }
+                                td class="text" { (t(e.detail.as_deref().unwrap_or(""))) }
                             }
                         }
                     }

@@ -56,7 +56,9 @@ code, .mono, td.path { font-family: ui-monospace, SFMono-Regular, Menlo, Consola
 table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px; border: 1px solid #d4d4d4;
   overflow-wrap: break-word; }
-td.mono, td.path { overflow-wrap: anywhere; }
+th { white-space: nowrap; }
+td.mono, td.path { overflow-wrap: anywhere; min-width: 11em; }
+td.text { min-width: 16em; }
 .src { color: #666; font-size: 11px; font-family: ui-monospace, Menlo, Consolas, monospace; }
 th { background: #f2f2f2; font-weight: 600; }
 tr { break-inside: avoid; page-break-inside: avoid; }

@@ -129,7 +129,7 @@ fn blockers(plan: &DrainPlan) -> Markup {
                                 td class="mono" { (t(&blocker_object(b))) }
                                 td { (t(&b.kind)) }
                                 td { (t(&b.reason)) }
-                                td { (t(&b.message)) }
+                                td class="text" { (t(&b.message)) }
                                 td class="mono" { (t(&b.vmis.join(", "))) }
                             }
                         }
@@ -140,13 +140,13 @@ fn blockers(plan: &DrainPlan) -> Markup {
     }
 }
 
-/// The blockers that hold up one VMI, by reason.
+/// The blockers that hold up one VMI, by reason (the Blockers table names their objects).
 fn held_by(plan: &DrainPlan, v: &VmiPlan) -> String {
     let id = v.id();
     plan.blockers
         .iter()
         .filter(|b| b.vmis.contains(&id))
-        .map(|b| format!("{} ({})", b.reason, blocker_object(b)))
+        .map(|b| b.reason.clone())
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -163,9 +163,8 @@ fn vmis(plan: &DrainPlan) -> Markup {
                     thead { tr {
                         th { "VMI" } th { "action" } th { "target" } th class="num" { "wave" }
                         th class="num" { "start" } th class="num" { "ETA" }
-                        th class="num" { "estimate" }
                         @if predicted { th { "converges" } }
-                        th { "eviction" } th { "blockers" } th { "reason" }
+                        th { "blockers" } th { "reason" }
                     } }
                     tbody {
                         @for v in &plan.vmis {
@@ -175,20 +174,18 @@ fn vmis(plan: &DrainPlan) -> Markup {
                                     @if let Some(n) = &v.evacuation_node {
                                         " " span class="dim" { (t(&format!("(evacuating from {n})"))) }
                                     }
+                                    div class="src" { "eviction " (t(&v.eviction_strategy)) }
                                 }
                                 td class=(action_class(v.action)) { (v.action.as_str()) }
                                 td { (t(v.target.as_deref().unwrap_or("-"))) }
                                 td class="num" { (v.wave.map(|w| w.to_string()).unwrap_or_else(|| "-".into())) }
                                 td class="num" { (offset(v.start_seconds)) }
                                 td class="num" { (offset(v.end_seconds)) }
-                                td class="num" { (v.estimate_seconds.map(|s| fmt::duration(s as i64))
-                                    .unwrap_or_else(|| "-".into())) }
                                 @if predicted {
                                     td { (v.convergence.as_ref().map(|c| c.cell()).unwrap_or_else(|| "-".into())) }
                                 }
-                                td { (t(&v.eviction_strategy)) }
                                 td class="bad" { (t(&held_by(plan, v))) }
-                                td { (t(&v.explanation)) }
+                                td class="text" { (t(&v.explanation)) }
                             }
                         }
                     }
