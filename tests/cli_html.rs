@@ -145,8 +145,15 @@ fn targets(dir: &Path) -> Vec<(String, String)> {
 /// the other formats.
 fn explain_everything(dir: &str, now: &str) -> usize {
     let from = example(dir);
-    let all = targets(&from);
-    assert!(all.len() > 10, "{dir}: only {} targets", all.len());
+    let mut all = targets(&from);
+    // A VMI whose namespace has a migration explains that migration again: skip it.
+    let with_migrations: BTreeSet<String> = all
+        .iter()
+        .filter(|(_, t)| !t.starts_with("vm/"))
+        .map(|(ns, _)| ns.clone())
+        .collect();
+    all.retain(|(ns, t)| !t.starts_with("vm/") || !with_migrations.contains(ns));
+    assert!(all.len() >= 8, "{dir}: only {} targets", all.len());
     let mut with_axis = 0;
     for (ns, target) in &all {
         let args = ["explain", "-n", ns, target];
