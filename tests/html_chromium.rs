@@ -359,8 +359,7 @@ fn the_plan_drain_report_renders_with_its_verdict_and_rows(browser: &Path) {
 /// appear in, as Chromium draws them.
 fn sparklines_render_as_polylines_with_their_labels(browser: &Path) {
     use vmctl::migration::classify::{CompletedJob, DomainStatus, JobEnd, classify};
-    use vmctl::render::html::explain::{Chart, libvirt};
-    use vmctl::render::svg::{Series, Unit};
+    use vmctl::render::html::explain::{libvirt, pass_charts};
 
     let job = CompletedJob {
         end: JobEnd::Failed,
@@ -388,37 +387,12 @@ fn sparklines_render_as_polylines_with_their_labels(browser: &Path) {
         (3.0, mib(111.0)),
         (4.0, mib(112.0)),
     ];
-    let memory = [Series {
-        name: "remaining",
-        points: &remaining,
-    }];
-    let rates = [
-        Series {
-            name: "dirty rate",
-            points: &dirty,
-        },
-        Series {
-            name: "throughput",
-            points: &sent,
-        },
-    ];
     let html = libvirt(
         &d,
         &job,
         ["web-01", "src", "qemu+ssh://src/system"],
         "2026-12-04T10:00:00Z",
-        &[
-            Chart {
-                title: "Remaining memory per pass",
-                unit: Unit::Bytes,
-                series: &memory,
-            },
-            Chart {
-                title: "Dirty rate against throughput",
-                unit: Unit::BytesPerSecond,
-                series: &rates,
-            },
-        ],
+        &pass_charts(&remaining, &dirty, &sent),
     );
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("libvirt.html");

@@ -15,12 +15,48 @@ use crate::triage::report::ExplainReport;
 use crate::triage::{Diagnosis, HistoryEntry, Outcome, TimelineEntry, Unexplained};
 
 /// One chart of recorded samples (remaining memory per pass, dirty rate against
-/// throughput …): several series on one scale.
-#[derive(Debug, Clone, Copy)]
-pub struct Chart<'a> {
-    pub title: &'a str,
+/// throughput …): named series of `(x, y)` samples on one scale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub title: String,
     pub unit: Unit,
-    pub series: &'a [Series<'a>],
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+impl Chart {
+    pub fn new(title: &str, unit: Unit) -> Chart {
+        Chart {
+            title: title.to_string(),
+            unit,
+            series: Vec::new(),
+        }
+    }
+
+    /// Adds a series; one without samples is left out.
+    pub fn series(mut self, name: &str, points: &[(f64, f64)]) -> Chart {
+        if !points.is_empty() {
+            self.series.push((name.to_string(), points.to_vec()));
+        }
+        self
+    }
+}
+
+/// The charts of a migration's passes (x: the pass number, or seconds): the remaining
+/// memory, and the dirty rate against the throughput; a chart without samples is left out.
+pub fn pass_charts(
+    remaining_bytes: &[(f64, f64)],
+    dirty_bps: &[(f64, f64)],
+    throughput_bps: &[(f64, f64)],
+) -> Vec<Chart> {
+    [
+        Chart::new("Remaining memory per pass", Unit::Bytes).series("remaining", remaining_bytes),
+        Chart::new("Dirty rate against throughput", Unit::BytesPerSecond)
+            .series("dirty rate", dirty_bps)
+            .series("throughput", throughput_bps),
+    ]
+    .into_iter()
+    .filter(|c| !c.series.is_empty())
+    .collect()
 }
 
 /// The CSS class of an outcome's tone.
@@ -61,7 +97,7 @@ fn subject(report: &ExplainReport) -> String {
 
 /// The KubeVirt `explain` report as a page; `charts`: the recorded per-pass samples, when
 /// there are any (a section of their own).
-pub fn page(report: &ExplainReport, clock_note: &str, charts: &[Chart<'_>]) -> String {
+pub fn page(report: &ExplainReport, clock_note: &str, charts: &[Chart]) -> String {
     let d = &report.diagnosis;
     let title = format!("vmctl explain: {}", subject(report));
     let kubevirt = report
@@ -105,7 +141,7 @@ pub fn libvirt(
     job: &CompletedJob,
     names: [&str; 3],
     as_of: &str,
-    charts: &[Chart<'_>],
+    charts: &[Chart],
 ) -> String {
     let [domain, host, uri] = names;
     let title = format!("vmctl explain: domain {domain} on {host}: last migration job");
@@ -378,14 +414,16 @@ fn timeline(timeline: &[TimelineEntry]) -> Markup {
     }
 }
 
-fn charts_section(charts: &[Chart<'_>]) -> Markup {
+fn charts_section(charts: &[Chart]) -> Markup {
     html! {
         @if !charts.is_empty() {
             section id="progress" class="chart" {
                 h2 { "Migration progress (recorded samples)" }
                 @for c in charts {
-                    h3 { (t(c.title)) }
-                    (svg::sparklines_svg(c.series, 720.0, 150.0, c.unit))
+                    @let series: Vec<Series<'_>> = c.series.iter()
+                        .map(|(name, points)| Series { name, points }).collect();
+                    h3 { (t(&c.title)) }
+                    (svg::sparklines_svg(&series, 720.0, 150.0, c.unit))
                 }
             }
         }
@@ -520,21 +558,13 @@ mod tests {
         let d =
             classify(&job, DomainStatus::Running).diagnosis("web-01", "src", DomainStatus::Running);
         let remaining = [(1.0, 200.0), (2.0, 120.0), (3.0, 90.0)];
-        let series = [Series {
-            name: "remaining",
-            points: &remaining,
-        }];
-        let chart = Chart {
-            title: "Remaining memory per pass",
-            unit: Unit::Bytes,
-            series: &series,
-        };
+        let charts = pass_charts(&remaining, &[], &[]);
         let out = libvirt(
             &d,
             &job,
             ["web-01", "src", "qemu+ssh://src/system"],
             "2026-12-04T10:00:00Z",
-            &[chart],
+            &charts,
         );
         assert!(
             out.contains("FAILED · data-plane · connection-failure")
@@ -557,6 +587,22 @@ mod tests {
         // No samples, no chart section.
         let bare = libvirt(&d, &job, ["web-01", "src", "qemu:///system"], "", &[]);
         assert!(!bare.contains("id=\"progress\"") && !bare.contains("<polyline"));
+    }
+
+    #[test]
+    fn pass_charts_leave_out_what_has_no_samples() {
+        assert!(pass_charts(&[], &[], &[]).is_empty());
+        let c = pass_charts(&[], &[(1.0, 2.0)], &[]);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].title, "Dirty rate against throughput");
+        assert_eq!(c[0].unit, Unit::BytesPerSecond);
+        assert_eq!(
+            c[0].series,
+            vec![("dirty rate".to_string(), vec![(1.0, 2.0)])]
+        );
+        let all = pass_charts(&[(1.0, 9.0)], &[(1.0, 2.0)], &[(1.0, 3.0)]);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].series.len(), 2);
     }
 
     #[test]
