@@ -383,7 +383,7 @@ fn timeline(timeline: &[TimelineEntry]) -> Markup {
             @if timeline.is_empty() {
                 p class="dim" { "(nothing on record)" }
             } @else {
-                (svg::time_axis_svg(&marks(timeline), 1100.0, &start))
+                (svg::time_axis_svg(&marks(timeline), 1040.0, &start))
                 table {
                     thead { tr { th class="num" { "#" } th { (time_header) } th class="num" { "+step" }
                         th { "object" } th { "what (where it was read)" } th { "detail" } } }
