@@ -32,7 +32,8 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -s n -l namespace -d 'Namespac
 complete -c vmctl -n "__fish_vmctl_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
@@ -63,7 +64,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s n -l namespace -d
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s w -l watch -d 'Keep watching: a live view of the migrations in flight, fed by watches'
@@ -84,7 +86,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s n -l namespac
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l metrics -d 'Read each drained node\'s virt-handler /metrics page through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace; one request per node) for the guests\' dirty rates, and predict whether each live migration converges under its policy'
@@ -111,7 +114,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s n -l na
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l all -d 'Every node of the cluster, by name'
@@ -135,7 +139,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s n -l namespace -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l dry-run -d 'Show the plan and what would be done; change nothing'
@@ -162,7 +167,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s n -l namespace -
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l history -d 'List every migration of the VMI still present, oldest first, with the backoff between them'
@@ -192,7 +198,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s n -l namespace -
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-postcopy -d 'Allow switching to post-copy when pre-copy does not converge. After the switch the guest runs on the target with memory still on the source: an abort or a network failure then loses the guest'
@@ -217,7 +224,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s n -l namespace -d 
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l evacuation -d 'Cancel a drain-triggered evacuation instead (clears evacuationNodeName)'
@@ -236,7 +244,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s n -l namespace 
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
@@ -251,7 +260,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s n -l namespa
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s A -l all-namespaces -d 'Look in every namespace'
@@ -267,7 +277,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s n -l namespace -d 'N
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces -d 'Look in every namespace'

@@ -117,6 +117,13 @@ pub enum Command {
     Man(ManArgs),
 }
 
+impl Command {
+    /// The commands `-o html` is for (the others refuse it before doing anything).
+    pub fn writes_html(&self) -> bool {
+        matches!(self, Command::Explain(_) | Command::PlanDrain(_))
+    }
+}
+
 const STATUS_OUTPUT: &str = "\
 JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
     asOf, source              the clock the ages are measured from, and where objects came from

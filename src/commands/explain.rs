@@ -55,6 +55,7 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
             ctx.output == OutputFormat::Wide,
             ctx.clock.note(),
         ),
+        OutputFormat::Html => crate::render::html::explain::page(&report, ctx.clock.note(), &[]),
     };
     write_stdout(&text)?;
     Ok(if report.diagnosis.outcome.is_finding() {

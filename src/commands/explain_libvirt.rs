@@ -39,6 +39,13 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
         OutputFormat::Table | OutputFormat::Wide => render(&report, ctx.style),
+        OutputFormat::Html => crate::render::html::explain::libvirt(
+            &report.diagnosis,
+            &report.job,
+            [&report.domain, &report.host, &report.uri],
+            &jiff::Timestamp::now().to_string(),
+            &[],
+        ),
     };
     write_stdout(&text)?;
     Ok(if report.diagnosis.outcome.is_finding() {

@@ -33,6 +33,9 @@ where
 
 /// Runs a parsed command line; returns the exit code.
 pub async fn run(cli: Cli) -> Result<i32> {
+    if cli.global.output == crate::render::OutputFormat::Html && !cli.command.writes_html() {
+        return Err(crate::render::OutputFormat::html_refused());
+    }
     match &cli.command {
         Command::Completions(args) => generate::completions(args),
         Command::Man(args) => generate::man(args),

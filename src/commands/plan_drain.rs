@@ -54,6 +54,13 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
             &ctx.now.to_string(),
             &source,
         ),
+        OutputFormat::Html => crate::render::html::plan_drain::page(
+            &plan,
+            &ctx.now.to_string(),
+            ctx.clock.note(),
+            &source,
+            &ctx.warnings(),
+        ),
     };
     write_stdout(&text)?;
     Ok(if plan.verdict == Verdict::WillBlock {

@@ -170,6 +170,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     // The objects are no longer needed: free them before rendering (peak memory, issue 9).
     drop(inputs);
     let text = match ctx.output {
+        OutputFormat::Html => return Err(OutputFormat::html_refused()),
         OutputFormat::Json | OutputFormat::Yaml => {
             report
                 .warnings

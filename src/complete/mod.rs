@@ -681,7 +681,11 @@ mod tests {
             "status -o=",
         ] {
             let c = done(line);
-            assert_eq!(values(&c), ["table", "wide", "json", "yaml"], "{line}");
+            assert_eq!(
+                values(&c),
+                ["table", "wide", "json", "yaml", "html"],
+                "{line}"
+            );
             assert_eq!(c.directive, Directive::NO_FILE_COMP);
         }
         assert_eq!(values(&done("status -o j")), ["json"]);

@@ -5,12 +5,14 @@ pub mod drain;
 pub mod explain;
 pub mod follow;
 pub mod glyphs;
+pub mod html;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
 pub mod snapshot;
 pub mod status;
 pub mod status_watch;
+pub mod svg;
 pub mod table;
 
 use std::io::{self, Write};
@@ -33,11 +35,20 @@ pub enum OutputFormat {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// A self-contained HTML report to attach to a ticket (explain and plan-drain only).
+    Html,
 }
 
 impl OutputFormat {
     pub fn is_structured(self) -> bool {
         matches!(self, OutputFormat::Json | OutputFormat::Yaml)
+    }
+
+    /// `-o html` on a command that writes no HTML: the usage error, said before any work.
+    pub fn html_refused() -> Error {
+        Error::usage(
+            "-o html is for explain and plan-drain only: this command writes table, wide, json or yaml",
+        )
     }
 }
 
