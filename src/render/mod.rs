@@ -8,6 +8,7 @@ pub mod glyphs;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
+pub mod spark;
 pub mod snapshot;
 pub mod status;
 pub mod status_watch;
