@@ -1011,6 +1011,56 @@ mod tests {
         assert_eq!(summary_trend(&[], 40, Charset::Unicode), None);
     }
 
+    /// The terminal view as indicatif draws it (the bars approximated: `=` filled, `>` head).
+    fn frame(view: &ProgressView) -> String {
+        let Sink::Bars(bars) = &view.sink else {
+            return String::new();
+        };
+        let bar = |b: &ProgressBar| {
+            let len = b.length().unwrap_or(1).max(1);
+            let filled = (b.position().min(len) * 32 / len) as usize;
+            let head = if filled < 32 { ">" } else { "" };
+            format!("{}{head}{}", "=".repeat(filled), " ".repeat(32 - filled - head.len()))
+        };
+        let mut out = vec![
+            format!("{:<22} [{}] {}", bars.pass.prefix(), bar(&bars.pass), bars.pass.message()),
+            format!("  {}", bars.rates.message()),
+            format!("{:<22} [{}] {}", bars.clock.prefix(), bar(&bars.clock), bars.clock.message()),
+        ];
+        out.extend(bars.trend.iter().map(ProgressBar::message));
+        out.join("\n") + "\n"
+    }
+
+    /// docs/pictures/migrate-sparklines.txt is this rendering (`VMCTL_BLESS=1` rewrites it).
+    #[test]
+    fn the_picture_in_the_docs_is_this_rendering() {
+        let mut text = String::from(
+            "# `vmctl migrate` on a terminal (UTF-8 locale), pass 3 of a pre-copy migration.\n\
+             # Made by the unit test render::progress::tests::the_picture_in_the_docs_is_this_rendering\n\
+             # (VMCTL_BLESS=1 cargo test --lib the_picture_in_the_docs) from a scripted saw-tooth;\n\
+             # the bars are approximated there, the sparkline lines are the view's own.\n\n",
+        );
+        let mut view = ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Unicode, 40);
+        let samples = saw_tooth();
+        for s in &samples[..samples.len() - 1] {
+            view.sample(s);
+        }
+        text.push_str("[0.0s] mode: pre-copy\n");
+        text.push_str(&frame(&view));
+        let mut ascii = ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Ascii, 40);
+        for s in &samples[..samples.len() - 1] {
+            ascii.sample(s);
+        }
+        text.push_str("\n# The same with LANG=C (ASCII ramp _.-~=+*#):\n\n");
+        text.push_str(&frame(&ascii));
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/pictures/migrate-sparklines.txt");
+        if std::env::var_os("VMCTL_BLESS").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert_eq!(on_disk, text, "rerun with VMCTL_BLESS=1 to update {path}");
+    }
+
     #[test]
     fn a_budget_that_starts_with_streaming_is_shown_as_kubevirt_counts_it() {
         // Created at 0, streaming from 14 s, sampled at 20 s: 6 s of the 450 s budget, the
