@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::series::SeriesPoint;
+use super::series::{ProgressSeries, SeriesPoint};
 use crate::text::bytes;
 use crate::triage::cause::{self, Cause};
 use crate::triage::strings::{Signature, is_canceled_by_client, is_connection_error, signature};
@@ -382,6 +382,14 @@ pub struct Record {
     /// as `migration::series` merges them); empty in records written before it existed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub progress_series: Vec<SeriesPoint>,
+}
+
+/// The record's progress series as `explain --connect` documents it (`None` without points).
+pub fn progress_series(r: Record) -> Option<ProgressSeries> {
+    (!r.progress_series.is_empty()).then(|| ProgressSeries {
+        source: format!("vmctl's record of the migration, ended {}", r.at),
+        points: r.progress_series,
+    })
 }
 
 /// The most points of `progress_series` a record keeps (written and read).
@@ -904,7 +912,10 @@ mod tests {
         assert_eq!(record_from_xml(&xml), Some(r.clone()));
         // As libvirt gives it back (prefixed), the same.
         let prefixed = xml
-            .replace("<migration ", "<vmctl:migration xmlns:vmctl=\"http://vmctl.dev/xmlns/migration/1\" ")
+            .replace(
+                "<migration ",
+                "<vmctl:migration xmlns:vmctl=\"http://vmctl.dev/xmlns/migration/1\" ",
+            )
             .replace("<point ", "<vmctl:point ")
             .replace("<decision ", "<vmctl:decision ")
             .replace("</migration>", "</vmctl:migration>");
@@ -913,16 +924,27 @@ mod tests {
         r.progress_series = (0..500).map(point).collect();
         let xml = record_to_xml(&r);
         assert_eq!(xml.matches("<point ").count(), RECORD_SERIES_POINTS);
-        let forged = xml.replace("</migration>", &"<point atMs=\"1\" remaining=\"2\"/>".repeat(300))
-            .replace("<point atMs=\"0\" remaining=\"1048576000\"", "<point atMs=\"zero\" remaining=\"1048576000\"")
-            + "</migration>";
+        let forged =
+            xml.replace(
+                "</migration>",
+                &"<point atMs=\"1\" remaining=\"2\"/>".repeat(300),
+            )
+            .replace(
+                "<point atMs=\"0\" remaining=\"1048576000\"",
+                "<point atMs=\"zero\" remaining=\"1048576000\"",
+            ) + "</migration>";
         let back = record_from_xml(&forged).unwrap();
         assert_eq!(back.progress_series.len(), RECORD_SERIES_POINTS);
         assert_eq!(back.progress_series[0], point(1));
         // The document carries it under progressSeries.
         let json = serde_json::to_value(&back).unwrap();
         assert_eq!(json["progressSeries"][0]["remainingBytes"], 999u64 << 20);
-        assert!(serde_json::to_value(hostile_record("x")).unwrap().get("progressSeries").is_none());
+        assert!(
+            serde_json::to_value(hostile_record("x"))
+                .unwrap()
+                .get("progressSeries")
+                .is_none()
+        );
     }
 
     #[test]

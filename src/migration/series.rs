@@ -60,6 +60,16 @@ impl SeriesPoint {
     }
 }
 
+/// A migration's recorded progress as `explain` documents show it (`progressSeries`): where
+/// it was read and its points, oldest first (at most [`DEFAULT_CAPACITY`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressSeries {
+    /// `vmctl's record of the migration (ended …)`, `Prometheus at URL`.
+    pub source: String,
+    pub points: Vec<SeriesPoint>,
+}
+
 /// The most points a series keeps by default (the record's bound: ≤ 120 points).
 pub const DEFAULT_CAPACITY: usize = 120;
 
@@ -176,7 +186,11 @@ mod tests {
         // at 1000 + pass and falling to 0.
         for i in 0..36_000u64 {
             let pass = i / 100 + 1;
-            let rem = if i % 100 == 0 { 1000 + pass } else { 100 - i % 100 };
+            let rem = if i % 100 == 0 {
+                1000 + pass
+            } else {
+                100 - i % 100
+            };
             s.push(point(i * 1000, rem, pass));
             assert!(s.points().len() <= 16, "at {i}");
         }
@@ -236,6 +250,9 @@ mod tests {
         let p = SeriesPoint::of(&s, Some(0));
         assert_eq!(p.dirty_rate_bps, None);
         assert_eq!(p.pass, None);
-        assert_eq!((p.at_ms, p.remaining_bytes, p.transfer_rate_bps), (1200, 40, 8));
+        assert_eq!(
+            (p.at_ms, p.remaining_bytes, p.transfer_rate_bps),
+            (1200, 40, 8)
+        );
     }
 }

@@ -206,7 +206,10 @@ impl ProgressView {
         match &mut self.sink {
             Sink::Bars(bars) => {
                 bars.draw(&self.style, s, &self.passes, new_pass, budget);
-                bars.draw_trend(&self.history.points(), SeriesPoint::of(s, Some(self.passes.pass)));
+                bars.draw_trend(
+                    &self.history.points(),
+                    SeriesPoint::of(s, Some(self.passes.pass)),
+                );
             }
             Sink::Lines { out, next_at_ms } => {
                 if s.elapsed_ms >= *next_at_ms || mode_changed {
@@ -620,7 +623,10 @@ pub fn trend_lines(
     let memory = spark::sparkline(&remaining, width, Bucket::Max, charset);
     let passes: Vec<Option<u64>> = points.iter().map(|p| p.pass).collect();
     let sent: Vec<u64> = points.iter().map(|p| p.transfer_rate_bps).collect();
-    let dirty: Vec<u64> = points.iter().map(|p| p.dirty_rate_bps.unwrap_or(0)).collect();
+    let dirty: Vec<u64> = points
+        .iter()
+        .map(|p| p.dirty_rate_bps.unwrap_or(0))
+        .collect();
     let (sent_line, dirty_line) = spark::pair(&sent, &dirty, width, Bucket::Mean, charset);
     let cells = memory.chars().count();
     let dirty_now = last
@@ -953,7 +959,8 @@ mod tests {
         assert_eq!(view.history().len(), 20);
         // Plain lines off a terminal are untouched: no sparkline there.
         let out = Captured::default();
-        let mut plain = ProgressView::lines_to(Style { color: false }, "vm", None, Box::new(out.clone()));
+        let mut plain =
+            ProgressView::lines_to(Style { color: false }, "vm", None, Box::new(out.clone()));
         for s in &samples {
             plain.sample(s);
         }
@@ -975,7 +982,11 @@ mod tests {
         let shown = trend_shown(&view);
         assert!(shown.iter().all(|l| l.is_ascii()), "{shown:?}");
         // Every cell holds a pass's start: the peaks survive the merging.
-        assert!(shown[0].starts_with("  memory left  ############  "), "{}", shown[0]);
+        assert!(
+            shown[0].starts_with("  memory left  ############  "),
+            "{}",
+            shown[0]
+        );
         assert!(shown[3].contains("24.0 MiB/s"), "{}", shown[3]);
     }
 
@@ -1020,12 +1031,26 @@ mod tests {
             let len = b.length().unwrap_or(1).max(1);
             let filled = (b.position().min(len) * 32 / len) as usize;
             let head = if filled < 32 { ">" } else { "" };
-            format!("{}{head}{}", "=".repeat(filled), " ".repeat(32 - filled - head.len()))
+            format!(
+                "{}{head}{}",
+                "=".repeat(filled),
+                " ".repeat(32 - filled - head.len())
+            )
         };
         let mut out = vec![
-            format!("{:<22} [{}] {}", bars.pass.prefix(), bar(&bars.pass), bars.pass.message()),
+            format!(
+                "{:<22} [{}] {}",
+                bars.pass.prefix(),
+                bar(&bars.pass),
+                bars.pass.message()
+            ),
             format!("  {}", bars.rates.message()),
-            format!("{:<22} [{}] {}", bars.clock.prefix(), bar(&bars.clock), bars.clock.message()),
+            format!(
+                "{:<22} [{}] {}",
+                bars.clock.prefix(),
+                bar(&bars.clock),
+                bars.clock.message()
+            ),
         ];
         out.extend(bars.trend.iter().map(ProgressBar::message));
         out.join("\n") + "\n"
@@ -1040,20 +1065,25 @@ mod tests {
              # (VMCTL_BLESS=1 cargo test --lib the_picture_in_the_docs) from a scripted saw-tooth;\n\
              # the bars are approximated there, the sparkline lines are the view's own.\n\n",
         );
-        let mut view = ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Unicode, 40);
+        let mut view =
+            ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Unicode, 40);
         let samples = saw_tooth();
         for s in &samples[..samples.len() - 1] {
             view.sample(s);
         }
         text.push_str("[0.0s] mode: pre-copy\n");
         text.push_str(&frame(&view));
-        let mut ascii = ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Ascii, 40);
+        let mut ascii =
+            ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Ascii, 40);
         for s in &samples[..samples.len() - 1] {
             ascii.sample(s);
         }
         text.push_str("\n# The same with LANG=C (ASCII ramp _.-~=+*#):\n\n");
         text.push_str(&frame(&ascii));
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/pictures/migrate-sparklines.txt");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/pictures/migrate-sparklines.txt"
+        );
         if std::env::var_os("VMCTL_BLESS").is_some() {
             std::fs::write(path, &text).unwrap();
         }

@@ -85,13 +85,7 @@ pub fn sparkline(values: &[u64], width: usize, how: Bucket, charset: Charset) ->
 }
 
 /// Two series on one scale (the largest of both is the full block): (a, b).
-pub fn pair(
-    a: &[u64],
-    b: &[u64],
-    width: usize,
-    how: Bucket,
-    charset: Charset,
-) -> (String, String) {
+pub fn pair(a: &[u64], b: &[u64], width: usize, how: Bucket, charset: Charset) -> (String, String) {
     let (a, b) = (
         resample(&floats(a), width, how),
         resample(&floats(b), width, how),
@@ -109,15 +103,23 @@ pub fn pass_marks(passes: &[Option<u64>], width: usize) -> String {
         passes.to_vec()
     } else {
         (0..width)
-            .map(|i| passes[bucket_range(i, n, width)].iter().flatten().max().copied())
+            .map(|i| {
+                passes[bucket_range(i, n, width)]
+                    .iter()
+                    .flatten()
+                    .max()
+                    .copied()
+            })
             .collect()
     };
     let starts: Vec<usize> = (0..cells.len())
-        .filter(|&i| match (i.checked_sub(1).and_then(|j| cells[j]), cells[i]) {
-            (_, None) => false,
-            (None, Some(_)) => i == 0 || cells[..i].iter().all(Option::is_none),
-            (Some(before), Some(now)) => now > before,
-        })
+        .filter(
+            |&i| match (i.checked_sub(1).and_then(|j| cells[j]), cells[i]) {
+                (_, None) => false,
+                (None, Some(_)) => i == 0 || cells[..i].iter().all(Option::is_none),
+                (Some(before), Some(now)) => now > before,
+            },
+        )
         .collect();
     let mut line = vec![' '; cells.len()];
     for (k, &at) in starts.iter().enumerate() {
@@ -163,7 +165,10 @@ mod tests {
         assert_eq!(sparkline(&[42], 10, Bucket::Max, U), "█");
         assert_eq!(sparkline(&[0, 0, 0], 10, Bucket::Mean, U), "▁▁▁");
         assert_eq!(sparkline(&[0, 0, 0], 10, Bucket::Mean, A), "___");
-        assert_eq!(pair(&[], &[], 10, Bucket::Mean, U), (String::new(), String::new()));
+        assert_eq!(
+            pair(&[], &[], 10, Bucket::Mean, U),
+            (String::new(), String::new())
+        );
     }
 
     #[test]
