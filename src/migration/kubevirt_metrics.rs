@@ -268,6 +268,61 @@ pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
     })
 }
 
+/// The PromQL query of a migration's progress over time (remaining, dirty rate, transfer
+/// rate) for one VMI, for a range query.
+pub fn progress_query(namespace: &str, vmi: &str) -> String {
+    let names: Vec<&str> = [REMAINING, DIRTY_RATE, TRANSFER_RATE].concat();
+    prometheus_query_of(&names, namespace, vmi)
+}
+
+/// Reads a Prometheus `/api/v1/query_range` answer (`resultType: matrix`) of
+/// [`progress_query`] into points timed from `start` (Unix seconds): one per timestamp of the
+/// remaining-bytes series (the first name of [`REMAINING`] found), the rates at the same
+/// timestamps. No pass numbers (the metrics have none). Values that are not finite, not
+/// numbers or negative are skipped.
+pub fn progress_from_prometheus_range(
+    answer: &Value,
+    start: i64,
+) -> Result<Vec<crate::migration::series::SeriesPoint>, String> {
+    let results = vector_results(answer)?;
+    type Values = std::collections::BTreeMap<i64, u64>;
+    let read = |r: &Value| -> Option<(String, Values)> {
+        let name = r.pointer("/metric/__name__")?.as_str()?.to_string();
+        let values = r
+            .get("values")?
+            .as_array()?
+            .iter()
+            .filter_map(|pair| {
+                let at = pair.get(0)?.as_f64()?;
+                let v = pair.get(1)?.as_str()?.parse::<f64>().ok()?;
+                (at.is_finite() && v.is_finite() && v >= 0.0).then(|| (at.round() as i64, v as u64))
+            })
+            .collect();
+        Some((name, values))
+    };
+    let all: Vec<(String, Values)> = results.iter().filter_map(read).collect();
+    let pick = |names: &[&str]| -> Option<&Values> {
+        names
+            .iter()
+            .find_map(|n| all.iter().find(|(name, _)| name == n).map(|(_, v)| v))
+    };
+    let Some(remaining) = pick(REMAINING) else {
+        return Ok(Vec::new());
+    };
+    let dirty = pick(DIRTY_RATE);
+    let transfer = pick(TRANSFER_RATE);
+    Ok(remaining
+        .iter()
+        .map(|(at, rem)| crate::migration::series::SeriesPoint {
+            at_ms: (at - start).max(0) as u64 * 1000,
+            remaining_bytes: *rem,
+            dirty_rate_bps: dirty.and_then(|d| d.get(at).copied()),
+            transfer_rate_bps: transfer.and_then(|t| t.get(at).copied()).unwrap_or(0),
+            pass: None,
+        })
+        .collect())
+}
+
 // ---------------------------------------------------------------- the guest's dirty rate
 
 /// virt-handler's gauge of the guest's dirty rate, bytes/s, one sample per VMI (labels

@@ -449,17 +449,26 @@ mod tests {
     use crate::migration::series::SeriesPoint;
 
     fn series(passes: bool) -> ProgressSeries {
-        let points = [(256, 1), (180, 1), (100, 1), (40, 1), (70, 2), (30, 2), (20, 3), (4, 3)]
-            .iter()
-            .enumerate()
-            .map(|(i, (mib, pass))| SeriesPoint {
-                at_ms: i as u64 * 2000,
-                remaining_bytes: mib << 20,
-                dirty_rate_bps: (i > 0).then_some(8 << 20),
-                transfer_rate_bps: 32 << 20,
-                pass: passes.then_some(*pass),
-            })
-            .collect();
+        let points = [
+            (256, 1),
+            (180, 1),
+            (100, 1),
+            (40, 1),
+            (70, 2),
+            (30, 2),
+            (20, 3),
+            (4, 3),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (mib, pass))| SeriesPoint {
+            at_ms: i as u64 * 2000,
+            remaining_bytes: mib << 20,
+            dirty_rate_bps: (i > 0).then_some(8 << 20),
+            transfer_rate_bps: 32 << 20,
+            pass: passes.then_some(*pass),
+        })
+        .collect();
         ProgressSeries {
             source: "vmctl's record of the migration, ended 2026-12-04T17:00:00Z\u{1b}[2J".into(),
             points,
@@ -480,10 +489,16 @@ mod tests {
         // KubeVirt's metrics have no passes: no pass line. ASCII without a UTF-8 locale.
         let text = render_progress(&series(false), PROGRESS_WIDTH, Charset::Ascii);
         assert!(!text.contains("pass"), "{text}");
-        assert!(text.contains("  memory left  #+~.-.._  4.0 MiB now"), "{text}");
+        assert!(
+            text.contains("  memory left  #+~.-.._  4.0 MiB now"),
+            "{text}"
+        );
         assert!(text.is_ascii());
         let empty = ProgressSeries::default();
-        assert_eq!(render_progress(&empty, PROGRESS_WIDTH, Charset::Unicode), "");
+        assert_eq!(
+            render_progress(&empty, PROGRESS_WIDTH, Charset::Unicode),
+            ""
+        );
         assert_eq!(progress_section(None), "");
     }
 }
