@@ -901,7 +901,7 @@ mod tests {
         let point = |i: u64| SeriesPoint {
             at_ms: i * 400,
             remaining_bytes: (1000 - i) << 20,
-            dirty_rate_bps: (i % 3 != 0).then_some(i << 20),
+            dirty_rate_bps: (!i.is_multiple_of(3)).then_some(i << 20),
             transfer_rate_bps: 32 << 20,
             pass: (i > 0).then_some(i / 10 + 1),
         };
@@ -945,6 +945,23 @@ mod tests {
                 .get("progressSeries")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn explain_documents_the_records_series_with_where_it_came_from() {
+        assert_eq!(progress_series(hostile_record("x")), None);
+        let mut r = hostile_record("x");
+        r.progress_series = vec![SeriesPoint {
+            at_ms: 400,
+            remaining_bytes: 7,
+            ..Default::default()
+        }];
+        let s = progress_series(r).unwrap();
+        assert_eq!(
+            s.source,
+            "vmctl's record of the migration, ended 2026-11-29T16:33:11Z"
+        );
+        assert_eq!(s.points.len(), 1);
     }
 
     #[test]
