@@ -95,7 +95,10 @@ impl ProgressView {
     /// `budget_secs`: the completion budget the elapsed time is measured against, if any.
     pub fn new(style: Style, is_tty: bool, title: &str, budget_secs: Option<u64>) -> Self {
         let sink = if is_tty {
-            let cols = crossterm::terminal::size().map_or(80, |(cols, _)| cols);
+            let cols = crossterm::terminal::size()
+                .ok()
+                .filter(|(cols, _)| *cols > 0)
+                .map_or(80, |(cols, _)| cols);
             Sink::Bars(Bars::new(
                 title,
                 ProgressDrawTarget::stderr_with_hz(10),
