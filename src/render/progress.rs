@@ -208,11 +208,13 @@ impl ProgressView {
         let budget = self.budget_clock();
         match &mut self.sink {
             Sink::Bars(bars) => {
-                bars.draw(&self.style, s, &self.passes, new_pass, budget);
+                // The sparklines first: the bars' updates after them redraw the whole view
+                // (indicatif draws at most 10 times a second), the sparklines included.
                 bars.draw_trend(
                     &self.history.points(),
                     SeriesPoint::of(s, Some(self.passes.pass)),
                 );
+                bars.draw(&self.style, s, &self.passes, new_pass, budget);
             }
             Sink::Lines { out, next_at_ms } => {
                 if s.elapsed_ms >= *next_at_ms || mode_changed {
@@ -327,6 +329,9 @@ impl Bars {
         let clock = multi.add(ProgressBar::new(1));
         clock.set_style(bar_style("{prefix:<22} [{bar:32.green/white}] {msg}"));
         clock.set_prefix("  elapsed");
+        // A sample updates seven lines, more than indicatif's rate limit draws at once: a
+        // steady redraw shows the last of them within a quarter of a second.
+        clock.enable_steady_tick(std::time::Duration::from_millis(250));
         let trend = std::array::from_fn(|_| {
             let line = multi.add(ProgressBar::new(1));
             line.set_style(bar_style("{msg}"));
