@@ -469,6 +469,52 @@ pub fn guest_dirty_rates_from_prometheus(answer: &Value) -> Result<GuestDirtyRat
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_range_answer_becomes_points_timed_from_the_start() {
+        let series = |name: &str, values: serde_json::Value| serde_json::json!({"metric": {"__name__": name}, "values": values});
+        let answer = serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": [
+            // The older name is used only when the newer one is absent.
+            series("kubevirt_migrate_vmi_data_remaining_bytes", serde_json::json!([[100, "1"]])),
+            series("kubevirt_vmi_migration_data_remaining_bytes",
+                serde_json::json!([[100, "900"], [104, "NaN"], [108, "-5"], [112, "300"], [116, "x"], [120.2, "200"]])),
+            series("kubevirt_vmi_migration_dirty_memory_rate_bytes", serde_json::json!([[112, "40"]])),
+            series("kubevirt_vmi_migration_memory_transfer_rate_bytes", serde_json::json!([[100, "80"], [112, "90"]])),
+        ]}});
+        let points = progress_from_prometheus_range(&answer, 100).unwrap();
+        let got: Vec<(u64, u64, Option<u64>, u64)> = points
+            .iter()
+            .map(|p| {
+                (
+                    p.at_ms,
+                    p.remaining_bytes,
+                    p.dirty_rate_bps,
+                    p.transfer_rate_bps,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 900, None, 80),
+                (12_000, 300, Some(40), 90),
+                (20_000, 200, None, 0)
+            ]
+        );
+        assert!(points.iter().all(|p| p.pass.is_none()));
+        // No remaining-bytes series: no points; an error answer: its error.
+        let rates_only = serde_json::json!({"status": "success", "data": {"result": [
+            series("kubevirt_vmi_migration_dirty_memory_rate_bytes", serde_json::json!([[1, "2"]]))]}});
+        assert_eq!(progress_from_prometheus_range(&rates_only, 0), Ok(vec![]));
+        let refused = serde_json::json!({"status": "error", "error": "bad query"});
+        assert_eq!(
+            progress_from_prometheus_range(&refused, 0),
+            Err("bad query".to_string())
+        );
+        assert!(
+            progress_query("dev", "a\"b").contains("kubevirt_vmi_migration_data_remaining_bytes|")
+        );
+    }
+
     const PAGE: &str = r#"# HELP kubevirt_vmi_migration_data_remaining_bytes The remaining guest OS data to be migrated to the new VM.
 # TYPE kubevirt_vmi_migration_data_remaining_bytes gauge
 kubevirt_vmi_migration_data_remaining_bytes{name="db-01",namespace="prod",node="node-1"} 1.073741824e+09
