@@ -173,7 +173,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
         }
         'vmctl;explain' {
             [CompletionResult]::new('--connect', '--connect', [CompletionResultType]::ParameterName, 'Explain the last migration job of a libvirt domain on this libvirt URI instead')
-            [CompletionResult]::new('--prometheus', '--prometheus', [CompletionResultType]::ParameterName, 'As --metrics, from this Prometheus (one query)')
+            [CompletionResult]::new('--prometheus', '--prometheus', [CompletionResultType]::ParameterName, 'As --metrics, from this Prometheus (one query); also the migration''s progress over time (one range query), drawn as sparklines')
             [CompletionResult]::new('--loop-failures', '--loop-failures', [CompletionResultType]::ParameterName, 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)')
             [CompletionResult]::new('--sync-timeout', '--sync-timeout', [CompletionResultType]::ParameterName, 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)')
             [CompletionResult]::new('--handoff-timeout', '--handoff-timeout', [CompletionResultType]::ParameterName, 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off')

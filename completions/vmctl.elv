@@ -165,7 +165,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         }
         &'vmctl;explain'= {
             cand --connect 'Explain the last migration job of a libvirt domain on this libvirt URI instead'
-            cand --prometheus 'As --metrics, from this Prometheus (one query)'
+            cand --prometheus 'As --metrics, from this Prometheus (one query); also the migration''s progress over time (one range query), drawn as sparklines'
             cand --loop-failures 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)'
             cand --sync-timeout 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)'
             cand --handoff-timeout 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off'

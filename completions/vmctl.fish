@@ -155,7 +155,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l no-color -d 'Never
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l connect -d 'Explain the last migration job of a libvirt domain on this libvirt URI instead' -r
-complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l prometheus -d 'As --metrics, from this Prometheus (one query)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l prometheus -d 'As --metrics, from this Prometheus (one query); also the migration\'s progress over time (one range query), drawn as sparklines' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r

@@ -424,6 +424,10 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               that is not installed, events that have expired)
     history[]                 with --history: every migration of the VMI, oldest first, with the
                               backoff between them
+    progressSeries            with --prometheus (or --connect, from vmctl's record): {source,
+                              points[] {atMs, remainingBytes, dirtyRateBps?, transferRateBps,
+                              pass?}}, the migration's progress over time, at most 120 points;
+                              drawn as sparklines in the text
     notes[]                   what was assumed (objects that could not be read)
     warnings[]                what was said on stderr about the input (omitted when none)
 
@@ -434,6 +438,10 @@ data-plane failure only, evidence[] gains the guest's dirty rate now
 rates while there is one, the bandwidthPerMigration it ran with (or 'unset': the network's rate),
 and the dirty rate against the transfer rate (object vmctl; 90% or more: pre-copy cannot
 converge). What cannot be read is one line among the assumptions; the diagnosis does not change.
+
+PROGRESS (--prometheus URL: one range query over the migration's window, start to end or to now,
+every window/120 seconds): remaining bytes, dirty rate and transfer rate, drawn as sparklines
+(remaining memory; transfer and dirty rate on one scale) and kept as progressSeries.
 
 EXIT CODES: 0 the migration succeeded or is progressing (or there is none); 1 it failed, was
 aborted or is blocked; 2 ambiguous name; 3 not found.";
@@ -674,7 +682,8 @@ pub struct ExplainArgs {
     #[arg(long, conflicts_with_all = ["prometheus", "connect"])]
     pub metrics: bool,
 
-    /// As --metrics, from this Prometheus (one query).
+    /// As --metrics, from this Prometheus (one query); also the migration's progress over
+    /// time (one range query), drawn as sparklines.
     #[arg(long, value_name = "URL", conflicts_with = "connect")]
     pub prometheus: Option<String>,
 

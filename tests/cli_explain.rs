@@ -1927,7 +1927,9 @@ fn metrics_are_read_only_for_a_data_plane_failure_and_a_snapshot_says_why_not() 
          "value": [1.7e9, "314572800"]}]}}),
     );
     let data = text(&["kubevirt-migrate-vm-n4k7t", "--prometheus", &url]);
-    assert_eq!(served.lock().unwrap().len(), 1);
+    // The instant query, then the range query of the migration's progress (see
+    // `prometheus_gives_the_progress_over_the_migrations_window`).
+    assert_eq!(served.lock().unwrap().len(), 2);
     assert!(
         data.contains(&format!("Prometheus at {url} kubevirt_vmi_dirty_rate_bytes_per_second{{namespace=\"dev\",name=\"jenkins-agent-01\"}} = 300.0 MiB/s")),
         "{data}"
@@ -1935,5 +1937,146 @@ fn metrics_are_read_only_for_a_data_plane_failure_and_a_snapshot_says_why_not() 
     assert!(
         data.contains("a hint: reported inaccurate in some releases"),
         "{data}"
+    );
+}
+
+/// With --prometheus, one range query over the migration's window (start to end) gives its
+/// remaining memory, dirty rate and transfer rate over time: sparklines in the text, the
+/// points in the document (`progressSeries`).
+#[test]
+fn prometheus_gives_the_progress_over_the_migrations_window() {
+    // kubevirt-migrate-vm-n4k7t ran 02:04:31Z..02:12:01Z (450 s): a step of 4 s.
+    let (start, end) = (1_795_917_871i64, 1_795_918_321i64);
+    let at = |k: i64| serde_json::json!(start + 4 * k);
+    let remaining: Vec<_> = (0..=112)
+        .map(|k| {
+            // Three passes: 4096 MiB falling to 1024, 2048 to 512, 1024 to 300.
+            let mib = match k {
+                0..40 => 4096 - k * 77,
+                40..80 => 2048 - (k - 40) * 38,
+                _ => 1024 - (k - 80) * 22,
+            };
+            serde_json::json!([at(k), format!("{}", mib << 20)])
+        })
+        .collect();
+    let rate = |mib: i64| -> Vec<_> {
+        (0..=112)
+            .map(|k| serde_json::json!([at(k), format!("{}", mib << 20)]))
+            .collect()
+    };
+    let series = |name: &str, values: Vec<serde_json::Value>| {
+        serde_json::json!({"metric": {"__name__": name, "namespace": "dev", "name": "jenkins-agent-01"},
+            "values": values})
+    };
+    let matrix = serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": [
+        series("kubevirt_vmi_migration_data_remaining_bytes", remaining),
+        series("kubevirt_vmi_migration_dirty_memory_rate_bytes", rate(300)),
+        series("kubevirt_vmi_migration_memory_transfer_rate_bytes", rate(120)),
+        series("kubevirt_vmi_migration_data_remaining_bytes\u{1b}[2J", rate(1)),
+    ]}});
+    let vector =
+        serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": []}});
+    let (url, served) = fake_prometheus_routes(vec![("query_range", matrix), ("", vector)]);
+    let run = |lang: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--from",
+            "examples/cluster",
+            "explain",
+            "kubevirt-migrate-vm-n4k7t",
+            "--prometheus",
+            &url,
+        ];
+        args.extend_from_slice(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .env_remove("VMCTL_NOW")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env("LANG", lang)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run vmctl");
+        stdout(&out)
+    };
+    let text = run("C.UTF-8", &[]);
+    let asked = served.lock().unwrap().clone();
+    let range: Vec<&String> = asked.iter().filter(|l| l.contains("query_range")).collect();
+    assert_eq!(range.len(), 1, "{asked:?}");
+    assert!(
+        range[0].contains(&format!("&start={start}&end={end}&step=4 ")),
+        "{}",
+        range[0]
+    );
+    assert!(
+        range[0].contains("kubevirt_vmi_migration_data_remaining_bytes"),
+        "{}",
+        range[0]
+    );
+    assert!(
+        text.contains(&format!(
+            "\nProgress (Prometheus at {url}, every 4s: 113 points over 7m28s):\n"
+        )),
+        "{text}"
+    );
+    let memory = text
+        .lines()
+        .find(|l| l.starts_with("  memory left  "))
+        .unwrap_or_default();
+    // 113 points in 60 cells, by the largest per cell: each pass's start is seen.
+    assert!(memory.starts_with("  memory left  █"), "{memory}");
+    assert!(
+        memory.ends_with("  320.0 MiB now, peak 4.0 GiB"),
+        "{memory}"
+    );
+    assert!(
+        !text.contains("\n  pass "),
+        "KubeVirt's metrics have no passes:\n{text}"
+    );
+    // One scale: the transfer rate (120 MiB/s) draws below the dirty rate (300 MiB/s).
+    assert!(text.contains("  sending      ▄▄▄▄"), "{text}");
+    assert!(text.contains("  dirtying     ████"), "{text}");
+    assert!(text.contains("██  300.0 MiB/s\n"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    // Without a UTF-8 locale: the ASCII ramp.
+    let ascii = run("C", &[]);
+    assert!(ascii.contains("  dirtying     ####"), "{ascii}");
+    assert!(!ascii.contains('█'), "{ascii}");
+    // The document carries the points.
+    let json: serde_json::Value = serde_json::from_str(&run("C", &["-o", "json"])).unwrap();
+    let points = json["progressSeries"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 113);
+    assert_eq!(points[0]["atMs"], 0);
+    assert_eq!(points[0]["remainingBytes"], 4096u64 << 20);
+    assert_eq!(points[112]["atMs"], 448_000);
+    assert_eq!(points[40]["dirtyRateBps"], 300u64 << 20);
+    assert_eq!(points[40]["transferRateBps"], 120u64 << 20);
+    assert!(points[40].get("pass").is_none());
+}
+
+/// A Prometheus without the metrics, or without the migration's window: a note, no series.
+#[test]
+fn no_progress_series_is_said() {
+    let empty =
+        serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": []}});
+    let (url, _) = fake_prometheus(empty);
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "kubevirt-migrate-vm-n4k7t",
+        "--prometheus",
+        &url,
+        "-o",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json.get("progressSeries").is_none(), "{json}");
+    let notes = json["notes"].to_string();
+    assert!(
+        notes.contains("progress over time not read: Prometheus at")
+            && notes.contains("has no migration metrics of dev/jenkins-agent-01"),
+        "{notes}"
     );
 }

@@ -77,3 +77,51 @@ fn a_pipe_gets_plain_lines_without_colour() {
     assert!(text.contains("migration active, transferred"), "{text}");
     assert!(!text.contains("\u{1b}["), "{text}");
 }
+
+/// Issue 27: under the bars, sparklines of remaining memory and of the transfer rate against
+/// the dirty rate (Unicode blocks with a UTF-8 locale, an ASCII ramp without); the summary
+/// on a terminal keeps the remaining-memory sparkline.
+#[test]
+fn a_terminal_gets_sparklines_under_the_bars() {
+    for (lang, glyph) in [("C.UTF-8", '█'), ("C", '#')] {
+        let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::cluster(
+            "v1.8.4",
+        )));
+        let _sim = KubeVirtSim::start(&server, slow_script());
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = server.write_kubeconfig(dir.path());
+        let cmd = format!(
+            "stty cols 120 rows 40; {} --kubeconfig {} -n prod migrate db-01 --timeout 60s",
+            env!("CARGO_BIN_EXE_vmctl"),
+            kubeconfig.display()
+        );
+        let out = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env("LANG", lang)
+            .output()
+            .expect("script(1) from bsdutils must be installed");
+        let screen = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{screen}");
+        for line in ["  memory left  ", "  sending      ", "  dirtying     "] {
+            assert!(screen.contains(line), "{lang}: no {line:?}: {screen}");
+        }
+        let memory = screen
+            .split("  memory left  ")
+            .nth(1)
+            .unwrap_or_default()
+            .chars()
+            .next();
+        assert_eq!(memory, Some(glyph), "{lang}: {screen}");
+        assert!(
+            screen.contains(&format!("  memory left:    {glyph}")),
+            "{lang}: the summary's sparkline: {screen}"
+        );
+        if lang == "C" {
+            assert!(!screen.contains('█'), "{screen}");
+        }
+    }
+}

@@ -802,7 +802,19 @@ fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
     })?;
     lab.check_guest("running", "")?;
     let cause = explain_cause(&lab.src)?;
-    ensure(cause == "not-converging", || format!("explain: {cause}"))
+    ensure(cause == "not-converging", || format!("explain: {cause}"))?;
+    // vmctl's record keeps the migration's progress (issue 27): explain documents it.
+    let doc = vmctl(
+        &["explain", DOM, "--connect", &lab.src, "-o", "json"],
+        Duration::from_secs(30),
+    )?
+    .json()?;
+    let points = doc["progressSeries"]["points"]
+        .as_array()
+        .map_or(0, Vec::len);
+    ensure((6..=120).contains(&points), || {
+        format!("{points} progress points in the record:\n{doc}")
+    })
 }
 
 /// Issue 15: the prediction before the start holds on the lab. A guest dirtying 4 MiB/s

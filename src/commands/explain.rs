@@ -46,6 +46,9 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
     if let Some(from) = MetricsFrom::from_flags(args.metrics, args.prometheus.as_deref()) {
         dirty_rate_evidence(ctx, &from, &evidence, &mut report).await;
     }
+    if let Some(url) = &args.prometheus {
+        progress_series(url, &evidence, &mut report).await;
+    }
     report.warnings = ctx.warnings();
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
@@ -129,6 +132,39 @@ async fn dirty_rate_evidence(
             d.evidence.extend(facts);
         }
         Err(MetricsUnavailable(why)) => said(why),
+    }
+}
+
+/// `--prometheus`: the migration's remaining memory, dirty and transfer rates over its
+/// window (start to end, or to now while it runs), one range query; drawn as sparklines.
+async fn progress_series(
+    url: &str,
+    evidence: &crate::triage::Evidence,
+    report: &mut ExplainReport,
+) {
+    let Some(m) = &report.diagnosis.migration else {
+        return;
+    };
+    let second = |t: &Option<String>| {
+        t.as_deref()
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())
+            .map(|t| t.as_second())
+    };
+    let read = match second(&m.start_timestamp) {
+        None => Err(MetricsUnavailable("the migration has no start time".into())),
+        Some(start) => {
+            let end = second(&m.end_timestamp).unwrap_or(evidence.now.as_second());
+            let (ns, name) = (&evidence.vmi_namespace, &evidence.vmi_name);
+            dirty_rate::progress_series(url, ns, name, start, end).await
+        }
+    };
+    match read {
+        Ok(series) => report.progress_series = Some(series),
+        Err(MetricsUnavailable(why)) => {
+            let line = format!("progress over time not read: {why}");
+            report.diagnosis.assumptions.push(line.clone());
+            report.notes.push(line);
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::cli::{ExplainArgs, GlobalArgs};
 use crate::error::{Error, Result, exit};
 use crate::migration::classify::{CompletedJob, DomainStatus};
-use crate::render::{OutputFormat, Style, Tone, structured, write_stdout};
+use crate::migration::series::ProgressSeries;
+use crate::render::{OutputFormat, Style, Tone, explain, structured, write_stdout};
 use crate::triage::{Diagnosis, Outcome};
 
 /// The `-o json|yaml` document.
@@ -27,6 +28,9 @@ pub struct LibvirtDiagnosis {
     #[serde(flatten)]
     pub diagnosis: Diagnosis,
     pub job: CompletedJob,
+    /// From vmctl's record: the migration's progress over time (sparklines in the text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_series: Option<ProgressSeries>,
 }
 
 pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32> {
@@ -86,6 +90,7 @@ pub fn render(r: &LibvirtDiagnosis, style: Style) -> String {
         out.push_str(&format!("    - {}\n", p(&fact.value)));
     }
     out.push_str(&format!("  next:      {}\n", p(r.diagnosis.rule.advice)));
+    out.push_str(&explain::progress_section(r.progress_series.as_ref()));
     out
 }
 
@@ -150,6 +155,7 @@ pub async fn diagnose(domain: String, uri: String) -> Result<LibvirtDiagnosis> {
             domain_state: state,
             diagnosis,
             job,
+            progress_series: record.and_then(crate::migration::classify::progress_series),
         })
     })
     .await
@@ -171,6 +177,7 @@ mod tests {
             domain_state: state,
             diagnosis: classify(&job, state).diagnosis("web-01", "src", state),
             job,
+            progress_series: None,
         }
     }
 

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use super::series::{ProgressSeries, SeriesPoint};
 use crate::text::bytes;
 use crate::triage::cause::{self, Cause};
 use crate::triage::strings::{Signature, is_canceled_by_client, is_connection_error, signature};
@@ -377,7 +378,22 @@ pub struct Record {
     pub final_mode: String,
     /// (milliseconds since the start, text)
     pub decisions: Vec<(u64, String)>,
+    /// The migration's progress over time, at most [`RECORD_SERIES_POINTS`] points (merged
+    /// as `migration::series` merges them); empty in records written before it existed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub progress_series: Vec<SeriesPoint>,
 }
+
+/// The record's progress series as `explain --connect` documents it (`None` without points).
+pub fn progress_series(r: Record) -> Option<ProgressSeries> {
+    (!r.progress_series.is_empty()).then(|| ProgressSeries {
+        source: format!("vmctl's record of the migration, ended {}", r.at),
+        points: r.progress_series,
+    })
+}
+
+/// The most points of `progress_series` a record keeps (written and read).
+pub const RECORD_SERIES_POINTS: usize = 120;
 
 /// The XML namespace and prefix of the record in `<metadata>`.
 pub const RECORD_NAMESPACE: &str = "http://vmctl.dev/xmlns/migration/1";
@@ -412,7 +428,8 @@ fn xml_escape(text: &str) -> String {
 }
 
 /// The most XML nodes a record may have when read back: a record is one element, its
-/// attributes and one element per controller decision (a handful).
+/// attributes, one element per controller decision (a handful) and one per point of its
+/// progress series (at most [`RECORD_SERIES_POINTS`]).
 const RECORD_MAX_NODES: u32 = 10_000;
 
 /// The record as the XML element stored in the domain's metadata.
@@ -435,6 +452,17 @@ pub fn record_to_xml(r: &Record) -> String {
         xml.push_str(&format!(
             "<decision atMs=\"{at}\" text=\"{}\"/>",
             xml_escape(text)
+        ));
+    }
+    // Numbers only: nothing foreign to escape.
+    for p in r.progress_series.iter().take(RECORD_SERIES_POINTS) {
+        xml.push_str(&format!(
+            "<point atMs=\"{}\" remaining=\"{}\" dirtyBps=\"{}\" transferBps=\"{}\" pass=\"{}\"/>",
+            p.at_ms,
+            p.remaining_bytes,
+            opt(p.dirty_rate_bps),
+            p.transfer_rate_bps,
+            opt(p.pass),
         ));
     }
     xml.push_str("</migration>");
@@ -471,6 +499,21 @@ pub fn record_from_xml(xml: &str) -> Option<Record> {
             ))
         })
         .collect();
+    let number = |n: &roxmltree::Node, k: &str| n.attribute(k)?.parse::<u64>().ok();
+    let progress_series = migration
+        .children()
+        .filter(|n| ours(n, "point"))
+        .filter_map(|n| {
+            Some(SeriesPoint {
+                at_ms: number(&n, "atMs")?,
+                remaining_bytes: number(&n, "remaining")?,
+                dirty_rate_bps: number(&n, "dirtyBps"),
+                transfer_rate_bps: number(&n, "transferBps").unwrap_or(0),
+                pass: number(&n, "pass"),
+            })
+        })
+        .take(RECORD_SERIES_POINTS)
+        .collect();
     let outcome = get("outcome");
     if outcome.is_empty() {
         return None;
@@ -487,6 +530,7 @@ pub fn record_from_xml(xml: &str) -> Option<Record> {
         downtime_ms: num("downtimeMs"),
         final_mode: get("finalMode"),
         decisions,
+        progress_series,
     })
 }
 
@@ -848,7 +892,76 @@ mod tests {
             downtime_ms: Some(3),
             final_mode: "post-copy".into(),
             decisions: vec![(4, message.into()), (u64::MAX, String::new())],
+            progress_series: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_progress_series_round_trips_bounded() {
+        let point = |i: u64| SeriesPoint {
+            at_ms: i * 400,
+            remaining_bytes: (1000 - i) << 20,
+            dirty_rate_bps: (!i.is_multiple_of(3)).then_some(i << 20),
+            transfer_rate_bps: 32 << 20,
+            pass: (i > 0).then_some(i / 10 + 1),
+        };
+        let mut r = hostile_record("x");
+        r.progress_series = (0..RECORD_SERIES_POINTS as u64).map(point).collect();
+        let xml = record_to_xml(&r);
+        assert!(xml.contains("<point atMs=\"0\" remaining=\"1048576000\" dirtyBps=\"\" transferBps=\"33554432\" pass=\"\"/>"), "{xml}");
+        assert_eq!(record_from_xml(&xml), Some(r.clone()));
+        // As libvirt gives it back (prefixed), the same.
+        let prefixed = xml
+            .replace(
+                "<migration ",
+                "<vmctl:migration xmlns:vmctl=\"http://vmctl.dev/xmlns/migration/1\" ",
+            )
+            .replace("<point ", "<vmctl:point ")
+            .replace("<decision ", "<vmctl:decision ")
+            .replace("</migration>", "</vmctl:migration>");
+        assert_eq!(record_from_xml(&prefixed), Some(r.clone()));
+        // More points than the bound are neither written nor read; broken ones are skipped.
+        r.progress_series = (0..500).map(point).collect();
+        let xml = record_to_xml(&r);
+        assert_eq!(xml.matches("<point ").count(), RECORD_SERIES_POINTS);
+        let forged =
+            xml.replace(
+                "</migration>",
+                &"<point atMs=\"1\" remaining=\"2\"/>".repeat(300),
+            )
+            .replace(
+                "<point atMs=\"0\" remaining=\"1048576000\"",
+                "<point atMs=\"zero\" remaining=\"1048576000\"",
+            ) + "</migration>";
+        let back = record_from_xml(&forged).unwrap();
+        assert_eq!(back.progress_series.len(), RECORD_SERIES_POINTS);
+        assert_eq!(back.progress_series[0], point(1));
+        // The document carries it under progressSeries.
+        let json = serde_json::to_value(&back).unwrap();
+        assert_eq!(json["progressSeries"][0]["remainingBytes"], 999u64 << 20);
+        assert!(
+            serde_json::to_value(hostile_record("x"))
+                .unwrap()
+                .get("progressSeries")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn explain_documents_the_records_series_with_where_it_came_from() {
+        assert_eq!(progress_series(hostile_record("x")), None);
+        let mut r = hostile_record("x");
+        r.progress_series = vec![SeriesPoint {
+            at_ms: 400,
+            remaining_bytes: 7,
+            ..Default::default()
+        }];
+        let s = progress_series(r).unwrap();
+        assert_eq!(
+            s.source,
+            "vmctl's record of the migration, ended 2026-11-29T16:33:11Z"
+        );
+        assert_eq!(s.points.len(), 1);
     }
 
     #[test]
@@ -893,6 +1006,7 @@ mod tests {
             r.decisions,
             [(12_076, "raise max downtime to \"500 ms\"".to_string())]
         );
+        assert!(r.progress_series.is_empty(), "no series in an old record");
         // Single quotes and another prefix are the same record.
         let requoted = "<m:migration xmlns:m='http://vmctl.dev/xmlns/migration/1' outcome='failed'><m:decision atMs='1' text='x'/></m:migration>";
         let r = record_from_xml(requoted).unwrap();
@@ -964,6 +1078,7 @@ mod tests {
                 12_076,
                 "not converging: pass 3 starts with \"150 MiB\" -> abort".into(),
             )],
+            progress_series: Vec::new(),
         };
         let xml = record_to_xml(&r);
         assert_eq!(record_from_xml(&xml), Some(r.clone()));

@@ -13,6 +13,7 @@ use super::kubevirt::{HANDLER_LABEL, KubeVirtDriver, MetricsUnavailable, Prometh
 use super::kubevirt_metrics::{
     self, GUEST_DIRTY_RATE, GUEST_DIRTY_RATE_SINCE, GuestDirtyRates, MigrationMetrics,
 };
+use super::series::ProgressSeries;
 use crate::cluster::live::LiveSource;
 use crate::error::Result;
 use crate::model::{KubeVirt, Pod};
@@ -240,6 +241,37 @@ pub struct VmiReading {
 pub enum Handler<'a> {
     Pod(&'a str),
     Node(&'a str),
+}
+
+/// The points a progress series read from Prometheus keeps.
+pub const PROGRESS_POINTS: u64 = 120;
+
+/// A migration's progress from `start` to `end` (Unix seconds): one range query to
+/// Prometheus at `url`, every `(end - start) / 120` seconds (at least 1), at most 120 points.
+pub async fn progress_series(
+    url: &str,
+    namespace: &str,
+    name: &str,
+    start: i64,
+    end: i64,
+) -> std::result::Result<ProgressSeries, MetricsUnavailable> {
+    let prometheus = Prometheus::new(url).map_err(|e| MetricsUnavailable(e.to_string()))?;
+    let step = ((end - start).max(1) as u64)
+        .div_ceil(PROGRESS_POINTS)
+        .max(1);
+    let query = kubevirt_metrics::progress_query(namespace, name);
+    let answer = prometheus.query_range(&query, start, end, step).await?;
+    let points = kubevirt_metrics::progress_from_prometheus_range(&answer, start)
+        .map_err(|e| MetricsUnavailable(format!("Prometheus at {url}: {e}")))?;
+    if points.is_empty() {
+        return Err(MetricsUnavailable(format!(
+            "Prometheus at {url} has no migration metrics of {namespace}/{name} in the migration's window"
+        )));
+    }
+    Ok(ProgressSeries {
+        source: format!("Prometheus at {url}, every {step}s"),
+        points: super::series::downsample(&points, PROGRESS_POINTS as usize),
+    })
 }
 
 /// The guest dirty rate (and migration statistics) of one VMI: one page, or one Prometheus

@@ -612,7 +612,27 @@ impl Prometheus {
     /// One instant query (`GET /api/v1/query?query=…`): the answer as JSON.
     pub async fn query(&self, promql: &str) -> std::result::Result<Value, MetricsUnavailable> {
         let encoded: String = url_encode(promql);
-        let request = http::Request::get(format!("/api/v1/query?query={encoded}"))
+        self.get(format!("/api/v1/query?query={encoded}")).await
+    }
+
+    /// One range query (`GET /api/v1/query_range`) from `start` to `end` (Unix seconds)
+    /// every `step_secs`: the answer as JSON (`resultType: matrix`).
+    pub async fn query_range(
+        &self,
+        promql: &str,
+        start: i64,
+        end: i64,
+        step_secs: u64,
+    ) -> std::result::Result<Value, MetricsUnavailable> {
+        let encoded: String = url_encode(promql);
+        self.get(format!(
+            "/api/v1/query_range?query={encoded}&start={start}&end={end}&step={step_secs}"
+        ))
+        .await
+    }
+
+    async fn get(&self, path: String) -> std::result::Result<Value, MetricsUnavailable> {
+        let request = http::Request::get(path)
             .body(Vec::new())
             .map_err(|e| MetricsUnavailable(format!("building the query: {e}")))?;
         let text = request_text_bounded(&self.client, request, MAX_METRICS_BYTES)

@@ -268,6 +268,61 @@ pub fn from_prometheus(answer: &Value) -> Result<MigrationMetrics, String> {
     })
 }
 
+/// The PromQL query of a migration's progress over time (remaining, dirty rate, transfer
+/// rate) for one VMI, for a range query.
+pub fn progress_query(namespace: &str, vmi: &str) -> String {
+    let names: Vec<&str> = [REMAINING, DIRTY_RATE, TRANSFER_RATE].concat();
+    prometheus_query_of(&names, namespace, vmi)
+}
+
+/// Reads a Prometheus `/api/v1/query_range` answer (`resultType: matrix`) of
+/// [`progress_query`] into points timed from `start` (Unix seconds): one per timestamp of the
+/// remaining-bytes series (the first name of [`REMAINING`] found), the rates at the same
+/// timestamps. No pass numbers (the metrics have none). Values that are not finite, not
+/// numbers or negative are skipped.
+pub fn progress_from_prometheus_range(
+    answer: &Value,
+    start: i64,
+) -> Result<Vec<crate::migration::series::SeriesPoint>, String> {
+    let results = vector_results(answer)?;
+    type Values = std::collections::BTreeMap<i64, u64>;
+    let read = |r: &Value| -> Option<(String, Values)> {
+        let name = r.pointer("/metric/__name__")?.as_str()?.to_string();
+        let values = r
+            .get("values")?
+            .as_array()?
+            .iter()
+            .filter_map(|pair| {
+                let at = pair.get(0)?.as_f64()?;
+                let v = pair.get(1)?.as_str()?.parse::<f64>().ok()?;
+                (at.is_finite() && v.is_finite() && v >= 0.0).then(|| (at.round() as i64, v as u64))
+            })
+            .collect();
+        Some((name, values))
+    };
+    let all: Vec<(String, Values)> = results.iter().filter_map(read).collect();
+    let pick = |names: &[&str]| -> Option<&Values> {
+        names
+            .iter()
+            .find_map(|n| all.iter().find(|(name, _)| name == n).map(|(_, v)| v))
+    };
+    let Some(remaining) = pick(REMAINING) else {
+        return Ok(Vec::new());
+    };
+    let dirty = pick(DIRTY_RATE);
+    let transfer = pick(TRANSFER_RATE);
+    Ok(remaining
+        .iter()
+        .map(|(at, rem)| crate::migration::series::SeriesPoint {
+            at_ms: (at - start).max(0) as u64 * 1000,
+            remaining_bytes: *rem,
+            dirty_rate_bps: dirty.and_then(|d| d.get(at).copied()),
+            transfer_rate_bps: transfer.and_then(|t| t.get(at).copied()).unwrap_or(0),
+            pass: None,
+        })
+        .collect())
+}
+
 // ---------------------------------------------------------------- the guest's dirty rate
 
 /// virt-handler's gauge of the guest's dirty rate, bytes/s, one sample per VMI (labels
@@ -413,6 +468,52 @@ pub fn guest_dirty_rates_from_prometheus(answer: &Value) -> Result<GuestDirtyRat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_answer_becomes_points_timed_from_the_start() {
+        let series = |name: &str, values: serde_json::Value| serde_json::json!({"metric": {"__name__": name}, "values": values});
+        let answer = serde_json::json!({"status": "success", "data": {"resultType": "matrix", "result": [
+            // The older name is used only when the newer one is absent.
+            series("kubevirt_migrate_vmi_data_remaining_bytes", serde_json::json!([[100, "1"]])),
+            series("kubevirt_vmi_migration_data_remaining_bytes",
+                serde_json::json!([[100, "900"], [104, "NaN"], [108, "-5"], [112, "300"], [116, "x"], [120.2, "200"]])),
+            series("kubevirt_vmi_migration_dirty_memory_rate_bytes", serde_json::json!([[112, "40"]])),
+            series("kubevirt_vmi_migration_memory_transfer_rate_bytes", serde_json::json!([[100, "80"], [112, "90"]])),
+        ]}});
+        let points = progress_from_prometheus_range(&answer, 100).unwrap();
+        let got: Vec<(u64, u64, Option<u64>, u64)> = points
+            .iter()
+            .map(|p| {
+                (
+                    p.at_ms,
+                    p.remaining_bytes,
+                    p.dirty_rate_bps,
+                    p.transfer_rate_bps,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 900, None, 80),
+                (12_000, 300, Some(40), 90),
+                (20_000, 200, None, 0)
+            ]
+        );
+        assert!(points.iter().all(|p| p.pass.is_none()));
+        // No remaining-bytes series: no points; an error answer: its error.
+        let rates_only = serde_json::json!({"status": "success", "data": {"result": [
+            series("kubevirt_vmi_migration_dirty_memory_rate_bytes", serde_json::json!([[1, "2"]]))]}});
+        assert_eq!(progress_from_prometheus_range(&rates_only, 0), Ok(vec![]));
+        let refused = serde_json::json!({"status": "error", "error": "bad query"});
+        assert_eq!(
+            progress_from_prometheus_range(&refused, 0),
+            Err("bad query".to_string())
+        );
+        assert!(
+            progress_query("dev", "a\"b").contains("kubevirt_vmi_migration_data_remaining_bytes|")
+        );
+    }
 
     const PAGE: &str = r#"# HELP kubevirt_vmi_migration_data_remaining_bytes The remaining guest OS data to be migrated to the new VM.
 # TYPE kubevirt_vmi_migration_data_remaining_bytes gauge

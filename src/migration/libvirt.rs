@@ -31,6 +31,7 @@ use super::libvirt_domain::{
 use super::plan::Plan;
 use super::predict::{self, Prediction};
 use super::sample::{JobSample, Mode, Outcome, Summary};
+use super::series::{Series, SeriesPoint};
 use crate::error::{Error, Result};
 
 /// How long an abort may take to give the guest back to the source.
@@ -79,6 +80,8 @@ pub struct LibvirtDriver<'a> {
     job: Option<(mpsc::Receiver<MigrateResult>, thread::JoinHandle<()>)>,
     /// The dirty rate measured before the start, shown until libvirt has its own.
     prior_dirty_bps: Option<u64>,
+    /// Every sample, bounded and downsampled, for the record (`explain --connect` draws it).
+    series: Series,
 }
 
 impl<'a> LibvirtDriver<'a> {
@@ -91,6 +94,7 @@ impl<'a> LibvirtDriver<'a> {
             started: Instant::now(),
             job: None,
             prior_dirty_bps: None,
+            series: Series::new(classify::RECORD_SERIES_POINTS),
         }
     }
 
@@ -166,6 +170,9 @@ impl<P: Progress + ?Sized> Driver<P> for LibvirtDriver<'_> {
         };
         let mut sample = to_sample(&stats, elapsed_ms, seen);
         sample.fill_dirty_rate(self.prior_dirty_bps);
+        if sample.total() > 0 {
+            self.series.push_sample(&sample, sample.iteration);
+        }
         Some(sample)
     }
 
@@ -401,7 +408,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
 
     // Leave a record for `explain --connect` where the guest now is: libvirt keeps
     // statistics only of jobs that succeeded. Best effort: a migration is not failed by it.
-    let record = record_of(&summary, req.dst_uri);
+    let record = record_of(&summary, req.dst_uri, &driver.series.points());
     if summary.outcome == Some(Outcome::Succeeded) {
         if let Ok(c) = Connect::open(Some(req.dst_uri))
             && let Ok(d) = c.lookup_domain_by_name(req.domain)
@@ -535,7 +542,7 @@ fn refused<P: Progress + ?Sized>(
     }
 }
 
-fn record_of(summary: &Summary, destination: &str) -> Record {
+fn record_of(summary: &Summary, destination: &str, series: &[SeriesPoint]) -> Record {
     Record {
         at: k8s_openapi::jiff::Timestamp::now().to_string(),
         outcome: summary
@@ -556,6 +563,7 @@ fn record_of(summary: &Summary, destination: &str) -> Record {
             .filter(|e| super::sample::is_decision(&e.text))
             .map(|e| (e.at_ms, e.text.clone()))
             .collect(),
+        progress_series: super::series::downsample(series, classify::RECORD_SERIES_POINTS),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod predict;
 pub mod progress_timer;
 pub mod qemu_limits;
 pub mod sample;
+pub mod series;
 
 pub use sample::{JobSample, Mode, Outcome, PassTracker, Summary, TimedEvent};
 

@@ -1,5 +1,7 @@
 //! `explain`'s table: the diagnosis, its route, timeline, evidence and next steps.
 
+use crate::migration::series::ProgressSeries;
+use crate::render::glyphs::Charset;
 use crate::render::table::{TableBuilder, plain};
 use crate::render::{Style, Tone};
 use crate::text as fmt;
@@ -228,6 +230,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     }
 
     out.push_str(&render_unexplained(&d.unexplained, style, wide));
+    out.push_str(&progress_section(report.progress_series.as_ref()));
 
     out.push('\n');
     out.push_str(&render_timeline(&d.timeline, style, wide));
@@ -269,6 +272,41 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         }
     }
     out
+}
+
+/// Cells per sparkline in `explain` (a series has at most 120 points: two per cell).
+pub const PROGRESS_WIDTH: usize = 60;
+
+/// The recorded progress of a migration as sparklines (`migrate`'s lines under the bars):
+/// remaining memory with the pass starts, then the transfer and dirty rates on one scale;
+/// the values beside them are the last point's. Empty without points. Pure.
+pub fn render_progress(series: &ProgressSeries, width: usize, charset: Charset) -> String {
+    let (Some(first), Some(last)) = (series.points.first(), series.points.last()) else {
+        return String::new();
+    };
+    let span = last.at_ms.saturating_sub(first.at_ms) / 1000;
+    let mut out = format!(
+        "\nProgress ({}: {} points over {}):\n",
+        fmt::printable(&series.source),
+        series.points.len(),
+        fmt::duration(span as i64)
+    );
+    for line in super::progress::trend_lines(&series.points, None, width, charset) {
+        // (No pass numbers: KubeVirt's metrics have none.)
+        if line.trim() != "pass" {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// [`render_progress`] in the locale's characters, [`PROGRESS_WIDTH`] cells; empty without a
+/// series.
+pub fn progress_section(series: Option<&ProgressSeries>) -> String {
+    series.map_or(String::new(), |s| {
+        render_progress(s, PROGRESS_WIDTH, Charset::detect())
+    })
 }
 
 fn confidence_line(d: &Diagnosis, style: Style) -> String {
@@ -403,4 +441,64 @@ fn render_history(h: &[HistoryEntry], style: Style, ns: &str, vmi: &str) -> Stri
         out.push_str(&format!("  {}: {}\n", e.name, fmt::printable(&e.summary)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::migration::series::SeriesPoint;
+
+    fn series(passes: bool) -> ProgressSeries {
+        let points = [
+            (256, 1),
+            (180, 1),
+            (100, 1),
+            (40, 1),
+            (70, 2),
+            (30, 2),
+            (20, 3),
+            (4, 3),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (mib, pass))| SeriesPoint {
+            at_ms: i as u64 * 2000,
+            remaining_bytes: mib << 20,
+            dirty_rate_bps: (i > 0).then_some(8 << 20),
+            transfer_rate_bps: 32 << 20,
+            pass: passes.then_some(*pass),
+        })
+        .collect();
+        ProgressSeries {
+            source: "vmctl's record of the migration, ended 2026-12-04T17:00:00Z\u{1b}[2J".into(),
+            points,
+        }
+    }
+
+    #[test]
+    fn recorded_progress_is_drawn_as_sparklines() {
+        let text = render_progress(&series(true), PROGRESS_WIDTH, Charset::Unicode);
+        assert_eq!(
+            text,
+            "\nProgress (vmctl's record of the migration, ended 2026-12-04T17:00:00Z\\u{1b}[2J: 8 points over 14s):\n\
+             \x20 memory left  █▆▄▂▃▂▂▁  4.0 MiB now, peak 256.0 MiB\n\
+             \x20 pass         1   2 3\n\
+             \x20 sending      ████████  32.0 MiB/s\n\
+             \x20 dirtying     ▁▃▃▃▃▃▃▃  8.0 MiB/s\n"
+        );
+        // KubeVirt's metrics have no passes: no pass line. ASCII without a UTF-8 locale.
+        let text = render_progress(&series(false), PROGRESS_WIDTH, Charset::Ascii);
+        assert!(!text.contains("pass"), "{text}");
+        assert!(
+            text.contains("  memory left  #+~.-.._  4.0 MiB now"),
+            "{text}"
+        );
+        assert!(text.is_ascii());
+        let empty = ProgressSeries::default();
+        assert_eq!(
+            render_progress(&empty, PROGRESS_WIDTH, Charset::Unicode),
+            ""
+        );
+        assert_eq!(progress_section(None), "");
+    }
 }

@@ -10,6 +10,7 @@ pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
 pub mod snapshot;
+pub mod spark;
 pub mod status;
 pub mod status_watch;
 pub mod svg;

@@ -7,6 +7,12 @@
 //! terminal: one greppable line per second on stderr, in Proxmox's style
 //! (`migration active, transferred X of Y, Z/s, ...`). At the end a summary on stdout.
 //!
+//! Under the bars on a terminal, sparklines of the migration so far ([`trend_lines`]): the
+//! remaining memory (the saw-tooth of the pre-copy passes, each pass's start marked under
+//! it), then the transfer rate and the dirty rate on one scale. The history behind them is a
+//! bounded [`Series`] (a 10-hour migration keeps as many points as a 1-minute one, merged);
+//! the summary on a terminal keeps the remaining-memory sparkline.
+//!
 //! The API, stable and only ever extended:
 //!
 //! ```no_run
@@ -24,10 +30,13 @@ use std::io::{self, Write};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use super::glyphs::Charset;
+use super::spark::{self, Bucket};
 use super::{Style, Tone, write_stdout};
 use crate::migration::controller::Decision;
 use crate::migration::driver::Advice;
 use crate::migration::sample::DirtyRateSource;
+use crate::migration::series::{Series, SeriesPoint};
 use crate::migration::{JobSample, Mode, PassTracker, Summary, TimedEvent};
 use crate::text::{bytes, duration, printable_lines};
 
@@ -51,7 +60,18 @@ struct Bars {
     pass: ProgressBar,
     rates: ProgressBar,
     clock: ProgressBar,
+    /// The sparklines under the bars (one bar per line of [`trend_lines`]).
+    trend: [ProgressBar; TREND_LINES],
+    charset: Charset,
+    /// Cells per sparkline.
+    spark_width: usize,
 }
+
+/// The lines of [`trend_lines`].
+const TREND_LINES: usize = 4;
+
+/// Points the live history keeps (then merged in pairs; see `migration::series`).
+const HISTORY_POINTS: usize = 240;
 
 /// Draws a migration's samples and events; see the module documentation.
 pub struct ProgressView {
@@ -66,6 +86,8 @@ pub struct ProgressView {
     last: Option<JobSample>,
     mode: Option<Mode>,
     events: Vec<TimedEvent>,
+    /// Every sample so far, bounded and downsampled: the sparklines' data.
+    history: Series,
 }
 
 impl ProgressView {
@@ -73,7 +95,16 @@ impl ProgressView {
     /// `budget_secs`: the completion budget the elapsed time is measured against, if any.
     pub fn new(style: Style, is_tty: bool, title: &str, budget_secs: Option<u64>) -> Self {
         let sink = if is_tty {
-            Sink::Bars(Bars::new(title))
+            let cols = crossterm::terminal::size()
+                .ok()
+                .filter(|(cols, _)| *cols > 0)
+                .map_or(80, |(cols, _)| cols);
+            Sink::Bars(Bars::new(
+                title,
+                ProgressDrawTarget::stderr_with_hz(10),
+                Charset::detect(),
+                spark_width(cols),
+            ))
         } else {
             Sink::Lines {
                 out: Box::new(io::stderr()),
@@ -110,6 +141,13 @@ impl ProgressView {
         Self::with_sink(style, title, budget_secs, Sink::Quiet)
     }
 
+    /// The terminal view drawn nowhere (tests read the bars' messages).
+    #[cfg(test)]
+    fn hidden_bars(title: &str, budget_secs: Option<u64>, charset: Charset, width: usize) -> Self {
+        let bars = Bars::new(title, ProgressDrawTarget::hidden(), charset, width);
+        Self::with_sink(Style { color: false }, title, budget_secs, Sink::Bars(bars))
+    }
+
     fn with_sink(style: Style, title: &str, budget_secs: Option<u64>, sink: Sink) -> Self {
         ProgressView {
             style,
@@ -121,6 +159,7 @@ impl ProgressView {
             last: None,
             mode: None,
             events: Vec::new(),
+            history: Series::new(HISTORY_POINTS),
         }
     }
 
@@ -163,9 +202,20 @@ impl ProgressView {
             self.push_event(s.elapsed_ms, text);
         }
         let new_pass = self.passes.observe(s);
+        if s.total() > 0 {
+            self.history.push_sample(s, Some(self.passes.pass));
+        }
         let budget = self.budget_clock();
         match &mut self.sink {
-            Sink::Bars(bars) => bars.draw(&self.style, s, &self.passes, new_pass, budget),
+            Sink::Bars(bars) => {
+                // The sparklines first: the bars' updates after them redraw the whole view
+                // (indicatif draws at most 10 times a second), the sparklines included.
+                bars.draw_trend(
+                    &self.history.points(),
+                    SeriesPoint::of(s, Some(self.passes.pass)),
+                );
+                bars.draw(&self.style, s, &self.passes, new_pass, budget);
+            }
             Sink::Lines { out, next_at_ms } => {
                 if s.elapsed_ms >= *next_at_ms || mode_changed {
                     *next_at_ms = (s.elapsed_ms / 1000 + 1) * 1000;
@@ -203,6 +253,11 @@ impl ProgressView {
         self.last.as_ref()
     }
 
+    /// The migration so far, bounded and downsampled (what the sparklines draw).
+    pub fn history(&self) -> Vec<SeriesPoint> {
+        self.history.points()
+    }
+
     /// Removes the bars; prints nothing else (for `-o json`, where the caller prints a report).
     pub fn close(&mut self) {
         if let Sink::Bars(bars) = &self.sink {
@@ -220,6 +275,11 @@ impl ProgressView {
             Sink::Json { out } => {
                 let _ = write_json_line(out, "summary", summary);
                 let _ = out.flush();
+            }
+            Sink::Bars(bars) => {
+                let trend = summary_trend(&self.history.points(), bars.spark_width, bars.charset);
+                let text = summary_text_with(&self.style, &self.title, summary, trend.as_deref());
+                let _ = write_stdout(&text);
             }
             _ => {
                 let _ = write_stdout(&summary_text(&self.style, &self.title, summary));
@@ -259,8 +319,8 @@ impl Drop for ProgressView {
 }
 
 impl Bars {
-    fn new(title: &str) -> Self {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+    fn new(title: &str, target: ProgressDrawTarget, charset: Charset, spark_width: usize) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
         let pass = multi.add(ProgressBar::new(1));
         pass.set_style(bar_style("{prefix:<22} [{bar:32.cyan/blue}] {msg}"));
         pass.set_prefix(crate::text::printable(title));
@@ -269,11 +329,29 @@ impl Bars {
         let clock = multi.add(ProgressBar::new(1));
         clock.set_style(bar_style("{prefix:<22} [{bar:32.green/white}] {msg}"));
         clock.set_prefix("  elapsed");
+        // A sample updates seven lines, more than indicatif's rate limit draws at once: a
+        // steady redraw shows the last of them within a quarter of a second.
+        clock.enable_steady_tick(std::time::Duration::from_millis(250));
+        let trend = std::array::from_fn(|_| {
+            let line = multi.add(ProgressBar::new(1));
+            line.set_style(bar_style("{msg}"));
+            line
+        });
         Bars {
             multi,
             pass,
             rates,
             clock,
+            trend,
+            charset,
+            spark_width,
+        }
+    }
+
+    fn draw_trend(&self, points: &[SeriesPoint], now: SeriesPoint) {
+        let lines = trend_lines(points, Some(now), self.spark_width, self.charset);
+        for (bar, line) in self.trend.iter().zip(lines) {
+            bar.set_message(line);
         }
     }
 
@@ -319,7 +397,10 @@ impl Bars {
     }
 
     fn clear(&self) {
-        for bar in [&self.pass, &self.rates, &self.clock] {
+        for bar in [&self.pass, &self.rates, &self.clock]
+            .into_iter()
+            .chain(&self.trend)
+        {
             bar.finish_and_clear();
         }
         let _ = self.multi.clear();
@@ -522,8 +603,90 @@ pub fn status_line(s: &JobSample, passes: &PassTracker, budget: Option<BudgetClo
     parts.join(", ")
 }
 
+/// Cells per sparkline on a terminal `cols` wide: what the label and the values beside it
+/// leave, between 10 and 60.
+pub fn spark_width(cols: u16) -> usize {
+    usize::from(cols).saturating_sub(48).clamp(10, 60)
+}
+
+/// The sparklines under the bars: remaining memory (by the largest value per cell, so each
+/// pass's start shows), the pass numbers where passes start, then the transfer rate and the
+/// dirty rate on one scale (by the mean per cell), each labelled with its current value
+/// (`now`'s: the last sample, not the last point, which may be several merged; else the last
+/// point's). Empty lines before the first point. Pure.
+pub fn trend_lines(
+    points: &[SeriesPoint],
+    now: Option<SeriesPoint>,
+    width: usize,
+    charset: Charset,
+) -> [String; TREND_LINES] {
+    let Some(last) = now.or(points.last().copied()) else {
+        return Default::default();
+    };
+    if points.is_empty() {
+        return Default::default();
+    }
+    let remaining: Vec<u64> = points.iter().map(|p| p.remaining_bytes).collect();
+    let peak = remaining.iter().copied().max().unwrap_or(0);
+    let memory = spark::sparkline(&remaining, width, Bucket::Max, charset);
+    let passes: Vec<Option<u64>> = points.iter().map(|p| p.pass).collect();
+    let sent: Vec<u64> = points.iter().map(|p| p.transfer_rate_bps).collect();
+    let dirty: Vec<u64> = points
+        .iter()
+        .map(|p| p.dirty_rate_bps.unwrap_or(0))
+        .collect();
+    let (sent_line, dirty_line) = spark::pair(&sent, &dirty, width, Bucket::Mean, charset);
+    let cells = memory.chars().count();
+    let dirty_now = last
+        .dirty_rate_bps
+        .map_or("unknown".to_string(), |d| format!("{}/s", bytes(d)));
+    [
+        format!(
+            "  {:<13}{memory}  {} now, peak {}",
+            "memory left",
+            bytes(last.remaining_bytes),
+            bytes(peak)
+        ),
+        format!("  {:<13}{}", "pass", spark::pass_marks(&passes, width))
+            .trim_end()
+            .to_string(),
+        format!(
+            "  {:<13}{sent_line:<cells$}  {}/s",
+            "sending",
+            bytes(last.transfer_rate_bps)
+        ),
+        format!("  {:<13}{dirty_line:<cells$}  {dirty_now}", "dirtying"),
+    ]
+}
+
+/// The summary's sparkline of remaining memory (`None` without points): the line, its peak
+/// and the passes seen.
+pub fn summary_trend(points: &[SeriesPoint], width: usize, charset: Charset) -> Option<String> {
+    if points.is_empty() {
+        return None;
+    }
+    let remaining: Vec<u64> = points.iter().map(|p| p.remaining_bytes).collect();
+    let peak = remaining.iter().copied().max().unwrap_or(0);
+    let line = spark::sparkline(&remaining, width, Bucket::Max, charset);
+    let passes = points.iter().filter_map(|p| p.pass).max();
+    Some(match passes {
+        Some(n) if n > 1 => format!("{line}  (peak {}, {n} passes)", bytes(peak)),
+        _ => format!("{line}  (peak {})", bytes(peak)),
+    })
+}
+
 /// The end summary: outcome, total time, downtime, data moved, passes, decisions.
 pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
+    summary_text_with(style, title, summary, None)
+}
+
+/// [`summary_text`] with a `memory left` row (a [`summary_trend`]) after the passes.
+pub fn summary_text_with(
+    style: &Style,
+    title: &str,
+    summary: &Summary,
+    trend: Option<&str>,
+) -> String {
     let outcome = summary.outcome.map_or("ended", |o| o.as_str());
     let tone = match summary.outcome {
         Some(crate::migration::Outcome::Succeeded) => Tone::Good,
@@ -590,6 +753,9 @@ pub fn summary_text(style: &Style, title: &str, summary: &Summary) -> String {
     );
     if let Some(n) = summary.iterations {
         row("passes", n.to_string());
+    }
+    if let Some(trend) = trend {
+        row("memory left", trend.to_string());
     }
     if let Some(r) = summary.postcopy_requests.filter(|r| *r > 0) {
         row("post-copy reqs", r.to_string());
@@ -748,6 +914,189 @@ mod tests {
             expected_downtime_ms: Some(300),
             ..Default::default()
         }
+    }
+
+    /// A pre-copy saw-tooth: pass 1 from 256 MiB to 40, pass 2 from 64 to 12, pass 3 from
+    /// 20 to 2, one sample every 400 ms; the dirty rate climbs from 8 to 24 MiB/s.
+    fn saw_tooth() -> Vec<JobSample> {
+        let mut out = Vec::new();
+        let passes: [(u64, &[u64]); 3] = [
+            (1, &[256, 232, 208, 184, 160, 136, 112, 88, 64, 40]),
+            (2, &[64, 54, 44, 34, 24, 12]),
+            (3, &[20, 14, 8, 2]),
+        ];
+        for (pass, remaining) in passes {
+            for rem in remaining {
+                let mut s = sample(out.len() as u64 * 400, *rem, pass);
+                s.dirty_rate_bps = (8 + 8 * (pass - 1)) * MIB;
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    fn trend_shown(view: &ProgressView) -> Vec<String> {
+        match &view.sink {
+            Sink::Bars(bars) => bars.trend.iter().map(ProgressBar::message).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn on_a_terminal_the_sparklines_follow_the_samples() {
+        let mut view = ProgressView::hidden_bars("vm", Some(150), Charset::Unicode, 40);
+        assert!(trend_shown(&view).iter().all(String::is_empty));
+        let samples = saw_tooth();
+        view.sample(&samples[0]);
+        let first = trend_shown(&view);
+        assert_eq!(first[0], "  memory left  █  256.0 MiB now, peak 256.0 MiB");
+        for s in &samples[1..] {
+            view.sample(s);
+        }
+        let shown = trend_shown(&view);
+        assert_ne!(shown, first);
+        assert_eq!(
+            shown,
+            [
+                "  memory left  █▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  2.0 MiB now, peak 256.0 MiB",
+                "  pass         1         2     3",
+                "  sending      ████████████████████  32.0 MiB/s",
+                "  dirtying     ▃▃▃▃▃▃▃▃▃▃▅▅▅▅▅▅▆▆▆▆  24.0 MiB/s",
+            ]
+        );
+        assert_eq!(view.history().len(), 20);
+        // Plain lines off a terminal are untouched: no sparkline there.
+        let out = Captured::default();
+        let mut plain =
+            ProgressView::lines_to(Style { color: false }, "vm", None, Box::new(out.clone()));
+        for s in &samples {
+            plain.sample(s);
+        }
+        assert!(!out.text().contains('▁') && !out.text().contains("memory left"));
+    }
+
+    #[test]
+    fn the_trend_is_ascii_without_a_utf8_locale_and_stays_bounded() {
+        let mut view = ProgressView::hidden_bars("vm", None, Charset::Ascii, 12);
+        // Ten hours of a sample every 400 ms, the saw-tooth over and over.
+        let tooth = saw_tooth();
+        for i in 0..90_000u64 {
+            let mut s = tooth[(i % 20) as usize].clone();
+            s.elapsed_ms = i * 400;
+            s.iteration = Some(i / 20 + 1);
+            view.sample(&s);
+        }
+        assert!(view.history().len() <= HISTORY_POINTS);
+        let shown = trend_shown(&view);
+        assert!(shown.iter().all(|l| l.is_ascii()), "{shown:?}");
+        // Every cell holds a pass's start: the peaks survive the merging.
+        assert!(
+            shown[0].starts_with("  memory left  ############  "),
+            "{}",
+            shown[0]
+        );
+        assert!(shown[3].contains("24.0 MiB/s"), "{}", shown[3]);
+    }
+
+    #[test]
+    fn the_summary_on_a_terminal_keeps_a_sparkline_of_remaining_memory() {
+        let mut view = ProgressView::hidden_bars("vm", None, Charset::Unicode, 40);
+        for s in saw_tooth() {
+            view.sample(&s);
+        }
+        let trend = summary_trend(&view.history(), 40, Charset::Unicode);
+        assert_eq!(
+            trend.as_deref(),
+            Some("█▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes)")
+        );
+        let summary = Summary {
+            outcome: Some(Outcome::Succeeded),
+            total_ms: 8_000,
+            iterations: Some(3),
+            ..Default::default()
+        };
+        let style = Style { color: false };
+        let text = summary_text_with(&style, "vm", &summary, trend.as_deref());
+        assert!(
+            text.contains(
+                "  passes:         3
+  memory left:    █▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes)
+"
+            ),
+            "{text}"
+        );
+        // Off a terminal the summary has no such row.
+        assert!(!summary_text(&style, "vm", &summary).contains("memory left"));
+        assert_eq!(summary_trend(&[], 40, Charset::Unicode), None);
+    }
+
+    /// The terminal view as indicatif draws it (the bars approximated: `=` filled, `>` head).
+    fn frame(view: &ProgressView) -> String {
+        let Sink::Bars(bars) = &view.sink else {
+            return String::new();
+        };
+        let bar = |b: &ProgressBar| {
+            let len = b.length().unwrap_or(1).max(1);
+            let filled = (b.position().min(len) * 32 / len) as usize;
+            let head = if filled < 32 { ">" } else { "" };
+            format!(
+                "{}{head}{}",
+                "=".repeat(filled),
+                " ".repeat(32 - filled - head.len())
+            )
+        };
+        let mut out = vec![
+            format!(
+                "{:<22} [{}] {}",
+                bars.pass.prefix(),
+                bar(&bars.pass),
+                bars.pass.message()
+            ),
+            format!("  {}", bars.rates.message()),
+            format!(
+                "{:<22} [{}] {}",
+                bars.clock.prefix(),
+                bar(&bars.clock),
+                bars.clock.message()
+            ),
+        ];
+        out.extend(bars.trend.iter().map(ProgressBar::message));
+        out.join("\n") + "\n"
+    }
+
+    /// docs/pictures/migrate-sparklines.txt is this rendering (`VMCTL_BLESS=1` rewrites it).
+    #[test]
+    fn the_picture_in_the_docs_is_this_rendering() {
+        let mut text = String::from(
+            "# `vmctl migrate` on a terminal (UTF-8 locale), pass 3 of a pre-copy migration.\n\
+             # Made by the unit test render::progress::tests::the_picture_in_the_docs_is_this_rendering\n\
+             # (VMCTL_BLESS=1 cargo test --lib the_picture_in_the_docs) from a scripted saw-tooth;\n\
+             # the bars are approximated there, the sparkline lines are the view's own.\n\n",
+        );
+        let mut view =
+            ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Unicode, 40);
+        let samples = saw_tooth();
+        for s in &samples[..samples.len() - 1] {
+            view.sample(s);
+        }
+        text.push_str("[0.0s] mode: pre-copy\n");
+        text.push_str(&frame(&view));
+        let mut ascii =
+            ProgressView::hidden_bars("labvm -> lab-dst", Some(150), Charset::Ascii, 40);
+        for s in &samples[..samples.len() - 1] {
+            ascii.sample(s);
+        }
+        text.push_str("\n# The same with LANG=C (ASCII ramp _.-~=+*#):\n\n");
+        text.push_str(&frame(&ascii));
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/pictures/migrate-sparklines.txt"
+        );
+        if std::env::var_os("VMCTL_BLESS").is_some() {
+            std::fs::write(path, &text).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert_eq!(on_disk, text, "rerun with VMCTL_BLESS=1 to update {path}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::migration::series::ProgressSeries;
 use crate::model::KubeVirt;
 use crate::triage::{Diagnosis, Evidence, HistoryEntry, diagnose, history};
 
@@ -17,6 +18,10 @@ pub struct ExplainReport {
     pub kubevirt_version: Option<String>,
     #[serde(flatten)]
     pub diagnosis: Diagnosis,
+    /// With --prometheus: the migration's remaining memory, dirty rate and transfer rate
+    /// over its window (a range query), at most 120 points; drawn as sparklines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_series: Option<ProgressSeries>,
     /// With --history: every migration of the VMI, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<HistoryEntry>>,
@@ -45,6 +50,7 @@ pub fn build_report(
             .and_then(KubeVirt::version)
             .map(str::to_string),
         diagnosis: diagnose(evidence),
+        progress_series: None,
         history: with_history.then(|| history(evidence)),
         notes,
         warnings: Vec::new(),

@@ -91,6 +91,14 @@ pub fn vmctl_live(kubeconfig: &Path, args: &[&str]) -> Output {
 pub fn fake_prometheus(
     answer: serde_json::Value,
 ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    fake_prometheus_routes(vec![("", answer)])
+}
+
+/// As [`fake_prometheus`], the answer chosen by the request line: the first route whose key
+/// it contains (e.g. `query_range` before `/api/v1/query`); the last route's when none does.
+pub fn fake_prometheus_routes(
+    routes: Vec<(&'static str, serde_json::Value)>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("local address"));
@@ -112,8 +120,14 @@ pub fn fake_prometheus(
                 .next()
                 .unwrap_or("")
                 .to_string();
+            let answer = routes
+                .iter()
+                .find(|(key, _)| line.contains(key))
+                .or(routes.last())
+                .map(|(_, a)| a.to_string())
+                .unwrap_or_default();
             log.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-            let body = answer.to_string();
+            let body = answer;
             let _ = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
