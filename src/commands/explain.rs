@@ -58,7 +58,11 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
             ctx.output == OutputFormat::Wide,
             ctx.clock.note(),
         ),
-        OutputFormat::Html => crate::render::html::explain::page(&report, ctx.clock.note(), &[]),
+        OutputFormat::Html => {
+            let charts =
+                crate::render::html::explain::progress_charts(report.progress_series.as_ref());
+            crate::render::html::explain::page(&report, ctx.clock.note(), &charts)
+        }
     };
     write_stdout(&text)?;
     Ok(if report.diagnosis.outcome.is_finding() {

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::migration::classify::{CompletedJob, DomainStatus};
 use crate::migration::series::ProgressSeries;
 use crate::model::KubeVirt;
 use crate::triage::{Diagnosis, Evidence, HistoryEntry, diagnose, history};
@@ -55,4 +56,25 @@ pub fn build_report(
         notes,
         warnings: Vec::new(),
     }
+}
+
+/// `explain DOMAIN --connect`'s `-o json|yaml` document: a libvirt domain's last migration
+/// job, classified into the same [`Diagnosis`] as KubeVirt's.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LibvirtDiagnosis {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub domain: String,
+    pub uri: String,
+    pub host: String,
+    pub domain_state: DomainStatus,
+    /// The same document as KubeVirt's `explain` (`cause`, `plane`, `rule`, `evidence`…);
+    /// `vmi` is the domain: its name, its host as `node`, its state as `phase`.
+    #[serde(flatten)]
+    pub diagnosis: Diagnosis,
+    pub job: CompletedJob,
+    /// From vmctl's record: the migration's progress over time (sparklines in the text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_series: Option<ProgressSeries>,
 }

@@ -9,6 +9,7 @@ use maud::{Markup, html};
 
 use super::{Page, document, facts, json_rows, path_table, t};
 use crate::migration::classify::CompletedJob;
+use crate::migration::series::{ProgressSeries, SeriesPoint};
 use crate::render::svg::{self, Mark, MarkTone, Series, Unit};
 use crate::text as fmt;
 use crate::triage::report::ExplainReport;
@@ -53,6 +54,34 @@ pub fn pass_charts(
         Chart::new("Dirty rate against throughput", Unit::BytesPerSecond)
             .series("dirty rate", dirty_bps)
             .series("throughput", throughput_bps),
+    ]
+    .into_iter()
+    .filter(|c| !c.series.is_empty())
+    .collect()
+}
+
+/// The charts of a recorded progress series (`progressSeries`: vmctl's record of a libvirt
+/// migration, or a Prometheus range query), x in seconds since the start: the remaining
+/// memory (the saw-tooth: each pre-copy pass starts higher than the last one ended), and the
+/// dirty rate against the throughput on one scale. None without a series.
+pub fn progress_charts(series: Option<&ProgressSeries>) -> Vec<Chart> {
+    let Some(series) = series else {
+        return Vec::new();
+    };
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let of = |f: &dyn Fn(&SeriesPoint) -> Option<u64>| -> Vec<(f64, f64)> {
+        series
+            .points
+            .iter()
+            .filter_map(|p| f(p).map(|v| (secs(p.at_ms), v as f64)))
+            .collect()
+    };
+    [
+        Chart::new("Remaining memory over time", Unit::Bytes)
+            .series("remaining", &of(&|p| Some(p.remaining_bytes))),
+        Chart::new("Dirty rate against throughput", Unit::BytesPerSecond)
+            .series("dirty rate", &of(&|p| p.dirty_rate_bps))
+            .series("throughput", &of(&|p| Some(p.transfer_rate_bps))),
     ]
     .into_iter()
     .filter(|c| !c.series.is_empty())
@@ -544,6 +573,41 @@ fn lines(title: &str, id: &str, items: &[String]) -> Markup {
 mod tests {
     use super::*;
     use crate::migration::classify::{DomainStatus, JobEnd, classify};
+
+    #[test]
+    fn a_recorded_series_gives_the_remaining_and_rate_charts_in_seconds() {
+        assert!(progress_charts(None).is_empty());
+        let point = |at_ms, remaining_bytes, dirty_rate_bps| SeriesPoint {
+            at_ms,
+            remaining_bytes,
+            dirty_rate_bps,
+            transfer_rate_bps: 100,
+            pass: None,
+        };
+        let series = ProgressSeries {
+            source: "Prometheus at http://p".into(),
+            points: vec![
+                point(0, 900, None),
+                point(1500, 400, Some(80)),
+                point(3000, 700, Some(90)),
+            ],
+        };
+        let charts = progress_charts(Some(&series));
+        assert_eq!(charts.len(), 2);
+        assert_eq!(
+            charts[0].series[0].1,
+            vec![(0.0, 900.0), (1.5, 400.0), (3.0, 700.0)]
+        );
+        // The dirty rate only where it was measured; the throughput everywhere, one scale.
+        assert_eq!(charts[1].series[0].0, "dirty rate");
+        assert_eq!(charts[1].series[0].1, vec![(1.5, 80.0), (3.0, 90.0)]);
+        assert_eq!(charts[1].series[1].1.len(), 3);
+        let empty = ProgressSeries {
+            source: String::new(),
+            points: vec![],
+        };
+        assert!(progress_charts(Some(&empty)).is_empty());
+    }
 
     #[test]
     fn a_libvirt_job_has_its_diagnosis_statistics_and_charts() {
