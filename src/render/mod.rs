@@ -12,6 +12,7 @@ pub mod snapshot;
 pub mod status;
 pub mod status_watch;
 pub mod table;
+pub mod top;
 
 use std::io::{self, Write};
 
