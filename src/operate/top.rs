@@ -265,7 +265,7 @@ pub fn key_of(k: &KeyEvent) -> Option<Key> {
 // ---------------------------------------------------------------- actions
 
 /// The explain text of one VM (as `vmctl explain` prints it, without colour).
-async fn explain_text(ctx: &Context, mirror: &Mirror, t: &ExplainTarget) -> String {
+pub async fn explain_text(ctx: &Context, mirror: &Mirror, t: &ExplainTarget) -> String {
     let mut notes = Vec::new();
     let last_seen = t
         .migration
@@ -484,7 +484,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
         view.notes = if listed {
             reconnecting.values().cloned().collect()
         } else {
-            vec!["listing VMIs, migrations and launcher pods…".into()]
+            vec!["listing VMIs, migrations and launcher pods...".into()]
         };
         if redraw {
             guard

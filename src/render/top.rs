@@ -10,7 +10,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style as TuiStyle};
-use ratatui::text::{Line, Span};
+use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::glyphs::Charset;
@@ -45,6 +45,15 @@ impl View {
             "→"
         } else {
             "->"
+        }
+    }
+
+    /// The separator dots, `|` in ASCII.
+    fn dots(&self, text: String) -> String {
+        if self.charset.is_unicode() {
+            text
+        } else {
+            text.replace('·', "|")
         }
     }
 
@@ -84,25 +93,12 @@ fn rate(v: Option<u64>) -> String {
     v.map_or("-".into(), |b| format!("{}/s", fmt::bytes(b)))
 }
 
-fn pods_text(m: &MigrationLine, arrow: &str) -> String {
-    let name = |p: Option<&String>| match p {
-        Some(p) if m.live_pod.as_ref() == Some(p) => format!("{}*", printable(p)),
-        Some(p) => printable(p),
-        None => "-".into(),
-    };
-    format!(
-        "{} {arrow} {}",
-        name(m.source_pod.as_ref()),
-        name(m.target_pod.as_ref())
-    )
-}
-
 fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>> {
     let c = &model.counts;
     let bold = TuiStyle::default().add_modifier(Modifier::BOLD);
     let mut first = vec![
         Span::styled("vmctl top", bold),
-        Span::raw(format!(
+        Span::raw(view.dots(format!(
             " · {} · {} · as of {}{}",
             printable(&model.source),
             printable(&model.scope),
@@ -112,10 +108,13 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
             } else {
                 " · snapshot (read-only)"
             }
-        )),
+        ))),
     ];
     if state.dry_run {
-        first.push(Span::styled(" · dry run", view.fg(Color::Yellow)));
+        first.push(Span::styled(
+            view.dots(" · dry run".into()),
+            view.fg(Color::Yellow),
+        ));
     }
     let mut second = vec![Span::raw(format!("{} migrations in flight", c.migrations))];
     if c.post_copy > 0 {
@@ -124,7 +123,7 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
             view.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
-    second.push(Span::raw(format!(
+    second.push(Span::raw(view.dots(format!(
         " · {} evacuating · {} draining nodes{} · {} failures",
         c.evacuations,
         c.cordoned_nodes,
@@ -134,10 +133,10 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
             format!(" ({})", printable(&model.cordoned_nodes.join(", ")))
         },
         c.failures
-    )));
+    ))));
     if !state.filter.is_empty() {
         second.push(Span::styled(
-            format!(" · filter: {}", printable(&state.filter)),
+            view.dots(format!(" · filter: {}", printable(&state.filter))),
             view.fg(Color::Cyan),
         ));
     }
@@ -223,40 +222,75 @@ fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, v
                 .iter()
                 .map(|&i| {
                     let m = &model.migrations[i];
-                    let mode = match (m.point_of_no_return, m.mode.as_deref()) {
-                        (true, _) => Cell::from(format!("{} PostCopy", view.mark())).style(
-                            view.fg(Color::Red).add_modifier(Modifier::BOLD),
-                        ),
-                        (false, mode) => Cell::from(opt(mode)),
+                    let red = view.fg(Color::Red).add_modifier(Modifier::BOLD);
+                    let phase = Cell::from(Text::from(vec![
+                        Line::from(printable(&m.phase)),
+                        if m.point_of_no_return {
+                            Line::styled(format!("{} PostCopy", view.mark()), red)
+                        } else {
+                            Line::from(opt(m.mode.as_deref()))
+                        },
+                    ]));
+                    let side = |node: Option<&str>, pod: Option<&String>| {
+                        let pod = match pod {
+                            Some(p) if m.live_pod.as_ref() == Some(p) => {
+                                format!("{}*", printable(p))
+                            }
+                            Some(p) => printable(p),
+                            None => "-".into(),
+                        };
+                        Cell::from(Text::from(vec![Line::from(opt(node)), Line::from(pod)]))
                     };
+                    let progress = Cell::from(Text::from(vec![
+                        Line::from(progress_text(m, view.charset)),
+                        if m.point_of_no_return {
+                            Line::styled(format!("{} no return", view.mark()), red)
+                        } else if m.progress_percent.is_some() {
+                            Line::from(m.elapsed_seconds.map_or(String::new(), |e| {
+                                format!("{} elapsed", fmt::duration(e))
+                            }))
+                        } else {
+                            Line::from("")
+                        },
+                    ]));
                     Row::new(vec![
-                        Cell::from(printable(&format!("{}/{}", m.namespace, m.vmi))),
-                        Cell::from(printable(&m.name)),
-                        Cell::from(printable(&m.phase)),
-                        mode,
-                        Cell::from(format!(
-                            "{} {arrow} {}",
-                            opt(m.source_node.as_deref()),
-                            opt(m.target_node.as_deref())
-                        )),
-                        Cell::from(pods_text(m, arrow)),
-                        Cell::from(progress_text(m, view.charset)),
-                        Cell::from(rate(m.dirty_rate_bps)),
-                        Cell::from(m.eta_seconds.map_or("-".into(), |s| fmt::duration(s as i64))),
+                        Cell::from(Text::from(vec![
+                            Line::from(printable(&format!("{}/{}", m.namespace, m.vmi))),
+                            Line::from(printable(&m.name)),
+                        ])),
+                        phase,
+                        side(m.source_node.as_deref(), m.source_pod.as_ref()),
+                        Cell::from(arrow.to_string()),
+                        side(m.target_node.as_deref(), m.target_pod.as_ref()),
+                        progress,
+                        Cell::from(Text::from(vec![
+                            Line::from(rate(m.dirty_rate_bps)),
+                            Line::from(
+                                m.eta_seconds
+                                    .map_or("-".into(), |s| fmt::duration(s as i64)),
+                            ),
+                        ])),
                     ])
+                    .height(2)
                 })
                 .collect(),
-            vec!["VMI", "MIGRATION", "PHASE", "MODE", "NODES", "PODS (* = live)", "PROGRESS", "DIRTY", "ETA"],
             vec![
-                Constraint::Fill(3),
-                Constraint::Fill(2),
+                "VMI / MIGRATION",
+                "PHASE / MODE",
+                "SOURCE NODE / POD",
+                "",
+                "TARGET NODE / POD (* live)",
+                "PROGRESS",
+                "DIRTY/ETA",
+            ],
+            vec![
+                Constraint::Fill(4),
                 Constraint::Length(15),
-                Constraint::Length(11),
-                Constraint::Fill(2),
-                Constraint::Fill(5),
-                Constraint::Length(16),
-                Constraint::Length(11),
-                Constraint::Length(6),
+                Constraint::Fill(6),
+                Constraint::Length(2),
+                Constraint::Fill(6),
+                Constraint::Length(18),
+                Constraint::Length(10),
             ],
             model.migrations.len(),
         ),
@@ -336,7 +370,7 @@ fn footer(state: &TopState, view: &View) -> Vec<Line<'static>> {
             .into(),
     };
     lines.push(Line::styled(
-        keys,
+        view.dots(keys),
         TuiStyle::default().add_modifier(Modifier::DIM),
     ));
     lines
