@@ -213,7 +213,14 @@ fn table<'a>(
 }
 
 fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, view: &View, section: Section) {
-    let shown = visible(model, section, &state.filter);
+    let all = visible(model, section, &state.filter);
+    // Only the rows that fit are built (a redraw costs the screen, not the fleet): the
+    // window scrolls so that the selected row is its last one when it is further down.
+    let row_height = if section == Section::Migrations { 2 } else { 1 };
+    let fits = (area.height.saturating_sub(3) / row_height).max(1) as usize;
+    let selected = state.selected_index(model, section);
+    let offset = selected.map_or(0, |i| i.saturating_sub(fits - 1));
+    let shown = &all[offset.min(all.len())..(offset + fits).min(all.len())];
     let focused = state.section == section;
     let arrow = view.arrow();
     let (rows, head, widths, total): (Vec<Row>, Vec<&str>, Vec<Constraint>, usize) = match section {
@@ -345,9 +352,9 @@ fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, v
             model.failures.len(),
         ),
     };
-    let block = section_block(section, shown.len(), total, focused, view);
+    let block = section_block(section, all.len(), total, focused, view);
     let t = table(rows, &head, widths, block, focused, view);
-    let mut ts = TableState::default().with_selected(state.selected_index(model, section));
+    let mut ts = TableState::default().with_selected(selected.map(|i| i - offset));
     f.render_stateful_widget(t, area, &mut ts);
 }
 
@@ -557,4 +564,70 @@ pub fn screen_text(model: &TopModel, state: &TopState, view: &View, width: u16, 
         match never {}
     }
     buffer_text(terminal.backend().buffer())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::top::{Key, on_key};
+
+    fn model(n: usize) -> TopModel {
+        TopModel {
+            migrations: (0..n)
+                .map(|i| MigrationLine {
+                    namespace: "prod".into(),
+                    name: format!("mig-{i:03}"),
+                    vmi: format!("vm-{i:03}"),
+                    phase: "Running".into(),
+                    ..MigrationLine::default()
+                })
+                .collect(),
+            ..TopModel::default()
+        }
+    }
+
+    fn view() -> View {
+        View {
+            charset: Charset::Ascii,
+            color: false,
+            notes: Vec::new(),
+            live: true,
+        }
+    }
+
+    #[test]
+    fn the_window_follows_the_selection() {
+        let m = model(100);
+        let mut s = TopState::default();
+        for _ in 0..60 {
+            s = on_key(s, &m, Key::Down).0;
+        }
+        let screen = screen_text(&m, &s, &view(), 120, 40);
+        let selected = screen
+            .lines()
+            .find(|l| l.starts_with("|> "))
+            .unwrap_or_else(|| panic!("{screen}"));
+        assert!(selected.contains("prod/vm-060"), "{screen}");
+        assert!(!screen.contains("vm-000"), "{screen}");
+        assert!(screen.contains("Migrations in flight (100)"), "{screen}");
+        // Back to the top.
+        let s = on_key(s, &m, Key::Char('g')).0;
+        let screen = screen_text(&m, &s, &view(), 120, 40);
+        assert!(screen.contains("|> prod/vm-000"), "{screen}");
+    }
+
+    #[test]
+    fn progress_cell() {
+        let mut m = MigrationLine {
+            progress_percent: Some(50),
+            progress_of: Some("data"),
+            ..MigrationLine::default()
+        };
+        assert_eq!(progress_text(&m, Charset::Ascii), "####....  50%");
+        m.progress_of = Some("budget");
+        assert_eq!(progress_text(&m, Charset::Ascii), " 50% of budget");
+        m.progress_percent = None;
+        m.waiting_for = "target pod\u{1b}".into();
+        assert_eq!(progress_text(&m, Charset::Ascii), "target pod\\u{1b}");
+    }
 }
