@@ -15,7 +15,8 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use vmctl::cluster::watch::{Boxed, Change};
 use vmctl::migration::follow::Mirror;
-use vmctl::operate::top::model_of;
+use vmctl::operate::top::{frame_inputs, model_of};
+use vmctl::policy::status::build_report;
 use vmctl::policy::top::TopState;
 use vmctl::render::glyphs::Charset;
 use vmctl::render::top::{View, draw};
@@ -49,10 +50,12 @@ fn mirror(vmis: usize, migrations: usize) -> Mirror {
             "status": {"nodeName": src, "phase": "Running",
                 "conditions": [{"type": "LiveMigratable", "status": "True"}],
                 "activePods": {format!("pod-{i}"): src.clone()}}});
-        p.push(boxed(json!({"metadata": {"name": format!("virt-launcher-{name}-abcde"),
+        p.push(boxed(
+            json!({"metadata": {"name": format!("virt-launcher-{name}-abcde"),
             "namespace": ns, "uid": format!("pod-{i}"),
             "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid}},
-            "spec": {"nodeName": src}, "status": {"phase": "Running"}})));
+            "spec": {"nodeName": src}, "status": {"phase": "Running"}}),
+        ));
         if i < migrations {
             let mig = format!("mig-{i:05}");
             let mig_uid = format!("mig-uid-{i}");
@@ -62,14 +65,18 @@ fn mirror(vmis: usize, migrations: usize) -> Mirror {
                 "targetPod": format!("virt-launcher-{name}-t{i:04}"),
                 "mode": if i % 10 == 0 { "PostCopy" } else { "PreCopy" },
                 "startTimestamp": "2026-12-01T00:00:00Z"});
-            m.push(boxed(json!({"metadata": {"name": mig, "namespace": ns, "uid": mig_uid,
+            m.push(boxed(
+                json!({"metadata": {"name": mig, "namespace": ns, "uid": mig_uid,
                 "creationTimestamp": "2026-12-01T00:00:00Z"},
-                "spec": {"vmiName": name}, "status": {"phase": "Running"}})));
-            p.push(boxed(json!({"metadata": {"name": format!("virt-launcher-{name}-t{i:04}"),
+                "spec": {"vmiName": name}, "status": {"phase": "Running"}}),
+            ));
+            p.push(boxed(
+                json!({"metadata": {"name": format!("virt-launcher-{name}-t{i:04}"),
                 "namespace": ns, "uid": format!("tpod-{i}"),
                 "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": uid,
                     "kubevirt.io/migrationJobUID": mig_uid}},
-                "spec": {"nodeName": dst}, "status": {"phase": "Running"}})));
+                "spec": {"nodeName": dst}, "status": {"phase": "Running"}}),
+            ));
         }
         v.push(boxed(vmi));
     }
@@ -109,8 +116,16 @@ fn main() {
         Err(never) => match never {},
     };
     let (mut model_t, mut draw_t) = (Vec::new(), Vec::new());
+    let (mut inputs_t, mut report_t) = (Vec::new(), Vec::new());
     let mut shown = 0;
     for _ in 0..frames {
+        let t = Instant::now();
+        let inputs = frame_inputs(&mirror, None, LoopThresholds::default());
+        inputs_t.push(t.elapsed());
+        let t = Instant::now();
+        let report = build_report(&inputs, now, "bench");
+        report_t.push(t.elapsed());
+        drop((inputs, report));
         let t = Instant::now();
         let model = model_of(
             &mirror,
@@ -129,11 +144,22 @@ fn main() {
         }
         draw_t.push(t.elapsed());
     }
-    println!(
-        "vmctl top frame: {vmis} VMIs, {shown} migrations in flight, 200x60, {frames} frames"
-    );
-    stats("model (report + model)", model_t.clone());
+    println!("vmctl top frame: {vmis} VMIs, {shown} migrations in flight, 200x60, {frames} frames");
+    stats("  of which: inputs (copies)", inputs_t.clone());
+    stats("  of which: status report", report_t.clone());
+    stats("model (inputs+report+model)", model_t.clone());
     stats("draw (ratatui TestBackend)", draw_t.clone());
-    let total: Vec<Duration> = model_t.iter().zip(&draw_t).map(|(a, b)| *a + *b).collect();
-    stats("redraw (model + draw)", total);
+    let sum = |a: &[Duration], b: &[Duration]| -> Vec<Duration> {
+        a.iter().zip(b).map(|(x, y)| *x + *y).collect()
+    };
+    println!("per frame, as `top` redraws:");
+    stats("after a change (all)", sum(&model_t, &draw_t));
+    // A tick re-runs the report (and the model) on the copy of the last change.
+    let tick: Vec<Duration> = model_t
+        .iter()
+        .zip(&inputs_t)
+        .map(|(m, i)| m.saturating_sub(*i))
+        .collect();
+    stats("on a tick (no copies)", sum(&tick, &draw_t));
+    stats("on a key or resize (draw)", draw_t);
 }

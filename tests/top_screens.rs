@@ -80,7 +80,10 @@ async fn main_screen_on_the_example_cluster() {
     let row = row_of(&screen, "prod/pg-orders-01");
     assert!(row.contains("node-2") && row.contains("node-1"), "{row}");
     let second = row_of(&screen, "kubevirt-migrate-vm-w9c4r");
-    assert!(second.contains("▲ PostCopy") && second.contains("▲ no return"), "{second}");
+    assert!(
+        second.contains("▲ PostCopy") && second.contains("▲ no return"),
+        "{second}"
+    );
     assert!(
         second.contains("virt-launcher-pg-orders-01-vvxp7 ")
             && second.contains("virt-launcher-pg-orders-01-8npf9*"),
@@ -112,7 +115,12 @@ async fn filter_entry_help_and_selection() {
     let (s, _) = press(
         TopState::new(true, false),
         &m,
-        &[Key::Char('/'), Key::Char('p'), Key::Char('r'), Key::Char('o')],
+        &[
+            Key::Char('/'),
+            Key::Char('p'),
+            Key::Char('r'),
+            Key::Char('o'),
+        ],
     );
     let screen = screen_text(&m, &s, &view(false), W, H);
     insta::assert_snapshot!("top_cluster_filter", screen);
@@ -137,7 +145,10 @@ async fn explain_pane_of_the_selected_vm() {
     let Action::Explain(t) = a2 else {
         panic!("Enter explains: {a2:?}")
     };
-    assert_eq!((t.namespace.as_str(), t.vmi.as_str()), ("prod", "pg-orders-01"));
+    assert_eq!(
+        (t.namespace.as_str(), t.vmi.as_str()),
+        ("prod", "pg-orders-01")
+    );
     // The snapshot's path is the machine's: the same screen everywhere.
     let text = explain_text(ctx, &mirror, &t)
         .await

@@ -47,8 +47,16 @@ impl Tmux {
         let ok = t
             .cmd(&["new-session", "-d", "-s", "top", "-x", "160", "-y", "48"])
             .args(["env", "-i"])
-            .arg(format!("PATH={}", std::env::var("PATH").unwrap_or_default()))
-            .args(["TERM=xterm-256color", "LANG=C.UTF-8", "NO_COLOR=1", "PS1=$ "])
+            .arg(format!(
+                "PATH={}",
+                std::env::var("PATH").unwrap_or_default()
+            ))
+            .args([
+                "TERM=xterm-256color",
+                "LANG=C.UTF-8",
+                "NO_COLOR=1",
+                "PS1=$ ",
+            ])
             .args(["sh"])
             .status()
             .unwrap();
@@ -223,7 +231,9 @@ fn top_follows_a_migration_aborts_it_and_restores_the_terminal() {
         s.contains("Abort migration prod/mig-db of VMI db-01?")
     });
     t.send(&["y"]);
-    let done = t.wait_for("the abort line", |s| s.contains("abort requested: deleted prod/mig-db"));
+    let done = t.wait_for("the abort line", |s| {
+        s.contains("abort requested: deleted prod/mig-db")
+    });
     let deletes = lab.server.count_requests(|r| {
         r.method == Method::DELETE && r.path.ends_with("/virtualmachineinstancemigrations/mig-db")
     });
@@ -281,8 +291,11 @@ fn a_watch_that_gives_up_restores_the_terminal_and_says_so_in_one_line() {
     let lab = lab();
     // Pods refused before anything was listed: the follower gives up at once (an outage
     // would take minutes of retries to get here; the way out is the same).
-    lab.server
-        .inject_fault(Fault::status(403).path("/pods").message("pods is forbidden"));
+    lab.server.inject_fault(
+        Fault::status(403)
+            .path("/pods")
+            .message("pods is forbidden"),
+    );
     let t = Tmux::start("lost");
     t.run_top(&lab.kubeconfig);
     let after = t.wait_for("the exit", |s| s.contains("exit="));

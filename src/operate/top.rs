@@ -99,9 +99,7 @@ pub fn frame_inputs(
         let ns = &key.0;
         for name in mirror.vmims_by_vmi.get(key).into_iter().flatten() {
             if let Some(m) = mirror.vmims.get(&(ns.clone(), name.clone())) {
-                inputs
-                    .vmims
-                    .push(VirtualMachineInstanceMigration::clone(m));
+                inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
             }
         }
         if let Some(uid) = vmi.uid() {
@@ -214,7 +212,8 @@ impl TerminalGuard {
             crossterm::cursor::Hide
         )
         .map_err(term_error)?;
-        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(term_error)?;
+        let terminal =
+            Terminal::new(CrosstermBackend::new(std::io::stdout())).map_err(term_error)?;
         std::mem::forget(guard_now);
         Ok(TerminalGuard { terminal })
     }
@@ -312,7 +311,9 @@ async fn abort_line(
             t.namespace, t.migration
         );
     };
-    let vmim = mirror.vmims.get(&(t.namespace.clone(), t.migration.clone()));
+    let vmim = mirror
+        .vmims
+        .get(&(t.namespace.clone(), t.migration.clone()));
     let vmi = mirror.vmis.get(&(t.namespace.clone(), t.vmi.clone()));
     let id = format!("{}/{}", t.namespace, t.migration);
     match decide(vmim.map(|b| &**b), vmi.map(|b| &**b)) {
@@ -360,7 +361,11 @@ async fn abort_line(
 // ---------------------------------------------------------------- the loop
 
 /// `-o json|yaml`: the first frame's model (after one LIST per kind).
-pub async fn first_model(ctx: &'static Context, feed: Feed<'_>, opts: &Options) -> Result<TopModel> {
+pub async fn first_model(
+    ctx: &'static Context,
+    feed: Feed<'_>,
+    opts: &Options,
+) -> Result<TopModel> {
     let scope = scope_words(ctx);
     match feed {
         Feed::Snapshot => {
@@ -417,7 +422,7 @@ async fn read_kubevirt(ctx: &'static Context) -> Result<Option<KubeVirt>> {
 pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result<i32> {
     let scope = scope_words(ctx);
     let source = ctx.source_description();
-    let (live, mut follower, mut mirror_owned, mut kubevirt, cordoned) = match feed {
+    let (live, mut follower, mirror_owned, mut kubevirt, cordoned) = match feed {
         Feed::Snapshot => {
             let (mirror, kubevirt, cordoned) = snapshot_mirror(ctx).await?;
             (None, None, Some(mirror), Some(kubevirt), cordoned)
@@ -450,6 +455,9 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
     let mut ready: BTreeSet<Kind> = BTreeSet::new();
     let mut reconnecting: std::collections::BTreeMap<Kind, String> = Default::default();
     let mut dirty = true;
+    // Something in the mirror changed since `cached` was copied out of it.
+    let mut changed = true;
+    let mut cached: Option<StatusInputs> = None;
     let mut redraw = true;
     let mut last_frame: Option<Instant> = None;
     loop {
@@ -462,21 +470,27 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             kubevirt = Some(done?);
             kubevirt_read = None;
             dirty = true;
+            changed = true;
         }
         let mirror = mirror_ref(&follower, &mirror_owned);
         let listed = live.is_none() || (ready.len() == 3 && kubevirt.is_some());
         let due = last_frame.is_none_or(|t| t.elapsed() >= REDRAW_EVERY);
         if dirty && listed && due {
-            let now = if live.is_some() { Timestamp::now() } else { ctx.now };
-            model = model_of(
-                mirror,
-                kubevirt.clone().flatten(),
-                opts.loops,
-                now,
-                &source,
-                &scope,
-                &cordoned,
-            );
+            let now = if live.is_some() {
+                Timestamp::now()
+            } else {
+                ctx.now
+            };
+            // The objects are copied out of the mirror only after a change; a tick (elapsed
+            // times) re-runs the report on the same copy.
+            let inputs = match cached.take() {
+                Some(inputs) if !changed => inputs,
+                _ => frame_inputs(mirror, kubevirt.clone().flatten(), opts.loops),
+            };
+            let report = build_report(&inputs, now, &source);
+            model = build_model(&report, &scope, &cordoned);
+            cached = Some(inputs);
+            changed = false;
             dirty = false;
             redraw = true;
             last_frame = Some(Instant::now());
@@ -518,6 +532,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                         ready.insert(kind);
                     }
                     dirty = true;
+                    changed = true;
                 }
                 Update::Reconnecting(r) => {
                     reconnecting.insert(r.kind, format!("reconnecting: {r}"));
@@ -544,6 +559,8 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                         Action::Explain(t) => {
                             let text = explain_text(ctx, mirror_ref(&follower, &mirror_owned), &t).await;
                             state.open_explain(format!("{}/{}", t.namespace, t.vmi), &text);
+                            // A warning said on stderr while reading would stay on screen.
+                            guard.terminal.clear().map_err(term_error)?;
                         }
                         Action::Abort(t) => {
                             let line = abort_line(live, mirror_ref(&follower, &mirror_owned), &t, opts.dry_run).await;
@@ -560,7 +577,6 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
         }
     }
     drop(guard);
-    let _ = mirror_owned.take();
     Ok(exit::OK)
 }
 

@@ -327,7 +327,9 @@ pub enum Mode {
     #[default]
     Normal,
     /// Typing a filter; `before` comes back on Esc.
-    Filter { before: String },
+    Filter {
+        before: String,
+    },
     Help,
     /// The explain text of one VM, scrolled by `scroll` lines.
     Explain {
@@ -673,11 +675,20 @@ pub fn on_key(mut state: TopState, model: &TopModel, key: Key) -> (TopState, Act
 
 /// The help overlay's lines.
 pub const HELP: &[(&str, &str)] = &[
-    ("Up/Down j/k", "select a row (PgUp/PgDn, g/G: page, first, last)"),
+    (
+        "Up/Down j/k",
+        "select a row (PgUp/PgDn, g/G: page, first, last)",
+    ),
     ("Tab", "next section (Shift-Tab: previous)"),
-    ("/", "filter by namespace or node (Enter keeps, Esc cancels)"),
+    (
+        "/",
+        "filter by namespace or node (Enter keeps, Esc cancels)",
+    ),
     ("Esc", "clear the filter"),
-    ("Enter", "explain the selected VM (Esc closes, Up/Down scroll)"),
+    (
+        "Enter",
+        "explain the selected VM (Esc closes, Up/Down scroll)",
+    ),
     (
         "a",
         "abort the selected migration (y/n; refused in post-copy)",
@@ -757,7 +768,12 @@ mod tests {
     #[test]
     fn the_filter_is_typed_kept_or_cancelled() {
         let m = model();
-        let typed = [Key::Char('/'), Key::Char('d'), Key::Char('e'), Key::Char('v')];
+        let typed = [
+            Key::Char('/'),
+            Key::Char('d'),
+            Key::Char('e'),
+            Key::Char('v'),
+        ];
         let (s, _) = keys(TopState::default(), &m, &typed);
         assert_eq!(s.mode, Mode::Filter { before: "".into() });
         assert_eq!(visible(&m, Section::Migrations, &s.filter), vec![2]);
@@ -833,7 +849,10 @@ mod tests {
     #[test]
     fn quit_from_anywhere_but_the_filter() {
         let m = model();
-        assert_eq!(on_key(TopState::default(), &m, Key::Char('q')).1, Action::Quit);
+        assert_eq!(
+            on_key(TopState::default(), &m, Key::Char('q')).1,
+            Action::Quit
+        );
         assert_eq!(on_key(TopState::default(), &m, Key::CtrlC).1, Action::Quit);
         let (s, _) = keys(TopState::default(), &m, &[Key::Char('?')]);
         assert_eq!(s.mode, Mode::Help);

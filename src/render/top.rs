@@ -14,9 +14,7 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::glyphs::Charset;
-use crate::policy::top::{
-    HELP, MigrationLine, Mode, Section, TopModel, TopState, visible,
-};
+use crate::policy::top::{HELP, MigrationLine, Mode, Section, TopModel, TopState, visible};
 use crate::text::{self as fmt, printable};
 
 /// How the screen is drawn: the charset, colour, and lines about the watches.
@@ -147,7 +145,13 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
     lines
 }
 
-fn section_block(section: Section, shown: usize, total: usize, focused: bool, view: &View) -> Block<'static> {
+fn section_block(
+    section: Section,
+    shown: usize,
+    total: usize,
+    focused: bool,
+    view: &View,
+) -> Block<'static> {
     let count = if shown == total {
         format!("{total}")
     } else {
@@ -212,7 +216,14 @@ fn table<'a>(
         .column_spacing(1)
 }
 
-fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, view: &View, section: Section) {
+fn draw_section(
+    f: &mut Frame,
+    area: Rect,
+    model: &TopModel,
+    state: &TopState,
+    view: &View,
+    section: Section,
+) {
     let all = visible(model, section, &state.filter);
     // Only the rows that fit are built (a redraw costs the screen, not the fleet): the
     // window scrolls so that the selected row is its last one when it is further down.
@@ -248,18 +259,19 @@ fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, v
                         };
                         Cell::from(Text::from(vec![Line::from(opt(node)), Line::from(pod)]))
                     };
-                    let progress = Cell::from(Text::from(vec![
-                        Line::from(progress_text(m, view.charset)),
-                        if m.point_of_no_return {
-                            Line::styled(format!("{} no return", view.mark()), red)
-                        } else if m.progress_percent.is_some() {
-                            Line::from(m.elapsed_seconds.map_or(String::new(), |e| {
-                                format!("{} elapsed", fmt::duration(e))
-                            }))
-                        } else {
-                            Line::from("")
-                        },
-                    ]));
+                    let progress =
+                        Cell::from(Text::from(vec![
+                            Line::from(progress_text(m, view.charset)),
+                            if m.point_of_no_return {
+                                Line::styled(format!("{} no return", view.mark()), red)
+                            } else if m.progress_percent.is_some() {
+                                Line::from(m.elapsed_seconds.map_or(String::new(), |e| {
+                                    format!("{} elapsed", fmt::duration(e))
+                                }))
+                            } else {
+                                Line::from("")
+                            },
+                        ]));
                     Row::new(vec![
                         Cell::from(Text::from(vec![
                             Line::from(printable(&format!("{}/{}", m.namespace, m.vmi))),
@@ -316,7 +328,14 @@ fn draw_section(f: &mut Frame, area: Rect, model: &TopModel, state: &TopState, v
                     ])
                 })
                 .collect(),
-            vec!["VMI", "FROM NODE", "EVICTION REQ.", "MIGRATION", "PHASE", "TO NODE"],
+            vec![
+                "VMI",
+                "FROM NODE",
+                "EVICTION REQ.",
+                "MIGRATION",
+                "PHASE",
+                "TO NODE",
+            ],
             vec![
                 Constraint::Fill(3),
                 Constraint::Fill(2),
@@ -397,7 +416,14 @@ fn centered(area: Rect, pct_x: u16, pct_y: u16, min_h: u16) -> Rect {
     }
 }
 
-fn overlay(f: &mut Frame, area: Rect, title: String, lines: Vec<Line<'static>>, scroll: usize, view: &View) {
+fn overlay(
+    f: &mut Frame,
+    area: Rect,
+    title: String,
+    lines: Vec<Line<'static>>,
+    scroll: usize,
+    view: &View,
+) {
     f.render_widget(Clear, area);
     let block = section_block_plain(title, view);
     let p = Paragraph::new(lines)
@@ -470,7 +496,14 @@ pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
                 "    PROGRESS  of the data when metrics are read, else of KubeVirt's completion budget",
             ));
             let h = lines.len() as u16 + 2;
-            overlay(f, centered(area, 80, 0, h), " Help (any key closes) ".into(), lines, 0, view);
+            overlay(
+                f,
+                centered(area, 80, 0, h),
+                " Help (any key closes) ".into(),
+                lines,
+                0,
+                view,
+            );
         }
         Mode::Explain {
             title,
@@ -510,7 +543,14 @@ pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
                 TuiStyle::default().add_modifier(Modifier::BOLD),
             ));
             let h = lines.len() as u16 + 2;
-            overlay(f, centered(area, 70, 0, h), " Abort? ".into(), lines, 0, view);
+            overlay(
+                f,
+                centered(area, 70, 0, h),
+                " Abort? ".into(),
+                lines,
+                0,
+                view,
+            );
         }
         Mode::Normal | Mode::Filter { .. } => {}
     }
@@ -542,7 +582,13 @@ pub fn buffer_text(buffer: &ratatui::buffer::Buffer) -> String {
 fn unicode_width_of(s: &str) -> usize {
     // The screen draws no wide characters of its own; a foreign wide one takes two cells.
     s.chars()
-        .map(|c| if (c as u32) >= 0x1100 && is_wide(c) { 2 } else { 1 })
+        .map(|c| {
+            if (c as u32) >= 0x1100 && is_wide(c) {
+                2
+            } else {
+                1
+            }
+        })
         .sum::<usize>()
         .max(1)
 }
@@ -555,7 +601,13 @@ fn is_wide(c: char) -> bool {
 }
 
 /// One frame drawn into a `width`×`height` TestBackend, as text.
-pub fn screen_text(model: &TopModel, state: &TopState, view: &View, width: u16, height: u16) -> String {
+pub fn screen_text(
+    model: &TopModel,
+    state: &TopState,
+    view: &View,
+    width: u16,
+    height: u16,
+) -> String {
     let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
         Ok(t) => t,
         Err(never) => match never {},
