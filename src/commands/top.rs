@@ -26,7 +26,7 @@ pub async fn run(ctx: &'static Context, args: &TopArgs) -> Result<i32> {
                     .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
                 Some(slim_pod),
             );
-            Feed::Live(live, spec)
+            Feed::Live(live, Box::new(spec))
         }
         AnySource::Snapshot(_) => Feed::Snapshot,
     };

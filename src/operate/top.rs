@@ -46,7 +46,7 @@ const TICK: Duration = Duration::from_secs(1);
 /// What `top` runs on.
 pub enum Feed<'a> {
     /// Watches on a live cluster.
-    Live(&'a LiveSource, FollowSpec),
+    Live(&'a LiveSource, Box<FollowSpec>),
     /// A snapshot (`--from`): one frame, read-only.
     Snapshot,
 }
@@ -382,7 +382,7 @@ pub async fn first_model(
         }
         Feed::Live(live, spec) => {
             let kubevirt = tokio::spawn(read_kubevirt(ctx));
-            let mut follower = Follower::new(live, spec);
+            let mut follower = Follower::new(live, *spec);
             let mut ready = BTreeSet::new();
             while ready.len() < 3 {
                 match follower.next().await? {
