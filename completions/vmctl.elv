@@ -289,6 +289,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --request-timeout 'Seconds to wait for each API request'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
             cand --dry-run 'Say what an abort would delete instead of deleting it'
+            cand --metrics 'Read virt-handler''s /metrics through the API server''s pod proxy (get pods/proxy in KubeVirt''s namespace) every 2 s, one GET per node a migration streams from, for progress of the data, the dirty rate and the ETA (without it, progress is against the completion budget). Each node''s virt-handler pod is found once (one LIST)'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'

@@ -259,6 +259,7 @@ yaml\t'The same document as YAML'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l dry-run -d 'Say what an abort would delete instead of deleting it'
+complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l metrics -d 'Read virt-handler\'s /metrics through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace) every 2 s, one GET per node a migration streams from, for progress of the data, the dirty rate and the ETA (without it, progress is against the completion budget). Each node\'s virt-handler pod is found once (one LIST)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'

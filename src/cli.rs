@@ -671,6 +671,13 @@ pub struct TopArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Read virt-handler's /metrics through the API server's pod proxy (get pods/proxy in
+    /// KubeVirt's namespace) every 2 s, one GET per node a migration streams from, for
+    /// progress of the data, the dirty rate and the ETA (without it, progress is against
+    /// the completion budget). Each node's virt-handler pod is found once (one LIST).
+    #[arg(long)]
+    pub metrics: bool,
+
     #[command(flatten)]
     pub loops: LoopArgs,
 }

@@ -61,6 +61,8 @@ impl Tmux {
             .status()
             .unwrap();
         assert!(ok.success());
+        // Type only once the shell is ready (its prompt).
+        t.wait_for("the shell", |s| s.contains('$'));
         t
     }
 
@@ -114,8 +116,12 @@ impl Tmux {
     /// Types the command line that runs `vmctl top` (its pid written first, then exec'd;
     /// the shell prints its exit code afterwards).
     fn run_top(&self, kubeconfig: &Path) {
+        self.run_top_with(kubeconfig, "");
+    }
+
+    fn run_top_with(&self, kubeconfig: &Path, extra: &str) {
         let line = format!(
-            "sh -c 'echo $$ > {}; exec {} --kubeconfig {} top -A'; echo \"ex\"\"it=$?\"",
+            "sh -c 'echo $$ > {}; exec {} --kubeconfig {} top -A {extra}'; echo \"ex\"\"it=$?\"",
             self.pid_file().display(),
             env!("CARGO_BIN_EXE_vmctl"),
             kubeconfig.display()
@@ -301,7 +307,36 @@ fn a_watch_that_gives_up_restores_the_terminal_and_says_so_in_one_line() {
     let after = t.wait_for("the exit", |s| s.contains("exit="));
     assert_eq!(t.alternate_on(), "0", "{after}");
     assert!(!after.contains("exit=0"), "{after}");
-    let errors: Vec<&str> = after.lines().filter(|l| l.starts_with("error:")).collect();
+    let errors: Vec<&str> = after.lines().filter(|l| l.contains("error:")).collect();
     assert_eq!(errors.len(), 1, "{after}");
     assert!(errors[0].contains("forbidden"), "{after}");
+}
+
+#[test]
+fn metrics_give_progress_of_the_data_the_dirty_rate_and_an_eta() {
+    if !tmux_available() {
+        return;
+    }
+    let lab = lab();
+    migrate(&lab.server, "mig-db", "db-01");
+    let t = Tmux::start("metrics");
+    t.run_top_with(&lab.kubeconfig, "--metrics");
+    // Without metrics the progress is against the budget; with them, of the data (a bar).
+    let s = t.wait_for("progress of the data", |s| {
+        s.contains("mig-db")
+            && s.lines()
+                .any(|l| l.contains("prod/db-01") && l.contains("█"))
+    });
+    let row = s.lines().find(|l| l.contains("prod/db-01")).unwrap();
+    assert!(row.contains("%") && row.contains("/s"), "{s}");
+    assert!(!row.contains("of budget"), "{s}");
+    // One GET of virt-handler's page per refresh, through the pod proxy.
+    assert!(
+        lab.server
+            .count_requests(|r| r.path.contains("virt-handler-1") && r.path.contains("/proxy/"))
+            >= 1
+    );
+    t.send(&["q"]);
+    let after = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(after.contains("exit=0"), "{after}");
 }

@@ -32,6 +32,7 @@ pub async fn run(ctx: &'static Context, args: &TopArgs) -> Result<i32> {
     };
     let opts = Options {
         dry_run: args.dry_run,
+        metrics: args.metrics,
         loops: args.loops.thresholds(),
         charset: Charset::detect(),
         color: ctx.style.color,

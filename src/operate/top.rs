@@ -11,7 +11,7 @@
 //! key in raw mode, SIGINT, SIGTERM), and a panic hook restores it before the panic is
 //! printed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Stdout;
 use std::time::Duration;
 
@@ -29,11 +29,14 @@ use crate::context::Context;
 use crate::error::{Error, Result, exit};
 use crate::migration::follow::{FollowSpec, Follower, Key as MKey, Mirror, Stop, Update};
 use crate::migration::kubevirt::KubeVirtDriver;
+use crate::migration::kubevirt_metrics;
 use crate::model::{KubeVirt, Node, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
 use crate::names::Target;
 use crate::policy::abort::{Decision, decide};
 use crate::policy::status::{StatusInputs, build_report};
-use crate::policy::top::{Action, ExplainTarget, Key, TopModel, TopState, build_model, on_key};
+use crate::policy::top::{
+    Action, ExplainTarget, Key, Rates, TopModel, TopState, apply_rates, build_model, on_key,
+};
 use crate::render::glyphs::Charset;
 use crate::render::top::{View, draw};
 use crate::triage::LoopThresholds;
@@ -53,6 +56,9 @@ pub enum Feed<'a> {
 
 pub struct Options {
     pub dry_run: bool,
+    /// Read virt-handler's /metrics of each source node (pod proxy) for progress, dirty rate
+    /// and ETA.
+    pub metrics: bool,
     pub loops: LoopThresholds,
     pub charset: Charset,
     pub color: bool,
@@ -172,6 +178,82 @@ pub async fn snapshot_mirror(ctx: &Context) -> Result<(Mirror, Option<KubeVirt>,
         .filter_map(|n| n.metadata.name.clone())
         .collect();
     Ok((mirror, kubevirts.into_iter().next(), cordoned))
+}
+
+// ---------------------------------------------------------------- --metrics
+
+/// `--metrics`: every [`METRICS_EVERY`], the /metrics page of virt-handler on each node a
+/// Running migration streams from (one GET per node; the handler pod is found once per node
+/// with one LIST), read for those migrations' data remaining, dirty and transfer rates.
+#[derive(Default)]
+struct Metrics {
+    handlers: HashMap<String, String>,
+    rates: HashMap<(String, String), Rates>,
+    last: Option<Instant>,
+    /// Why a node's page could not be read (shown under the header).
+    notes: Vec<String>,
+}
+
+const METRICS_EVERY: Duration = Duration::from_secs(2);
+
+impl Metrics {
+    fn due(&self) -> bool {
+        self.last.is_none_or(|t| t.elapsed() >= METRICS_EVERY)
+    }
+
+    async fn refresh(&mut self, live: &LiveSource, kubevirt_namespace: &str, model: &TopModel) {
+        self.last = Some(Instant::now());
+        let mut by_node: BTreeMap<&str, Vec<&crate::policy::top::MigrationLine>> = BTreeMap::new();
+        for m in model.migrations.iter().filter(|m| m.phase == "Running") {
+            if let Some(node) = m.source_node.as_deref() {
+                by_node.entry(node).or_default().push(m);
+            }
+        }
+        let driver = KubeVirtDriver::new(live);
+        let mut rates = HashMap::new();
+        let mut notes = Vec::new();
+        for (node, lines) in by_node {
+            let pod = match self.handlers.get(node) {
+                Some(p) => p.clone(),
+                None => match driver.handler_pod(kubevirt_namespace, node).await {
+                    Ok(p) => {
+                        self.handlers.insert(node.to_string(), p.clone());
+                        p
+                    }
+                    Err(e) => {
+                        notes.push(format!("metrics of {node} not read: {}", e.0));
+                        continue;
+                    }
+                },
+            };
+            match driver.handler_page(kubevirt_namespace, &pod).await {
+                Ok(text) => {
+                    for m in lines {
+                        let read = kubevirt_metrics::from_exposition(&text, &m.namespace, &m.vmi);
+                        if !read.is_empty() {
+                            rates.insert(
+                                (m.namespace.clone(), m.name.clone()),
+                                Rates {
+                                    remaining_bytes: read.remaining_bytes,
+                                    processed_bytes: read.processed_bytes,
+                                    total_bytes: read.total_bytes,
+                                    dirty_bps: read.dirty_rate_bytes_per_second,
+                                    transfer_bps: read.transfer_rate_bytes_per_second,
+                                },
+                            );
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Found again next time (the pod may have been replaced).
+                    self.handlers.remove(node);
+                    notes.push(format!("metrics of {node} not read: {}", e.0));
+                }
+            }
+        }
+        self.rates = rates;
+        self.notes = notes;
+    }
 }
 
 // ---------------------------------------------------------------- the terminal
@@ -458,6 +540,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
     // Something in the mirror changed since `cached` was copied out of it.
     let mut changed = true;
     let mut cached: Option<StatusInputs> = None;
+    let mut metrics = Metrics::default();
     let mut redraw = true;
     let mut last_frame: Option<Instant> = None;
     loop {
@@ -489,6 +572,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             };
             let report = build_report(&inputs, now, &source);
             model = build_model(&report, &scope, &cordoned);
+            apply_rates(&mut model, &metrics.rates);
             cached = Some(inputs);
             changed = false;
             dirty = false;
@@ -496,7 +580,11 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             last_frame = Some(Instant::now());
         }
         view.notes = if listed {
-            reconnecting.values().cloned().collect()
+            reconnecting
+                .values()
+                .chain(metrics.notes.iter())
+                .cloned()
+                .collect()
         } else {
             vec!["listing VMIs, migrations and launcher pods...".into()]
         };
@@ -542,7 +630,17 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                     reconnecting.remove(&kind);
                     redraw = true;
                 }
-                Update::Tick => dirty = true,
+                Update::Tick => {
+                    dirty = true;
+                    if let Some(live) = live.filter(|_| opts.metrics && listed && metrics.due()) {
+                        let ns = kubevirt
+                            .clone()
+                            .flatten()
+                            .and_then(|k| k.metadata.namespace.clone())
+                            .unwrap_or_else(|| "kubevirt".into());
+                        metrics.refresh(live, &ns, &model).await;
+                    }
+                }
             },
             event = events.next() => match event {
                 None => break,

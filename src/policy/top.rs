@@ -143,6 +143,19 @@ impl MigrationLine {
     }
 }
 
+/// Metrics read for the migrations, by (namespace, VMIM): progress of the data, dirty
+/// rate and ETA replace the budget's percentage on those lines.
+pub fn apply_rates(
+    model: &mut TopModel,
+    rates: &std::collections::HashMap<(String, String), Rates>,
+) {
+    for m in &mut model.migrations {
+        if let Some(r) = rates.get(&(m.namespace.clone(), m.name.clone())) {
+            *m = std::mem::take(m).with_rates(r);
+        }
+    }
+}
+
 /// The frame from the status report; `cordoned` are nodes known to be unschedulable
 /// (from Node objects, when read). Pure.
 pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> TopModel {
@@ -860,6 +873,22 @@ mod tests {
         assert_eq!(s.mode, Mode::Normal);
         let (s, _) = keys(TopState::default(), &m, &[Key::Char('/')]);
         assert_eq!(on_key(s, &m, Key::CtrlC).1, Action::Quit);
+    }
+
+    #[test]
+    fn rates_apply_to_their_migration_only() {
+        let mut m = model();
+        let rates = std::collections::HashMap::from([(
+            ("prod".to_string(), "m2".to_string()),
+            Rates {
+                remaining_bytes: Some(0.0),
+                total_bytes: Some(10.0),
+                ..Rates::default()
+            },
+        )]);
+        apply_rates(&mut m, &rates);
+        assert_eq!(m.migrations[1].progress_percent, Some(100));
+        assert_eq!(m.migrations[0].progress_percent, None);
     }
 
     #[test]
