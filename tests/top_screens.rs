@@ -23,6 +23,7 @@ async fn ctx(dir: &str) -> &'static Context {
 fn opts() -> Options {
     Options {
         dry_run: false,
+        metrics: false,
         loops: LoopThresholds::default(),
         charset: Charset::Unicode,
         color: false,
