@@ -204,3 +204,48 @@ fn hostile_names_are_escaped() {
     assert!(!screen.contains('\u{1b}') && !screen.contains('\u{202e}'));
     assert!(screen.contains("\\u{1b}[2J") || screen.contains("\\u{1b}"));
 }
+
+fn run_vmctl(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn off_a_terminal_it_refuses_in_one_line_and_json_is_one_frame() {
+    let out = run_vmctl(&["--from", "examples/cluster", "top"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: vmctl top needs a terminal"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "no escape sequences into a pipe");
+
+    let out = run_vmctl(&["--from", "examples/cluster", "top", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["kind"], "TopFrame");
+    assert_eq!(doc["counts"]["postCopy"], 1);
+    let post = doc["migrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pointOfNoReturn"] == true)
+        .unwrap();
+    assert_eq!(post["sourcePod"], "virt-launcher-pg-orders-01-vvxp7");
+    assert_eq!(post["targetPod"], "virt-launcher-pg-orders-01-8npf9");
+    assert_eq!(post["livePod"], "virt-launcher-pg-orders-01-8npf9");
+    assert_eq!(doc["evacuations"][0]["fromNode"], "node-3");
+    assert_eq!(doc["cordonedNodes"], serde_json::json!(["node-3"]));
+
+    let out = run_vmctl(&["--from", "examples/cluster", "top", "-o", "yaml"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kind: TopFrame"));
+}
