@@ -81,31 +81,50 @@ pub fn frame_inputs(
     kubevirt: Option<KubeVirt>,
     loops: LoopThresholds,
 ) -> StatusInputs {
-    let mut inputs = crate::operate::status_watch::in_flight(mirror, &[], kubevirt);
-    inputs.loops = loops;
-    let have: BTreeSet<MKey> = inputs
-        .vmis
-        .iter()
-        .map(|v| (v.namespace().to_string(), v.name().to_string()))
+    Copies::default().inputs(mirror, kubevirt, loops)
+}
+
+/// What one frame reads from the mirror, by key: the VMIs [`frame_inputs`] selects, their
+/// migrations (all of them: finished ones count for loops) and launcher pods.
+fn frame_keys(mirror: &Mirror) -> (BTreeSet<MKey>, BTreeSet<MKey>, BTreeSet<MKey>) {
+    let (mut vmis, mut vmims, mut pods) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let in_flight: BTreeSet<&MKey> = mirror
+        .active_vmims
+        .keys()
+        .chain(mirror.migrating_vmis.iter())
         .collect();
-    let mut pods: BTreeSet<MKey> = BTreeSet::new();
     for (key, vmi) in &mirror.vmis {
-        if have.contains(key) {
-            continue;
-        }
-        let failed_last = vmi
-            .status
-            .migration_state
-            .as_ref()
-            .is_some_and(|s| s.completed && s.failed);
-        let failed = vmi.status.phase == Some(crate::model::vmi::VmiPhase::Failed);
-        if vmi.evacuation_node().is_none() && !failed_last && !failed {
-            continue;
+        let flying = in_flight.contains(key);
+        if !flying {
+            let failed_last = vmi
+                .status
+                .migration_state
+                .as_ref()
+                .is_some_and(|s| s.completed && s.failed);
+            let failed = vmi.status.phase == Some(crate::model::vmi::VmiPhase::Failed);
+            if vmi.evacuation_node().is_none() && !failed_last && !failed {
+                continue;
+            }
         }
         let ns = &key.0;
+        vmis.insert(key.clone());
         for name in mirror.vmims_by_vmi.get(key).into_iter().flatten() {
-            if let Some(m) = mirror.vmims.get(&(ns.clone(), name.clone())) {
-                inputs.vmims.push(VirtualMachineInstanceMigration::clone(m));
+            let k = (ns.clone(), name.clone());
+            if flying
+                && let Some(m) = mirror.vmims.get(&k).filter(|m| !m.is_final())
+                && let Some(uid) = m.uid()
+            {
+                for pod in mirror
+                    .pods_by_job
+                    .get(&(ns.clone(), uid.to_string()))
+                    .into_iter()
+                    .flatten()
+                {
+                    pods.insert((ns.clone(), pod.clone()));
+                }
+            }
+            if mirror.vmims.contains_key(&k) {
+                vmims.insert(k);
             }
         }
         if let Some(uid) = vmi.uid() {
@@ -118,13 +137,104 @@ pub fn frame_inputs(
                 pods.insert((ns.clone(), pod.clone()));
             }
         }
-        inputs.vmis.push(VirtualMachineInstance::clone(vmi));
+        if flying {
+            for pod_uid in vmi.status.active_pods.keys() {
+                if let Some(k) = mirror.pods_by_uid.get(pod_uid) {
+                    pods.insert(k.clone());
+                }
+            }
+        }
     }
-    inputs.pods.extend(
-        pods.iter()
-            .filter_map(|k| mirror.pods.get(k).map(|p| Pod::clone(p))),
-    );
-    inputs
+    pods.retain(|k| mirror.pods.contains_key(k));
+    (vmis, vmims, pods)
+}
+
+/// The copies of the objects the last frame read, kept for the next: an object whose
+/// resourceVersion did not change is moved back instead of copied again, so a frame costs
+/// the objects that changed, not the migrations in flight.
+#[derive(Default)]
+pub struct Copies {
+    vmis: HashMap<MKey, VirtualMachineInstance>,
+    vmims: HashMap<MKey, VirtualMachineInstanceMigration>,
+    pods: HashMap<MKey, Pod>,
+}
+
+fn reuse<T: Clone>(
+    cache: &mut HashMap<MKey, T>,
+    key: &MKey,
+    current: &T,
+    meta: fn(&T) -> &crate::model::ObjectMeta,
+) -> T {
+    match cache.remove(key) {
+        Some(old)
+            if meta(&old).resource_version.is_some()
+                && meta(&old).resource_version == meta(current).resource_version =>
+        {
+            old
+        }
+        _ => current.clone(),
+    }
+}
+
+impl Copies {
+    /// The same inputs as [`frame_inputs`], from the copies where they are current.
+    pub fn inputs(
+        &mut self,
+        mirror: &Mirror,
+        kubevirt: Option<KubeVirt>,
+        loops: LoopThresholds,
+    ) -> StatusInputs {
+        let (vmis, vmims, pods) = frame_keys(mirror);
+        let mut inputs = StatusInputs {
+            vmis: Vec::with_capacity(vmis.len()),
+            vmims: Vec::with_capacity(vmims.len()),
+            pods: Vec::with_capacity(pods.len()),
+            kubevirt,
+            loops,
+        };
+        for k in &vmis {
+            if let Some(v) = mirror.vmis.get(k) {
+                inputs
+                    .vmis
+                    .push(reuse(&mut self.vmis, k, v, |v| &v.metadata));
+            }
+        }
+        for k in &vmims {
+            if let Some(m) = mirror.vmims.get(k) {
+                inputs
+                    .vmims
+                    .push(reuse(&mut self.vmims, k, m, |m| &m.metadata));
+            }
+        }
+        for k in &pods {
+            if let Some(p) = mirror.pods.get(k) {
+                inputs
+                    .pods
+                    .push(reuse(&mut self.pods, k, p, |p| &p.metadata));
+            }
+        }
+        inputs
+    }
+
+    /// Keeps the frame's objects for the next one (and only those).
+    pub fn keep(&mut self, inputs: StatusInputs) {
+        let key = |m: &crate::model::ObjectMeta| crate::migration::follow::key_of(m);
+        self.vmis = inputs
+            .vmis
+            .into_iter()
+            .map(|v| (key(&v.metadata), v))
+            .collect();
+        self.vmims = inputs
+            .vmims
+            .into_iter()
+            .map(|v| (key(&v.metadata), v))
+            .collect();
+        self.pods = inputs
+            .pods
+            .into_iter()
+            .map(|v| (key(&v.metadata), v))
+            .collect();
+    }
 }
 
 /// One frame's model.
@@ -537,9 +647,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
     let mut ready: BTreeSet<Kind> = BTreeSet::new();
     let mut reconnecting: std::collections::BTreeMap<Kind, String> = Default::default();
     let mut dirty = true;
-    // Something in the mirror changed since `cached` was copied out of it.
-    let mut changed = true;
-    let mut cached: Option<StatusInputs> = None;
+    let mut copies = Copies::default();
     let mut metrics = Metrics::default();
     let mut redraw = true;
     let mut last_frame: Option<Instant> = None;
@@ -553,7 +661,6 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             kubevirt = Some(done?);
             kubevirt_read = None;
             dirty = true;
-            changed = true;
         }
         let mirror = mirror_ref(&follower, &mirror_owned);
         let listed = live.is_none() || (ready.len() == 3 && kubevirt.is_some());
@@ -564,17 +671,12 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             } else {
                 ctx.now
             };
-            // The objects are copied out of the mirror only after a change; a tick (elapsed
-            // times) re-runs the report on the same copy.
-            let inputs = match cached.take() {
-                Some(inputs) if !changed => inputs,
-                _ => frame_inputs(mirror, kubevirt.clone().flatten(), opts.loops),
-            };
+            // Only the objects that changed since the last frame are copied out of the mirror.
+            let inputs = copies.inputs(mirror, kubevirt.clone().flatten(), opts.loops);
             let report = build_report(&inputs, now, &source);
+            copies.keep(inputs);
             model = build_model(&report, &scope, &cordoned);
             apply_rates(&mut model, &metrics.rates);
-            cached = Some(inputs);
-            changed = false;
             dirty = false;
             redraw = true;
             last_frame = Some(Instant::now());
@@ -620,7 +722,6 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                         ready.insert(kind);
                     }
                     dirty = true;
-                    changed = true;
                 }
                 Update::Reconnecting(r) => {
                     reconnecting.insert(r.kind, format!("reconnecting: {r}"));
@@ -684,5 +785,74 @@ fn mirror_ref<'a>(follower: &'a Option<Follower>, owned: &'a Option<Mirror>) -> 
         (Some(f), _) => &f.mirror,
         (None, Some(m)) => m,
         (None, None) => EMPTY.get_or_init(Mirror::default),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vmi(
+        name: &str,
+        rv: &str,
+        phase: Option<&str>,
+        evacuate: bool,
+    ) -> Boxed<VirtualMachineInstance> {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}"),
+                "resourceVersion": rv},
+            "status": {"nodeName": "node-1", "phase": "Running"}});
+        if evacuate {
+            v["status"]["evacuationNodeName"] = json!("node-1");
+        }
+        if let Some(p) = phase {
+            v["status"]["migrationState"] = json!({"migrationUid": "uid-m", "sourceNode": "node-1",
+                "targetNode": "node-2", "mode": p, "startTimestamp": "2026-12-01T00:00:00Z"});
+        }
+        Boxed(Box::new(serde_json::from_value(v).unwrap()))
+    }
+
+    fn report(inputs: &StatusInputs) -> String {
+        let now: Timestamp = "2026-12-01T00:01:00Z".parse().unwrap();
+        serde_json::to_string(&build_report(inputs, now, "t")).unwrap()
+    }
+
+    #[test]
+    fn copies_are_reused_until_the_object_changes() {
+        let mut mirror = Mirror::default();
+        mirror.apply_vmis(Change::Listed(vec![
+            vmi("a", "1", Some("PreCopy"), false),
+            vmi("b", "1", None, true),
+            vmi("idle", "1", None, false),
+        ]));
+        mirror.apply_vmims(Change::Listed(vec![Boxed(Box::new(
+            serde_json::from_value(json!({"metadata": {"name": "m", "namespace": "prod",
+                "uid": "uid-m", "resourceVersion": "1"}, "spec": {"vmiName": "a"},
+                "status": {"phase": "Running"}}))
+            .unwrap(),
+        ))]));
+        let mut copies = Copies::default();
+        let first = copies.inputs(&mirror, None, LoopThresholds::default());
+        // The VMI in flight and the evacuating one; not the idle one.
+        let names: Vec<&str> = first.vmis.iter().map(|v| v.name()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let want = report(&first);
+        copies.keep(first);
+        let again = copies.inputs(&mirror, None, LoopThresholds::default());
+        assert_eq!(report(&again), want);
+        copies.keep(again);
+        // A new version replaces the copy: post-copy now.
+        mirror.apply_vmis(Change::Applied(vmi("a", "2", Some("PostCopy"), false)));
+        let changed = copies.inputs(&mirror, None, LoopThresholds::default());
+        let model = build_model(
+            &build_report(&changed, "2026-12-01T00:01:00Z".parse().unwrap(), "t"),
+            "s",
+            &[],
+        );
+        assert!(model.migrations[0].point_of_no_return);
+        assert_eq!(
+            report(&changed),
+            report(&frame_inputs(&mirror, None, LoopThresholds::default()))
+        );
     }
 }
