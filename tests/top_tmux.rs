@@ -257,7 +257,7 @@ fn top_follows_a_migration_aborts_it_and_restores_the_terminal() {
 }
 
 #[test]
-fn sigterm_and_ctrl_c_end_it_with_the_terminal_restored() {
+fn sigterm_sigint_and_ctrl_c_end_it_with_the_terminal_restored() {
     if !tmux_available() {
         return;
     }
@@ -270,6 +270,23 @@ fn sigterm_and_ctrl_c_end_it_with_the_terminal_restored() {
     assert!(
         Command::new("kill")
             .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let after = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(after.contains("exit=0"), "{after}");
+    assert_eq!(t.alternate_on(), "0");
+
+    // SIGINT from outside (in raw mode Ctrl-C is a key, below): the same.
+    std::fs::remove_file(t.pid_file()).unwrap();
+    t.send(&["clear", "Enter"]);
+    t.run_top(&lab.kubeconfig);
+    t.wait_for("the first frame", |s| s.contains("mig-db"));
+    let pid = t.pid();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
             .status()
             .unwrap()
             .success()

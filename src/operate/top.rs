@@ -628,8 +628,15 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
         ),
     };
     let mut kubevirt_read = live.map(|_| tokio::spawn(read_kubevirt(ctx)));
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| Error::Internal(format!("SIGTERM handler: {e}")))?;
+    // SIGTERM, SIGINT (from outside: in raw mode Ctrl-C is a key) and SIGHUP (the terminal
+    // went away) end the console like `q`, through the guard.
+    use tokio::signal::unix::{SignalKind, signal};
+    let handler = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| Error::Internal(format!("{name} handler: {e}")))
+    };
+    let mut sigterm = handler(SignalKind::terminate(), "SIGTERM")?;
+    let mut sigint = handler(SignalKind::interrupt(), "SIGINT")?;
+    let mut sighup = handler(SignalKind::hangup(), "SIGHUP")?;
     let mut guard = TerminalGuard::enter()?;
     let mut events = EventStream::new();
     let mut state = TopState::new(live.is_none(), opts.dry_run);
@@ -771,6 +778,8 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                 Some(Ok(_)) => {}
             },
             _ = sigterm.recv() => break,
+            _ = sigint.recv() => break,
+            _ = sighup.recv() => break,
             _ = throttle => {}
             _ = kubevirt_wait => {}
         }
