@@ -43,6 +43,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
             cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
+            cand top 'A live full-screen console: migrations in flight (post-copy marked), drains and evacuations, recent failures; keys to explain, abort (refused in post-copy), filter'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -273,6 +274,30 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'vmctl;top'= {
+            cand --loop-failures 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)'
+            cand --sync-timeout 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)'
+            cand --handoff-timeout 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off'
+            cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
+            cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
+            cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
+            cand --context 'The kubeconfig context to use'
+            cand -n 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand --namespace 'Namespace scope (default: the context''s namespace; all namespaces with --from)'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --request-timeout 'Seconds to wait for each API request'
+            cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --dry-run 'Say what an abort would delete instead of deleting it'
+            cand --metrics 'Read virt-handler''s /metrics through the API server''s pod proxy (get pods/proxy in KubeVirt''s namespace) every 2 s, one GET per node a migration streams from, for progress of the data, the dirty rate and the ETA (without it, progress is against the completion budget). Each node''s virt-handler pod is found once (one LIST)'
+            cand -A 'Look in every namespace'
+            cand --all-namespaces 'Look in every namespace'
+            cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'vmctl;completions'= {
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
@@ -321,6 +346,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand migrate 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
             cand abort 'Abort a migration in flight (refused in post-copy: the guest''s state is split)'
             cand snapshot 'Capture every object vmctl reads into one file that --from reads back'
+            cand top 'A live full-screen console: migrations in flight (post-copy marked), drains and evacuations, recent failures; keys to explain, abort (refused in post-copy), filter'
             cand completions 'Print a shell completion script'
             cand man 'Write the man pages'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -340,6 +366,8 @@ set edit:completion:arg-completer[vmctl] = {|@words|
         &'vmctl;help;abort'= {
         }
         &'vmctl;help;snapshot'= {
+        }
+        &'vmctl;help;top'= {
         }
         &'vmctl;help;completions'= {
         }

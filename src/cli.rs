@@ -111,6 +111,10 @@ pub enum Command {
     Abort(AbortArgs),
     /// Capture every object vmctl reads into one file that --from reads back.
     Snapshot(SnapshotArgs),
+    /// A live full-screen console: migrations in flight (post-copy marked), drains and
+    /// evacuations, recent failures; keys to explain, abort (refused in post-copy), filter.
+    #[command(after_long_help = TOP_KEYS)]
+    Top(TopArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Write the man pages.
@@ -656,6 +660,38 @@ pub struct DrainArgs {
     /// Transfer rate assumed per migration in the plan (as plan-drain --bandwidth).
     #[arg(long, value_name = "RATE", value_parser = rate)]
     pub bandwidth: Option<u64>,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
+}
+
+const TOP_KEYS: &str = "\
+KEYS:
+    Up/Down j/k      select a row (PgUp/PgDn, g/G: page, first, last)
+    Tab, Shift-Tab   next or previous section
+    /                filter by namespace or node (Enter keeps, Esc cancels)
+    Enter            explain the selected VM (a scrollable pane; Esc closes)
+    a                abort the selected migration: y/n, then the VMIM is deleted as
+                     vmctl abort does; refused in post-copy and with --from (read-only)
+    ?                help
+    q, Ctrl-C        quit (SIGTERM too); the terminal is restored on every exit
+
+Needs a terminal. With -o json|yaml it prints one frame as a document (kind TopFrame:
+counts, migrations[], evacuations[], cordonedNodes[], failures[]) and exits.
+Live, it lists VMIs, migrations and launcher pods once, then follows them with watches.";
+
+#[derive(Debug, Clone, Args)]
+pub struct TopArgs {
+    /// Say what an abort would delete instead of deleting it.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Read virt-handler's /metrics through the API server's pod proxy (get pods/proxy in
+    /// KubeVirt's namespace) every 2 s, one GET per node a migration streams from, for
+    /// progress of the data, the dirty rate and the ETA (without it, progress is against
+    /// the completion budget). Each node's virt-handler pod is found once (one LIST).
+    #[arg(long)]
+    pub metrics: bool,
 
     #[command(flatten)]
     pub loops: LoopArgs,

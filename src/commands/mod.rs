@@ -15,6 +15,7 @@ pub mod plan_maintenance;
 pub mod snapshot;
 pub mod status;
 pub mod status_watch;
+pub mod top;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
@@ -62,5 +63,6 @@ pub async fn run(cli: Cli) -> Result<i32> {
         }
         Command::Abort(args) => with_context(&cli, |ctx| abort::run_kubevirt(ctx, args)).await,
         Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
+        Command::Top(args) => with_context(&cli, |ctx| top::run(ctx, args)).await,
     }
 }

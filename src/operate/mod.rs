@@ -8,3 +8,4 @@ pub mod migrate;
 pub mod migrate_kubevirt;
 pub mod migrate_libvirt;
 pub mod status_watch;
+pub mod top;

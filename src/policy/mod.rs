@@ -18,3 +18,4 @@ pub mod preflight;
 pub mod scheduling;
 pub mod snapshot;
 pub mod status;
+pub mod top;

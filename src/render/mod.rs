@@ -16,6 +16,7 @@ pub mod status;
 pub mod status_watch;
 pub mod svg;
 pub mod table;
+pub mod top;
 
 use std::io::{self, Write};
 
