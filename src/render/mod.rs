@@ -4,6 +4,7 @@ pub mod abort;
 pub mod drain;
 pub mod explain;
 pub mod follow;
+pub mod gantt;
 pub mod glyphs;
 pub mod plan_drain;
 pub mod plan_maintenance;
