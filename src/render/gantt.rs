@@ -836,12 +836,13 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
         .unwrap_or(0);
     let longest_note = notes.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let mut label_w = longest_label.clamp(6, width * 3 / 10);
-    let mut note_w = longest_note.min(width / 4);
+    let mut note_w = longest_note.min(width * 3 / 10);
     // At least 20 cells of bar: the note column gives way first, then the labels.
-    while width < label_w + note_w + 2 + 20 && note_w > 8 {
+    let min_bar = (width * 2 / 5).max(16);
+    while width < label_w + note_w + 2 + min_bar && note_w > 8 {
         note_w -= 1;
     }
-    while width < label_w + note_w + 2 + 20 && label_w > 8 {
+    while width < label_w + note_w + 2 + min_bar && label_w > 8 {
         label_w -= 1;
     }
     let bar_w = width.saturating_sub(label_w + note_w + 2).max(10);
@@ -945,25 +946,41 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
         .collect();
     marks.sort();
     marks.dedup();
-    let mut legend: Vec<String> = bars
+    // (glyph painted, words, width unpainted), wrapped to the width.
+    let mut legend: Vec<(String, String)> = bars
         .iter()
         .map(|b| {
-            format!(
-                "{} {}",
+            (
                 style.paint(&bar_glyph(*b, charset).to_string(), bar_tone(*b)),
-                bar_words(*b, g)
+                bar_words(*b, g),
             )
         })
         .collect();
     legend.extend(marks.iter().map(|m| {
-        format!(
-            "{} {}",
+        (
             style.paint(&mark_glyph(*m, charset).to_string(), mark_tone(*m)),
-            mark_words(*m)
+            mark_words(*m).to_string(),
         )
     }));
-    if !legend.is_empty() {
-        out.push_str(&line(&legend.join("   ")));
+    let mut current = String::new();
+    let mut used = 0;
+    for (glyph, words) in legend {
+        let words = fit(&words, width - 2, charset);
+        let n = 2 + words.chars().count();
+        if used > 0 && used + 3 + n > width {
+            out.push_str(&line(&current));
+            current.clear();
+            used = 0;
+        }
+        if used > 0 {
+            current.push_str("   ");
+            used += 3;
+        }
+        current.push_str(&format!("{glyph} {words}"));
+        used += n;
+    }
+    if used > 0 {
+        out.push_str(&line(&current));
     }
     if let Some(f) = &g.folded {
         out.push_str(&line(&folded_words(f)));
