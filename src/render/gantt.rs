@@ -683,6 +683,11 @@ fn draw_row(row: &Row, width: usize, axis: u64, charset: Charset) -> Cells {
     let scale = width as f64 / axis.max(1) as f64;
     let cell_of = |secs: u64| ((secs as f64 * scale) as usize).min(width - 1);
     for s in &row.segments {
+        // An empty segment (a batch blocked at once) is drawn only when nothing else marks
+        // the row.
+        if s.end_secs <= s.start_secs && (row.marker.is_some() || row.segments.len() > 1) {
+            continue;
+        }
         let glyph = bar_glyph(s.bar, charset);
         let tone = bar_tone(s.bar);
         let from = s.start_secs as f64 * scale;
@@ -697,7 +702,8 @@ fn draw_row(row: &Row, width: usize, axis: u64, charset: Charset) -> Cells {
             *cell = (glyph, tone);
             drawn = true;
         }
-        let rest = to - to.floor();
+        // The end cell's share: from the cell's left edge, or from the start in its cell.
+        let rest = to - to.floor().max(from);
         let last = to.floor() as usize;
         if charset == Charset::Unicode && last < width && last >= first && rest >= 0.125 {
             let eighth = if s.bar == Bar::Migrate || s.bar == Bar::Drain {
@@ -722,7 +728,12 @@ fn draw_row(row: &Row, width: usize, axis: u64, charset: Charset) -> Cells {
         }
     }
     if let Some(m) = &row.marker {
-        cells[cell_of(m.at_secs)] = (mark_glyph(m.mark, charset), mark_tone(m.mark));
+        // Just before the bar it stops when there is room, so the bar stays whole.
+        let mut at = cell_of(m.at_secs);
+        if at > 0 && cells[at].0 != ' ' && cells[at - 1].0 == ' ' {
+            at -= 1;
+        }
+        cells[at] = (mark_glyph(m.mark, charset), mark_tone(m.mark));
     }
     cells
 }
@@ -836,7 +847,7 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
         .unwrap_or(0);
     let longest_note = notes.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let mut label_w = longest_label.clamp(6, width * 3 / 10);
-    let mut note_w = longest_note.min(width * 3 / 10);
+    let mut note_w = longest_note.min(width * 2 / 5);
     // At least 20 cells of bar: the note column gives way first, then the labels.
     let min_bar = (width * 2 / 5).max(16);
     while width < label_w + note_w + 2 + min_bar && note_w > 8 {
@@ -876,10 +887,11 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
     let mut t = 0;
     while t < axis {
         let at = position(t);
-        axis_line[at] = if t == 0 { first_tick } else { tick };
+        // Not against the end mark.
         if t > 0 && at + 2 >= bar_w {
             break;
         }
+        axis_line[at] = if t == 0 { first_tick } else { tick };
         let label = tick_label(t);
         let n = label.chars().count();
         if at >= free_from && at + n < end_at {
