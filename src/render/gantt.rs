@@ -677,7 +677,8 @@ const EIGHTHS: [char; 7] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉'];
 /// One row's cells.
 type Cells = Vec<(char, Tone)>;
 
-/// Paints `segments` and `marker` into `width` cells of an axis of `axis` seconds.
+/// Paints `segments` and `marker` into `width` cells of an axis of `axis` seconds, after a
+/// gutter cell.
 fn draw_row(row: &Row, width: usize, axis: u64, charset: Charset) -> Cells {
     let mut cells: Cells = vec![(' ', Tone::Plain); width];
     let scale = width as f64 / axis.max(1) as f64;
@@ -727,10 +728,12 @@ fn draw_row(row: &Row, width: usize, axis: u64, charset: Charset) -> Cells {
             cells[first] = (sliver, tone);
         }
     }
+    // The gutter: the cell left of the axis, for a marker at 0 s before a bar.
+    cells.insert(0, (' ', Tone::Plain));
     if let Some(m) = &row.marker {
         // Just before the bar it stops when there is room, so the bar stays whole.
-        let mut at = cell_of(m.at_secs);
-        if at > 0 && cells[at].0 != ' ' && cells[at - 1].0 == ' ' {
+        let mut at = cell_of(m.at_secs) + 1;
+        if cells[at].0 != ' ' && cells[at - 1].0 == ' ' {
             at -= 1;
         }
         cells[at] = (mark_glyph(m.mark, charset), mark_tone(m.mark));
@@ -848,17 +851,18 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
     let longest_note = notes.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let mut label_w = longest_label.clamp(6, width * 3 / 10);
     let mut note_w = longest_note.min(width * 2 / 5);
-    // At least 20 cells of bar: the note column gives way first, then the labels.
+    // Label, space, gutter (a marker at 0 s before its bar), bar, space, note. The bar takes
+    // at least 2/5: the note column gives way first, then the labels.
     let min_bar = (width * 2 / 5).max(16);
-    while width < label_w + note_w + 2 + min_bar && note_w > 8 {
+    while width < label_w + note_w + 3 + min_bar && note_w > 8 {
         note_w -= 1;
     }
-    while width < label_w + note_w + 2 + min_bar && label_w > 8 {
+    while width < label_w + note_w + 3 + min_bar && label_w > 8 {
         label_w -= 1;
     }
-    let bar_w = width.saturating_sub(label_w + note_w + 2).max(10);
+    let bar_w = width.saturating_sub(label_w + note_w + 3).max(10);
     let axis = g.axis_end_secs.max(1);
-    let pad = " ".repeat(label_w + 1);
+    let pad = " ".repeat(label_w + 2);
 
     let mut out = String::new();
     out.push_str(&style.paint(

@@ -505,14 +505,14 @@ fn text_at_60_columns_in_ascii() {
     let out = text(&of_drain_plan(&plan), &canvas(60, Charset::Ascii));
     let expected = "\
 Drain of node-3: ETA 1m30s
-         0s        30s        1m    1m30s
-         |---------+----------+---------|
+          0s        30s       1m    1m30s
+          |---------+---------+---------|
 wave 1
-  prod/a #####################            1m00s
+  prod/a  #####################           1m00s
 wave 2
   prod/b                      ########### 30s
 blocked
-  prod/c X                                X NoFeasibleTarget
+  prod/c  X                               X NoFeasibleTarget
 # live migration   X blocks here (reason; +N more)
 ";
     assert_eq!(out, expected, "\n{out}");
