@@ -277,18 +277,21 @@ impl Fold {
     fn add(&mut self, start: Option<u64>, end: Option<u64>) {
         self.count += 1;
         if let (Some(s), Some(e)) = (start, end) {
-            self.span = Some(match self.span {
-                Some((a, b)) => (a.min(s), b.max(e)),
-                None => (s, e.max(s)),
-            });
+            self.widen(s, e.max(s));
         }
+    }
+
+    fn widen(&mut self, start: u64, end: u64) {
+        self.span = Some(match self.span {
+            Some((a, b)) => (a.min(start), b.max(end)),
+            None => (start, end),
+        });
     }
 
     fn merge(&mut self, other: &Fold) {
         self.count += other.count;
         if let Some((s, e)) = other.span {
-            self.add(Some(s), Some(e));
-            self.count -= 1;
+            self.widen(s, e);
         }
     }
 }
@@ -1047,6 +1050,12 @@ fn mark_colour(mark: Mark) -> &'static str {
 /// as rects, the ticks, the markers and their reasons, the legend. Every name is escaped
 /// ([`printable`] for control characters, which XML does not allow; maud for markup).
 pub fn svg(g: &Gantt, width_px: u32) -> String {
+    svg_markup(g, width_px).into_string()
+}
+
+/// [`svg`] as maud markup, to interpolate in an HTML template as `(svg_markup(&g, 960))`
+/// (no `PreEscaped` needed).
+pub fn svg_markup(g: &Gantt, width_px: u32) -> maud::Markup {
     use maud::html;
     const ROW: u32 = 18;
     const FONT: u32 = 12;
@@ -1106,7 +1115,7 @@ pub fn svg(g: &Gantt, width_px: u32) -> String {
                 .map(|m| (mark_words(*m).to_string(), mark_colour(*m))),
         )
         .collect();
-    let markup = html! {
+    html! {
         svg xmlns="http://www.w3.org/2000/svg" class="gantt" role="img"
             width=(width) height=(height) viewBox={ "0 0 " (width) " " (height) }
             font-family="monospace" font-size=(FONT) {
@@ -1164,8 +1173,7 @@ pub fn svg(g: &Gantt, width_px: u32) -> String {
                 text x="0" y=(legend_y + ROW) fill="#555" { (folded_words(f)) }
             }
         }
-    };
-    markup.into_string()
+    }
 }
 
 #[cfg(test)]
