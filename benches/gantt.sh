@@ -8,8 +8,8 @@
 #    500-batch rollout, fastest of 20 runs.
 # 2. The whole command with and without it, offline on the 10,000-VMI / 500-node cluster of
 #    benches/gen_cluster.rs (the one benches/fleet.sh measures): `plan-drain` of 1 node, of
-#    10 nodes and of every node (all 10,000 VMIs in one plan: the chart folds to one row per
-#    run of waves), and `plan-maintenance --all` (500 batches), each `--chart never` against
+#    10 nodes, of half of them and of every node (all 10,000 VMIs in one plan: the chart
+#    folds to a row per run of waves and per reason), and `plan-maintenance --all` (500 batches), each `--chart never` against
 #    `--chart always` (COLUMNS=120, a UTF-8 locale), interleaved, fastest of RUNS.
 # Results: target/bench/gantt.md (markdown), also printed.
 #
@@ -52,6 +52,7 @@ fastest() {
 }
 
 all_nodes=$(seq -f 'node-%g' 0 499 | tr '\n' ' ')
+half_nodes=$(seq -f 'node-%g' 0 249 | tr '\n' ' ')
 # The generator's node names: check one exists, else take them from the file.
 if ! grep -q '"name":"node-7"' "$FILE"; then
   echo "gantt: the generator's node names changed: fix benches/gantt.sh" >&2
@@ -74,6 +75,7 @@ while IFS='|' read -r name args; do
 done <<ROWS
 plan-drain (1 node)|plan-drain node-7
 plan-drain (10 nodes)|plan-drain node-1 node-2 node-3 node-4 node-5 node-6 node-7 node-8 node-9 node-10
+plan-drain (half the nodes, about 5,000 VMIs)|plan-drain $half_nodes
 plan-drain (every node, 10,000 VMIs)|plan-drain $all_nodes
 plan-maintenance --all (500 batches)|plan-maintenance --all
 ROWS

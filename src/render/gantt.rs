@@ -868,14 +868,14 @@ pub fn text(g: &Gantt, canvas: &Canvas) -> String {
     let pad = " ".repeat(label_w + 2);
 
     let mut out = String::new();
-    out.push_str(&style.paint(
-        &fit(
-            &format!("{}: ETA {}", g.title, duration(g.axis_end_secs as i64)),
-            width,
-            charset,
-        ),
-        Tone::Strong,
-    ));
+    // A long title (500 node names) is cut before the ETA, which stays.
+    let eta = format!(": ETA {}", duration(g.axis_end_secs as i64));
+    let title = fit(
+        &printable(&g.title),
+        width.saturating_sub(eta.chars().count()),
+        charset,
+    );
+    out.push_str(&style.paint(&format!("{title}{eta}"), Tone::Strong));
     out.push('\n');
 
     // Tick labels over the axis: left-aligned at their tick, the ETA right-aligned at the end.
@@ -1014,7 +1014,12 @@ pub fn folded_words(f: &Folded) -> String {
     } else {
         format!("one row per {} {}", f.per_row, f.group_noun)
     };
-    let in_groups = if f.noun == f.group_noun {
+    let per = if f.groups == 0 {
+        "one row per group and reason".to_string()
+    } else {
+        per
+    };
+    let in_groups = if f.noun == f.group_noun || f.groups == 0 {
         String::new()
     } else {
         format!(" in {} {}", thousands(f.groups), f.group_noun)
@@ -1089,7 +1094,7 @@ pub fn svg_markup(g: &Gantt, width_px: u32) -> maud::Markup {
     let height = legend_y + if g.folded.is_some() { 2 * ROW } else { ROW };
     let title = format!(
         "{}: ETA {}",
-        printable(&g.title),
+        fit(&printable(&g.title), (width / 8) as usize, Charset::Unicode),
         duration(g.axis_end_secs as i64)
     );
     let mut bars: Vec<Bar> = g

@@ -258,6 +258,20 @@ fn ten_thousand_vms_fold_into_wave_rows_under_the_cap() {
         folded_words(&f),
         "10,003 VMs in 2,000 waves, one row per 53 waves (more than 40; the table lists each)"
     );
+    // Nothing migrates (every node drained): no waves to speak of.
+    let stuck = drain(
+        (0..50)
+            .map(|i| blocked(&format!("v{i}"), Action::NoTarget, "NoFeasibleTarget"))
+            .collect(),
+        Vec::new(),
+        0,
+    );
+    let g = of_drain_plan_capped(&stuck, 40);
+    assert_eq!(g.rows.len(), 1);
+    assert_eq!(
+        folded_words(g.folded.as_ref().unwrap()),
+        "50 VMs, one row per group and reason (more than 40; the table lists each)"
+    );
     // Few waves: one row each.
     let few = drain(
         (0..50)
@@ -534,6 +548,15 @@ fn names_are_escaped_and_cut_to_the_label_column() {
     assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'));
     assert!(out.contains("ns\\u{202e}x/evil\\u{1b"), "{out}");
     assert!(out.contains('…'), "cut with an ellipsis: {out}");
+    // A title too long for the width keeps its ETA.
+    let mut plan = drain(Vec::new(), Vec::new(), 0);
+    plan.nodes = (0..500).map(|i| format!("node-{i}")).collect();
+    plan.estimated_duration_seconds = 4000;
+    let out = text(&of_drain_plan(&plan), &canvas(80, Charset::Unicode));
+    let title = out.lines().next().unwrap();
+    assert!(title.starts_with("Drain of node-0, node-1,"), "{title}");
+    assert!(title.ends_with("…: ETA 1h06m"), "{title}");
+    assert_eq!(title.chars().count(), 80);
 }
 
 #[test]
