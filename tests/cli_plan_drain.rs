@@ -1899,3 +1899,34 @@ fn chart_flags_are_checked() {
         stderr(&out)
     );
 }
+
+/// A VMI name with an OSC title sequence (ESC … BEL) reaches the chart escaped.
+#[test]
+fn chart_escapes_a_hostile_vmi_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(example_cluster()).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if path.ends_with("vmis.yaml") {
+            let plain = "\n    name: loadgen-01\n";
+            assert_eq!(text.matches(plain).count(), 1);
+            text = text.replace(plain, "\n    name: \"loadgen-01\\e]0;pwned\\a\"\n");
+        }
+        std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+    }
+    let from = dir.path().display().to_string();
+    let out = vmctl_chart(
+        "100",
+        "C.UTF-8",
+        &["--from", &from, "plan-drain", "node-3", "--chart", "always"],
+    );
+    let text = stdout(&out);
+    let chart = &text[text
+        .find("\nDrain of node-3: ETA")
+        .unwrap_or_else(|| panic!("{}", both(&out)))..];
+    assert!(chart.contains("dev/loadgen-01\\u{1b}]0;pwne"), "{chart}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "raw control characters: {text:?}"
+    );
+}
