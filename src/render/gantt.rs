@@ -1128,7 +1128,10 @@ pub fn svg_markup(g: &Gantt, width_px: u32) -> maud::Markup {
             text x="0" y=(FONT) font-weight="bold" { (title) }
             @for t in &ticks {
                 line x1=(x_of(*t)) x2=(x_of(*t)) y1=(top - 4) y2=(legend_y - ROW) stroke="#ddd" {}
-                text x=(x_of(*t)) y=(top - 8) fill="#555" { (tick_label(*t)) }
+                // No label against the ETA's at the end.
+                @if x_of(*t) + 64.0 < x_of(axis) {
+                    text x=(x_of(*t)) y=(top - 8) fill="#555" { (tick_label(*t)) }
+                }
             }
             line x1=(x_of(axis)) x2=(x_of(axis)) y1=(top - 4) y2=(legend_y - ROW) stroke="#999" {}
             text x=(x_of(axis)) y=(top - 8) text-anchor="end" fill="#333" {
@@ -1155,8 +1158,10 @@ pub fn svg_markup(g: &Gantt, width_px: u32) -> maud::Markup {
                             }
                         }
                         @if let Some(m) = &row.marker {
-                            text x=(x_of(m.at_secs)) y=(y_of(i) + FONT) fill=(mark_colour(m.mark))
-                                font-weight="bold" {
+                            // Just before the bar it stops, as in the text.
+                            text x=(x_of(m.at_secs) - 1.0) y=(y_of(i) + FONT)
+                                text-anchor=(if row.segments.is_empty() { "start" } else { "end" })
+                                fill=(mark_colour(m.mark)) font-weight="bold" {
                                 title { (printable(&m.code)) }
                                 (mark_glyph(m.mark, Charset::Unicode))
                             }
