@@ -594,9 +594,10 @@ impl Canvas {
     }
 }
 
-/// Pure: whether a chart is drawn.
+/// Pure: whether a chart is drawn: only after a table (`-o table|wide`; never in a
+/// document, whatever formats come).
 pub fn wanted(when: ChartWhen, output: OutputFormat, tty: bool) -> bool {
-    !output.is_structured()
+    matches!(output, OutputFormat::Table | OutputFormat::Wide)
         && match when {
             ChartWhen::Always => true,
             ChartWhen::Never => false,
