@@ -774,7 +774,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__drain)
-            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -798,6 +798,10 @@ _vmctl() {
                     ;;
                 --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --from)
@@ -848,7 +852,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__maintenance)
-            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -892,6 +896,10 @@ _vmctl() {
                     ;;
                 --handoff-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --from)

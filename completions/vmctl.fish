@@ -79,6 +79,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l prometheus -d
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l chart -d 'When to draw the timeline (a Gantt of the waves or batches, blockers marked) after the table: auto = when stdout is a terminal. Never with -o json|yaml. Width: COLUMNS, else the terminal\'s, else 80; ASCII unless the locale is UTF-8' -r -f -a "auto\t'When stdout is a terminal'
+always\t'Also into a pipe or a file (the width: COLUMNS, else 80)'
+never\t'Never (the same as --no-chart)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -92,6 +95,7 @@ html\t'A self-contained HTML report to attach to a ticket (explain and plan-drai
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l metrics -d 'Read each drained node\'s virt-handler /metrics page through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace; one request per node) for the guests\' dirty rates, and predict whether each live migration converges under its policy'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-chart -d 'No timeline (--chart never)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -107,6 +111,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l bandwid
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l chart -d 'When to draw the timeline (a Gantt of the waves or batches, blockers marked) after the table: auto = when stdout is a terminal. Never with -o json|yaml. Width: COLUMNS, else the terminal\'s, else 80; ASCII unless the locale is UTF-8' -r -f -a "auto\t'When stdout is a terminal'
+always\t'Also into a pipe or a file (the width: COLUMNS, else 80)'
+never\t'Never (the same as --no-chart)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -120,6 +127,7 @@ html\t'A self-contained HTML report to attach to a ticket (explain and plan-drai
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l all -d 'Every node of the cluster, by name'
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l no-chart -d 'No timeline (--chart never)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -539,6 +539,33 @@ pub struct PlanDrainArgs {
 
     #[command(flatten)]
     pub loops: LoopArgs,
+
+    #[command(flatten)]
+    pub chart: ChartArgs,
+}
+
+/// `--chart`/`--no-chart` of plan-drain and plan-maintenance: the timeline after the table.
+#[derive(Debug, Clone, Args)]
+pub struct ChartArgs {
+    /// When to draw the timeline (a Gantt of the waves or batches, blockers marked) after
+    /// the table: auto = when stdout is a terminal. Never with -o json|yaml. Width: COLUMNS,
+    /// else the terminal's, else 80; ASCII unless the locale is UTF-8.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = crate::render::gantt::ChartWhen::Auto)]
+    pub chart: crate::render::gantt::ChartWhen,
+
+    /// No timeline (--chart never).
+    #[arg(long, conflicts_with = "chart")]
+    pub no_chart: bool,
+}
+
+impl ChartArgs {
+    pub fn when(&self) -> crate::render::gantt::ChartWhen {
+        if self.no_chart {
+            crate::render::gantt::ChartWhen::Never
+        } else {
+            self.chart
+        }
+    }
 }
 
 /// The order `plan-maintenance` drains the nodes in.
@@ -596,6 +623,9 @@ pub struct PlanMaintenanceArgs {
 
     #[command(flatten)]
     pub loops: LoopArgs,
+
+    #[command(flatten)]
+    pub chart: ChartArgs,
 }
 
 #[derive(Debug, Clone, Args)]

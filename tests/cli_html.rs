@@ -271,6 +271,21 @@ fn plan_drain_html_has_the_verdict_rows_blockers_and_waves() {
     }
     assert!(page.contains("<section id=\"waves\">"), "{page}");
     assert!(text.contains("dev/loadgen-01 → node-2"), "{text}");
+    // The Gantt (render::gantt's SVG): a bar per migrating VM, the blocked ones marked.
+    let gantt = page
+        .split("<section id=\"gantt\" class=\"chart\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</section>").next())
+        .unwrap_or_else(|| panic!("no Gantt section: {page}"));
+    assert!(
+        gantt.contains("Waves on a time axis") && gantt.contains("<svg "),
+        "{gantt}"
+    );
+    assert!(gantt.matches("<rect ").count() >= 2, "{gantt}");
+    assert!(
+        gantt.contains("dev/loadgen-01") && gantt.contains("prod/legacy-erp-01"),
+        "{gantt}"
+    );
     // A drain that completes: exit 0.
     let ok = run(&from, EXAMPLE_NOW, &["plan-drain", "node-2", "-o", "html"]);
     let json = run(&from, EXAMPLE_NOW, &["plan-drain", "node-2", "-o", "json"]);

@@ -1787,3 +1787,146 @@ fn a_vm_in_an_evacuation_loop_holds_the_plan_with_its_blocking_field_and_way_out
     assert_ne!(vmi(&plan, "vm")["action"], "blocks-drain", "{text}");
     assert!(vmi(&plan, "vm")["loop"].is_null(), "{text}");
 }
+
+/// vmctl with the chart's environment fixed: a width, a locale (the rest of [`vmctl`]'s).
+fn vmctl_chart(columns: &str, lang: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", columns)
+        .env("LANG", lang)
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
+        .env_remove("KUBECONFIG")
+        .env_remove("VMCTL_NOW")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn node_3_chart_after_the_table() {
+    let base = ["--from", "examples/cluster", "plan-drain", "node-3"];
+    let plain = vmctl(base);
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        vmctl_chart("100", "C.UTF-8", &args)
+    };
+    let chart = with(&["--chart", "always"]);
+    assert_eq!(
+        chart.status.code(),
+        Some(1),
+        "the verdict's exit code stays"
+    );
+    let text = stdout(&chart);
+    // The table as it was, then the chart.
+    let rest = text
+        .strip_prefix(&stdout(&plain))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(rest.starts_with("\nDrain of node-3: ETA 1m02s\n"), "{rest}");
+    assert!(rest.lines().all(|l| l.chars().count() <= 100), "{rest}");
+    assert!(rest.contains('█') && rest.contains('✖'), "{rest}");
+    insta::assert_snapshot!("plan_drain_node_3_chart", rest);
+    // Off a terminal, auto draws none; --no-chart and never: exactly the old output.
+    for extra in [
+        &[][..],
+        &["--no-chart"],
+        &["--chart", "never"],
+        &["--chart", "auto"],
+    ] {
+        assert_eq!(stdout(&with(extra)), stdout(&plain), "{extra:?}");
+    }
+    // Never in JSON or YAML.
+    for format in ["json", "yaml"] {
+        let doc = with(&["-o", format]);
+        assert_eq!(
+            stdout(&with(&["-o", format, "--chart", "always"])),
+            stdout(&doc)
+        );
+    }
+    // The wide table takes the chart too.
+    let wide = with(&["-o", "wide", "--chart", "always"]);
+    assert!(stdout(&wide).ends_with(rest), "{}", stdout(&wide));
+}
+
+#[test]
+fn node_3_chart_in_ascii_under_lang_c() {
+    let out = vmctl_chart(
+        "60",
+        "C",
+        &[
+            "--from",
+            "examples/cluster",
+            "plan-drain",
+            "node-3",
+            "--chart",
+            "always",
+        ],
+    );
+    let text = stdout(&out);
+    let chart = &text[text.find("\nDrain of node-3: ETA").unwrap()..];
+    assert!(chart.is_ascii(), "{chart}");
+    assert!(chart.lines().all(|l| l.len() <= 60), "{chart}");
+    insta::assert_snapshot!("plan_drain_node_3_chart_ascii", chart);
+}
+
+#[test]
+fn chart_flags_are_checked() {
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "--chart",
+        "sometimes",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+    assert!(stderr(&out).contains("--chart"), "{}", stderr(&out));
+    let out = vmctl([
+        "--from",
+        "examples/cluster",
+        "plan-drain",
+        "node-3",
+        "--chart",
+        "always",
+        "--no-chart",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A VMI name with an OSC title sequence (ESC … BEL) reaches the chart escaped.
+#[test]
+fn chart_escapes_a_hostile_vmi_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(example_cluster()).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if path.ends_with("vmis.yaml") {
+            let plain = "\n    name: loadgen-01\n";
+            assert_eq!(text.matches(plain).count(), 1);
+            text = text.replace(plain, "\n    name: \"loadgen-01\\e]0;pwned\\a\"\n");
+        }
+        std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+    }
+    let from = dir.path().display().to_string();
+    let out = vmctl_chart(
+        "100",
+        "C.UTF-8",
+        &["--from", &from, "plan-drain", "node-3", "--chart", "always"],
+    );
+    let text = stdout(&out);
+    let chart = &text[text
+        .find("\nDrain of node-3: ETA")
+        .unwrap_or_else(|| panic!("{}", both(&out)))..];
+    assert!(chart.contains("dev/loadgen-01\\u{1b}]0;pwne"), "{chart}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "raw control characters: {text:?}"
+    );
+}

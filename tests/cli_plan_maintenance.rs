@@ -289,3 +289,62 @@ fn a_pdb_whose_status_never_catches_up_blocks_the_batch_that_reaches_it() {
     assert_eq!(b["blocking"], true);
     assert!(b["message"].as_str().unwrap().contains("for good"), "{b}");
 }
+
+#[test]
+fn all_nodes_chart_after_the_table() {
+    let base = ["--from", "examples/cluster", "plan-maintenance", "--all"];
+    let run = |columns: &str, lang: &str, extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", columns)
+            .env("LANG", lang)
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env_remove("KUBECONFIG")
+            .env_remove("VMCTL_NOW")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let plain = stdout(&vmctl(base));
+    assert_eq!(
+        stdout(&run("100", "C.UTF-8", &[])),
+        plain,
+        "no chart off a TTY"
+    );
+    assert_eq!(stdout(&run("100", "C.UTF-8", &["--no-chart"])), plain);
+    let out = run("100", "C.UTF-8", &["--chart", "always"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let chart = text
+        .strip_prefix(&plain)
+        .unwrap_or_else(|| panic!("{text}"));
+    // The batches in order, each blocker at its batch's start.
+    let rows: Vec<&str> = chart
+        .lines()
+        .filter(|l| l.starts_with(char::is_numeric))
+        .collect();
+    assert_eq!(rows.len(), 4, "{chart}");
+    // The first batch's blocker at 0 s, in the gutter before its bar.
+    assert!(rows[0].starts_with("1 node-1 ✖█"), "{chart}");
+    assert!(rows[0].contains("capacity runs out"), "{chart}");
+    insta::assert_snapshot!("plan_maintenance_all_chart", chart);
+    let ascii = stdout(&run(
+        "80",
+        "C",
+        &["--chart", "always", "--upgrade-time", "10m"],
+    ));
+    let ascii = ascii
+        .strip_prefix(&plain)
+        .map(str::to_string)
+        .unwrap_or(ascii);
+    let chart = &ascii[ascii
+        .find("\nRolling maintenance of 4 node(s), 1 at a time: ETA")
+        .unwrap()..];
+    assert!(chart.is_ascii(), "{chart}");
+    assert!(chart.contains("- upgrade"), "{chart}");
+    insta::assert_snapshot!("plan_maintenance_all_chart_ascii_upgrade", chart);
+}

@@ -349,6 +349,7 @@ fn the_plan_drain_report_renders_with_its_verdict_and_rows(browser: &Path) {
         "blocks-drain",
         "dev/loadgen-01 → node-2",
         "PodDisruptionBudget prod/sip-gateway-pdb",
+        "Waves on a time axis",
     ] {
         assert!(dom.contains(text), "the rendered page lacks {text:?}");
     }

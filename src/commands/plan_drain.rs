@@ -6,7 +6,7 @@ use crate::context::{AnySource, Context};
 use crate::error::{Result, exit};
 use crate::migration::dirty_rate::{self, MetricsFrom};
 use crate::policy::drain::Verdict;
-use crate::render::{OutputFormat, structured, write_stdout};
+use crate::render::{OutputFormat, gantt, structured, write_stdout};
 
 pub use crate::render::plan_drain::{DrainPlanDocument, render_table};
 
@@ -35,7 +35,7 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
     }
     let plan = crate::evidence::plan_of(ctx, &inputs);
     let source = ctx.source_description();
-    let text = match ctx.output {
+    let mut text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(
             ctx.output,
             &DrainPlanDocument {
@@ -62,6 +62,11 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
             &ctx.warnings(),
         ),
     };
+    // The timeline after the table: on a terminal, or asked for (never in JSON/YAML).
+    if let Some(canvas) = gantt::Canvas::detect(args.chart.when(), ctx.output, ctx.style) {
+        text.push('\n');
+        text.push_str(&gantt::text(&gantt::of_drain_plan(&plan), &canvas));
+    }
     write_stdout(&text)?;
     Ok(if plan.verdict == Verdict::WillBlock {
         exit::FINDING

@@ -7,7 +7,7 @@ use crate::error::{Error, Result, exit};
 use crate::policy::drain::Verdict;
 use crate::policy::maintenance::{MaintenanceOptions, Order, Targets, plan_maintenance};
 use crate::render::plan_maintenance::{MaintenancePlanDocument, render_table};
-use crate::render::{OutputFormat, structured, write_stdout};
+use crate::render::{OutputFormat, gantt, structured, write_stdout};
 
 pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
     let selector = match &args.selector {
@@ -37,7 +37,7 @@ pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
     };
     let plan = plan_maintenance(inputs, &options);
     let source = ctx.source_description();
-    let text = match ctx.output {
+    let mut text = match ctx.output {
         OutputFormat::Html => return Err(OutputFormat::html_refused()),
         OutputFormat::Json | OutputFormat::Yaml => structured(
             ctx.output,
@@ -58,6 +58,11 @@ pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
             &source,
         ),
     };
+    // The timeline after the table: on a terminal, or asked for (never in JSON/YAML).
+    if let Some(canvas) = gantt::Canvas::detect(args.chart.when(), ctx.output, ctx.style) {
+        text.push('\n');
+        text.push_str(&gantt::text(&gantt::of_maintenance_plan(&plan), &canvas));
+    }
     write_stdout(&text)?;
     Ok(if plan.verdict == Verdict::WillBlock {
         exit::FINDING

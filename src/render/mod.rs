@@ -5,6 +5,7 @@ pub mod drain;
 pub mod explain;
 pub mod explain_libvirt;
 pub mod follow;
+pub mod gantt;
 pub mod glyphs;
 pub mod html;
 pub mod plan_drain;

@@ -9,6 +9,21 @@ use super::{Page, document, offset, t};
 use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan};
 use crate::text as fmt;
 
+/// The waves on a time axis (the terminal's Gantt, as SVG): rows of VMs by wave, the ETA at
+/// the axis's end, the blocked VMs marked where the drain reaches them.
+fn gantt(plan: &DrainPlan) -> Markup {
+    let chart = crate::render::gantt::of_drain_plan(plan);
+    if chart.rows.is_empty() {
+        return html! {};
+    }
+    html! {
+        section id="gantt" class="chart" {
+            h2 { "Waves on a time axis" }
+            (crate::render::gantt::svg_markup(&chart, 960))
+        }
+    }
+}
+
 fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::WillComplete => "good",
@@ -37,6 +52,7 @@ pub fn page(
     let title = format!("vmctl plan-drain: {}", plan.nodes.join(", "));
     let sections = [
         verdict(plan),
+        gantt(plan),
         blockers(plan),
         vmis(plan),
         waves(plan),
