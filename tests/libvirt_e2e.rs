@@ -1656,6 +1656,11 @@ const ASCII_RAMP: [char; 8] = ['_', '.', '-', '~', '=', '+', '*', '#'];
 /// with several samples, pass marks, `sending`/`dirtying`), all drawn in `ramp`, and the
 /// summary's `memory left:` row.
 fn check_sparklines(r: &Run, lang: &str, ramp: &[char; 8]) -> CaseResult {
+    check_sparklines_in(r, lang, ramp, true)
+}
+
+/// [`check_sparklines`], with or without the summary's row (`explain` has none).
+fn check_sparklines_in(r: &Run, lang: &str, ramp: &[char; 8], summary: bool) -> CaseResult {
     let screen = &r.stdout;
     let drawn = |label: &str, min: usize| {
         let cells = last_sparkline(screen, label);
@@ -1675,14 +1680,19 @@ fn check_sparklines(r: &Run, lang: &str, ramp: &[char; 8]) -> CaseResult {
         marks.trim_start().starts_with(|c: char| c.is_ascii_digit()),
         || format!("{lang}: no pass marks under the bars:\n{r}"),
     )?;
-    drawn("  memory left:    ", 3)
+    if summary {
+        drawn("  memory left:    ", 3)?;
+    }
+    Ok(())
 }
 
 /// Issue 27 on the lab: `vmctl migrate` on a terminal draws the sparklines under the bars
 /// (Unicode blocks with a UTF-8 locale, ASCII with `LANG=C`) and its summary keeps one; the
-/// record it leaves gives `explain --connect -o html` its SVG charts and `-o json` its
-/// `progressSeries`. 8 MiB/s dirtied over a 32 MiB/s cap converges in a few passes (a
-/// saw-tooth): there under UTF-8, back under `LANG=C`.
+/// record it leaves gives `explain --connect` its Progress sparklines, `-o html` its SVG
+/// charts and `-o json` its `progressSeries`. 8 MiB/s dirtied over a 32 MiB/s cap converges
+/// in a few passes (a saw-tooth): there under UTF-8, back under `LANG=C`. The terminal's raw
+/// output is left in the lab (`migrate-tty-*.raw`), the page as `explain.html`
+/// (docs/pictures/migrate-sparklines-lab.txt and explain-libvirt-lab.html were made from them).
 fn terminal_sparklines_and_explain_charts(lab: &Lab) -> CaseResult {
     lab.guest(160, 8)?;
     let r = migrate_on_a_terminal(lab, &lab.src, &lab.dst, "C.UTF-8")?;
@@ -1710,6 +1720,20 @@ fn terminal_sparklines_and_explain_charts(lab: &Lab) -> CaseResult {
         || format!("no diagnosis of {DOM} on lab-dst in the page:\n{html}"),
     )?;
     ensure(!page.contains("<script"), || format!("{html}"))?;
+    let mut text = vmctl_cmd(&["explain", DOM, "--connect", &lab.dst]);
+    text.env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE");
+    let text = finish(
+        text.spawn().map_err(|e| format!("starting vmctl: {e}"))?,
+        Instant::now(),
+        Duration::from_secs(30),
+    )?;
+    text.expect_code(0)?;
+    ensure(text.stdout.contains("\nProgress (vmctl's record"), || {
+        format!("no Progress section:\n{text}")
+    })?;
+    check_sparklines_in(&text, "explain", &UNICODE_RAMP, false)?;
     let json = vmctl(
         &["explain", DOM, "--connect", &lab.dst, "-o", "json"],
         Duration::from_secs(30),
