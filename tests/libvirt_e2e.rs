@@ -122,6 +122,9 @@ fn main() -> ExitCode {
             run("parallel_connections_migrate_both_ways", &|| {
                 parallel_connections(&lab)
             });
+            run("terminal_sparklines_and_explain_charts", &|| {
+                terminal_sparklines_and_explain_charts(&lab)
+            });
             println!(
                 "libvirt end-to-end cases took {:.0} s",
                 t0.elapsed().as_secs_f64()
@@ -1601,5 +1604,157 @@ fn parallel_connections(lab: &Lab) -> CaseResult {
     }
     let r = vmctl(&back, Duration::from_secs(120))?;
     r.expect_code(0)?;
+    lab.check_guest("running", "shut off")
+}
+
+// ---------------------------------------------------------------------------------------
+// Pictures (issue 27)
+
+/// A shell word: `s` in single quotes (the lab's URIs hold `?` and `=`).
+fn shell_word(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `vmctl migrate` of the guest from `from` to `to` under a 32 MiB/s cap on a 120x40
+/// pseudo-terminal (util-linux `script`, as tests/cli_migrate_tty.rs does for KubeVirt) with
+/// `LANG=lang`; the terminal's output, raw, is kept in the lab as `migrate-tty-LANG.raw`.
+fn migrate_on_a_terminal(lab: &Lab, from: &str, to: &str, lang: &str) -> Result<Run, String> {
+    let cmd = format!(
+        "stty cols 120 rows 40; exec {} migrate {DOM} --connect {} --to {} --bandwidth 32",
+        shell_word(&bin()),
+        shell_word(from),
+        shell_word(to)
+    );
+    let child = Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .env("LANG", lang)
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting script(1) (util-linux): {e}"))?;
+    let run = finish(child, Instant::now(), Duration::from_secs(120))?;
+    let _ = std::fs::write(lab.dir.join(format!("migrate-tty-{lang}.raw")), &run.stdout);
+    Ok(run)
+}
+
+/// The sparkline after the last `label` (the last frame): its cells, up to the two spaces
+/// before the value.
+fn last_sparkline<'a>(screen: &'a str, label: &str) -> &'a str {
+    let rest = screen.rsplit_once(label).map_or("", |(_, rest)| rest);
+    rest.split_once("  ").map_or(rest, |(cells, _)| cells)
+}
+
+const UNICODE_RAMP: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+const ASCII_RAMP: [char; 8] = ['_', '.', '-', '~', '=', '+', '*', '#'];
+
+/// The terminal view of one migration: the sparkline lines under the bars (`memory left`
+/// with several samples, pass marks, `sending`/`dirtying`), all drawn in `ramp`, and the
+/// summary's `memory left:` row.
+fn check_sparklines(r: &Run, lang: &str, ramp: &[char; 8]) -> CaseResult {
+    check_sparklines_in(r, lang, ramp, true)
+}
+
+/// [`check_sparklines`], with or without the summary's row (`explain` has none).
+fn check_sparklines_in(r: &Run, lang: &str, ramp: &[char; 8], summary: bool) -> CaseResult {
+    let screen = &r.stdout;
+    let drawn = |label: &str, min: usize| {
+        let cells = last_sparkline(screen, label);
+        ensure(
+            cells.chars().count() >= min && cells.chars().all(|c| ramp.contains(&c)),
+            || format!("{lang}: {label:?} is not a sparkline of {ramp:?}: {cells:?}\n{r}"),
+        )
+    };
+    // A migration of several seconds: the last frame has several samples.
+    drawn("  memory left  ", 3)?;
+    drawn("  sending      ", 3)?;
+    drawn("  dirtying     ", 3)?;
+    let marks = screen
+        .rsplit_once("  pass         ")
+        .map_or("", |(_, rest)| rest);
+    ensure(
+        marks.trim_start().starts_with(|c: char| c.is_ascii_digit()),
+        || format!("{lang}: no pass marks under the bars:\n{r}"),
+    )?;
+    if summary {
+        drawn("  memory left:    ", 3)?;
+    }
+    Ok(())
+}
+
+/// Issue 27 on the lab: `vmctl migrate` on a terminal draws the sparklines under the bars
+/// (Unicode blocks with a UTF-8 locale, ASCII with `LANG=C`) and its summary keeps one; the
+/// record it leaves gives `explain --connect` its Progress sparklines, `-o html` its SVG
+/// charts and `-o json` its `progressSeries`. 8 MiB/s dirtied over a 32 MiB/s cap converges
+/// in a few passes (a saw-tooth): there under UTF-8, back under `LANG=C`. The terminal's raw
+/// output is left in the lab (`migrate-tty-*.raw`), the page as `explain.html`
+/// (docs/pictures/migrate-sparklines-lab.txt and explain-libvirt-lab.html were made from them).
+fn terminal_sparklines_and_explain_charts(lab: &Lab) -> CaseResult {
+    lab.guest(160, 8)?;
+    let r = migrate_on_a_terminal(lab, &lab.src, &lab.dst, "C.UTF-8")?;
+    r.expect_code(0)?;
+    check_sparklines(&r, "C.UTF-8", &UNICODE_RAMP)?;
+    lab.check_guest("shut off", "running")?;
+
+    // A migration that succeeded leaves vmctl's record where the guest now runs.
+    let html = vmctl(
+        &["explain", DOM, "--connect", &lab.dst, "-o", "html"],
+        Duration::from_secs(30),
+    )?;
+    html.expect_code(0)?;
+    let _ = std::fs::write(lab.dir.join("explain.html"), &html.stdout);
+    let page = &html.stdout;
+    ensure(page.starts_with("<!DOCTYPE html>"), || format!("{html}"))?;
+    ensure(page.matches("<polyline").count() >= 2, || {
+        format!("no SVG charts in the page:\n{html}")
+    })?;
+    ensure(
+        page.contains(r#"id="diagnosis""#)
+            && page.contains("SUCCEEDED")
+            && page.contains(DOM)
+            && page.contains("lab-dst"),
+        || format!("no diagnosis of {DOM} on lab-dst in the page:\n{html}"),
+    )?;
+    ensure(!page.contains("<script"), || format!("{html}"))?;
+    let mut text = vmctl_cmd(&["explain", DOM, "--connect", &lab.dst]);
+    text.env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE");
+    let text = finish(
+        text.spawn().map_err(|e| format!("starting vmctl: {e}"))?,
+        Instant::now(),
+        Duration::from_secs(30),
+    )?;
+    text.expect_code(0)?;
+    ensure(text.stdout.contains("\nProgress (vmctl's record"), || {
+        format!("no Progress section:\n{text}")
+    })?;
+    check_sparklines_in(&text, "explain", &UNICODE_RAMP, false)?;
+    let json = vmctl(
+        &["explain", DOM, "--connect", &lab.dst, "-o", "json"],
+        Duration::from_secs(30),
+    )?;
+    let doc = json.json()?;
+    ensure(doc["cause"] == "succeeded", || format!("{json}"))?;
+    let points = doc["progressSeries"]["points"]
+        .as_array()
+        .map_or(0, Vec::len);
+    ensure((3..=120).contains(&points), || {
+        format!("{points} progress points in the record:\n{json}")
+    })?;
+
+    // Back under LANG=C: the same lines in ASCII, no block or box character anywhere.
+    let r = migrate_on_a_terminal(lab, &lab.dst, &lab.src, "C")?;
+    r.expect_code(0)?;
+    check_sparklines(&r, "C", &ASCII_RAMP)?;
+    ensure(
+        !r.stdout
+            .contains(|c| ('\u{2500}'..='\u{259f}').contains(&c)),
+        || format!("LANG=C: a block or box-drawing character:\n{r}"),
+    )?;
     lab.check_guest("running", "shut off")
 }
