@@ -660,7 +660,8 @@ pub fn trend_lines(
 }
 
 /// The summary's sparkline of remaining memory (`None` without points): the line, its peak
-/// and the passes seen.
+/// and the passes seen in the samples ("sampled": libvirt may run short last passes after the
+/// last sample, so the summary's `passes:` row, libvirt's count, can be larger).
 pub fn summary_trend(points: &[SeriesPoint], width: usize, charset: Charset) -> Option<String> {
     if points.is_empty() {
         return None;
@@ -670,7 +671,7 @@ pub fn summary_trend(points: &[SeriesPoint], width: usize, charset: Charset) -> 
     let line = spark::sparkline(&remaining, width, Bucket::Max, charset);
     let passes = points.iter().filter_map(|p| p.pass).max();
     Some(match passes {
-        Some(n) if n > 1 => format!("{line}  (peak {}, {n} passes)", bytes(peak)),
+        Some(n) if n > 1 => format!("{line}  (peak {}, {n} passes sampled)", bytes(peak)),
         _ => format!("{line}  (peak {})", bytes(peak)),
     })
 }
@@ -1007,7 +1008,7 @@ mod tests {
         let trend = summary_trend(&view.history(), 40, Charset::Unicode);
         assert_eq!(
             trend.as_deref(),
-            Some("█▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes)")
+            Some("█▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes sampled)")
         );
         let summary = Summary {
             outcome: Some(Outcome::Succeeded),
@@ -1020,7 +1021,7 @@ mod tests {
         assert!(
             text.contains(
                 "  passes:         3
-  memory left:    █▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes)
+  memory left:    █▇▇▆▅▅▄▃▃▂▃▂▂▂▂▁▂▁▁▁  (peak 256.0 MiB, 3 passes sampled)
 "
             ),
             "{text}"
