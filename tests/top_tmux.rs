@@ -329,7 +329,11 @@ fn a_panic_restores_the_terminal_prints_the_message_and_exits_101() {
     // A panic's exit code, its message printed where it can be read: on the normal screen,
     // which is back.
     assert!(after.contains("exit=101"), "{after}");
-    assert_eq!(t.alternate_on(), "0", "the alternate screen is left: {after}");
+    assert_eq!(
+        t.alternate_on(),
+        "0",
+        "the alternate screen is left: {after}"
+    );
     assert!(
         after.contains("panicked at") && after.contains("vmctl top: the test panic"),
         "{after}"
@@ -339,7 +343,10 @@ fn a_panic_restores_the_terminal_prints_the_message_and_exits_101() {
     // no echo, and the shell would get a carriage return it does not take for a newline).
     t.send(&["echo typed-$((6 * 7))", "Enter"]);
     let shell = t.wait_for("the shell running a typed line", |s| s.contains("typed-42"));
-    assert!(shell.contains("echo typed-$((6 * 7))"), "the line is echoed: {shell}");
+    assert!(
+        shell.contains("echo typed-$((6 * 7))"),
+        "the line is echoed: {shell}"
+    );
 }
 
 #[test]
