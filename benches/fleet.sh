@@ -2,7 +2,7 @@
 # Fleet-scale benchmark (issue 9): vmctl side by side with a reference on the same data,
 # reported as ratios (not absolute times) against the targets, PASS/FAIL per line.
 #
-#   bash benches/fleet.sh [--100k] [--no-live] [--no-watch]
+#   bash benches/fleet.sh [--100k] [--no-live] [--no-watch] [--no-top] [--only-top]
 #
 # - generates a 10,000-VMI / 500-node cluster (and with --100k a 100,000-VMI / 5,000-node
 #   one) with benches/gen_cluster.rs into target/bench/ (realistic objects: see
@@ -15,6 +15,11 @@
 #   on the same server, and the requests each command made;
 # - `status --watch -A` off a terminal at 50 ms: time to its first line, then LISTs and
 #   requests per minute while it idles.
+# - `top -A` at 50 ms, in a detached 200×60 tmux session: time until the first frame with
+#   the cluster's data is on screen (polled with `tmux capture-pane`), the requests made
+#   until then, then LISTs and watches while it idles, then `q` and its exit code.
+#   `--only-top` runs just that and its reference (`kubectl get vmi -A` at 50 ms): no
+#   offline runs, no 0 ms server, no other live command, no `status --watch`.
 # Results: target/bench/fleet.md (markdown), also printed.
 #
 # Environment: RUNS (offline runs per command, the fastest counts; default 3), CAP (seconds
@@ -23,19 +28,23 @@
 # FLEET_FORMAT=kubectl (4-space indentation as kubectl writes it; default: one compact item
 # per line, the same objects in 40% of the bytes).
 # Needs: jq, kubectl, curl, GNU time, timeout (apt-get install -y jq kubectl curl time
-# coreutils; kubectl may come from the Kubernetes apt repository instead).
+# coreutils; kubectl may come from the Kubernetes apt repository instead); tmux for `top`
+# (without it the `top` rows are skipped, said in the report).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-big=0 live=1 watch=1
+big=0 live=1 watch=1 top=1 only_top=0
 for a in "$@"; do
   case "$a" in
     --100k) big=1 ;;
     --no-live) live=0 ;;
     --no-watch) watch=0 ;;
-    *) echo "usage: bash benches/fleet.sh [--100k] [--no-live] [--no-watch]" >&2; exit 2 ;;
+    --no-top) top=0 ;;
+    --only-top) only_top=1 ;;
+    *) echo "usage: bash benches/fleet.sh [--100k] [--no-live] [--no-watch] [--no-top] [--only-top]" >&2; exit 2 ;;
   esac
 done
+if [ "$only_top" -eq 1 ]; then big=0 live=1 watch=0 top=1; fi
 for tool in jq kubectl curl /usr/bin/time timeout; do
   command -v "$tool" >/dev/null || { echo "missing $tool: apt-get install -y jq kubectl curl time coreutils" >&2; exit 2; }
 done
@@ -55,8 +64,10 @@ rows=$B/fleet.rows
 : > "$rows"
 server_pid=""
 watch_pid=""
+top_socket=""
 cleanup() {
   [ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+  [ -n "$top_socket" ] && tmux -L "$top_socket" -f /dev/null kill-server 2>/dev/null
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
 }
 trap cleanup EXIT
@@ -122,6 +133,7 @@ format_flag=--compact
 for n in "${sizes[@]}"; do
   NODES[$n]=$((n / 20))
   FILE[$n]=$B/fleet-$n${format_flag:+-compact}.json
+  [ "$only_top" -eq 1 ] && continue
   log "generating $n VMIs / ${NODES[$n]} nodes -> ${FILE[$n]}"
   $GEN --vmis "$n" --nodes "${NODES[$n]}" --seed 42 $format_flag --out "${FILE[$n]}" 2> "$B/gen-$n.txt" || exit 2
   cat "$B/gen-$n.txt" >&2
@@ -142,6 +154,7 @@ commands() { # NAME|ARGS for a size
 # ---- offline ----
 
 for n in "${sizes[@]}"; do
+  [ "$only_top" -eq 1 ] && break
   f=${FILE[$n]}
   runs=$RUNS
   MEM_CAP=""
@@ -215,10 +228,81 @@ lists_per_kind() {
          | group_by(.kind) | map("\(.[0].kind):\(map(.query) | unique | length)") | join(" ")'
 }
 
+# measure_top SIZE: `vmctl top -A` in a detached tmux session against the server at 50 ms
+# (url, kc, REF50 set). The first frame *with the cluster's data*: the header ("N migrations
+# in flight") is drawn at once, over a "listing VMIs, migrations and launcher pods..." note
+# until every kind is listed and the KubeVirt CR read; the frame without that note is the
+# first built from the lists. Polled every 50 ms, so it is late by up to that.
+measure_top() {
+  local n=$1
+  if ! command -v tmux > /dev/null; then
+    row "live $n @ 50 ms: top -A" "not run: tmux is not installed" "-" "-" "-" "-"
+    return
+  fi
+  log "live $n @ 50 ms: top -A in tmux (first frame, then ${IDLE} s idle, then q)"
+  top_socket=vmctl-fleet-top-$$
+  local tm=(tmux -L "$top_socket" -f /dev/null)
+  local rc_file=$B/top.rc err=$B/top.err screen=$B/top.screen
+  rm -f "$rc_file"
+  : > "$err"
+  debug reset POST > /dev/null
+  local start now elapsed first="" s
+  start=$(date +%s.%N)
+  "${tm[@]}" new-session -d -s top -x 200 -y 60 -c "$PWD" \
+    "env TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 $VMCTL --kubeconfig $kc top -A 2> $err; echo \$? > $rc_file"
+  while :; do
+    s=$("${tm[@]}" capture-pane -p -t top 2> /dev/null)
+    now=$(date +%s.%N)
+    elapsed=$(awk -v a="$now" -v b="$start" 'BEGIN { printf "%.2f", a - b }')
+    if grep -q "migrations in flight" <<< "$s" && ! grep -q "listing VMIs" <<< "$s"; then
+      first=$elapsed
+      printf '%s\n' "$s" > "$screen"
+      break
+    fi
+    [ -f "$rc_file" ] && break
+    awk -v e="$elapsed" -v c="$CAP" 'BEGIN { exit !(e >= c) }' && break
+    sleep 0.05
+  done
+  local startup target="≤ 2× kubectl get vmi -A" r result
+  startup=$(debug requests | jq -r '"\(.requests) requests (\(.lists) LISTs, \(.watches) watches)"')
+  if [ -n "$first" ]; then
+    r=$(ratio "$first" "$REF50")
+    row "live $n @ 50 ms: top -A, time to the first frame with data" "$first s; $startup" "$REF50 s" "$r" "$target" "$(verdict "$r" 2)"
+  elif [ -f "$rc_file" ]; then
+    row "live $n @ 50 ms: top -A, time to the first frame with data" "exited $(cat "$rc_file"): $(tail -1 "$err")" "$REF50 s" "n/a" "$target" "FAIL"
+  else
+    row "live $n @ 50 ms: top -A, time to the first frame with data" "no frame after $elapsed s; $startup" "$REF50 s" "n/a" "$target" "FAIL"
+  fi
+  if [ ! -f "$rc_file" ]; then
+    debug reset POST > /dev/null
+    sleep "$IDLE"
+    local idle lists watches reqs note=""
+    result=PASS
+    idle=$(debug requests)
+    lists=$(jq -r .lists <<< "$idle")
+    watches=$(jq -r .watches <<< "$idle")
+    reqs=$(jq -r .requests <<< "$idle")
+    [ "$lists" -ne 0 ] && result=FAIL
+    [ -z "$first" ] && { result=FAIL; note=" (still starting: no frame with data yet)"; }
+    row "live $n @ 50 ms: top -A, idle ${IDLE} s$note" "$lists LISTs, $watches watches, $reqs requests" "-" "-" "0 LISTs while idle" "$result"
+    "${tm[@]}" send-keys -t top q
+    local i
+    for ((i = 0; i < 100; i++)); do [ -f "$rc_file" ] && break; sleep 0.1; done
+  fi
+  local rc
+  rc=$(cat "$rc_file" 2> /dev/null || echo "none (still running 10 s after q)")
+  if [ "$rc" = 0 ]; then result=PASS; else result=FAIL; fi
+  row "live $n @ 50 ms: top -A, q" "exit $rc" "-" "-" "exit 0" "$result"
+  "${tm[@]}" kill-server 2> /dev/null
+  top_socket=""
+}
+
 if [ "$live" -eq 1 ]; then
   n=10000
   kube_cache=$B/kubectl-cache
-  for latency in 0 50; do
+  latencies=(0 50)
+  [ "$only_top" -eq 1 ] && latencies=(50)
+  for latency in "${latencies[@]}"; do
     start_server "$n" "$latency" || { row "live $n @ ${latency} ms" "server failed" "-" "-" "-" "FAIL"; continue; }
     # Warm kubectl's discovery cache, then time the reference.
     kubectl --kubeconfig "$kc" --cache-dir "$kube_cache" get virtualmachineinstances -A -o json > /dev/null 2>&1
@@ -229,6 +313,7 @@ if [ "$live" -eq 1 ]; then
     row "live $n @ ${latency} ms: kubectl get vmi -A -o json (reference)" "-" "$(shown "$ref" "$RC"), $ref_requests" "-" "-" "-"
     [ "$latency" -eq 50 ] && REF50=$ref
     while IFS='|' read -r name args; do
+      [ "$only_top" -eq 1 ] && break
       [ "$name" = "status -A -o json" ] && continue
       log "live $n @ ${latency} ms: $name"
       debug reset POST > /dev/null
@@ -299,6 +384,10 @@ if [ "$live" -eq 1 ]; then
         wait "$watch_pid" 2>/dev/null
       fi
       watch_pid=""
+    fi
+
+    if [ "$top" -eq 1 ] && [ "$latency" -eq 50 ]; then
+      measure_top "$n"
     fi
   done
 fi

@@ -2,7 +2,8 @@
 //! the scripted KubeVirt (`support::kubevirt_sim`); keys are sent with `tmux send-keys`, the
 //! screen read with `tmux capture-pane`. The migration appears and moves on, `a` then `y`
 //! deletes its VMIM on the server, `q` exits 0 with the terminal restored (the alternate
-//! screen left); SIGTERM restores it too. Skipped (with a message) when tmux is missing,
+//! screen left); SIGTERM restores it too, and so does a panic (a key that panics exists in
+//! test builds only: `VMCTL_TEST_PANIC_KEY`, see `operate::top`). Skipped (with a message) when tmux is missing,
 //! unless `VMCTL_REQUIRE_TMUX=1` (CI) makes that a failure. Nothing here is timed beyond
 //! generous bounds against a hang.
 
@@ -120,8 +121,13 @@ impl Tmux {
     }
 
     fn run_top_with(&self, kubeconfig: &Path, extra: &str) {
+        self.run_top_env(kubeconfig, "", extra);
+    }
+
+    /// `env` (`NAME=value `) is put before the exec: in that one process's environment.
+    fn run_top_env(&self, kubeconfig: &Path, env: &str, extra: &str) {
         let line = format!(
-            "sh -c 'echo $$ > {}; exec {} --kubeconfig {} top -A {extra}'; echo \"ex\"\"it=$?\"",
+            "sh -c 'echo $$ > {}; {env}exec {} --kubeconfig {} top -A {extra}'; echo \"ex\"\"it=$?\"",
             self.pid_file().display(),
             env!("CARGO_BIN_EXE_vmctl"),
             kubeconfig.display()
@@ -304,6 +310,43 @@ fn sigterm_sigint_and_ctrl_c_end_it_with_the_terminal_restored() {
     let after = t.wait_for("the exit", |s| s.contains("exit="));
     assert!(after.contains("exit=0"), "{after}");
     assert_eq!(t.alternate_on(), "0");
+}
+
+#[test]
+fn a_panic_restores_the_terminal_prints_the_message_and_exits_101() {
+    if !tmux_available() {
+        return;
+    }
+    // The binary `cargo test` runs is a dev build, where `!` panics when
+    // VMCTL_TEST_PANIC_KEY is set (not compiled into a release build).
+    let lab = lab();
+    let t = Tmux::start("panic");
+    t.run_top_env(&lab.kubeconfig, "VMCTL_TEST_PANIC_KEY=1 ", "");
+    t.wait_for("the first frame", |s| s.contains("0 migrations in flight"));
+    assert_eq!(t.alternate_on(), "1", "top runs in the alternate screen");
+    t.send(&["!"]);
+    let after = t.wait_for("the exit", |s| s.contains("exit="));
+    // A panic's exit code, its message printed where it can be read: on the normal screen,
+    // which is back.
+    assert!(after.contains("exit=101"), "{after}");
+    assert_eq!(
+        t.alternate_on(),
+        "0",
+        "the alternate screen is left: {after}"
+    );
+    assert!(
+        after.contains("panicked at") && after.contains("vmctl top: the test panic"),
+        "{after}"
+    );
+    assert!(!after.contains("Migrations in flight"), "{after}");
+    // Raw mode is off: what is typed is echoed, and Enter ends the line (in raw mode neither:
+    // no echo, and the shell would get a carriage return it does not take for a newline).
+    t.send(&["echo typed-$((6 * 7))", "Enter"]);
+    let shell = t.wait_for("the shell running a typed line", |s| s.contains("typed-42"));
+    assert!(
+        shell.contains("echo typed-$((6 * 7))"),
+        "the line is echoed: {shell}"
+    );
 }
 
 #[test]

@@ -658,6 +658,8 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
     let mut metrics = Metrics::default();
     let mut redraw = true;
     let mut last_frame: Option<Instant> = None;
+    #[cfg(debug_assertions)]
+    let panic_key = test_panic_key();
     loop {
         if let Some(h) = kubevirt_read.as_mut()
             && h.is_finished()
@@ -756,6 +758,10 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
                 Some(Ok(Event::Resize(..))) => redraw = true,
                 Some(Ok(Event::Key(k))) => {
                     let Some(key) = key_of(&k) else { continue };
+                    #[cfg(debug_assertions)]
+                    if panic_key && key == Key::Char('!') {
+                        panic!("vmctl top: the test panic ({TEST_PANIC_KEY} is set and `!` was pressed)");
+                    }
                     let (next, action) = on_key(state, &model, key);
                     state = next;
                     redraw = true;
@@ -786,6 +792,19 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
     }
     drop(guard);
     Ok(exit::OK)
+}
+
+/// Test builds only: with this variable set (to anything), `!` panics inside the console, so
+/// `tests/top_tmux.rs` can check the panic hook restores the terminal. It exists under
+/// `cfg(debug_assertions)` alone: a release build (`cargo build --release`, what is shipped)
+/// compiles neither the read nor the key, so no user can reach it; `cargo test` builds the
+/// binary it runs in the dev profile, where it is there.
+#[cfg(debug_assertions)]
+const TEST_PANIC_KEY: &str = "VMCTL_TEST_PANIC_KEY";
+
+#[cfg(debug_assertions)]
+fn test_panic_key() -> bool {
+    std::env::var_os(TEST_PANIC_KEY).is_some()
 }
 
 fn mirror_ref<'a>(follower: &'a Option<Follower>, owned: &'a Option<Mirror>) -> &'a Mirror {
