@@ -95,7 +95,9 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     header + &body
 }
 
-fn route_line(d: &Diagnosis) -> Option<String> {
+/// `node-1 → node-2 · phase Failed · mode PostCopy · streamed 5m17s of a 4m30s budget`
+/// (unescaped: the caller escapes it for its medium).
+pub fn route_line(d: &Diagnosis) -> Option<String> {
     let m = d.migration.as_ref()?;
     let mut parts = vec![format!(
         "{} → {}",

@@ -217,7 +217,7 @@ fn verdict(d: &Diagnosis, platform: &str) -> Markup {
         section id="diagnosis" class=(format!("verdict v-{class}")) {
             p class=(format!("headline {class}")) { (headline) }
             p class="summary" { (t(&d.summary)) }
-            @if let Some(route) = route(d) {
+            @if let Some(route) = crate::render::explain::route_line(d) {
                 p class="dim" { (t(&route)) }
             }
             (facts(&[
@@ -232,33 +232,6 @@ fn verdict(d: &Diagnosis, platform: &str) -> Markup {
             ]))
         }
     }
-}
-
-/// `node-1 → node-2 · phase Failed · mode PostCopy · streamed 5m17s of a 4m30s budget`.
-fn route(d: &Diagnosis) -> Option<String> {
-    let m = d.migration.as_ref()?;
-    let mut parts = vec![format!(
-        "{} → {}",
-        m.source_node.as_deref().unwrap_or("?"),
-        m.target_node.as_deref().unwrap_or("?")
-    )];
-    parts.push(format!("phase {}", m.phase));
-    if let Some(mode) = &m.mode {
-        parts.push(format!("mode {mode}"));
-    }
-    match (m.elapsed_seconds, m.budget_seconds) {
-        (Some(e), Some(b)) if b > 0 => parts.push(format!(
-            "streamed {} of a {} budget",
-            fmt::duration(e),
-            fmt::duration(b as i64)
-        )),
-        (Some(e), _) => parts.push(format!("streamed {}", fmt::duration(e))),
-        (None, _) => parts.push("never streamed".into()),
-    }
-    if let Some(p) = &m.policy {
-        parts.push(format!("policy {p}"));
-    }
-    Some(parts.join(" · "))
 }
 
 fn attention(items: &[String]) -> Markup {
