@@ -8,7 +8,7 @@
 //! `EvictionRequested`, and the nodes they leave), and recent failures with their one-line
 //! diagnosis (the status report's failure reasons and loop summaries).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -159,12 +159,17 @@ pub fn apply_rates(
 /// The frame from the status report; `cordoned` are nodes known to be unschedulable
 /// (from Node objects, when read). Pure.
 pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> TopModel {
+    // The VMIs by (namespace, name), once: a search per migration was quadratic in the
+    // migrations in flight.
+    let by_name: HashMap<(&str, &str), _> = report
+        .vmis
+        .iter()
+        .map(|v| ((v.namespace.as_str(), v.name.as_str()), v))
+        .collect();
     let mut migrations = Vec::new();
     for m in &report.migrations {
-        let flight = report
-            .vmis
-            .iter()
-            .find(|v| v.namespace == m.namespace && v.name == m.vmi)
+        let flight = by_name
+            .get(&(m.namespace.as_str(), m.vmi.as_str()))
             .and_then(|v| v.migration.as_ref())
             .filter(|f| f.name.as_deref() == Some(m.name.as_str()));
         let elapsed = flight.and_then(|f| f.elapsed_seconds).or(m.age_seconds);
