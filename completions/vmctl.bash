@@ -31,6 +31,9 @@ _vmctl() {
             vmctl,help)
                 cmd="vmctl__subcmd__help"
                 ;;
+            vmctl,history)
+                cmd="vmctl__subcmd__history"
+                ;;
             vmctl,man)
                 cmd="vmctl__subcmd__man"
                 ;;
@@ -42,6 +45,9 @@ _vmctl() {
                 ;;
             vmctl,plan-maintenance)
                 cmd="vmctl__subcmd__plan__subcmd__maintenance"
+                ;;
+            vmctl,record)
+                cmd="vmctl__subcmd__record"
                 ;;
             vmctl,snapshot)
                 cmd="vmctl__subcmd__snapshot"
@@ -67,6 +73,9 @@ _vmctl() {
             vmctl__subcmd__help,help)
                 cmd="vmctl__subcmd__help__subcmd__help"
                 ;;
+            vmctl__subcmd__help,history)
+                cmd="vmctl__subcmd__help__subcmd__history"
+                ;;
             vmctl__subcmd__help,man)
                 cmd="vmctl__subcmd__help__subcmd__man"
                 ;;
@@ -78,6 +87,9 @@ _vmctl() {
                 ;;
             vmctl__subcmd__help,plan-maintenance)
                 cmd="vmctl__subcmd__help__subcmd__plan__subcmd__maintenance"
+                ;;
+            vmctl__subcmd__help,record)
+                cmd="vmctl__subcmd__help__subcmd__record"
                 ;;
             vmctl__subcmd__help,snapshot)
                 cmd="vmctl__subcmd__help__subcmd__snapshot"
@@ -95,7 +107,7 @@ _vmctl() {
 
     case "${cmd}" in
         vmctl)
-            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help"
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -137,6 +149,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -149,7 +165,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__abort)
-            opts="-n -A -o -h -V --evacuation --wait --timeout --dry-run --connect --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --evacuation --wait --timeout --dry-run --connect --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,6 +215,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -211,7 +231,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__completions)
-            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version bash elvish fish powershell zsh"
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -253,6 +273,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -265,7 +289,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__drain)
-            opts="-n -A -o -h -V --dry-run --timeout --ignore-daemonsets --delete-emptydir-data --force --pod-selector --grace-period --allow-shutdowns --force-partial --max-parallel --no-wait --bandwidth --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --dry-run --timeout --ignore-daemonsets --delete-emptydir-data --force --pod-selector --grace-period --allow-shutdowns --force-partial --max-parallel --no-wait --bandwidth --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,6 +363,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -351,7 +379,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__explain)
-            opts="-n -A -o -h -V --history --connect --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --history --connect --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -413,6 +441,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -425,7 +457,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__help)
-            opts="status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help"
+            opts="status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -508,6 +540,20 @@ _vmctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        vmctl__subcmd__help__subcmd__history)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         vmctl__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -564,6 +610,20 @@ _vmctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        vmctl__subcmd__help__subcmd__record)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         vmctl__subcmd__help__subcmd__snapshot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -606,8 +666,66 @@ _vmctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        vmctl__subcmd__history)
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         vmctl__subcmd__man)
-            opts="-n -A -o -h -V --dir --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --dir --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -656,6 +774,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -668,7 +790,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__migrate)
-            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --postcopy-bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --measure --no-measure --force --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --postcopy-bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --measure --no-measure --force --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -762,6 +884,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -774,7 +900,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__drain)
-            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --bandwidth --metrics --prometheus --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -840,6 +966,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -852,7 +982,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__plan__subcmd__maintenance)
-            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -n -A -o -h -V --all --selector --max-unavailable --order --targets --upgrade-time --bandwidth --loop-failures --sync-timeout --handoff-timeout --chart --no-chart --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -938,6 +1068,68 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        vmctl__subcmd__record)
+            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -950,7 +1142,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__snapshot)
-            opts="-n -A -o -h -V --node --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --node --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -996,6 +1188,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1008,7 +1204,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__status)
-            opts="-l -w -n -A -o -h -V --node --selector --watch --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-l -w -n -A -o -h -V --node --selector --watch --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1074,6 +1270,10 @@ _vmctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1086,7 +1286,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__top)
-            opts="-n -A -o -h -V --dry-run --metrics --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --now --help --version"
+            opts="-n -A -o -h -V --dry-run --metrics --loop-failures --sync-timeout --handoff-timeout --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1137,6 +1337,10 @@ _vmctl() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_vmctl_global_optspecs
-    string join \n from= max-input-size= kubeconfig= context= n/namespace= A/all-namespaces o/output= no-color request-timeout= now= h/help V/version
+    string join \n from= max-input-size= kubeconfig= context= n/namespace= A/all-namespaces o/output= no-color request-timeout= journal= now= h/help V/version
 end
 
 function __fish_vmctl_needs_command
@@ -35,6 +35,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_needs_command" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_needs_command" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -49,6 +50,8 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "migrate" -d 'Start a li
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "top" -d 'A live full-screen console: migrations in flight (post-copy marked), drains and evacuations, recent failures; keys to explain, abort (refused in post-copy), filter'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "record" -d 'Watch the cluster and write every migration\'s end to the journal (--journal), with its diagnosis, timeline and durations; runs until stopped (deploy/record.yaml in-cluster)'
+complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "history" -d 'Migrations from the journal: what failed, why, how long, per node and per cause'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "man" -d 'Write the man pages'
 complete -c vmctl -n "__fish_vmctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -68,6 +71,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s w -l watch -d 'Keep watching: a live view of the migrations in flight, fed by watches'
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s A -l all-namespaces -d 'Look in every namespace'
@@ -93,6 +97,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l metrics -d 'Read each drained node\'s virt-handler /metrics page through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace; one request per node) for the guests\' dirty rates, and predict whether each live migration converges under its policy'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l no-chart -d 'No timeline (--chart never)'
@@ -125,6 +130,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l all -d 'Every node of the cluster, by name'
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l no-chart -d 'No timeline (--chart never)'
@@ -151,6 +157,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l dry-run -d 'Show the plan and what would be done; change nothing'
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l ignore-daemonsets -d 'Leave DaemonSet-managed pods (as kubectl drain --ignore-daemonsets)'
@@ -179,6 +186,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l history -d 'List every migration of the VMI still present, oldest first, with the backoff between them'
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l metrics -d 'For a data-plane failure, read the guest\'s dirty rate from virt-handler\'s /metrics through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace) and show it against the transfer rate'
@@ -210,6 +218,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-postcopy -d 'Allow switching to post-copy when pre-copy does not converge. After the switch the guest runs on the target with memory still on the source: an abort or a network failure then loses the guest'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-auto-converge -d 'Allow auto-converge: throttle the guest\'s CPUs until pre-copy converges'
@@ -236,6 +245,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l evacuation -d 'Cancel a drain-triggered evacuation instead (clears evacuationNodeName)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l wait -d 'Wait for the abort to be reported (the default for libvirt)'
@@ -256,6 +266,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -275,6 +286,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l dry-run -d 'Say what an abort would delete instead of deleting it'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l metrics -d 'Read virt-handler\'s /metrics through the API server\'s pod proxy (get pods/proxy in KubeVirt\'s namespace) every 2 s, one GET per node a migration streams from, for progress of the data, the dirty rate and the ETA (without it, progress is against the completion budget). Each node\'s virt-handler pod is found once (one LIST)'
@@ -282,6 +294,40 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s A -l all-namespaces 
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l context -d 'The kubeconfig context to use' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace; all namespaces with --from)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s o -l output -d 'Output format' -r -f -a "table\t'A human table'
+wide\t'The table with more columns'
+json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
+yaml\t'The same document as YAML'
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s V -l version -d 'Print version'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -293,6 +339,7 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
@@ -310,20 +357,23 @@ json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
 html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "plan-maintenance" -d 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "drain" -d 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM\'s evacuation live, stop with a diagnosis where a VM cannot leave'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "top" -d 'A live full-screen console: migrations in flight (post-copy marked), drains and evacuations, recent failures; keys to explain, abort (refused in post-copy), filter'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "man" -d 'Write the man pages'
-complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "status" -d 'What is going on with my VMs: node, phase, eviction strategy, migratability, evacuation and migrations, then the migrations in flight'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "plan-drain" -d 'Predict, before anything is cordoned, what draining a node will do to every VM'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "plan-maintenance" -d 'Predict a rolling maintenance (every node drained in turn): batches, time, how often each VM migrates, shutdowns, the first blocker; the default order next to a better one'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "drain" -d 'Drain node(s): the plan first, then cordon, evict like kubectl drain, follow every VM\'s evacuation live, stop with a diagnosis where a VM cannot leave'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "explain" -d 'Diagnose a migration: which plane failed, why, the evidence, and what to do'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "migrate" -d 'Start a live migration and follow it: through KubeVirt (a VM or VMI), or directly through libvirt (--connect SRC --to DST)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "abort" -d 'Abort a migration in flight (refused in post-copy: the guest\'s state is split)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "snapshot" -d 'Capture every object vmctl reads into one file that --from reads back'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "top" -d 'A live full-screen console: migrations in flight (post-copy marked), drains and evacuations, recent failures; keys to explain, abort (refused in post-copy), filter'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "record" -d 'Watch the cluster and write every migration\'s end to the journal (--journal), with its diagnosis, timeline and durations; runs until stopped (deploy/record.yaml in-cluster)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "history" -d 'Migrations from the journal: what failed, why, how long, per node and per cause'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "man" -d 'Write the man pages'
+complete -c vmctl -n "__fish_vmctl_using_subcommand help; and not __fish_seen_subcommand_from status plan-drain plan-maintenance drain explain migrate abort snapshot top record history completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

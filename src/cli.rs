@@ -71,6 +71,13 @@ pub struct GlobalArgs {
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout: u64,
 
+    /// The migration journal: an SQLite file, or postgres://USER@HOST/DB (default:
+    /// $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or
+    /// ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to
+    /// it (`off`: they do not); `history` and `explain` read it.
+    #[arg(long, global = true, value_name = "PATH|URL|off")]
+    pub journal: Option<String>,
+
     /// Evaluate as if the time were this RFC 3339 instant (reproducible output).
     #[arg(
         long,
@@ -115,6 +122,13 @@ pub enum Command {
     /// evacuations, recent failures; keys to explain, abort (refused in post-copy), filter.
     #[command(after_long_help = TOP_KEYS)]
     Top(TopArgs),
+    /// Watch the cluster and write every migration's end to the journal (--journal), with its
+    /// diagnosis, timeline and durations; runs until stopped (deploy/record.yaml in-cluster).
+    #[command(after_long_help = RECORD_OUTPUT)]
+    Record(RecordArgs),
+    /// Migrations from the journal: what failed, why, how long, per node and per cause.
+    #[command(after_long_help = HISTORY_OUTPUT)]
+    History(HistoryArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
     /// Write the man pages.
@@ -726,6 +740,18 @@ pub struct TopArgs {
     #[command(flatten)]
     pub loops: LoopArgs,
 }
+
+/// `vmctl record` (issue 28; filled in by its builder).
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {}
+
+const RECORD_OUTPUT: &str = "";
+
+/// `vmctl history` (issue 28; filled in by its builder).
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {}
+
+const HISTORY_OUTPUT: &str = "";
 
 #[derive(Debug, Clone, Args)]
 pub struct ExplainArgs {

@@ -19,6 +19,9 @@ pub mod exit {
     pub const CLUSTER: i32 = 5;
     /// A wait ran out of time (`--timeout`).
     pub const TIMEOUT: i32 = 6;
+    /// The journal (`--journal`) cannot be used: written by a newer vmctl, corrupted,
+    /// unwritable (full disk, read-only), locked for too long, or its server unreachable.
+    pub const JOURNAL: i32 = 7;
     /// Interrupted by the operator (Ctrl-C).
     pub const INTERRUPTED: i32 = 130;
     /// A bug in vmctl.
@@ -35,6 +38,7 @@ EXIT CODES:
     4    bad input (malformed or unreadable file, wrong kind, empty directory)
     5    cluster error (unreachable, unauthorised, forbidden, server error)
     6    timed out waiting
+    7    journal error (newer schema, corrupted, disk full, unreachable)
     70   internal error (a bug in vmctl)
     130  interrupted";
 }
@@ -62,11 +66,39 @@ pub enum Error {
     #[error("{message}")]
     Timeout { message: String },
 
+    /// The journal: `journal` names it (a file path, or a PostgreSQL URL without password).
+    #[error("journal {journal}: {message}")]
+    Journal {
+        journal: String,
+        fault: JournalFault,
+        message: String,
+    },
+
     #[error("interrupted")]
     Interrupted,
 
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// What is wrong with a journal, for callers that react differently (the recorder keeps
+/// watching when the disk is full; `explain` ignores a journal that does not exist).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalFault {
+    /// Written by a newer vmctl: its schema version is above the one this build knows.
+    NewerSchema,
+    /// Not a journal, or damaged: reported, never truncated or rewritten.
+    Corrupt,
+    /// The disk (or the database's quota) is full: nothing more can be written.
+    Full,
+    /// The file does not exist (read-only commands do not create it).
+    Missing,
+    /// Another writer held the lock longer than the busy timeout.
+    Busy,
+    /// The server could not be reached or refused us (PostgreSQL).
+    Unreachable,
+    /// Anything else the database said.
+    Other,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -92,6 +124,26 @@ impl Error {
         }
     }
 
+    pub fn journal(
+        journal: impl fmt::Display,
+        fault: JournalFault,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Journal {
+            journal: journal.to_string(),
+            fault,
+            message: message.into(),
+        }
+    }
+
+    /// The journal fault, when this is a journal error.
+    pub fn journal_fault(&self) -> Option<JournalFault> {
+        match self {
+            Error::Journal { fault, .. } => Some(*fault),
+            _ => None,
+        }
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         match &mut self {
             Error::NotFound { hints, .. } | Error::Api { hints, .. } => hints.push(hint.into()),
@@ -107,6 +159,7 @@ impl Error {
             Error::BadInput { .. } => exit::BAD_INPUT,
             Error::Api { .. } => exit::CLUSTER,
             Error::Timeout { .. } => exit::TIMEOUT,
+            Error::Journal { .. } => exit::JOURNAL,
             Error::Interrupted => exit::INTERRUPTED,
             Error::Internal(_) => exit::INTERNAL,
         }

@@ -8,6 +8,7 @@ pub mod context;
 pub mod entry;
 pub mod error;
 pub mod evidence;
+pub mod journal;
 pub mod migration;
 pub mod model;
 pub mod names;

@@ -9,7 +9,7 @@ fn layer(module: &str) -> Option<u8> {
     Some(match module {
         "text" | "error" | "names" => 0,
         "model" => 1,
-        "cluster" => 2,
+        "cluster" | "journal" => 2,
         // The pure floors and the drivers: they may use each other (migration::classify
         // speaks triage's causes, the follower runs the controller), never what is above.
         "policy" | "triage" | "migration" => 3,

@@ -7,11 +7,13 @@ pub mod drain;
 pub mod explain;
 pub mod explain_libvirt;
 pub mod generate;
+pub mod history;
 pub mod migrate;
 pub mod migrate_kubevirt;
 pub mod migrate_libvirt;
 pub mod plan_drain;
 pub mod plan_maintenance;
+pub mod record;
 pub mod snapshot;
 pub mod status;
 pub mod status_watch;
@@ -64,5 +66,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Abort(args) => with_context(&cli, |ctx| abort::run_kubevirt(ctx, args)).await,
         Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
         Command::Top(args) => with_context(&cli, |ctx| top::run(ctx, args)).await,
+        Command::Record(args) => with_context(&cli, |ctx| record::run(ctx, args)).await,
+        Command::History(args) => history::run(&cli, args).await,
     }
 }

@@ -141,6 +141,7 @@ fn global_args(flags: &SourceFlags) -> GlobalArgs {
         output: OutputFormat::Table,
         no_color: true,
         request_timeout: DEADLINE.as_secs(),
+        journal: None,
         now: None,
     }
 }

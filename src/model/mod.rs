@@ -4,6 +4,7 @@
 //! are kept as text (`Other`), a missing `status` is an empty one. Kubernetes core kinds come
 //! from k8s-openapi.
 
+pub mod journal;
 pub mod kubevirt;
 pub mod pod_facts;
 pub mod quantity;

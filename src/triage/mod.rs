@@ -15,6 +15,7 @@ mod history;
 mod kubevirt19;
 pub mod loops;
 mod objects;
+pub mod record;
 pub mod report;
 pub mod rules;
 pub mod strings;
