@@ -134,6 +134,8 @@ pub struct Context {
     pub style: Style,
     pub now: Timestamp,
     pub clock: ClockSource,
+    /// `--journal` as given (None: `$VMCTL_JOURNAL`, else the default file).
+    pub journal: Option<String>,
     /// Warnings about the input (see [`Context::warn`]).
     warnings: std::sync::Mutex<Vec<String>>,
 }
@@ -253,6 +255,7 @@ impl Context {
             style: Style::detect(global.no_color),
             now,
             clock,
+            journal: global.journal.clone(),
             warnings: std::sync::Mutex::new(Vec::new()),
         };
         for w in warnings {
@@ -283,6 +286,15 @@ impl Context {
 }
 
 impl Context {
+    /// Which cluster the journal files records under: the API server's URL (a snapshot: its
+    /// description).
+    pub fn cluster_name(&self) -> String {
+        match &self.source {
+            AnySource::Live(live) => live.cluster_url().to_string(),
+            AnySource::Snapshot(_) => self.source_description(),
+        }
+    }
+
     pub fn source_description(&self) -> String {
         use crate::cluster::Source;
         self.source.describe()

@@ -69,6 +69,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
         progress_json,
         output: ctx.output,
         style: ctx.style,
+        journal: global.journal.clone(),
     })
 }
 

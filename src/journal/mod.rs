@@ -60,13 +60,35 @@ impl JournalSpec {
 
     /// The flag's value, else `$VMCTL_JOURNAL`, else the default file.
     pub fn resolve(flag: Option<&str>) -> Result<JournalSpec> {
+        Ok(JournalSpec::configured(flag)?.unwrap_or_else(|| JournalSpec::Sqlite(default_path())))
+    }
+
+    /// The flag's value, else `$VMCTL_JOURNAL`; None when neither names one.
+    pub fn configured(flag: Option<&str>) -> Result<Option<JournalSpec>> {
         if let Some(f) = flag {
-            return JournalSpec::parse(f);
+            return JournalSpec::parse(f).map(Some);
         }
         match std::env::var(JOURNAL_ENV) {
-            Ok(v) if !v.trim().is_empty() => JournalSpec::parse(&v),
-            _ => Ok(JournalSpec::Sqlite(default_path())),
+            Ok(v) if !v.trim().is_empty() => JournalSpec::parse(&v).map(Some),
+            _ => Ok(None),
         }
+    }
+
+    /// Where `migrate`, `drain` and `abort` write their runs: the journal the flag or
+    /// `$VMCTL_JOURNAL` names, else the default file when it exists (`vmctl record` made
+    /// it), else nowhere: a command run once does not leave a database behind.
+    pub fn for_runs(flag: Option<&str>) -> Result<JournalSpec> {
+        Ok(match JournalSpec::configured(flag)? {
+            Some(spec) => spec,
+            None => {
+                let path = default_path();
+                if path.exists() {
+                    JournalSpec::Sqlite(path)
+                } else {
+                    JournalSpec::Off
+                }
+            }
+        })
     }
 }
 

@@ -11,6 +11,7 @@ use crate::context::Context;
 use crate::error::{Error, Result, exit};
 use crate::migration::follow::{Ending, FollowSpec, Follower, Key, Mirror, Observer, Stop, follow};
 use crate::migration::kubevirt::KubeVirtDriver;
+use crate::model::journal::RecordedBy;
 use crate::model::vmi::{AbortStatus, MigrationState};
 use crate::model::vmim::VMI_NAME_LABEL;
 use crate::model::{KubeVirt, VirtualMachineInstance, VirtualMachineInstanceMigration};
@@ -128,6 +129,16 @@ pub async fn abort(
             let state = end.state.as_ref();
             let o = outcome(end.vmim.phase(), state, end.gone, plan.before_handoff);
             let abort_status = state.and_then(|s| s.abort_status.as_ref());
+            // The aborted migration goes to the journal (issue 28), as `explain` sees it.
+            let journal = super::journal::RunJournal::of(ctx);
+            if journal.enabled()
+                && let Some((evidence, report)) =
+                    super::migrate::diagnose_with_evidence(ctx, Some(&end.vmim), vmi_name).await
+            {
+                journal
+                    .write_kubevirt(&evidence, &report, RecordedBy::Abort, None)
+                    .await;
+            }
             write_stdout(&words::result(
                 ctx.output,
                 ctx.warnings(),

@@ -25,6 +25,7 @@ use crate::migration::follow::{
     follow, read_metrics, sample_from,
 };
 use crate::migration::kubevirt::KubeVirtDriver;
+use crate::model::journal::RecordedBy;
 use crate::model::{Pod, VirtualMachineInstanceMigration};
 use crate::policy::drain::evict::{
     DaemonSetLookup, DaemonSets, PodFilters, PodSelection, daemonsets_to_read, for_good,
@@ -497,6 +498,7 @@ async fn follow_drain(
         vms_total,
         pdbs,
         loops: args.loops.thresholds(),
+        journal: super::journal::RunJournal::of(ctx),
     };
     let ending = follow(&mut follower, &mut draining).await?;
     let account = draining.run.account();
@@ -563,6 +565,8 @@ struct Draining<'a> {
     pdbs: Vec<crate::model::PodDisruptionBudget>,
     /// When a retry or a wait counts as a loop (`--loop-failures`, `--sync-timeout`, …).
     loops: crate::triage::LoopThresholds,
+    /// Each migration's end goes to the journal (issue 28).
+    journal: super::journal::RunJournal,
 }
 
 impl Draining<'_> {
@@ -688,9 +692,13 @@ impl Draining<'_> {
                 })
                 .and_then(|s| s.failure_reason.clone());
         }
-        let diagnosis = super::migrate::diagnose(self.ctx, last.as_ref(), vmi)
-            .await
-            .map(|r| r.diagnosis);
+        let explained = super::migrate::diagnose_with_evidence(self.ctx, last.as_ref(), vmi).await;
+        if let Some((evidence, report)) = &explained {
+            self.journal
+                .write_kubevirt(evidence, report, RecordedBy::Drain, None)
+                .await;
+        }
+        let diagnosis = explained.map(|(_, r)| r.diagnosis);
         let event = Event::MigrationFailed {
             namespace: namespace.clone(),
             vmi: vmi.clone(),

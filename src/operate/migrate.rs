@@ -88,11 +88,35 @@ pub(crate) async fn finish(
     };
     // Anything but a success is explained exactly as `vmctl explain` explains it, and the
     // verdict is the diagnosis's, so the two never disagree.
-    let diagnosis = if observed == Outcome::Succeeded {
+    // The run goes to the journal (issue 28) with the same evidence and diagnosis, also when
+    // it succeeded (then the evidence is read only for the journal).
+    let journal = super::journal::RunJournal::of(ctx);
+    let explained = if observed == Outcome::Succeeded && !journal.enabled() {
         None
     } else {
-        diagnose(ctx, f.vmim.as_ref(), name).await
+        diagnose_with_evidence(ctx, f.vmim.as_ref(), name).await
     };
+    if let Some((evidence, report)) = &explained {
+        let series = json!({
+            "source": "vmctl migrate",
+            "points": crate::migration::series::downsample(
+                &view.history(),
+                crate::migration::series::DEFAULT_CAPACITY,
+            ),
+        });
+        let sent = view.last_sample().map_or(0, |s| s.data_processed);
+        journal
+            .write_kubevirt(
+                evidence,
+                report,
+                crate::model::journal::RecordedBy::Migrate,
+                Some((series, sent)),
+            )
+            .await;
+    }
+    let diagnosis = explained
+        .map(|(_, report)| report)
+        .filter(|_| observed != Outcome::Succeeded);
     let outcome = match diagnosis.as_ref().map(|d| d.diagnosis.outcome) {
         Some(TriageOutcome::Aborted) => Outcome::Aborted,
         Some(TriageOutcome::Failed) => Outcome::Failed,
@@ -192,12 +216,15 @@ pub(crate) async fn finish(
 
 /// The diagnosis `vmctl explain` gives, from the evidence read the same way (the same
 /// code, with its tolerance of what a namespaced user may not read); None when even the
-/// VMI's namespace cannot be read.
-pub(crate) async fn diagnose(
+/// VMI's namespace cannot be read; with the evidence it rests on (what the journal keeps).
+pub(crate) async fn diagnose_with_evidence(
     ctx: &Context,
     last_seen: Option<&VirtualMachineInstanceMigration>,
     name: &str,
-) -> Option<crate::triage::report::ExplainReport> {
+) -> Option<(
+    crate::triage::Evidence,
+    crate::triage::report::ExplainReport,
+)> {
     let last_seen = last_seen?;
     let mut notes = Vec::new();
     let mut evidence =
@@ -212,12 +239,9 @@ pub(crate) async fn diagnose(
     if ctx.clock == ClockSource::System {
         evidence.now = k8s_openapi::jiff::Timestamp::now();
     }
-    Some(crate::triage::report::build_report(
-        &evidence,
-        false,
-        &ctx.source_description(),
-        notes,
-    ))
+    let report =
+        crate::triage::report::build_report(&evidence, false, &ctx.source_description(), notes);
+    Some((evidence, report))
 }
 
 /// What `run` hands to the follow: the migration it started, when, and what it created.

@@ -67,6 +67,8 @@ pub(crate) struct Request<'a> {
     pub(crate) progress_json: bool,
     pub(crate) output: OutputFormat,
     pub(crate) style: Style,
+    /// `--journal`: where the run is recorded (issue 28).
+    pub(crate) journal: Option<String>,
 }
 
 /// The dry run's prediction: the guest's memory and dirty rate read from the source.
@@ -166,6 +168,7 @@ pub(crate) async fn drive(req: Request<'_>) -> Result<i32> {
     let watcher = interrupt_watcher(interrupt.clone())?;
 
     let title = req.domain.to_string();
+    let started_at = k8s_openapi::jiff::Timestamp::now();
     let mut view = if req.progress_json {
         ProgressView::json(&title, None)
     } else {
@@ -208,6 +211,28 @@ pub(crate) async fn drive(req: Request<'_>) -> Result<i32> {
     let _ = interrupt.load(Ordering::SeqCst);
 
     let summary = &report.summary;
+    // The run goes to the journal (issue 28); a journal that cannot be written is only said.
+    let journal = super::journal::RunJournal::new(req.journal.as_deref(), req.src.to_string());
+    if journal.enabled() {
+        let series = crate::migration::series::downsample(
+            &view.history(),
+            crate::migration::series::DEFAULT_CAPACITY,
+        );
+        let run = crate::triage::record::LibvirtRun {
+            domain: req.domain,
+            source_uri: req.src,
+            destination_uri: req.dst,
+            summary,
+            series: &series,
+            started_at,
+        };
+        journal
+            .write(&crate::triage::record::libvirt_record(
+                &run,
+                k8s_openapi::jiff::Timestamp::now(),
+            ))
+            .await;
+    }
     if req.output.is_structured() && !req.progress_json {
         view.close();
         let doc = MigrationReport {

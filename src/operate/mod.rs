@@ -3,6 +3,7 @@
 
 pub mod abort_kubevirt;
 pub mod drain;
+pub mod journal;
 pub mod kubevirt_job;
 pub mod migrate;
 pub mod migrate_kubevirt;

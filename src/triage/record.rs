@@ -177,3 +177,162 @@ pub fn evidence_from_detail(detail: &Value, loops: super::LoopThresholds) -> Opt
         loops,
     })
 }
+
+/// What a libvirt migration vmctl drove leaves in the journal.
+pub struct LibvirtRun<'a> {
+    pub domain: &'a str,
+    pub source_uri: &'a str,
+    pub destination_uri: &'a str,
+    pub summary: &'a crate::migration::Summary,
+    /// The run's samples, downsampled (`progressSeries`).
+    pub series: &'a [crate::migration::series::SeriesPoint],
+    pub started_at: Timestamp,
+}
+
+/// The record of a libvirt migration vmctl drove (`migrate DOMAIN --connect … --to …`):
+/// the cause its summary names (the catalogue's plane), data sent, the samples; the id is
+/// the source URI, the domain and the start in unix ms.
+pub fn libvirt_record(run: &LibvirtRun<'_>, recorded_at: Timestamp) -> MigrationRecord {
+    use crate::migration::Outcome as Run;
+    let s = run.summary;
+    let outcome = match s.outcome {
+        Some(Run::Succeeded) => RecordOutcome::Succeeded,
+        Some(Run::Aborted) => RecordOutcome::Aborted,
+        _ => RecordOutcome::Failed,
+    };
+    let cause = s.cause.clone().unwrap_or_else(|| match outcome {
+        RecordOutcome::Succeeded => "succeeded".to_string(),
+        _ => "unknown".to_string(),
+    });
+    let plane = super::cause::Cause::by_id(&cause)
+        .map(|c| c.plane.as_str())
+        .unwrap_or(super::Plane::Unknown.as_str());
+    let start_ms = run.started_at.as_millisecond();
+    let total = i64::try_from(s.total_ms).unwrap_or(i64::MAX);
+    let ended = Timestamp::from_millisecond(start_ms.saturating_add(total)).ok();
+    let mut detail = Map::new();
+    detail.insert(
+        "summary".into(),
+        serde_json::to_value(s).unwrap_or(Value::Null),
+    );
+    detail.insert(
+        "progressSeries".into(),
+        json!({"source": "vmctl migrate --connect", "points": run.series}),
+    );
+    detail.insert("destinationUri".into(), json!(run.destination_uri));
+    let as_i64 = |b: u64| i64::try_from(b).ok();
+    MigrationRecord {
+        id: format!("libvirt:{}/{}/{start_ms}", run.source_uri, run.domain),
+        cluster: run.source_uri.to_string(),
+        recorded_by: RecordedBy::Migrate,
+        platform: Platform::Libvirt,
+        namespace: String::new(),
+        vm: run.domain.to_string(),
+        migration: String::new(),
+        source_node: Some(uri_host(run.source_uri)),
+        target_node: Some(uri_host(run.destination_uri)),
+        source_pod: None,
+        target_pod: None,
+        evacuation_node: None,
+        outcome,
+        phase: outcome.as_str().to_string(),
+        mode: Some(s.final_mode.as_str().to_string()),
+        plane: plane.to_string(),
+        cause,
+        summary: s.message.clone(),
+        created_at: Some(run.started_at.to_string()),
+        started_at: Some(run.started_at.to_string()),
+        ended_at: ended.map(|t| t.to_string()),
+        ended_ms: ended.map_or(recorded_at.as_millisecond(), |t| t.as_millisecond()),
+        recorded_at: recorded_at.to_string(),
+        duration_ms: Some(total),
+        transfer_ms: Some(total),
+        data_processed_bytes: as_i64(s.data_processed),
+        data_total_bytes: as_i64(s.memory_total).filter(|b| *b > 0),
+        data_remaining_bytes: None,
+        detail: Value::Object(detail),
+    }
+}
+
+/// The host (and port) of a libvirt URI, as history's node column shows it:
+/// `qemu+tcp://10.0.0.7:16509/system` → `10.0.0.7:16509`; `qemu:///system` → `qemu:///system`.
+fn uri_host(uri: &str) -> String {
+    uri.split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or(""))
+        .map(|h| h.rsplit('@').next().unwrap_or(h))
+        .filter(|h| !h.is_empty())
+        .unwrap_or(uri)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::migration::series::SeriesPoint;
+    use crate::migration::{Mode, Outcome as Run, Summary};
+
+    #[test]
+    fn a_libvirt_host_is_the_uris_authority() {
+        assert_eq!(
+            uri_host("qemu+tcp://10.0.0.7:16509/system"),
+            "10.0.0.7:16509"
+        );
+        assert_eq!(
+            uri_host("qemu+ssh://root@node-3/system?keyfile=k"),
+            "node-3"
+        );
+        assert_eq!(uri_host("qemu:///system"), "qemu:///system");
+    }
+
+    #[test]
+    fn a_libvirt_run_is_recorded_with_its_cause_plane_data_and_samples() {
+        let summary = Summary {
+            outcome: Some(Run::Failed),
+            cause: Some("not-converging".into()),
+            message: "pre-copy did not converge".into(),
+            total_ms: 90_000,
+            downtime_ms: None,
+            data_processed: 5 << 30,
+            memory_total: 4 << 30,
+            iterations: Some(9),
+            final_mode: Mode::PreCopy,
+            postcopy_requests: None,
+            events: Vec::new(),
+        };
+        let started: Timestamp = "2026-12-01T03:00:00Z".parse().unwrap();
+        let points = [SeriesPoint {
+            at_ms: 1000,
+            remaining_bytes: 1 << 30,
+            dirty_rate_bps: Some(1 << 20),
+            transfer_rate_bps: 1 << 25,
+            pass: Some(1),
+        }];
+        let run = LibvirtRun {
+            domain: "guest",
+            source_uri: "qemu+tcp://127.0.0.1:49152/system",
+            destination_uri: "qemu+tcp://127.0.0.1:49153/system",
+            summary: &summary,
+            series: &points,
+            started_at: started,
+        };
+        let r = libvirt_record(&run, "2026-12-01T03:02:00Z".parse().unwrap());
+        assert_eq!(
+            r.id,
+            format!(
+                "libvirt:qemu+tcp://127.0.0.1:49152/system/guest/{}",
+                started.as_millisecond()
+            )
+        );
+        assert_eq!(r.outcome, RecordOutcome::Failed);
+        assert_eq!(r.cause, "not-converging");
+        assert_eq!(r.plane, "data-plane");
+        assert_eq!(r.source_node.as_deref(), Some("127.0.0.1:49152"));
+        assert_eq!(r.ended_at.as_deref(), Some("2026-12-01T03:01:30Z"));
+        assert_eq!(r.ended_ms, started.as_millisecond() + 90_000);
+        assert_eq!(r.data_processed_bytes, Some(5 << 30));
+        assert_eq!(
+            r.detail["progressSeries"]["points"][0]["remainingBytes"],
+            1 << 30
+        );
+    }
+}
