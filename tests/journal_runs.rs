@@ -1,0 +1,229 @@
+//! `migrate`, `abort` (and `drain`) write their own runs to the journal (issue 28), against
+//! the fake API server driven by the scripted KubeVirt; the journal is a real SQLite file
+//! read back through the library.
+
+mod common;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use support::FakeApiServer;
+use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use vmctl::cluster::Kind;
+use vmctl::journal::{Access, Journal, JournalSpec};
+use vmctl::model::journal::{HistoryQuery, MigrationRecord, RecordOutcome, RecordedBy};
+
+struct Lab {
+    server: Arc<FakeApiServer>,
+    _sim: KubeVirtSim,
+    dir: tempfile::TempDir,
+    kubeconfig: String,
+}
+
+fn lab(script: Script) -> Lab {
+    let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::cluster(
+        "v1.8.4",
+    )));
+    let sim = KubeVirtSim::start(&server, script);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    Lab {
+        server,
+        _sim: sim,
+        dir,
+        kubeconfig,
+    }
+}
+
+impl Lab {
+    fn journal(&self) -> PathBuf {
+        self.dir.path().join("journal.sqlite")
+    }
+
+    /// vmctl with `env` (VMCTL_JOURNAL unset, HOME and XDG_STATE_HOME in the lab's
+    /// directory, so the default journal is the lab's own).
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmctl"));
+        cmd.args(["--kubeconfig", &self.kubeconfig, "-n", "prod"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .env_remove("VMCTL_NOW")
+            .env_remove("VMCTL_JOURNAL")
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_STATE_HOME", self.dir.path().join("state"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let journal = self.journal().display().to_string();
+        let mut all = vec!["--journal", journal.as_str()];
+        all.extend_from_slice(args);
+        self.run_env(&all, &[])
+    }
+}
+
+fn records(path: &Path) -> Vec<MigrationRecord> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let j = Journal::open(&JournalSpec::Sqlite(path.to_path_buf()), Access::Read)
+            .await
+            .unwrap();
+        j.query(&HistoryQuery {
+            with_detail: true,
+            ..HistoryQuery::default()
+        })
+        .await
+        .unwrap()
+    })
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[test]
+fn a_migration_vmctl_drove_is_journaled_with_its_samples() {
+    let lab = lab(Script::default());
+    let out = lab.run(&["migrate", "db-01", "--timeout", "60s", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let all = records(&lab.journal());
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let r = &all[0];
+    let vmim = lab.server.objects(Kind::VirtualMachineInstanceMigration);
+    let uid = vmim[0]["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(r.id, format!("kubevirt:{uid}"));
+    assert_eq!(r.recorded_by, RecordedBy::Migrate);
+    assert_eq!(r.outcome, RecordOutcome::Succeeded);
+    assert_eq!((r.namespace.as_str(), r.vm.as_str()), ("prod", "db-01"));
+    assert_eq!(r.migration, result["migration"].as_str().unwrap());
+    assert_eq!(r.source_node.as_deref(), Some("node-1"));
+    assert_eq!(r.target_node.as_deref(), Some("node-2"));
+    assert_eq!(r.source_pod.as_deref(), Some("virt-launcher-db-01-abcde"));
+    assert!(r.target_pod.is_some(), "{r:#?}");
+    assert!(!r.cluster.is_empty(), "{r:#?}");
+    // vmctl drove it: the samples it showed and the data it saw sent.
+    let points = r.detail["progressSeries"]["points"].as_array().unwrap();
+    assert!(!points.is_empty(), "{:#}", r.detail);
+    assert_eq!(
+        r.data_processed_bytes,
+        result["summary"]["dataProcessed"].as_i64()
+    );
+    // The objects explain reads, so explain can answer from the journal.
+    assert_eq!(r.detail["evidence"]["migration"]["metadata"]["uid"], uid);
+}
+
+#[test]
+fn a_failed_migration_is_journaled_with_the_diagnosis_it_printed() {
+    let lab = lab(Script {
+        unschedulable: true,
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let all = records(&lab.journal());
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let r = &all[0];
+    assert_eq!(r.outcome, RecordOutcome::Failed);
+    assert_eq!(r.cause, result["diagnosis"]["cause"].as_str().unwrap());
+    assert_eq!(r.cause, "target-pod-unschedulable");
+    assert_eq!(r.plane, result["diagnosis"]["plane"].as_str().unwrap());
+    assert_eq!(r.summary, result["diagnosis"]["summary"].as_str().unwrap());
+}
+
+#[test]
+fn an_abort_is_journaled_once_even_when_migrate_saw_it_too() {
+    let lab = lab(Script {
+        hold_running: true,
+        ..Script::default()
+    });
+    ok(lab.run(&["migrate", "db-01", "--no-wait"]));
+    wait_until("Running", || {
+        lab.server
+            .objects(Kind::VirtualMachineInstanceMigration)
+            .first()
+            .and_then(|m| m.pointer("/status/phase")?.as_str().map(str::to_string))
+            .as_deref()
+            == Some("Running")
+    });
+    assert!(
+        !lab.journal().exists() || records(&lab.journal()).is_empty(),
+        "--no-wait ends before the migration does: nothing to record yet"
+    );
+    let out = lab.run(&["abort", "db-01"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let again = lab.run(&["abort", "db-01"]);
+    assert_ne!(again.status.code(), Some(0), "{}", both(&again));
+    let all = records(&lab.journal());
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(all[0].recorded_by, RecordedBy::Abort);
+    assert_eq!(all[0].outcome, RecordOutcome::Aborted, "{:#?}", all[0]);
+}
+
+#[test]
+fn without_a_journal_a_run_leaves_no_database_behind() {
+    let lab = lab(Script::default());
+    let out = lab.run_env(&["migrate", "db-01", "--timeout", "60s"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let default = lab.dir.path().join("state/vmctl/journal.sqlite");
+    assert!(!default.exists(), "no journal was asked for");
+    assert!(!stderr(&out).contains("journal"), "{}", both(&out));
+}
+
+#[test]
+fn a_run_writes_to_the_default_journal_once_it_exists() {
+    let lab = lab(Script::default());
+    let default = lab.dir.path().join("state/vmctl/journal.sqlite");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        Journal::open(&JournalSpec::Sqlite(default.clone()), Access::Write)
+            .await
+            .unwrap();
+    });
+    let out = lab.run_env(&["migrate", "db-01", "--timeout", "60s"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    assert_eq!(records(&default).len(), 1);
+}
+
+#[test]
+fn a_journal_that_cannot_be_written_is_said_and_changes_no_exit_code() {
+    let lab = lab(Script::default());
+    // A file where the journal's directory should be.
+    let blocker = lab.dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let journal = blocker.join("journal.sqlite").display().to_string();
+    let out = lab.run_env(
+        &["migrate", "db-01", "--timeout", "60s"],
+        &[("VMCTL_JOURNAL", &journal)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not-a-dir/journal.sqlite") && err.contains("not recorded"),
+        "{}",
+        both(&out)
+    );
+    assert!(
+        stdout(&out).contains("migration succeeded"),
+        "{}",
+        both(&out)
+    );
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"x");
+}
