@@ -75,6 +75,10 @@ fn evidence_json(evidence: &Evidence) -> Value {
         "pdbs",
         serde_json::to_value(&evidence.pdbs).unwrap_or(Value::Null),
     );
+    put(
+        "unread",
+        serde_json::to_value(&evidence.unread).unwrap_or(Value::Null),
+    );
     Value::Object(m)
 }
 
@@ -172,7 +176,7 @@ pub fn evidence_from_detail(detail: &Value, loops: super::LoopThresholds) -> Opt
         policies: field(e, "policies")?,
         namespace: field(e, "namespace")?,
         load: None,
-        unread: Vec::new(),
+        unread: field(e, "unread")?,
         pdbs: field(e, "pdbs")?,
         loops,
     })

@@ -1657,3 +1657,73 @@ fn the_same_libvirt_error_is_the_same_cause_through_kubevirt_and_libvirt() {
         }
     }
 }
+
+/// Issue 28: a record keeps the objects its diagnosis was made from; the evidence made again
+/// from the journal diagnoses the same, and the columns agree with the diagnosis.
+#[test]
+fn a_journal_record_diagnoses_again_as_it_was_diagnosed() {
+    use crate::model::journal::{RecordOutcome, RecordedBy};
+    let mut e = failed_with(streamed(
+        "02:58:00",
+        true,
+        Some(
+            "Live migration failed: virError(Code=1, Domain=10, Message='internal error: unable to execute QEMU command 'cont': Failed to get \"write\" lock')",
+        ),
+    ));
+    assert!(
+        crate::triage::record::evidence_from_detail(&serde_json::json!({}), e.loops).is_none(),
+        "a record without objects has no evidence"
+    );
+    e.unread.push(Unread {
+        source: Source::Events,
+        status: Some(403),
+        message: "events is forbidden".into(),
+    });
+    let d = diagnose(&e);
+    let r = crate::triage::record::kubevirt_record(
+        &e,
+        &d,
+        RecordedBy::Record,
+        at("03:00:05"),
+        "prod-east",
+        None,
+    )
+    .expect("a failed migration is recorded");
+    assert_eq!(r.id, format!("kubevirt:{UID}"));
+    assert_eq!(r.outcome, RecordOutcome::Failed);
+    assert_eq!(
+        (r.cause.as_str(), r.plane.as_str()),
+        (d.cause.id, d.plane.as_str())
+    );
+    assert_eq!(r.summary, d.summary);
+    assert_eq!(r.source_node.as_deref(), Some("node-1"));
+    // Through JSON, as the journal stores it.
+    let text = serde_json::to_string(&r).unwrap();
+    let back: crate::model::journal::MigrationRecord = serde_json::from_str(&text).unwrap();
+    let again = crate::triage::record::evidence_from_detail(&back.detail, e.loops)
+        .expect("the evidence comes back");
+    assert_eq!(again.unread, e.unread);
+    let d2 = diagnose(&again);
+    assert_eq!(
+        serde_json::to_value(&d2).unwrap(),
+        serde_json::to_value(&d).unwrap()
+    );
+    // A migration in flight is not recorded.
+    let mut running = e.clone();
+    running.migration = Some(vmim("m1", UID, MigrationPhase::Running, STREAMED_FAILED));
+    running.vmi.as_mut().unwrap().status.migration_state = None;
+    let d3 = diagnose(&running);
+    assert!(
+        crate::triage::record::kubevirt_record(
+            &running,
+            &d3,
+            RecordedBy::Record,
+            at("03:00:05"),
+            "c",
+            None
+        )
+        .is_none(),
+        "{:?}",
+        d3.outcome
+    );
+}

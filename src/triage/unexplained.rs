@@ -42,7 +42,8 @@ impl Confidence {
 }
 
 /// What `explain` tried to read and could not (recorded by the command as data).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Source {
     Events,
     KubeVirt,
@@ -52,7 +53,7 @@ pub enum Source {
 }
 
 /// One read that failed: which source, the HTTP status (403 forbidden, 404 no such kind).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unread {
     pub source: Source,
     pub status: Option<u16>,
