@@ -674,6 +674,8 @@ fn unknown_domain_and_unreachable_hosts(lab: &Lab) -> CaseResult {
 
 fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
     lab.guest(160, 16)?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let journal = dir.path().join("journal.sqlite").display().to_string();
     let r = vmctl(
         &[
             "migrate",
@@ -684,6 +686,8 @@ fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
             &lab.dst,
             "-o",
             "json",
+            "--journal",
+            &journal,
         ],
         Duration::from_secs(120),
     )?;
@@ -704,7 +708,25 @@ fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
     let cause = explain_cause(&lab.src)?;
     ensure(cause == "succeeded", || {
         format!("explain on the source: {cause}")
-    })
+    })?;
+    // The run is in the journal (issue 28): `history` lists it with the data sent.
+    let h = vmctl(
+        &["history", "-A", "--journal", &journal, "-o", "json"],
+        Duration::from_secs(30),
+    )?;
+    h.expect_code(0)?;
+    let hist = h.json()?;
+    let rec = &hist["records"][0];
+    ensure(
+        hist["matched"] == 1
+            && rec["platform"] == "libvirt"
+            && rec["vm"] == DOM
+            && rec["outcome"] == "succeeded"
+            && rec["recordedBy"] == "migrate"
+            && rec["dataProcessedBytes"].as_i64() == doc["dataProcessed"].as_i64()
+            && rec["dataProcessedBytes"].as_i64().is_some_and(|b| b > 0),
+        || format!("{h}\n{r}"),
+    )
 }
 
 fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
