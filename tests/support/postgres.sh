@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for tests/journal_postgres.rs (issue 28), from Debian's
+# packages (`apt-get install postgresql`; any major version the package installs).
+#
+#   tests/support/postgres.sh up DIR PORT   # initdb in DIR, start, print the test URL
+#   tests/support/postgres.sh down DIR      # stop it and delete DIR
+#
+# The server listens on 127.0.0.1:PORT only (and a Unix socket inside DIR), trusts every
+# local connection (a throwaway: no password), runs with fsync off, and has a role
+# `vmctl_test` (LOGIN CREATEDB: each test creates its own database) and a database
+# `vmctl_test`. PostgreSQL refuses to run as root: as root, the server runs as the `postgres`
+# user the package created (DIR is handed to it); as anyone else, as that user.
+# The URL printed sets no sslmode: vmctl's default (prefer) asks for TLS, the server (ssl off)
+# says no, and the connection goes on in the clear, as libpq's does.
+set -euo pipefail
+
+usage() { echo "usage: $0 up DIR PORT | down DIR" >&2; exit 2; }
+
+bindir() {
+  local d
+  if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
+    pg_config --bindir; return
+  fi
+  # Debian puts the server binaries in /usr/lib/postgresql/VERSION/bin (not on PATH).
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
+  [ -n "$d" ] && [ -x "$d/initdb" ] || { echo "$0: no PostgreSQL server found (apt-get install postgresql)" >&2; exit 1; }
+  echo "$d"
+}
+
+# Runs a command as the server's OS user.
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+  up)
+    [ $# = 3 ] || usage
+    dir=$2 port=$3
+    BIN=$(bindir)
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+      --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    as_owner "$BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 \
+      -c "CREATE ROLE vmctl_test LOGIN CREATEDB" -c "CREATE DATABASE vmctl_test OWNER vmctl_test" >/dev/null
+    echo "postgres://vmctl_test@127.0.0.1:$port/vmctl_test"
+    ;;
+  down)
+    [ $# = 2 ] || usage
+    dir=$2
+    [ -d "$dir/data" ] || exit 0
+    BIN=$(bindir)
+    as_owner "$BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    rm -rf "$dir"
+    ;;
+  *) usage ;;
+esac
