@@ -91,12 +91,12 @@ impl Db {
         admin(&self.url).await
     }
 
+    /// Drops the database (best effort: a leftover on a throwaway server harms no case).
     async fn drop(self) {
-        admin(&self.server)
-            .await
-            .batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", self.name))
-            .await
-            .unwrap();
+        let sql = format!("DROP DATABASE {} WITH (FORCE)", self.name);
+        if let Err(e) = admin(&self.server).await.batch_execute(&sql).await {
+            eprintln!("{sql}: {e:?}");
+        }
     }
 }
 
@@ -752,7 +752,10 @@ async fn an_unreachable_server_is_reported_without_the_password() {
             let text = err.to_string();
             assert!(!text.contains("supersecret"), "{text}");
             assert!(text.contains("vmctl:***@127.0.0.1"), "{text}");
-            assert!(text.contains("cannot reach"), "{text}");
+            assert!(
+                text.contains(&format!("cannot reach 127.0.0.1:{port}: ")),
+                "{text}"
+            );
             assert_eq!(err.exit_code(), 7);
         }
     }

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio_postgres::config::SslMode;
-use tokio_postgres::error::SqlState;
+use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::types::{Json, ToSql};
 use tokio_postgres::{Client, Config, NoTls, Row};
 
@@ -249,7 +249,8 @@ where
             Err(e) => message(&e),
         };
         if let Ok(mut slot) = ended.lock() {
-            *slot = Some(why);
+            // A call may have seen the server's reason first (see `fail`): it stays.
+            slot.get_or_insert(why);
         }
     });
 }
@@ -281,6 +282,30 @@ fn message(e: &tokio_postgres::Error) -> String {
         None => chain(e),
     };
     crate::text::printable(&text)
+}
+
+/// The servers a configuration names, `host:port, …` (what "cannot reach" names).
+fn servers(config: &Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            // One port for every host, or one each; PostgreSQL's default otherwise.
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(h) if h.contains(':') => format!("[{h}]:{port}"),
+                tokio_postgres::config::Host::Tcp(h) => format!("{h}:{port}"),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(dir) => format!("{}", dir.display()),
+            }
+        })
+        .collect();
+    if hosts.is_empty() {
+        return "the server".to_string();
+    }
+    crate::text::printable(&hosts.join(", "))
 }
 
 /// Whether an error means the server cannot be reached or refused us.
@@ -325,7 +350,7 @@ impl PostgresJournal {
             super::fault(
                 &name,
                 fault,
-                format!("cannot reach {name}: {}", message(&e)),
+                format!("cannot reach {}: {}", servers(&config), message(&e)),
             )
         })?;
         let journal = PostgresJournal {
@@ -346,6 +371,17 @@ impl PostgresJournal {
 
     /// The error for a failed call: the connection's end when it has ended, else by SQLSTATE.
     fn fail(&self, doing: &str, e: &tokio_postgres::Error) -> Error {
+        // A FATAL error ends the connection: its text is the reason every later call gives
+        // (the connection's task itself may only see the socket close).
+        if let Some(db) = e.as_db_error()
+            && matches!(
+                db.parsed_severity(),
+                Some(Severity::Fatal | Severity::Panic)
+            )
+            && let Ok(mut slot) = self.ended.lock()
+        {
+            *slot = Some(message(e));
+        }
         if let Some(why) = self.ended() {
             return super::fault(
                 &self.name,

@@ -6,10 +6,11 @@
 #   tests/support/postgres.sh down DIR      # stop it and delete DIR
 #
 # The server listens on 127.0.0.1:PORT only (and a Unix socket inside DIR), trusts every
-# local connection (a throwaway: no password), runs with fsync off, and has a role
-# `vmctl_test` (LOGIN CREATEDB: each test creates its own database) and a database
+# local connection (a throwaway: no password), runs with fsync off and autovacuum off (its
+# workers are superuser backends a test's DROP DATABASE … WITH (FORCE) may not end), and has
+# a role `vmctl_test` (LOGIN CREATEDB: each test creates its own database) and a database
 # `vmctl_test`. PostgreSQL refuses to run as root: as root, the server runs as the `postgres`
-# user the package created (DIR is handed to it); as anyone else, as that user.
+# user the package created (DIR is handed to it); otherwise as the user running this.
 # The URL printed sets no sslmode: vmctl's default (prefer) asks for TLS, the server (ssl off)
 # says no, and the connection goes on in the clear, as libpq's does.
 set -euo pipefail
@@ -42,13 +43,18 @@ case "$cmd" in
     [ $# = 3 ] || usage
     dir=$2 port=$3
     BIN=$(bindir)
+    # A server left over from an earlier run in DIR: stopped and replaced.
+    if [ -d "$dir/data" ]; then
+      as_owner "$BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+      rm -rf "$dir"
+    fi
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
       --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
     as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c autovacuum=off" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 \
       -c "CREATE ROLE vmctl_test LOGIN CREATEDB" -c "CREATE DATABASE vmctl_test OWNER vmctl_test" >/dev/null
