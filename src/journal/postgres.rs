@@ -547,44 +547,22 @@ impl PostgresJournal {
         marks.sort();
 
         let mut client = self.client(DOING).await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(|e| self.fail(DOING, &e))?;
-        let insert = tx
-            .prepare(&format!(
-                "INSERT INTO migrations ({COLUMNS}, detail) VALUES ($1, $2, $3, $4, $5, $6, \
-                 $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
-                 $23, $24, $25, $26, $27, $28, $29) ON CONFLICT (id) DO NOTHING"
-            ))
-            .await
-            .map_err(|e| self.fail(DOING, &e))?;
-        // Pipelined: every INSERT is sent before the first answer is awaited.
-        let inserted = futures::future::try_join_all(
-            rows.iter()
-                .map(|row| tx.execute_raw(&insert, row.params()))
-                .collect::<Vec<_>>(),
-        )
-        .await
-        .map_err(|e| self.fail(DOING, &e))?;
-        if !marks.is_empty() {
-            let upsert = tx
-                .prepare(
-                    "INSERT INTO bookmarks (name, value, updated_at) VALUES ($1, $2, now()) \
-                     ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
-                )
-                .await
-                .map_err(|e| self.fail(DOING, &e))?;
-            futures::future::try_join_all(
-                marks
-                    .iter()
-                    .map(|(k, v)| tx.execute_raw(&upsert, [k, v]))
-                    .collect::<Vec<_>>(),
-            )
-            .await
-            .map_err(|e| self.fail(DOING, &e))?;
-        }
-        tx.commit().await.map_err(|e| self.fail(DOING, &e))?;
+        // A deadlock with a writer that orders differently (another program) is retried.
+        let mut attempt = 0;
+        let inserted = loop {
+            attempt += 1;
+            match store(&mut client, &rows, &marks).await {
+                Ok(inserted) => break inserted,
+                Err(e)
+                    if attempt < 3
+                        && matches!(
+                            e.code(),
+                            Some(&SqlState::T_R_DEADLOCK_DETECTED)
+                                | Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+                        ) => {}
+                Err(e) => return Err(self.fail(DOING, &e)),
+            }
+        };
         let new = inserted.iter().filter(|&&n| n > 0).count();
         Ok(Committed {
             inserted: new,
@@ -785,6 +763,47 @@ impl PostgresJournal {
         }
         Ok(pruned)
     }
+}
+
+/// One commit's transaction: the records (rows affected per record: 1 new, 0 a duplicate)
+/// and the bookmarks, all or nothing.
+async fn store(
+    client: &mut Client,
+    rows: &[StoredRecord<'_>],
+    marks: &[(Cow<'_, str>, Cow<'_, str>)],
+) -> std::result::Result<Vec<u64>, tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    let insert = tx
+        .prepare(&format!(
+            "INSERT INTO migrations ({COLUMNS}, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+             $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, \
+             $24, $25, $26, $27, $28, $29) ON CONFLICT (id) DO NOTHING"
+        ))
+        .await?;
+    // Pipelined: every INSERT is sent before the first answer is awaited.
+    let inserted = futures::future::try_join_all(
+        rows.iter()
+            .map(|row| tx.execute_raw(&insert, row.params()))
+            .collect::<Vec<_>>(),
+    )
+    .await?;
+    if !marks.is_empty() {
+        let upsert = tx
+            .prepare(
+                "INSERT INTO bookmarks (name, value, updated_at) VALUES ($1, $2, now()) \
+                 ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()",
+            )
+            .await?;
+        futures::future::try_join_all(
+            marks
+                .iter()
+                .map(|(k, v)| tx.execute_raw(&upsert, [k, v]))
+                .collect::<Vec<_>>(),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(inserted)
 }
 
 /// One record's values as stored (strings escaped, see the module's notes).
