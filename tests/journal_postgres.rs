@@ -41,8 +41,32 @@ fn with_database(url: &str, db: &str) -> String {
     format!("{}{}/{db}{}", &url[..start], &rest[..path], &rest[query..])
 }
 
+/// `url` without one query parameter.
+fn without(url: &str, key: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| kv.split('=').next() != Some(key))
+        .collect();
+    if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    }
+}
+
+/// `url` with one more query parameter.
+fn with(url: &str, kv: &str) -> String {
+    format!("{url}{}{kv}", if url.contains('?') { '&' } else { '?' })
+}
+
+/// A plain connection for the cases' own SQL (no TLS; `sslrootcert` is libpq's, not
+/// tokio-postgres's).
 async fn admin(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await.unwrap();
+    let url = without(url, "sslrootcert");
+    let (client, connection) = tokio_postgres::connect(&url, NoTls).await.unwrap();
     tokio::spawn(connection);
     client
 }
@@ -672,7 +696,7 @@ async fn a_lost_connection_is_the_next_calls_error() {
     let Some(server) = server("lost") else { return };
     let db = Db::new(&server, "lost").await;
     let app = format!("vmctl_lost_{}", std::process::id());
-    let url = format!("{}?application_name={app}", db.url);
+    let url = with(&db.url, &format!("application_name={app}"));
     let j = Journal::open(&JournalSpec::parse(&url).unwrap(), Access::Write)
         .await
         .unwrap();
@@ -713,20 +737,84 @@ async fn a_lost_connection_is_the_next_calls_error() {
     db.drop().await;
 }
 
+/// Whether the connection named `app` uses TLS, as the server sees it.
+async fn uses_tls(db: &Db, app: &str) -> bool {
+    db.sql()
+        .await
+        .query_one(
+            "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = $1",
+            &[&app],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
 #[tokio::test]
-async fn tls_required_from_a_server_without_it_is_refused() {
+async fn tls_verifies_the_server_against_sslrootcert_or_the_system() {
     let Some(server) = server("tls") else { return };
-    // The test server has ssl off: the default (prefer) went on in the clear in every case
-    // above; require must not.
-    let sep = if server.contains('?') { '&' } else { '?' };
-    let spec = JournalSpec::parse(&format!("{server}{sep}sslmode=require")).unwrap();
-    let err = Journal::open(&spec, Access::Read).await.err().unwrap();
-    assert_eq!(
-        err.journal_fault(),
-        Some(JournalFault::Unreachable),
+    if !server.contains("sslrootcert=") {
+        eprintln!("SKIPPED tls: the server's URL names no CA (sslrootcert=); postgres.sh's does");
+        return;
+    }
+    let db = Db::new(&server, "tls").await;
+    // The default (prefer) with the server's CA: TLS, verified.
+    let app = format!("vmctl_tls_{}", std::process::id());
+    let spec = JournalSpec::parse(&with(&db.url, &format!("application_name={app}"))).unwrap();
+    let j = Journal::open(&spec, Access::Write).await.unwrap();
+    assert!(uses_tls(&db, &app).await);
+    drop(j);
+    // libpq's verify-full is understood.
+    let j = Journal::open(
+        &JournalSpec::parse(&with(&db.url, "sslmode=verify-full")).unwrap(),
+        Access::Read,
+    )
+    .await
+    .unwrap();
+    drop(j);
+    // disable: in the clear.
+    let app = format!("vmctl_plain_{}", std::process::id());
+    let plain = with(
+        &without(&db.url, "sslrootcert"),
+        &format!("sslmode=disable&application_name={app}"),
+    );
+    let j = Journal::open(&JournalSpec::parse(&plain).unwrap(), Access::Read)
+        .await
+        .unwrap();
+    assert!(!uses_tls(&db, &app).await);
+    drop(j);
+    // The system's roots do not know the test CA: prefer and require refuse the server
+    // (stricter than libpq, which verifies nothing under prefer/require).
+    for mode in ["prefer", "require"] {
+        let url = with(&without(&db.url, "sslrootcert"), &format!("sslmode={mode}"));
+        let err = Journal::open(&JournalSpec::parse(&url).unwrap(), Access::Read)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.journal_fault(),
+            Some(JournalFault::Unreachable),
+            "{err}"
+        );
+        assert!(err.to_string().contains("certificate"), "{err}");
+        eprintln!("{mode}, unknown CA: {err}");
+    }
+    // A CA file that is not there.
+    let url = with(
+        &without(&db.url, "sslrootcert"),
+        "sslrootcert=/nonexistent/ca.crt",
+    );
+    let err = Journal::open(&JournalSpec::parse(&url).unwrap(), Access::Read)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("sslrootcert /nonexistent/ca.crt: "),
         "{err}"
     );
-    assert!(err.to_string().to_lowercase().contains("tls"), "{err}");
+    db.drop().await;
 }
 
 /// No server needed: a port nobody listens on.

@@ -4,9 +4,10 @@
 //! - **TLS**: `sslmode=disable` connects in the clear. `prefer` (the default, as libpq's) and
 //!   `require` use TLS through rustls (the `ring` provider), and unlike libpq they *verify* the
 //!   server's certificate and name against the system's roots (`rustls-native-certs`:
-//!   `/etc/ssl/certs`, or `$SSL_CERT_FILE`/`$SSL_CERT_DIR` for a private CA). `prefer` goes on
-//!   in the clear only when the server has no TLS at all. libpq's `verify-ca`/`verify-full` are
-//!   accepted (they are what `require` does here) and `allow` is read as `prefer`.
+//!   `/etc/ssl/certs`, or `$SSL_CERT_FILE`/`$SSL_CERT_DIR`), or against the CA certificates of
+//!   the file libpq's `sslrootcert=FILE` names. `prefer` goes on in the clear only when the
+//!   server has no TLS at all. libpq's `verify-ca`/`verify-full` are accepted (they are what
+//!   `require` does here) and `allow` is read as `prefer`.
 //! - **Schema**: `vmctl_schema` lists the migration steps applied (one row per version); on a
 //!   Write-open the missing steps are applied in one transaction that first takes
 //!   `pg_advisory_xact_lock`, so two recorders starting at once do not race. A version above
@@ -182,21 +183,62 @@ fn split_keep(s: &str) -> Vec<&str> {
     pieces
 }
 
-/// libpq's `sslmode` values tokio-postgres does not know, as what they mean here.
-fn libpq_compat(url: &str) -> Cow<'_, str> {
-    if !url.contains("sslmode=") {
-        return Cow::Borrowed(url);
+/// The URL with libpq's TLS parameters tokio-postgres does not know taken out or translated:
+/// `sslmode=verify-full`/`verify-ca` → `require` (which verifies here), `allow` → `prefer`,
+/// and `sslrootcert=FILE` (the CA certificates to trust instead of the system's; `system`:
+/// the system's) returned apart.
+fn libpq_compat(url: &str) -> (Cow<'_, str>, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (Cow::Borrowed(url), None);
+    };
+    if !query.contains("sslmode=") && !query.contains("sslrootcert=") {
+        return (Cow::Borrowed(url), None);
     }
-    Cow::Owned(
-        url.replace("sslmode=verify-full", "sslmode=require")
-            .replace("sslmode=verify-ca", "sslmode=require")
-            .replace("sslmode=allow", "sslmode=prefer"),
-    )
+    let mut root = None;
+    let mut kept: Vec<Cow<'_, str>> = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("sslrootcert", v)) => root = Some(percent_decode(v)),
+            Some(("sslmode", "verify-full" | "verify-ca")) => kept.push("sslmode=require".into()),
+            Some(("sslmode", "allow")) => kept.push("sslmode=prefer".into()),
+            _ => kept.push(pair.into()),
+        }
+    }
+    let root = root.filter(|r| r != "system");
+    if kept.is_empty() {
+        return (Cow::Owned(base.to_string()), root);
+    }
+    (Cow::Owned(format!("{base}?{}", kept.join("&"))), root)
 }
 
-/// The URL as a tokio-postgres configuration (with vmctl's defaults).
-fn config(url: &str, name: &str) -> Result<Config> {
-    let mut config = Config::from_str(&libpq_compat(url)).map_err(|e| {
+/// `%XX` escapes decoded (a malformed one is kept as it is; invalid UTF-8 replaced).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The URL as a tokio-postgres configuration (with vmctl's defaults), and the
+/// `sslrootcert` file when the URL names one.
+fn config(url: &str, name: &str) -> Result<(Config, Option<String>)> {
+    let (url, root) = libpq_compat(url);
+    let mut config = Config::from_str(&url).map_err(|e| {
         super::fault(
             name,
             JournalFault::Other,
@@ -209,7 +251,33 @@ fn config(url: &str, name: &str) -> Result<Config> {
     if config.get_application_name().is_none() {
         config.application_name("vmctl");
     }
-    Ok(config)
+    Ok((config, root))
+}
+
+/// The CA certificates of an `sslrootcert` file (PEM).
+fn root_file(path: &str, name: &str) -> Result<Arc<rustls::RootCertStore>> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let shown = crate::text::printable(path);
+    let bad = |why: String| {
+        super::fault(
+            name,
+            JournalFault::Other,
+            format!("sslrootcert {shown}: {why}"),
+        )
+    };
+    let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| bad(format!("not PEM certificates: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("not a CA certificate rustls accepts: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("no certificate in it".to_string()));
+    }
+    Ok(Arc::new(roots))
 }
 
 /// The system's trust roots, loaded once (a missing or unreadable store gives an empty one:
@@ -225,12 +293,15 @@ fn roots() -> Arc<rustls::RootCertStore> {
         .clone()
 }
 
-fn tls(name: &str) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+fn tls(
+    name: &str,
+    roots: Arc<rustls::RootCertStore>,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| super::fault(name, JournalFault::Other, format!("TLS: {e}")))?
-        .with_root_certificates(roots())
+        .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
@@ -325,7 +396,7 @@ fn unreachable(e: &tokio_postgres::Error) -> bool {
 impl PostgresJournal {
     pub async fn open(url: &str, access: Access) -> Result<PostgresJournal> {
         let name = redact(url);
-        let config = config(url, &name)?;
+        let (config, root) = config(url, &name)?;
         let ended = Arc::new(Mutex::new(None));
         let connected = if config.get_ssl_mode() == SslMode::Disable {
             config.connect(NoTls).await.map(|(client, connection)| {
@@ -333,8 +404,12 @@ impl PostgresJournal {
                 client
             })
         } else {
+            let roots = match root {
+                Some(path) => root_file(&path, &name)?,
+                None => roots(),
+            };
             config
-                .connect(tls(&name)?)
+                .connect(tls(&name, roots)?)
                 .await
                 .map(|(client, connection)| {
                     spawn_connection(connection, &ended);
@@ -342,6 +417,12 @@ impl PostgresJournal {
                 })
         };
         let client = connected.map_err(|e| {
+            let hint = if message(&e).contains("certificate") {
+                " (sslmode prefer and require verify the server's certificate against the \
+                 system's CAs, or the CA file sslrootcert= names)"
+            } else {
+                ""
+            };
             let fault = if unreachable(&e) {
                 JournalFault::Unreachable
             } else {
@@ -350,7 +431,7 @@ impl PostgresJournal {
             super::fault(
                 &name,
                 fault,
-                format!("cannot reach {}: {}", servers(&config), message(&e)),
+                format!("cannot reach {}: {}{hint}", servers(&config), message(&e)),
             )
         })?;
         let journal = PostgresJournal {
@@ -1098,17 +1179,31 @@ mod tests {
 
     #[test]
     fn libpq_sslmodes_are_understood() {
-        let c = config("postgres://h/db?sslmode=verify-full", "x").unwrap();
+        let c = config("postgres://h/db?sslmode=verify-full", "x")
+            .unwrap()
+            .0;
         assert_eq!(c.get_ssl_mode(), SslMode::Require);
-        let c = config("postgres://h/db?sslmode=disable", "x").unwrap();
+        let c = config("postgres://h/db?sslmode=disable", "x").unwrap().0;
         assert_eq!(c.get_ssl_mode(), SslMode::Disable);
-        let c = config("postgres://h/db", "x").unwrap();
+        let c = config("postgres://h/db", "x").unwrap().0;
         assert_eq!(c.get_ssl_mode(), SslMode::Prefer);
         assert_eq!(c.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
         assert_eq!(c.get_application_name(), Some("vmctl"));
-        let c = config("postgres://h/db?connect_timeout=3&application_name=r", "x").unwrap();
+        let c = config("postgres://h/db?connect_timeout=3&application_name=r", "x")
+            .unwrap()
+            .0;
         assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(3)));
         assert_eq!(c.get_application_name(), Some("r"));
+        let (c, root) = config(
+            "postgres://h/db?sslrootcert=/tmp/a%20b/ca.crt&sslmode=verify-ca",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(root.as_deref(), Some("/tmp/a b/ca.crt"));
+        assert_eq!(c.get_ssl_mode(), SslMode::Require);
+        let (_, root) = config("postgres://h/db?sslrootcert=system", "x").unwrap();
+        assert_eq!(root, None);
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
     }
 
     #[test]

@@ -11,8 +11,10 @@
 # a role `vmctl_test` (LOGIN CREATEDB: each test creates its own database) and a database
 # `vmctl_test`. PostgreSQL refuses to run as root: as root, the server runs as the `postgres`
 # user the package created (DIR is handed to it); otherwise as the user running this.
-# The URL printed sets no sslmode: vmctl's default (prefer) asks for TLS, the server (ssl off)
-# says no, and the connection goes on in the clear, as libpq's does.
+# TLS: the server has a certificate for 127.0.0.1 from a CA made here (openssl, DIR/ca.crt);
+# the URL printed names that CA (`sslrootcert=DIR/ca.crt`) and sets no sslmode, so vmctl's
+# default (prefer) connects with TLS and verifies the server. The server takes connections
+# without TLS too (sslmode=disable).
 set -euo pipefail
 
 usage() { echo "usage: $0 up DIR PORT | down DIR" >&2; exit 2; }
@@ -53,12 +55,28 @@ case "$cmd" in
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
       --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    # A CA and the server's certificate (EC P-256, two days).
+    (
+      cd "$dir"
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj "/CN=vmctl test CA" -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout ca.key -out ca.crt
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -subj "/CN=127.0.0.1" -keyout server.key -out server.csr
+      printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=critical,CA:FALSE" \
+        "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >server.ext
+      openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile server.ext -out server.crt
+      chmod 600 server.key
+      [ "$(id -u)" = 0 ] && chown postgres: server.key server.crt
+      true
+    ) >"$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log" >&2; exit 1; }
     as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c autovacuum=off" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c autovacuum=off -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key" \
       start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     as_owner "$BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 \
       -c "CREATE ROLE vmctl_test LOGIN CREATEDB" -c "CREATE DATABASE vmctl_test OWNER vmctl_test" >/dev/null
-    echo "postgres://vmctl_test@127.0.0.1:$port/vmctl_test"
+    echo "postgres://vmctl_test@127.0.0.1:$port/vmctl_test?sslrootcert=$dir/ca.crt"
     ;;
   down)
     [ $# = 2 ] || usage
