@@ -157,7 +157,7 @@ pub fn redact(url: &str) -> String {
             };
             out.push_str(sep);
             match kv.split_once('=') {
-                Some((k, _)) if k.trim().eq_ignore_ascii_case("password") => {
+                Some((k, _)) if percent_decode(k.trim()).eq_ignore_ascii_case("password") => {
                     out.push_str(k);
                     out.push_str("=***");
                 }
@@ -1139,6 +1139,11 @@ mod tests {
             ),
             ("host=h password=x user=u", "host=h password=*** user=u"),
             ("postgres://:pw@h/db", "postgres://:***@h/db"),
+            // tokio-postgres decodes the keys too.
+            (
+                "postgres://h/db?pass%77ord=pw",
+                "postgres://h/db?pass%77ord=***",
+            ),
         ];
         for (url, want) in cases {
             assert_eq!(redact(url), want, "{url}");
