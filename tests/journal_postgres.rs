@@ -488,6 +488,56 @@ async fn a_newer_schema_is_refused() {
 }
 
 #[tokio::test]
+async fn another_programs_migrations_table_is_left_alone_and_a_schema_of_its_own_works() {
+    let Some(server) = server("foreign") else {
+        return;
+    };
+    let db = Db::new(&server, "foreign").await;
+    db.sql()
+        .await
+        .batch_execute(
+            "CREATE TABLE migrations (version text); INSERT INTO migrations VALUES ('x')",
+        )
+        .await
+        .unwrap();
+    let err = Journal::open(&db.spec(), Access::Write)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.journal_fault(), Some(JournalFault::Other), "{err}");
+    assert!(
+        err.to_string().contains("tables of another program"),
+        "{err}"
+    );
+    // Nothing of vmctl's was left behind (one transaction), the other table untouched.
+    let sql = db.sql().await;
+    let row = sql
+        .query_one(
+            "SELECT to_regclass('vmctl_schema') IS NULL, (SELECT count(*) FROM migrations)",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, bool>(0));
+    assert_eq!(row.get::<_, i64>(1), 1);
+    // In a schema of its own, beside it.
+    sql.batch_execute("CREATE SCHEMA vmctl").await.unwrap();
+    let url = with(&db.url, "options=-csearch_path%3Dvmctl");
+    let j = Journal::open(&JournalSpec::parse(&url).unwrap(), Access::Write)
+        .await
+        .unwrap();
+    j.commit(&[record("a", 1)], &[]).await.unwrap();
+    let n: i64 = sql
+        .query_one("SELECT count(*) FROM vmctl.migrations", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    drop(j);
+    db.drop().await;
+}
+
+#[tokio::test]
 async fn reading_a_database_without_a_journal_is_missing_and_creates_nothing() {
     let Some(server) = server("missing") else {
         return;

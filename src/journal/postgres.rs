@@ -11,7 +11,9 @@
 //! - **Schema**: `vmctl_schema` lists the migration steps applied (one row per version); on a
 //!   Write-open the missing steps are applied in one transaction that first takes
 //!   `pg_advisory_xact_lock`, so two recorders starting at once do not race. A version above
-//!   [`super::SCHEMA_VERSION`] is refused; a Read-open never creates anything.
+//!   [`super::SCHEMA_VERSION`] is refused; a Read-open never creates anything. The tables go
+//!   in the connection's schema (`?options=-csearch_path%3Dvmctl` for one of vmctl's own in a
+//!   shared database); another program's `migrations` table there is refused, not touched.
 //! - **NUL**: PostgreSQL's TEXT and JSONB cannot hold U+0000, which a hostile cluster string
 //!   may carry. Every stored string (columns, and the strings and keys inside `detail`) is
 //!   escaped reversibly: NUL as U+E000 `0`, U+E000 itself as U+E000 U+E000 (nothing else
@@ -532,9 +534,23 @@ impl PostgresJournal {
                 continue;
             }
             let doing = format!("migrating the schema to version {to}");
-            tx.batch_execute(step)
-                .await
-                .map_err(|e| self.fail(&doing, &e))?;
+            tx.batch_execute(step).await.map_err(|e| {
+                if e.code() == Some(&SqlState::DUPLICATE_TABLE) {
+                    // Another program's table of the same name (`migrations` is a common one).
+                    super::fault(
+                        &self.name,
+                        JournalFault::Other,
+                        format!(
+                            "{doing}: {}: the database has tables of another program; give \
+                             vmctl a database of its own, or a schema (CREATE SCHEMA vmctl, \
+                             then ?options=-csearch_path%3Dvmctl in the URL)",
+                            message(&e)
+                        ),
+                    )
+                } else {
+                    self.fail(&doing, &e)
+                }
+            })?;
             tx.execute("INSERT INTO vmctl_schema (version) VALUES ($1)", &[&to])
                 .await
                 .map_err(|e| self.fail(&doing, &e))?;
