@@ -259,10 +259,38 @@ mod tests {
         evac.evacuation_node = Some("node-1".into());
         vec![
             evac,
-            rec("a", Some("node-2"), Failed, "not-converging", 8_000, Some(100)),
-            rec("b", Some("node-1"), Failed, "not-converging", 7_000, Some(300)),
-            rec("c", Some("node-1"), Aborted, "aborted-by-request", 6_000, None),
-            rec("d", None, Failed, "target-pod-unschedulable", 5_000, Some(10)),
+            rec(
+                "a",
+                Some("node-2"),
+                Failed,
+                "not-converging",
+                8_000,
+                Some(100),
+            ),
+            rec(
+                "b",
+                Some("node-1"),
+                Failed,
+                "not-converging",
+                7_000,
+                Some(300),
+            ),
+            rec(
+                "c",
+                Some("node-1"),
+                Aborted,
+                "aborted-by-request",
+                6_000,
+                None,
+            ),
+            rec(
+                "d",
+                None,
+                Failed,
+                "target-pod-unschedulable",
+                5_000,
+                Some(10),
+            ),
             rec("f", Some("node-2"), Succeeded, "succeeded", 4_000, Some(20)),
             rec("g", Some("node-3"), Succeeded, "succeeded", 3_000, Some(30)),
         ]
@@ -294,7 +322,10 @@ mod tests {
             "by count, then name, no node last"
         );
         let n1 = &r.by_node[0];
-        assert_eq!((n1.counts.count, n1.counts.failed, n1.evacuations), (3, 1, 1));
+        assert_eq!(
+            (n1.counts.count, n1.counts.failed, n1.evacuations),
+            (3, 1, 1)
+        );
         assert_eq!(n1.counts.median_duration_ms, Some(40));
         assert_eq!(r.by_node[1].evacuations, 0);
         // An evacuation record without a source node counts for the node it drained.

@@ -7,6 +7,7 @@ pub mod explain_libvirt;
 pub mod follow;
 pub mod gantt;
 pub mod glyphs;
+pub mod history;
 pub mod html;
 pub mod plan_drain;
 pub mod plan_maintenance;
