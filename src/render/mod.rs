@@ -3,6 +3,7 @@
 pub mod abort;
 pub mod drain;
 pub mod explain;
+pub mod explain_journal;
 pub mod explain_libvirt;
 pub mod follow;
 pub mod gantt;
