@@ -284,9 +284,10 @@ pub fn render_table(
     ));
     out.push('\n');
     out.push_str(&printable(&format!(
-        "since {} ({}) · journal {journal}\n",
+        "since {} ({}) · journal {journal}",
         searched.since, searched.window
     )));
+    out.push('\n');
     out
 }
 
@@ -360,6 +361,7 @@ mod tests {
         assert!(text.contains("node-1 → node-2"), "{text}");
         assert!(text.contains("1m30s"), "{text}");
         assert!(text.contains("2.0 GiB / 4.0 GiB"), "{text}");
+        assert!(text.ends_with("(7d) · journal /j.sqlite\n"), "{text}");
         assert!(
             text.contains("TOTAL 2 migrations · 2 failed · failure rate 100%"),
             "{text}"
