@@ -3,7 +3,7 @@
 //! gather (`evidence`: find the migration or VMI, read everything about it at once) →
 //! decide (`triage::diagnose` into `triage::report`, pure) → render (`render::explain`).
 
-use super::explain_journal;
+use super::explain_journal::{self, Fallback};
 use crate::cli::ExplainArgs;
 use crate::context::{AnySource, Context};
 use crate::error::{Result, exit};
@@ -28,7 +28,10 @@ pub async fn run(ctx: &Context, args: &ExplainArgs, journal: Option<&str>) -> Re
     let resolved = match resolve(ctx, &target).await {
         Ok(r) => r,
         Err(e) if e.exit_code() == exit::NOT_FOUND => {
-            return explain_journal::fallback(ctx, args, &target, journal, e).await;
+            return match explain_journal::fallback(ctx, args, &target, journal, e).await? {
+                Fallback::Report(report) => emit(ctx, &report, " (when recorded)"),
+                Fallback::Written(code) => Ok(code),
+            };
         }
         Err(e) => return Err(e),
     };

@@ -30,6 +30,14 @@ async fn open(flag: Option<&str>) -> Result<Option<Journal>> {
     }
 }
 
+/// What the fallback found.
+pub enum Fallback {
+    /// The recorded objects, diagnosed again: `explain` writes the report as always.
+    Report(Box<ExplainReport>),
+    /// A record without objects, written already; the exit code.
+    Written(i32),
+}
+
 /// `explain NAME` found nothing in the cluster: the journal's newest record of it, explained;
 /// else `not_found` as it was (with a hint when the journal could not be searched).
 pub async fn fallback(
@@ -38,7 +46,7 @@ pub async fn fallback(
     target: &Target,
     flag: Option<&str>,
     not_found: Error,
-) -> Result<i32> {
+) -> Result<Fallback> {
     let journal = match open(flag).await {
         Ok(Some(j)) => j,
         Ok(None) => return Err(not_found),
@@ -75,9 +83,9 @@ pub async fn fallback(
             let mut report = build_report(&evidence, args.history, &source, Vec::new());
             report.journal = Some(origin);
             report.warnings = ctx.warnings();
-            super::explain::emit(ctx, &report, " (when recorded)")
+            Ok(Fallback::Report(Box::new(report)))
         }
-        None => record_only(ctx, &record, origin),
+        None => record_only(ctx, &record, origin).map(Fallback::Written),
     }
 }
 
