@@ -448,6 +448,17 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               drawn as sparklines in the text
     notes[]                   what was assumed (objects that could not be read)
     warnings[]                what was said on stderr about the input (omitted when none)
+    journal                   only when the migration was explained from the journal: {path,
+                              recordedAt, recordedBy (record | migrate | drain | abort)}
+
+THE JOURNAL (--journal, $VMCTL_JOURNAL, else the default file; read only): when NAME (or vm/NAME)
+is not in the cluster, the journal's newest record of it is explained instead: the objects it
+was diagnosed from when it ended are diagnosed again, under a first line \"from the journal PATH,
+recorded at T by WHO (the migration no longer exists in the cluster)\". A record that kept no
+objects (a libvirt run) shows its recorded outcome, plane, cause and summary. No journal, or
+--journal off: the \"not found\" as before; a journal that cannot be read adds a hint saying why.
+explain vm/NAME of a VM with no migration left names the journal's latest record of it among
+the next steps (vmctl history vm/NAME lists them all).
 
 DIRTY RATE (--metrics: the VMI node's virt-handler /metrics through the API server's pod proxy, a
 list of virt-handler pods and one page; --prometheus URL: one query, also with --from): for a

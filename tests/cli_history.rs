@@ -761,6 +761,17 @@ fn explain_falls_back_to_the_journal_with_the_same_diagnosis() {
         doc["journal"],
         serde_json::json!({"path": js, "recordedAt": "2026-12-03T10:00:05Z", "recordedBy": "record"})
     );
+    // vm/NAME of a VM gone from the cluster: its newest record, the same way.
+    let o = vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "vm/web-01",
+        "--journal",
+        &js,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert_eq!(stdout(&o), text);
     // A migration the journal does not have either: not found, with a hint saying so.
     let o = vmctl([
         "--from",
