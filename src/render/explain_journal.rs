@@ -113,3 +113,90 @@ pub fn latest_line(records: &[MigrationRecord], vm: &str) -> Option<String> {
         last.ended_at.as_deref().unwrap_or(&last.recorded_at),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::journal::{Platform, RecordedBy};
+
+    fn rec(migration: &str, outcome: RecordOutcome) -> MigrationRecord {
+        MigrationRecord {
+            id: format!("kubevirt:{migration}"),
+            cluster: "c".into(),
+            recorded_by: RecordedBy::Migrate,
+            platform: Platform::KubeVirt,
+            namespace: "ns".into(),
+            vm: "db\u{1b}[31m".into(),
+            migration: migration.into(),
+            source_node: Some("node-1".into()),
+            target_node: None,
+            source_pod: None,
+            target_pod: None,
+            evacuation_node: None,
+            outcome,
+            phase: "Failed".into(),
+            mode: Some("post-copy".into()),
+            plane: "data-plane".into(),
+            cause: "postcopy-failed".into(),
+            summary: "lost\nthe guest".into(),
+            created_at: None,
+            started_at: None,
+            ended_at: Some("2026-12-01T00:00:00Z".into()),
+            ended_ms: 0,
+            recorded_at: "2026-12-01T00:00:02Z".into(),
+            duration_ms: Some(125_000),
+            transfer_ms: None,
+            data_processed_bytes: None,
+            data_total_bytes: None,
+            data_remaining_bytes: None,
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    fn origin() -> JournalOrigin {
+        JournalOrigin {
+            path: "/j".into(),
+            recorded_at: "2026-12-01T00:00:02Z".into(),
+            recorded_by: "migrate".into(),
+        }
+    }
+
+    #[test]
+    fn a_record_alone_shows_its_verdict_escaped() {
+        let r = rec("m1", RecordOutcome::Failed);
+        let text = render_record(&RecordDocument::new(&r, origin()), Style { color: false });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "from the journal /j, recorded at 2026-12-01T00:00:02Z by migrate (the migration no longer exists in the cluster)"
+        );
+        assert_eq!(lines[1], "Migration ns/m1 · VMI ns/db\\u{1b}[31m");
+        assert_eq!(lines[3], "FAILED · data-plane · postcopy-failed");
+        assert_eq!(lines[4], "lost\\nthe guest");
+        assert_eq!(
+            lines[5],
+            "node-1 → ? · phase Failed · mode post-copy · took 2m05s"
+        );
+        assert!(!text.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn the_latest_line_counts_and_names_the_newest() {
+        assert_eq!(latest_line(&[], "db"), None);
+        let rs = [
+            rec("m2", RecordOutcome::Failed),
+            rec("m1", RecordOutcome::Succeeded),
+        ];
+        assert_eq!(
+            latest_line(&rs, "db").as_deref(),
+            Some(
+                "the journal has 2 migrations of vm/db; the last: m2 failed (postcopy-failed, node-1 → ?, ended 2026-12-01T00:00:00Z) — `vmctl history vm/db`"
+            )
+        );
+        assert!(
+            latest_line(&rs[..1], "db")
+                .unwrap()
+                .contains("has 1 migration of")
+        );
+    }
+}
