@@ -349,6 +349,10 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;history' {
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Migrations that ended in this window, back from now (e.g. 36h, 7d, 2w; at most 10 years)')
+            [CompletionResult]::new('--cause', '--cause', [CompletionResultType]::ParameterName, 'Only migrations this cause ended (a cause id: vmctl explain --help lists them)')
+            [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only migrations that ended this way')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'At most this many migrations listed, newest first (0: all). The totals, per node and per cause, count every migration that matched')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
             [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')
@@ -360,6 +364,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for each API request')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate as if the time were this RFC 3339 instant (reproducible output)')
+            [CompletionResult]::new('--failed', '--failed', [CompletionResultType]::ParameterName, 'Only failed migrations (--outcome failed)')
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Look in every namespace')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)')

@@ -667,12 +667,28 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__history)
-            opts="-n -A -o -h -V --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
+            opts="-n -A -o -h -V --since --cause --outcome --failed --limit --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cause)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --outcome)
+                    COMPREPLY=($(compgen -W "succeeded failed aborted vanished" -- "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -335,6 +335,10 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
         }
         &'vmctl;history'= {
+            cand --since 'Migrations that ended in this window, back from now (e.g. 36h, 7d, 2w; at most 10 years)'
+            cand --cause 'Only migrations this cause ended (a cause id: vmctl explain --help lists them)'
+            cand --outcome 'Only migrations that ended this way'
+            cand --limit 'At most this many migrations listed, newest first (0: all). The totals, per node and per cause, count every migration that matched'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'
@@ -346,6 +350,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --request-timeout 'Seconds to wait for each API request'
             cand --journal 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it'
             cand --now 'Evaluate as if the time were this RFC 3339 instant (reproducible output)'
+            cand --failed 'Only failed migrations (--outcome failed)'
             cand -A 'Look in every namespace'
             cand --all-namespaces 'Look in every namespace'
             cand --no-color 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'

@@ -311,6 +311,13 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s A -l all-namespac
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l since -d 'Migrations that ended in this window, back from now (e.g. 36h, 7d, 2w; at most 10 years)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l cause -d 'Only migrations this cause ended (a cause id: vmctl explain --help lists them)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l outcome -d 'Only migrations that ended this way' -r -f -a "succeeded\t''
+failed\t''
+aborted\t''
+vanished\t'The object vanished before it reached a final phase'"
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l limit -d 'At most this many migrations listed, newest first (0: all). The totals, per node and per cause, count every migration that matched' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -324,6 +331,7 @@ html\t'A self-contained HTML report to attach to a ticket (explain and plan-drai
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l failed -d 'Only failed migrations (--outcome failed)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -448,6 +448,17 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind Diagnosis:
                               drawn as sparklines in the text
     notes[]                   what was assumed (objects that could not be read)
     warnings[]                what was said on stderr about the input (omitted when none)
+    journal                   only when the migration was explained from the journal: {path,
+                              recordedAt, recordedBy (record | migrate | drain | abort)}
+
+THE JOURNAL (--journal, $VMCTL_JOURNAL, else the default file; read only): when NAME (or vm/NAME)
+is not in the cluster, the journal's newest record of it is explained instead: the objects it
+was diagnosed from when it ended are diagnosed again, under a first line \"from the journal PATH,
+recorded at T by WHO (the migration no longer exists in the cluster)\". A record that kept no
+objects (a libvirt run) shows its recorded outcome, plane, cause and summary. No journal, or
+--journal off: the \"not found\" as before; a journal that cannot be read adds a hint saying why.
+explain vm/NAME of a VM with no migration left names the journal's latest record of it among
+the next steps (vmctl history vm/NAME lists them all).
 
 DIRTY RATE (--metrics: the VMI node's virt-handler /metrics through the API server's pod proxy, a
 list of virt-handler pods and one page; --prometheus URL: one query, also with --from): for a
@@ -747,11 +758,83 @@ pub struct RecordArgs {}
 
 const RECORD_OUTPUT: &str = "";
 
-/// `vmctl history` (issue 28; filled in by its builder).
 #[derive(Debug, Clone, Args)]
-pub struct HistoryArgs {}
+pub struct HistoryArgs {
+    /// Only the migrations of one VM (NAME, vm/NAME or vmi/NAME), from or to one node
+    /// (node/NAME), or one migration (migration/NAME); every migration in scope when absent.
+    #[arg(value_name = "TARGET")]
+    pub target: Option<String>,
 
-const HISTORY_OUTPUT: &str = "";
+    /// Migrations that ended in this window, back from now (e.g. 36h, 7d, 2w; at most 10 years).
+    ///
+    /// DURATION: 90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, 1w, P7D or plain seconds; a day is 24 hours.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_since)]
+    pub since: Duration,
+
+    /// Only migrations this cause ended (a cause id: vmctl explain --help lists them).
+    #[arg(long, value_name = "CAUSE")]
+    pub cause: Option<String>,
+
+    /// Only migrations that ended this way.
+    #[arg(long, value_enum, value_name = "OUTCOME", conflicts_with = "failed")]
+    pub outcome: Option<HistoryOutcome>,
+
+    /// Only failed migrations (--outcome failed).
+    #[arg(long)]
+    pub failed: bool,
+
+    /// At most this many migrations listed, newest first (0: all). The totals, per node and
+    /// per cause, count every migration that matched.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: usize,
+}
+
+/// `history --outcome`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryOutcome {
+    Succeeded,
+    Failed,
+    Aborted,
+    /// The object vanished before it reached a final phase.
+    Vanished,
+}
+
+const HISTORY_OUTPUT: &str = "\
+Reads the journal only (--journal, $VMCTL_JOURNAL, else the default file): no cluster is
+contacted. The namespace scope is -n, else the kubeconfig context's namespace (read from the
+file, no request), else `default`; -A for every namespace. Nothing is created: a journal that
+does not exist is an error (exit 7); vmctl record, migrate, drain and abort write it.
+
+TABLE: the migrations, newest first (ENDED ago, VM, MIGRATION, OUTCOME, CAUSE, PLANE, ROUTE
+source → target node, MODE, DURATION created → ended, DATA sent / total, BY which command
+recorded it; -o wide adds ENDED AT, PODS source → target, EVACUATING node and SUMMARY), then BY
+NODE (a migration counts for its source node, so an evacuation of node X counts for X;
+EVACUATIONS says how many of them were), BY CAUSE (the nodes each cause hit) and the TOTAL line.
+Durations: nearest rank (the median and p95 are durations a migration took).
+
+JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind MigrationHistory:
+    asOf                  the clock (--now / VMCTL_NOW, else this machine's)
+    journal               the journal read (a path, or a URL without its password)
+    query                 {namespace (null: all), target (vm/NAME, node/NAME, migration/NAME
+                          or null), since (RFC 3339), window (its length: 7d), cause, outcome,
+                          limit (null: all)}
+    matched               how many migrations matched (records[] holds at most --limit)
+    records[]             newest first: {id, cluster, recordedBy (record | migrate | drain |
+                          abort), platform (kubevirt | libvirt), namespace, vm, migration,
+                          sourceNode, targetNode, sourcePod, targetPod, evacuationNode,
+                          outcome (succeeded | failed | aborted | vanished), phase, mode
+                          (pre-copy | post-copy), plane, cause, summary, createdAt, startedAt,
+                          endedAt, endedMs, recordedAt, durationMs, transferMs,
+                          dataProcessedBytes, dataTotalBytes, dataRemainingBytes, ageSeconds}
+    totals                {count, succeeded, failed, aborted, vanished, failureRate (failed ÷
+                          count), medianDurationMs, p95DurationMs, dataProcessedBytes}
+    byNode[]              {node (null: none recorded), the totals' fields, evacuations}, by
+                          count then name
+    byCause[]             {cause, plane, count, failed, nodes[]}, by count then cause
+
+EXIT CODES: 0 nothing matched failed (an empty window too: the line says what was searched);
+1 a failed migration is among those matched; 2 usage (a cause not in the catalogue, with
+the closest ids); 7 the journal is missing, corrupted or from a newer vmctl.";
 
 #[derive(Debug, Clone, Args)]
 pub struct ExplainArgs {
@@ -981,6 +1064,43 @@ const DURATION_FORMS: &str = "90s, 15m, 1h30m, 1h 30m, 1.5h, 2d, PT1H30M or plai
 /// Negative durations (`-5s`, `5s ago`) are refused. Nothing wraps: jiff checks every unit's range.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     duration(text, false)
+}
+
+/// `history --since`: a DURATION as [`parse_duration`] takes (a day and a week are 24 hours
+/// and 7 of them), more than 0, at most 10 years.
+pub fn parse_since(text: &str) -> Result<Duration, String> {
+    use jiff::{Span, SpanRelativeTo};
+    const MAX: Duration = Duration::from_secs(3650 * 86_400);
+    let bad = || format!("{text:?} is not a duration (e.g. 36h, 7d, 2w, {DURATION_FORMS})");
+    let t = text.trim();
+    if t.is_empty() || t.len() > 64 {
+        return Err(bad());
+    }
+    let d = if t.bytes().all(|b| b.is_ascii_digit()) {
+        Duration::from_secs(t.parse::<u64>().map_err(|_| bad())?)
+    } else {
+        let span: Span = t.parse().map_err(|_| bad())?;
+        if span.is_negative() {
+            return Err(format!(
+                "{text:?} is negative: --since counts back from now"
+            ));
+        }
+        let signed = span
+            .to_duration(SpanRelativeTo::days_are_24_hours())
+            .map_err(|_| {
+                format!("{text:?}: months and years have no fixed length (use days, 24 hours each)")
+            })?;
+        Duration::try_from(signed).map_err(|_| bad())?
+    };
+    if d.is_zero() {
+        return Err(format!(
+            "{text:?}: an empty window (--since must be more than 0)"
+        ));
+    }
+    if d > MAX {
+        return Err(format!("{text:?} is longer than 10 years"));
+    }
+    Ok(d)
 }
 
 /// `drain --timeout`: as [`parse_duration`], and 0 (any zero: `0`, `0s`, `PT0S`) is accepted
@@ -1267,6 +1387,27 @@ mod value_tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn history_windows_parse() {
+        let secs = |t: &str| parse_since(t).map(|d| d.as_secs());
+        assert_eq!(secs("7d"), Ok(7 * 86_400));
+        assert_eq!(secs("36h"), Ok(36 * 3600));
+        assert_eq!(secs("2w"), Ok(14 * 86_400));
+        assert_eq!(secs("90d"), Ok(90 * 86_400));
+        assert_eq!(secs("600"), Ok(600));
+        for bad in ["0", "-1d", "1mo", "soon", "3651d", ""] {
+            assert!(parse_since(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["vmctl", "history"]).unwrap();
+        let Command::History(h) = cli.command else {
+            panic!("not history")
+        };
+        assert_eq!((h.since.as_secs(), h.limit), (7 * 86_400, 50));
+        assert!(
+            Cli::try_parse_from(["vmctl", "history", "--failed", "--outcome", "aborted"]).is_err()
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ fn record(i: usize, prefix: &str) -> MigrationRecord {
     MigrationRecord {
         id: format!("kubevirt:{prefix}-{i:06}"),
         cluster: "prod".into(),
-        recorded_by: if i % 5 == 0 {
+        recorded_by: if i.is_multiple_of(5) {
             RecordedBy::Drain
         } else {
             RecordedBy::Record
@@ -39,16 +39,26 @@ fn record(i: usize, prefix: &str) -> MigrationRecord {
         target_node: Some(format!("node-{}", (i + 1) % 7)),
         source_pod: Some(format!("virt-launcher-vm-{}-aaaaa", i % 10)),
         target_pod: Some(format!("virt-launcher-vm-{}-bbbbb", i % 10)),
-        evacuation_node: (i % 4 == 0).then(|| format!("node-{}", (i + 3) % 7)),
-        outcome: if i % 3 == 0 {
+        evacuation_node: (i.is_multiple_of(4)).then(|| format!("node-{}", (i + 3) % 7)),
+        outcome: if i.is_multiple_of(3) {
             RecordOutcome::Failed
         } else {
             RecordOutcome::Succeeded
         },
-        phase: if i % 3 == 0 { "Failed" } else { "Succeeded" }.into(),
+        phase: if i.is_multiple_of(3) {
+            "Failed"
+        } else {
+            "Succeeded"
+        }
+        .into(),
         mode: Some("pre-copy".into()),
-        plane: if i % 3 == 0 { "data-plane" } else { "none" }.into(),
-        cause: if i % 3 == 0 {
+        plane: if i.is_multiple_of(3) {
+            "data-plane"
+        } else {
+            "none"
+        }
+        .into(),
+        cause: if i.is_multiple_of(3) {
             "dirty-rate-exceeds-bandwidth"
         } else {
             "none"

@@ -3,6 +3,7 @@
 //! gather (`evidence`: find the migration or VMI, read everything about it at once) →
 //! decide (`triage::diagnose` into `triage::report`, pure) → render (`render::explain`).
 
+use super::explain_journal::{self, Fallback};
 use crate::cli::ExplainArgs;
 use crate::context::{AnySource, Context};
 use crate::error::{Result, exit};
@@ -21,9 +22,19 @@ pub fn parse_target(text: &str) -> Result<Target> {
     crate::names::parse_target(text, crate::names::Takes::MigrationFirst, "explain")
 }
 
-pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
+/// `journal`: `--journal` as given (the fallback when the migration is gone).
+pub async fn run(ctx: &Context, args: &ExplainArgs, journal: Option<&str>) -> Result<i32> {
     let target = parse_target(&args.target)?;
-    let resolved = resolve(ctx, &target).await?;
+    let resolved = match resolve(ctx, &target).await {
+        Ok(r) => r,
+        Err(e) if e.exit_code() == exit::NOT_FOUND => {
+            return match explain_journal::fallback(ctx, args, &target, journal, e).await? {
+                Fallback::Report(report) => emit(ctx, &report, " (when recorded)"),
+                Fallback::Written(code) => Ok(code),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     if let Some(note) = &resolved.note {
         crate::say!("note: {note}");
     }
@@ -49,19 +60,24 @@ pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
     if let Some(url) = &args.prometheus {
         progress_series(url, &evidence, &mut report).await;
     }
+    if report.diagnosis.migration.is_none() {
+        explain_journal::mention(journal, &evidence, &mut report).await;
+    }
     report.warnings = ctx.warnings();
+    emit(ctx, &report, ctx.clock.note())
+}
+
+/// Writes the report in the output format; the exit code is the outcome's.
+pub fn emit(ctx: &Context, report: &ExplainReport, clock: &str) -> Result<i32> {
     let text = match ctx.output {
-        OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
-        OutputFormat::Table | OutputFormat::Wide => render_table(
-            &report,
-            ctx.style,
-            ctx.output == OutputFormat::Wide,
-            ctx.clock.note(),
-        ),
+        OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, report)?,
+        OutputFormat::Table | OutputFormat::Wide => {
+            render_table(report, ctx.style, ctx.output == OutputFormat::Wide, clock)
+        }
         OutputFormat::Html => {
             let charts =
                 crate::render::html::explain::progress_charts(report.progress_series.as_ref());
-            crate::render::html::explain::page(&report, ctx.clock.note(), &charts)
+            crate::render::html::explain::page(report, clock, &charts)
         }
     };
     write_stdout(&text)?;

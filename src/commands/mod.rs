@@ -5,6 +5,7 @@ pub mod abort_kubevirt;
 pub mod abort_libvirt;
 pub mod drain;
 pub mod explain;
+pub mod explain_journal;
 pub mod explain_libvirt;
 pub mod generate;
 pub mod history;
@@ -55,7 +56,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Explain(args) if args.connect.is_some() => {
             explain_libvirt::run_libvirt(&cli.global, args).await
         }
-        Command::Explain(args) => with_context(&cli, |ctx| explain::run(ctx, args)).await,
+        Command::Explain(args) => {
+            let journal = cli.global.journal.as_deref();
+            with_context(&cli, |ctx| explain::run(ctx, args, journal)).await
+        }
         Command::Migrate(args) if args.connect.is_some() => {
             migrate::run_libvirt(&cli.global, args).await
         }

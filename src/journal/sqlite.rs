@@ -160,7 +160,7 @@ impl SqliteJournal {
                         return Err(fault(
                             &name,
                             JournalFault::Missing,
-                            "no journal here: `vmctl record` (or migrate, drain, abort) creates it",
+                            "does not exist: `vmctl record` (or migrate, drain, abort) creates it",
                         ));
                     }
                     Err(e) => {

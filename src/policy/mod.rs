@@ -5,6 +5,7 @@ pub mod budget;
 pub mod compat;
 pub mod drain;
 pub mod eviction;
+pub mod history;
 pub mod index;
 pub mod label_selector;
 pub mod links;

@@ -126,6 +126,10 @@ pub fn route_line(d: &Diagnosis) -> Option<String> {
 pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &str) -> String {
     let d = &report.diagnosis;
     let mut out = String::new();
+    if let Some(origin) = &report.journal {
+        out.push_str(&style.paint(&origin.line(), Tone::Warn));
+        out.push('\n');
+    }
     let kv = match &report.kubevirt_version {
         Some(v) => format!("KubeVirt {v}"),
         None => "KubeVirt version unknown".to_string(),

@@ -3,10 +3,12 @@
 pub mod abort;
 pub mod drain;
 pub mod explain;
+pub mod explain_journal;
 pub mod explain_libvirt;
 pub mod follow;
 pub mod gantt;
 pub mod glyphs;
+pub mod history;
 pub mod html;
 pub mod plan_drain;
 pub mod plan_maintenance;

@@ -32,6 +32,32 @@ pub struct ExplainReport {
     /// What was said about the input on stderr (unknown values, duplicates …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Made from the journal (the migration no longer exists in the cluster): which journal,
+    /// when and by what it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalOrigin>,
+}
+
+/// Where a diagnosis made from the journal came from (`explain`'s fallback, issue 28).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalOrigin {
+    /// The journal (a path, or a URL without its password).
+    pub path: String,
+    pub recorded_at: String,
+    /// record | migrate | drain | abort.
+    pub recorded_by: String,
+}
+
+impl JournalOrigin {
+    /// `from the journal PATH, recorded at T by record (the migration no longer exists in
+    /// the cluster)`; the caller escapes it.
+    pub fn line(&self) -> String {
+        format!(
+            "from the journal {}, recorded at {} by {} (the migration no longer exists in the cluster)",
+            self.path, self.recorded_at, self.recorded_by
+        )
+    }
 }
 
 pub fn build_report(
@@ -55,6 +81,7 @@ pub fn build_report(
         history: with_history.then(|| history(evidence)),
         notes,
         warnings: Vec::new(),
+        journal: None,
     }
 }
 

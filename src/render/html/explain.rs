@@ -135,6 +135,9 @@ pub fn page(report: &ExplainReport, clock_note: &str, charts: &[Chart]) -> Strin
         .map(|v| format!("KubeVirt {v}"))
         .unwrap_or_else(|| "KubeVirt version unknown".into());
     let body = html! {
+        @if let Some(origin) = &report.journal {
+            p.journal { (crate::text::printable(&origin.line())) }
+        }
         (verdict(d, &kubevirt))
         (attention(&d.attention))
         (next_steps(&d.next_steps))

@@ -1,0 +1,202 @@
+//! `explain`'s lines from the journal (issue 28): a record that carries no objects to diagnose
+//! again (its own outcome, plane, cause and summary), and the line naming a VM's latest record.
+
+use serde::Serialize;
+
+use super::{Style, Tone};
+use crate::model::journal::{MigrationRecord, RecordOutcome};
+use crate::text::{duration, printable};
+use crate::triage::report::JournalOrigin;
+
+/// `explain -o json|yaml` of a record without objects: kind Diagnosis, the record's own
+/// verdict, the record and where it came from.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordDocument<'a> {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub outcome: &'static str,
+    pub plane: &'a str,
+    pub cause: &'a str,
+    pub summary: &'a str,
+    pub record: &'a MigrationRecord,
+    pub journal: JournalOrigin,
+}
+
+impl<'a> RecordDocument<'a> {
+    pub fn new(record: &'a MigrationRecord, journal: JournalOrigin) -> Self {
+        RecordDocument {
+            api_version: crate::model::VMCTL_API_VERSION,
+            kind: "Diagnosis",
+            outcome: record.outcome.as_str(),
+            plane: &record.plane,
+            cause: &record.cause,
+            summary: &record.summary,
+            record,
+            journal,
+        }
+    }
+}
+
+fn tone(o: RecordOutcome) -> Tone {
+    match o {
+        RecordOutcome::Succeeded => Tone::Good,
+        RecordOutcome::Failed => Tone::Bad,
+        RecordOutcome::Aborted | RecordOutcome::Vanished => Tone::Warn,
+    }
+}
+
+fn name(r: &MigrationRecord) -> String {
+    let migration = if r.migration.is_empty() {
+        String::new()
+    } else {
+        format!("Migration {}/{} · ", r.namespace, r.migration)
+    };
+    if r.namespace.is_empty() {
+        format!("{migration}{} {}", r.platform.as_str(), r.vm)
+    } else {
+        format!("{migration}VMI {}/{}", r.namespace, r.vm)
+    }
+}
+
+/// The text of a record without objects.
+pub fn render_record(doc: &RecordDocument, style: Style) -> String {
+    let r = doc.record;
+    let mut out = String::new();
+    out.push_str(&style.paint(&doc.journal.line(), Tone::Warn));
+    out.push('\n');
+    out.push_str(&printable(&name(r)));
+    out.push_str("\n\n");
+    let head = format!(
+        "{} · {} · {}",
+        r.outcome.as_str().to_uppercase(),
+        r.plane,
+        r.cause
+    );
+    out.push_str(&style.paint(&head, tone(r.outcome)));
+    out.push('\n');
+    out.push_str(&printable(&r.summary));
+    out.push('\n');
+    let mut route = format!(
+        "{} → {}",
+        r.source_node.as_deref().unwrap_or("?"),
+        r.target_node.as_deref().unwrap_or("?")
+    );
+    route.push_str(&format!(" · phase {}", r.phase));
+    if let Some(m) = &r.mode {
+        route.push_str(&format!(" · mode {m}"));
+    }
+    if let Some(d) = r.duration_ms {
+        route.push_str(&format!(" · took {}", duration(d / 1000)));
+    }
+    out.push_str(&style.paint(&route, Tone::Dim));
+    out.push('\n');
+    out.push_str(
+        "(the journal kept no objects for this migration: the verdict is the one recorded)\n",
+    );
+    out
+}
+
+/// `the journal has N migrations of vm/NAME; the last: … — vmctl history vm/NAME` for the
+/// records of one VM, newest first (None when there are none). The caller's renderer escapes.
+pub fn latest_line(records: &[MigrationRecord], vm: &str) -> Option<String> {
+    let last = records.first()?;
+    let n = records.len();
+    let plural = if n == 1 { "migration" } else { "migrations" };
+    Some(format!(
+        "the journal has {n} {plural} of vm/{vm}; the last: {} {} ({}, {} → {}, ended {}) — `vmctl history vm/{vm}`",
+        last.migration,
+        last.outcome.as_str(),
+        last.cause,
+        last.source_node.as_deref().unwrap_or("?"),
+        last.target_node.as_deref().unwrap_or("?"),
+        last.ended_at.as_deref().unwrap_or(&last.recorded_at),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::journal::{Platform, RecordedBy};
+
+    fn rec(migration: &str, outcome: RecordOutcome) -> MigrationRecord {
+        MigrationRecord {
+            id: format!("kubevirt:{migration}"),
+            cluster: "c".into(),
+            recorded_by: RecordedBy::Migrate,
+            platform: Platform::KubeVirt,
+            namespace: "ns".into(),
+            vm: "db\u{1b}[31m".into(),
+            migration: migration.into(),
+            source_node: Some("node-1".into()),
+            target_node: None,
+            source_pod: None,
+            target_pod: None,
+            evacuation_node: None,
+            outcome,
+            phase: "Failed".into(),
+            mode: Some("post-copy".into()),
+            plane: "data-plane".into(),
+            cause: "postcopy-failed".into(),
+            summary: "lost\nthe guest".into(),
+            created_at: None,
+            started_at: None,
+            ended_at: Some("2026-12-01T00:00:00Z".into()),
+            ended_ms: 0,
+            recorded_at: "2026-12-01T00:00:02Z".into(),
+            duration_ms: Some(125_000),
+            transfer_ms: None,
+            data_processed_bytes: None,
+            data_total_bytes: None,
+            data_remaining_bytes: None,
+            detail: serde_json::Value::Null,
+        }
+    }
+
+    fn origin() -> JournalOrigin {
+        JournalOrigin {
+            path: "/j".into(),
+            recorded_at: "2026-12-01T00:00:02Z".into(),
+            recorded_by: "migrate".into(),
+        }
+    }
+
+    #[test]
+    fn a_record_alone_shows_its_verdict_escaped() {
+        let r = rec("m1", RecordOutcome::Failed);
+        let text = render_record(&RecordDocument::new(&r, origin()), Style { color: false });
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "from the journal /j, recorded at 2026-12-01T00:00:02Z by migrate (the migration no longer exists in the cluster)"
+        );
+        assert_eq!(lines[1], "Migration ns/m1 · VMI ns/db\\u{1b}[31m");
+        assert_eq!(lines[3], "FAILED · data-plane · postcopy-failed");
+        assert_eq!(lines[4], "lost\\nthe guest");
+        assert_eq!(
+            lines[5],
+            "node-1 → ? · phase Failed · mode post-copy · took 2m05s"
+        );
+        assert!(!text.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn the_latest_line_counts_and_names_the_newest() {
+        assert_eq!(latest_line(&[], "db"), None);
+        let rs = [
+            rec("m2", RecordOutcome::Failed),
+            rec("m1", RecordOutcome::Succeeded),
+        ];
+        assert_eq!(
+            latest_line(&rs, "db").as_deref(),
+            Some(
+                "the journal has 2 migrations of vm/db; the last: m2 failed (postcopy-failed, node-1 → ?, ended 2026-12-01T00:00:00Z) — `vmctl history vm/db`"
+            )
+        );
+        assert!(
+            latest_line(&rs[..1], "db")
+                .unwrap()
+                .contains("has 1 migration of")
+        );
+    }
+}
