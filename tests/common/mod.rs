@@ -11,7 +11,8 @@ pub fn example_cluster() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster")
 }
 
-/// Runs vmctl with colour off and no ambient kubeconfig.
+/// Runs vmctl with colour off, no ambient kubeconfig and no ambient journal (a test that
+/// wants one passes `--journal`, which wins over `VMCTL_JOURNAL=off`).
 pub fn vmctl<I, S>(args: I) -> Output
 where
     I: IntoIterator<Item = S>,
@@ -22,6 +23,7 @@ where
         .env("NO_COLOR", "1")
         .env_remove("KUBECONFIG")
         .env_remove("VMCTL_NOW")
+        .env("VMCTL_JOURNAL", "off")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run vmctl")
