@@ -146,6 +146,27 @@ fn a_failed_migration_is_journaled_with_the_diagnosis_it_printed() {
     assert_eq!(r.cause, "target-pod-unschedulable");
     assert_eq!(r.plane, result["diagnosis"]["plane"].as_str().unwrap());
     assert_eq!(r.summary, result["diagnosis"]["summary"].as_str().unwrap());
+
+    // KubeVirt cleans it up; explain answers from the journal, with the same verdict.
+    let name = result["migration"].as_str().unwrap();
+    lab.server
+        .delete_object(Kind::VirtualMachineInstanceMigration, Some("prod"), name)
+        .expect("the migration existed");
+    let out = lab.run(&["explain", name, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    let explained: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for field in ["cause", "plane", "outcome", "summary"] {
+        assert_eq!(
+            explained[field], result["diagnosis"][field],
+            "{field}: {explained:#}"
+        );
+    }
+    assert_eq!(
+        explained["journal"]["recordedBy"], "migrate",
+        "{explained:#}"
+    );
+    let out = lab.run(&["explain", name]);
+    assert!(stdout(&out).contains("from the journal"), "{}", both(&out));
 }
 
 #[test]
