@@ -22,8 +22,9 @@ pub fn parse_target(text: &str) -> Result<Target> {
     crate::names::parse_target(text, crate::names::Takes::MigrationFirst, "explain")
 }
 
-/// `journal`: `--journal` as given (the fallback when the migration is gone).
-pub async fn run(ctx: &Context, args: &ExplainArgs, journal: Option<&str>) -> Result<i32> {
+/// `ctx.journal`: `--journal` as given (the fallback when the migration is gone).
+pub async fn run(ctx: &Context, args: &ExplainArgs) -> Result<i32> {
+    let journal = ctx.journal.as_deref();
     let target = parse_target(&args.target)?;
     let resolved = match resolve(ctx, &target).await {
         Ok(r) => r,

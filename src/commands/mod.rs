@@ -56,10 +56,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Explain(args) if args.connect.is_some() => {
             explain_libvirt::run_libvirt(&cli.global, args).await
         }
-        Command::Explain(args) => {
-            let journal = cli.global.journal.as_deref();
-            with_context(&cli, |ctx| explain::run(ctx, args, journal)).await
-        }
+        Command::Explain(args) => with_context(&cli, |ctx| explain::run(ctx, args)).await,
         Command::Migrate(args) if args.connect.is_some() => {
             migrate::run_libvirt(&cli.global, args).await
         }
