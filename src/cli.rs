@@ -741,11 +741,67 @@ pub struct TopArgs {
     pub loops: LoopArgs,
 }
 
-/// `vmctl record` (issue 28; filled in by its builder).
 #[derive(Debug, Clone, Args)]
-pub struct RecordArgs {}
+pub struct RecordArgs {
+    /// Only the migrations of these VMs (or bare VMIs); all in scope when none are given.
+    #[arg(value_name = "VM")]
+    pub names: Vec<String>,
 
-const RECORD_OUTPUT: &str = "";
+    /// Only the migrations of VMIs running on this node.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+
+    /// Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// The name the records carry for this cluster (default: the kubeconfig context's
+    /// cluster; in a pod, the cluster's URL host). One PostgreSQL journal holds a fleet of
+    /// clusters by this name.
+    #[arg(long, value_name = "NAME", env = "VMCTL_CLUSTER_NAME")]
+    pub cluster_name: Option<String>,
+
+    /// Delete records that ended longer ago than this (at start, then every hour).
+    ///
+    /// DURATION: 90d, 12h, 2w, P30D or plain seconds; a day is 24 hours; at most 100 years.
+    #[arg(long, value_name = "DURATION", default_value = "90d", value_parser = parse_retention)]
+    pub retain: Duration,
+
+    /// Keep the journal's records within this size, oldest deleted first (at start, then
+    /// every hour); a quantity: 1Gi, 500Mi.
+    #[arg(long, value_name = "SIZE", default_value = "1Gi", value_parser = parse_size)]
+    pub max_size: u64,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
+}
+
+const RECORD_OUTPUT: &str = "\
+WHAT IT DOES: lists VMIs, migrations and launcher pods once (and reads the KubeVirt CR), then
+follows them with watches, as status --watch does (a dropped watch resumes, 410 Gone re-lists,
+errors back off and say 'reconnecting…' on stderr). Each migration that ends (Succeeded, Failed,
+or deleted before its end: aborted) is diagnosed as vmctl explain would from what the watches hold
+(events, PDBs and MigrationPolicies are not read: the diagnosis says so) and committed to the
+journal, once: its id is the VMIM's UID, so a restart, or migrate and record both seeing one
+migration, never writes it twice. The watch's resourceVersion is committed with the records; after a
+restart the migration watch is replayed from it first, so migrations that ended and were deleted
+while the recorder was down are still recorded (if the API server no longer has that history, 410
+Gone, it says so once and carries on). Migrations that ended while it was down and still exist are
+recorded from the first list.
+
+FAULTS: a full disk stops the writing (said once on stderr), the watching goes on, up to 10,000
+records wait in memory and are written, oldest first, once the journal takes them again (tried
+every 30 s); a busy journal is retried. SIGTERM or Ctrl-C finishes the commit in flight and exits 0.
+A kill -9 loses at most the migration being committed (the next start records it from the list).
+
+OUTPUT: one line per recorded migration on stdout (time, namespace/vm, migration, outcome, cause,
+duration; wide: nodes and mode too); with -o json one JSON object per line (-o yaml: one YAML
+document each, after ---), kind RecordedMigration: {time, id, cluster, namespace, vm, migration,
+outcome, phase, cause, plane, summary, sourceNode, targetNode, sourcePod, targetPod, mode,
+durationMs, transferMs}. Start, journal and watch notes go to stderr; a summary on stop.
+
+EXIT CODES: 0 stopped (SIGTERM, Ctrl-C); 5 cluster error (a watch that failed for 15 minutes, or
+RBAC: see deploy/record.yaml); 7 the journal cannot be used (newer schema, damaged, unreachable).";
 
 /// `vmctl history` (issue 28; filled in by its builder).
 #[derive(Debug, Clone, Args)]
@@ -983,6 +1039,28 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     duration(text, false)
 }
 
+/// `record --retain`: a DURATION as [`parse_duration`] takes it, up to 100 years.
+pub fn parse_retention(text: &str) -> Result<Duration, String> {
+    duration_within(
+        text,
+        false,
+        MAX_RETENTION,
+        "the 100 years vmctl keeps at most",
+    )
+}
+
+/// The longest `--retain`.
+pub const MAX_RETENTION: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+/// `record --max-size`: a quantity of bytes (`1Gi`, `500Mi`), more than zero.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    crate::model::Quantity::parse(text.trim())
+        .ok()
+        .map(|q| q.bytes())
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("{text:?} is not a size (e.g. 1Gi, 500Mi)"))
+}
+
 /// `drain --timeout`: as [`parse_duration`], and 0 (any zero: `0`, `0s`, `PT0S`) is accepted
 /// and means no limit, as kubectl drain's.
 pub fn parse_drain_timeout(text: &str) -> Result<Duration, String> {
@@ -990,14 +1068,24 @@ pub fn parse_drain_timeout(text: &str) -> Result<Duration, String> {
 }
 
 fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
+    duration_within(
+        text,
+        zero_means_no_limit,
+        MAX_TIMEOUT,
+        "the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)",
+    )
+}
+
+fn duration_within(
+    text: &str,
+    zero_means_no_limit: bool,
+    max: Duration,
+    max_words: &str,
+) -> Result<Duration, String> {
     use jiff::{Span, SpanRelativeTo};
 
     let bad = || format!("{text:?} is not a duration (e.g. {DURATION_FORMS})");
-    let too_long = || {
-        format!(
-            "{text:?} is longer than the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)"
-        )
-    };
+    let too_long = || format!("{text:?} is longer than {max_words}");
     let t = text.trim();
     if t.is_empty() || t.len() > 64 {
         return Err(bad());
@@ -1035,7 +1123,7 @@ fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
             "{text:?}: a timeout of 0 would end at once (omit --timeout to wait until the migration ends)"
         ));
     }
-    if seconds > MAX_TIMEOUT {
+    if seconds > max {
         return Err(too_long());
     }
     Ok(seconds)

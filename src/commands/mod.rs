@@ -66,7 +66,12 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Abort(args) => with_context(&cli, |ctx| abort::run_kubevirt(ctx, args)).await,
         Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
         Command::Top(args) => with_context(&cli, |ctx| top::run(ctx, args)).await,
-        Command::Record(args) => with_context(&cli, |ctx| record::run(ctx, args)).await,
+        Command::Record(args) => {
+            with_context(&cli, |ctx| {
+                record::run(ctx, args, cli.global.journal.as_deref())
+            })
+            .await
+        }
         Command::History(args) => history::run(&cli, args).await,
     }
 }
