@@ -20,7 +20,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::follow::{Key, Mirror, key_of};
 use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstanceMigration};
-use crate::triage::{Evidence, LoopThresholds, Source, Unread};
+use crate::triage::{Diagnosis, Evidence, LoopThresholds, Outcome, Source, Unread};
 
 /// A migration that ended: its last version (final, or deleted before it was).
 #[derive(Debug, Clone)]
@@ -283,6 +283,27 @@ pub fn vmi_caught_up(mirror: &Mirror, ended: &Ended) -> bool {
     }
 }
 
+/// The diagnosis of a migration whose VMIM vanished before it reached a final phase (deleted
+/// with no finalizer left to hold it, or the watch saw only the deletion): explain, on the
+/// object as last seen, calls it still under way; it is over, and like `migrate`'s follower
+/// the recorder counts it aborted, saying what it saw last.
+pub fn settle_vanished(diagnosis: &mut Diagnosis, ended: &Ended) {
+    let over = matches!(
+        diagnosis.outcome,
+        Outcome::Succeeded | Outcome::Failed | Outcome::Aborted
+    );
+    if !ended.deleted || over {
+        return;
+    }
+    diagnosis.outcome = Outcome::Aborted;
+    diagnosis.plane = crate::triage::Plane::None;
+    diagnosis.summary = format!(
+        "The migration's VMIM was deleted before it ended (an abort request), last seen in phase {}: the guest stays where it ran unless the migration had completed. {}",
+        ended.vmim.phase(),
+        diagnosis.summary
+    );
+}
+
 /// What `vmctl record` does not read, as the evidence's `unread`: the diagnosis says it
 /// assumed without them.
 pub fn not_watched() -> Vec<Unread> {
@@ -383,5 +404,237 @@ pub fn evidence_for(
         unread: not_watched(),
         pdbs: Vec::new(),
         loops,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::watch::{Boxed, Change};
+    use crate::model::VirtualMachineInstance;
+    use crate::triage::diagnose;
+    use serde_json::{Value, json};
+
+    fn vmim(name: &str, vmi: &str, phase: &str, rv: u64) -> VirtualMachineInstanceMigration {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "prod",
+            "uid": format!("uid-{name}"), "resourceVersion": rv.to_string(),
+            "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "spec": {"vmiName": vmi},
+            "status": {"phase": phase, "migrationState": {"sourceNode": "node-1",
+                "targetNode": "node-2", "migrationUid": format!("uid-{name}"),
+                "startTimestamp": "2026-12-01T00:00:05Z"}}}))
+        .unwrap()
+    }
+
+    fn boxed<T>(t: T) -> Boxed<T> {
+        Boxed(Box::new(t))
+    }
+
+    fn vmi(name: &str, labels: Value, state: Value) -> VirtualMachineInstance {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "prod",
+            "uid": format!("uid-{name}"), "labels": labels},
+            "status": {"nodeName": "node-1", "phase": "Running",
+                "activePods": {format!("pod-{name}"): "node-1"}, "migrationState": state}}))
+        .unwrap()
+    }
+
+    fn pod(name: &str, uid: &str, labels: Value) -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "prod",
+            "uid": uid, "labels": labels}, "status": {"phase": "Running"}}))
+        .unwrap()
+    }
+
+    fn names(ended: &[Ended]) -> Vec<(&str, bool)> {
+        ended.iter().map(|e| (e.vmim.name(), e.deleted)).collect()
+    }
+
+    fn mirror() -> Mirror {
+        let mut m = Mirror::default();
+        m.apply_vmis(Change::Listed(vec![
+            boxed(vmi("db", json!({"app": "db"}), Value::Null)),
+            boxed(vmi("web", json!({"app": "web"}), Value::Null)),
+        ]));
+        m
+    }
+
+    #[test]
+    fn each_end_is_offered_once_and_a_deletion_before_the_end_is_an_abort() {
+        let mut m = mirror();
+        // The first list: one final (ended while the recorder was down), one in flight.
+        m.apply_vmims(Change::Listed(vec![
+            boxed(vmim("old", "db", "Succeeded", 10)),
+            boxed(vmim("a", "db", "Running", 11)),
+        ]));
+        let mut t = Tracker::new(Scope::default());
+        assert_eq!(names(&t.scan(&m)), [("old", false)]);
+        assert_eq!((t.in_flight(), t.newest_version()), (1, Some("11")));
+        // Nothing new: nothing offered, by either pass.
+        assert!(t.changed(&m).is_empty() && t.scan(&m).is_empty());
+
+        // a ends; b starts and is deleted before its end.
+        m.apply_vmims(Change::Applied(boxed(vmim("b", "web", "Scheduling", 12))));
+        assert!(t.changed(&m).is_empty());
+        m.apply_vmims(Change::Applied(boxed(vmim("a", "db", "Failed", 13))));
+        let mut b = vmim("b", "web", "Running", 14);
+        b.metadata.deletion_timestamp = None;
+        m.apply_vmims(Change::Applied(boxed(b.clone())));
+        m.apply_vmims(Change::Deleted(boxed(b)));
+        let ended = t.changed(&m);
+        let mut got = names(&ended);
+        got.sort();
+        assert_eq!(got, [("a", false), ("b", true)]);
+        // b's last version (14) went with its deletion, unseen: the bookmark stays at what
+        // was seen (13), so a replay from it shows the deletion again (never skips it).
+        assert_eq!(t.newest_version(), Some("13"));
+        // Offered once: a full pass and a re-list of the same objects offer nothing again.
+        assert!(t.scan(&m).is_empty() && t.changed(&m).is_empty());
+
+        // The aborted one, diagnosed from its evidence: aborted, its deletion stamped.
+        let b = ended.iter().find(|e| e.deleted).unwrap();
+        let now: Timestamp = "2026-12-01T00:01:00Z".parse().unwrap();
+        let ev = evidence_for(&m, b, None, now, LoopThresholds::default());
+        assert!(
+            ev.migration
+                .as_ref()
+                .unwrap()
+                .metadata
+                .deletion_timestamp
+                .is_some()
+        );
+        let mut d = diagnose(&ev);
+        assert_eq!(
+            d.outcome,
+            Outcome::InProgress,
+            "explain: an abort under way"
+        );
+        settle_vanished(&mut d, b);
+        assert_eq!(d.outcome, Outcome::Aborted);
+        assert!(
+            d.summary.contains("last seen in phase Scheduling"),
+            "{}",
+            d.summary
+        );
+        let a = ended.iter().find(|e| !e.deleted).unwrap();
+        let mut d = diagnose(&evidence_for(&m, a, None, now, LoopThresholds::default()));
+        assert_eq!(d.outcome, Outcome::Failed);
+        settle_vanished(&mut d, a);
+        assert_eq!(
+            d.outcome,
+            Outcome::Failed,
+            "a final one is left as diagnosed"
+        );
+    }
+
+    #[test]
+    fn a_selector_or_names_narrow_what_is_offered() {
+        let mut m = Mirror::default();
+        m.apply_vmis(Change::Listed(vec![boxed(vmi(
+            "db",
+            json!({}),
+            Value::Null,
+        ))]));
+        m.apply_vmims(Change::Listed(vec![
+            boxed(vmim("x", "db", "Succeeded", 1)),
+            boxed(vmim("y", "web", "Succeeded", 2)),
+        ]));
+        let selective = Scope {
+            names: vec![],
+            selective: true,
+        };
+        let got = Tracker::new(selective).scan(&m);
+        assert_eq!(names(&got), [("x", false)]);
+        let named = Scope {
+            names: vec!["web".into()],
+            selective: false,
+        };
+        let got = Tracker::new(named).scan(&m);
+        assert_eq!(names(&got), [("y", false)]);
+        let got = Tracker::new(Scope::default()).scan(&m);
+        let mut all = names(&got);
+        all.sort();
+        assert_eq!(all, [("x", false), ("y", false)]);
+    }
+
+    #[test]
+    fn a_replay_yields_the_migrations_that_ended_in_their_last_version() {
+        let mut gone = vmim("gone", "db", "Succeeded", 5);
+        gone.metadata.resource_version = Some("6".into());
+        let mut aborted = vmim("aborted", "web", "Running", 7);
+        aborted.metadata.deletion_timestamp = Some(Time("2026-12-01T00:00:30Z".parse().unwrap()));
+        let events = vec![
+            (false, vmim("gone", "db", "Running", 3)),
+            (false, vmim("running", "web", "Running", 4)),
+            (false, vmim("gone", "db", "Succeeded", 5)),
+            (true, gone),
+            (false, vmim("aborted", "web", "Scheduling", 6)),
+            (true, aborted),
+        ];
+        let ended = ended_in_replay(&events);
+        assert_eq!(names(&ended), [("gone", false), ("aborted", true)]);
+        assert_eq!(
+            ended[0].vmim.metadata.resource_version.as_deref(),
+            Some("6")
+        );
+        assert!(ended_in_replay(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_evidence_holds_the_vmi_its_migrations_and_its_launcher_pods_only() {
+        let mut m = Mirror::default();
+        let state = json!({"sourceNode": "node-1", "targetNode": "node-2",
+            "migrationUid": "uid-a", "completed": false});
+        m.apply_vmis(Change::Listed(vec![boxed(vmi("db", json!({}), state))]));
+        m.apply_vmims(Change::Listed(vec![
+            boxed(vmim("earlier", "db", "Failed", 1)),
+            boxed(vmim("a", "db", "Succeeded", 2)),
+            boxed(vmim("other", "web", "Succeeded", 3)),
+        ]));
+        m.apply_pods(Change::Listed(vec![
+            boxed(pod(
+                "launcher-db",
+                "pod-db",
+                json!({"kubevirt.io/created-by": "uid-db"}),
+            )),
+            boxed(pod(
+                "target-db",
+                "pod-t",
+                json!({"kubevirt.io/migrationJobUID": "uid-a"}),
+            )),
+            boxed(pod(
+                "launcher-web",
+                "pod-web",
+                json!({"kubevirt.io/created-by": "uid-web"}),
+            )),
+        ]));
+        let ended = Ended {
+            key: ("prod".into(), "a".into()),
+            vmim: (**m.vmims.get(&("prod".to_string(), "a".to_string())).unwrap()).clone(),
+            deleted: false,
+        };
+        // The VMI has not caught up yet (its state says in progress): wait for it.
+        assert!(!vmi_caught_up(&m, &ended));
+        let now: Timestamp = "2026-12-01T00:01:00Z".parse().unwrap();
+        let ev = evidence_for(&m, &ended, None, now, LoopThresholds::default());
+        let mut pods: Vec<&str> = ev
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.as_deref().unwrap_or(""))
+            .collect();
+        pods.sort();
+        assert_eq!(pods, ["launcher-db", "target-db"]);
+        let migrations: Vec<&str> = ev.migrations.iter().map(|v| v.name()).collect();
+        assert_eq!(migrations.len(), 2);
+        assert!(migrations.contains(&"earlier") && migrations.contains(&"a"));
+        assert_eq!(ev.vmi.as_ref().map(|v| v.name()), Some("db"));
+        // What the recorder does not read is said, so the diagnosis says it assumed.
+        assert_eq!(ev.unread.len(), 4);
+        let d = diagnose(&ev);
+        assert!(
+            d.assumptions
+                .iter()
+                .any(|a| a.contains("not read by vmctl record")),
+            "{:?}",
+            d.assumptions
+        );
     }
 }

@@ -179,7 +179,8 @@ impl Recorder<'_> {
             let at = Timestamp::now();
             let evidence =
                 ended::evidence_for(mirror, &e, self.kubevirt(), at, self.settings.loops);
-            let diagnosis = crate::triage::diagnose(&evidence);
+            let mut diagnosis = crate::triage::diagnose(&evidence);
+            ended::settle_vanished(&mut diagnosis, &e);
             match crate::triage::record::kubevirt_record(
                 &evidence,
                 &diagnosis,
