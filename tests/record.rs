@@ -372,6 +372,59 @@ fn records_each_end_once_and_a_restart_resumes_from_its_bookmark() {
 }
 
 #[test]
+fn an_aborted_migration_is_recorded_as_aborted_by_request() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.sim.set_script(Script {
+        hold_running: true,
+        ..fast()
+    });
+    // As KubeVirt's admission leaves it: the finalizer holds the VMIM for the abort.
+    lab.server.add_object(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-abort", "namespace": "prod",
+            "creationTimestamp": kubevirt_sim::now(),
+            "finalizers": ["kubevirt.io/migrationJobFinalize"]},
+        "spec": {"vmiName": "batch-01"}}));
+    let deadline = Instant::now() + WAIT;
+    while lab.phase("mig-abort") != "Running" {
+        assert!(Instant::now() < deadline, "never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let abort = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args([
+            "--kubeconfig",
+            lab.kubeconfig.to_str().unwrap(),
+            "-n",
+            "prod",
+        ])
+        .args(["--journal", "off", "abort", "migration/mig-abort"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        abort.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&abort.stderr)
+    );
+    rec.wait_recorded("mig-abort");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.out()
+            .contains("mig-abort aborted cause=aborted-by-request"),
+        "{}",
+        rec.both()
+    );
+    let r = rows(&lab.journal());
+    assert_eq!(
+        (r.len(), r[0].1.as_str(), r[0].2.as_str()),
+        (1, "aborted", "aborted-by-request"),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn a_compacted_history_is_said_once_and_recording_goes_on() {
     let lab = lab();
     let mut rec = lab.record(&[]);
