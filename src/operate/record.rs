@@ -525,7 +525,8 @@ pub async fn run(
                 live,
                 &query,
                 &from,
-                REPLAY_SECONDS,
+                // Below the client's read timeout: an idle replay ends, it does not fail.
+                REPLAY_SECONDS.min(live.watch_seconds()),
                 async move {
                     let _ = rx.await;
                 },
