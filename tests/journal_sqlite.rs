@@ -79,7 +79,10 @@ fn records(n: usize, prefix: &str) -> Vec<MigrationRecord> {
 fn fault_of<T>(r: vmctl::error::Result<T>) -> (JournalFault, String) {
     match r {
         Ok(_) => panic!("expected a journal error"),
-        Err(e) => (e.journal_fault().expect("a journal error"), e.to_string()),
+        Err(e) => (
+            e.journal_fault().expect("a journal error"),
+            e.to_string(),
+        ),
     }
 }
 
@@ -203,10 +206,7 @@ fn query_filters_and_order() {
         ..Default::default()
     };
     let got = ids(q);
-    assert!(
-        got.len() > 2 * 100 / 7,
-        "source, target and evacuation: {got:?}"
-    );
+    assert!(got.len() > 2 * 100 / 7, "source, target and evacuation: {got:?}");
     assert_eq!(got, expect(&node));
 
     let since = rs[80].ended_ms;
@@ -442,11 +442,7 @@ fn retention_by_age_and_by_size() {
     assert_eq!(left.len(), 900 - p.by_size as usize);
     assert_eq!(left[0].id, rs[999].id, "the newest stay");
     let oldest_kept = &left.last().unwrap().id;
-    assert_eq!(
-        oldest_kept,
-        &rs[1000 - left.len()].id,
-        "the oldest go first"
-    );
+    assert_eq!(oldest_kept, &rs[1000 - left.len()].id, "the oldest go first");
     drop(j);
     // The file shrank (incremental vacuum) to the bound.
     let after = std::fs::metadata(&path).unwrap().len();
@@ -511,7 +507,10 @@ fn concurrent_writers_in_threads_and_processes() {
     let dir = tempfile::tempdir().unwrap();
     // A fresh path: the writers also race to create the file and its schema.
     let path = dir.path().join("new/j.sqlite");
-    let procs = [child("write:p1", &path, &[]), child("write:p2", &path, &[])];
+    let procs = [
+        child("write:p1", &path, &[]),
+        child("write:p2", &path, &[]),
+    ];
     let threads: Vec<_> = ["t1", "t2"]
         .into_iter()
         .map(|prefix| {
@@ -591,3 +590,4 @@ fn a_full_disk_is_full_and_keeps_what_was_committed() {
     let more = records(got.len() + 10, "full");
     assert_eq!(j.commit(&more, &[]).unwrap().inserted, 10);
 }
+

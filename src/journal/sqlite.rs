@@ -317,9 +317,10 @@ fn sqlite_fault(name: &str, e: &rusqlite::Error) -> Error {
             JournalFault::Other,
             format!("cannot be opened (SQLite: {said}): check the path and its permissions"),
         ),
-        Some(ErrorCode::SystemIoFailure) => {
-            (JournalFault::Other, format!("I/O error (SQLite: {said})"))
-        }
+        Some(ErrorCode::SystemIoFailure) => (
+            JournalFault::Other,
+            format!("I/O error (SQLite: {said})"),
+        ),
         Some(_) => (JournalFault::Other, format!("SQLite: {said}")),
         None => match e {
             rusqlite::Error::FromSqlConversionFailure(..)
@@ -429,8 +430,8 @@ fn prepare_write(name: &str, conn: &Connection, id: &Identity) -> Result<()> {
 /// identity read again under the lock: another writer may have done it meanwhile).
 fn migrate(name: &str, conn: &Connection) -> Result<()> {
     let sql = |e: rusqlite::Error| sqlite_fault(name, &e);
-    let tx =
-        rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        .map_err(sql)?;
     let id = identify(&tx).map_err(sql)?;
     check_identity(name, &id)?;
     let from = usize::try_from(id.version).unwrap_or(0);
@@ -714,10 +715,7 @@ mod tests {
         assert!(!sql.contains("node-1"), "{sql}");
         assert_eq!(sql.matches('?').count(), args.len());
         assert_eq!(args.len(), 1 + 3 + 1 + 1);
-        assert!(
-            sql.ends_with("ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?"),
-            "{sql}"
-        );
+        assert!(sql.ends_with("ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?"), "{sql}");
         assert!(!sql.contains("details"), "no detail, no join: {sql}");
         let (sql, _) = query_sql(&HistoryQuery {
             with_detail: true,
