@@ -13,7 +13,8 @@ use std::process::{Child, Command};
 use serde_json::json;
 use vmctl::error::JournalFault;
 use vmctl::journal::Access;
-use vmctl::journal::sqlite::{MAX_PAGES_ENV, SqliteJournal};
+use vmctl::journal::sqlite::{BUSY_MS_ENV, MAX_PAGES_ENV, SqliteJournal};
+use vmctl::journal::{Journal, JournalSpec};
 use vmctl::model::journal::{
     HistoryQuery, MigrationRecord, Platform, RecordOutcome, RecordedBy, Retention,
 };
@@ -26,7 +27,7 @@ fn record(i: usize, prefix: &str) -> MigrationRecord {
     MigrationRecord {
         id: format!("kubevirt:{prefix}-{i:06}"),
         cluster: "prod".into(),
-        recorded_by: if i % 5 == 0 {
+        recorded_by: if i.is_multiple_of(5) {
             RecordedBy::Drain
         } else {
             RecordedBy::Record
@@ -39,16 +40,26 @@ fn record(i: usize, prefix: &str) -> MigrationRecord {
         target_node: Some(format!("node-{}", (i + 1) % 7)),
         source_pod: Some(format!("virt-launcher-vm-{}-aaaaa", i % 10)),
         target_pod: Some(format!("virt-launcher-vm-{}-bbbbb", i % 10)),
-        evacuation_node: (i % 4 == 0).then(|| format!("node-{}", (i + 3) % 7)),
-        outcome: if i % 3 == 0 {
+        evacuation_node: (i.is_multiple_of(4)).then(|| format!("node-{}", (i + 3) % 7)),
+        outcome: if i.is_multiple_of(3) {
             RecordOutcome::Failed
         } else {
             RecordOutcome::Succeeded
         },
-        phase: if i % 3 == 0 { "Failed" } else { "Succeeded" }.into(),
+        phase: if i.is_multiple_of(3) {
+            "Failed"
+        } else {
+            "Succeeded"
+        }
+        .into(),
         mode: Some("pre-copy".into()),
-        plane: if i % 3 == 0 { "data-plane" } else { "none" }.into(),
-        cause: if i % 3 == 0 {
+        plane: if i.is_multiple_of(3) {
+            "data-plane"
+        } else {
+            "none"
+        }
+        .into(),
+        cause: if i.is_multiple_of(3) {
             "dirty-rate-exceeds-bandwidth"
         } else {
             "none"
@@ -79,10 +90,7 @@ fn records(n: usize, prefix: &str) -> Vec<MigrationRecord> {
 fn fault_of<T>(r: vmctl::error::Result<T>) -> (JournalFault, String) {
     match r {
         Ok(_) => panic!("expected a journal error"),
-        Err(e) => (
-            e.journal_fault().expect("a journal error"),
-            e.to_string(),
-        ),
+        Err(e) => (e.journal_fault().expect("a journal error"), e.to_string()),
     }
 }
 
@@ -206,7 +214,10 @@ fn query_filters_and_order() {
         ..Default::default()
     };
     let got = ids(q);
-    assert!(got.len() > 2 * 100 / 7, "source, target and evacuation: {got:?}");
+    assert!(
+        got.len() > 2 * 100 / 7,
+        "source, target and evacuation: {got:?}"
+    );
     assert_eq!(got, expect(&node));
 
     let since = rs[80].ended_ms;
@@ -442,7 +453,11 @@ fn retention_by_age_and_by_size() {
     assert_eq!(left.len(), 900 - p.by_size as usize);
     assert_eq!(left[0].id, rs[999].id, "the newest stay");
     let oldest_kept = &left.last().unwrap().id;
-    assert_eq!(oldest_kept, &rs[1000 - left.len()].id, "the oldest go first");
+    assert_eq!(
+        oldest_kept,
+        &rs[1000 - left.len()].id,
+        "the oldest go first"
+    );
     drop(j);
     // The file shrank (incremental vacuum) to the bound.
     let after = std::fs::metadata(&path).unwrap().len();
@@ -498,6 +513,14 @@ fn child_entry() {
     match what.split_once(':') {
         Some(("write", prefix)) => write_all(&path, prefix, 2000),
         _ if what == "full" => fill_until_full(&path),
+        _ if what == "busy" => {
+            let j = SqliteJournal::open(&path, Access::Write).unwrap();
+            let (fault, msg) = fault_of(j.commit(&records(1, "busy"), &[]));
+            assert_eq!(fault, JournalFault::Busy, "{msg}");
+            assert!(msg.contains("another writer held it locked"), "{msg}");
+            // Reading is not blocked by a writer (WAL).
+            assert_eq!(j.query(&all(false)).unwrap().len(), 5);
+        }
         _ => panic!("unknown child job {what}"),
     }
 }
@@ -507,10 +530,7 @@ fn concurrent_writers_in_threads_and_processes() {
     let dir = tempfile::tempdir().unwrap();
     // A fresh path: the writers also race to create the file and its schema.
     let path = dir.path().join("new/j.sqlite");
-    let procs = [
-        child("write:p1", &path, &[]),
-        child("write:p2", &path, &[]),
-    ];
+    let procs = [child("write:p1", &path, &[]), child("write:p2", &path, &[])];
     let threads: Vec<_> = ["t1", "t2"]
         .into_iter()
         .map(|prefix| {
@@ -591,3 +611,117 @@ fn a_full_disk_is_full_and_keeps_what_was_committed() {
     assert_eq!(j.commit(&more, &[]).unwrap().inserted, 10);
 }
 
+#[test]
+fn a_writer_held_up_too_long_is_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite");
+    let j = SqliteJournal::open(&path, Access::Write).unwrap();
+    j.commit(&records(5, "b"), &[]).unwrap();
+    // Another program holds the write lock for the whole time the child tries.
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let status = child("busy", &path, &[(BUSY_MS_ENV, "300")])
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    tx.rollback().unwrap();
+    // Once it is released, writing goes on.
+    assert_eq!(j.commit(&records(6, "b"), &[]).unwrap().inserted, 1);
+}
+
+#[test]
+fn rows_this_vmctl_cannot_read_are_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite");
+    let j = SqliteJournal::open(&path, Access::Write).unwrap();
+    j.commit(&records(3, "u"), &[]).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .execute_batch("UPDATE details SET detail = '{broken' WHERE seq = 1;")
+        .unwrap();
+    let (fault, msg) = fault_of(j.query(&all(true)));
+    assert_eq!(fault, JournalFault::Corrupt, "{msg}");
+    assert!(msg.contains("cannot read"), "{msg}");
+    // Without the detail the rest still reads.
+    assert_eq!(j.query(&all(false)).unwrap().len(), 3);
+    other
+        .execute_batch("UPDATE migrations SET outcome = 'exploded' WHERE seq = 2;")
+        .unwrap();
+    let (fault, msg) = fault_of(j.query(&all(false)));
+    assert_eq!(fault, JournalFault::Corrupt, "{msg}");
+    assert!(msg.contains("exploded"), "{msg}");
+}
+
+/// Through the `Journal` the commands use (`--journal PATH`).
+#[tokio::test]
+async fn through_the_journal_enum() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/j.sqlite");
+    let spec = JournalSpec::parse(&format!("sqlite://{}", path.display())).unwrap();
+    let err = Journal::open(&spec, Access::Read).await.err().unwrap();
+    assert_eq!(err.journal_fault(), Some(JournalFault::Missing));
+    assert_eq!(err.exit_code(), 7);
+    let j = Journal::open(&spec, Access::Write).await.unwrap();
+    assert_eq!(j.describe(), path.display().to_string());
+    let rs = records(4, "e");
+    let done = j
+        .commit(&rs, &[("vmim/prod".into(), "42".into())])
+        .await
+        .unwrap();
+    assert_eq!(done.inserted, 4);
+    assert!(j.contains(&rs[2].id).await.unwrap());
+    assert_eq!(
+        j.bookmark("vmim/prod").await.unwrap().as_deref(),
+        Some("42")
+    );
+    let r = Journal::open(&spec, Access::Read).await.unwrap();
+    let got = r
+        .query(&HistoryQuery {
+            limit: Some(2),
+            ..HistoryQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].id, rs[3].id);
+    let p = j
+        .prune(
+            &Retention {
+                max_age_ms: Some(0),
+                max_bytes: None,
+            },
+            rs[2].ended_ms,
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.by_age, 2);
+}
+
+/// Writers that open a new file at the same moment: one creates the schema, the others see
+/// either nothing or all of it (never a half-made journal taken for another program's
+/// database), and none gives up on the lock the creator holds.
+#[test]
+fn writers_racing_to_create_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in 0..40 {
+        let path = dir.path().join(format!("j{k}.sqlite"));
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    SqliteJournal::open(&path, Access::Write).map(|_| ())
+                })
+            })
+            .collect();
+        for open in opens {
+            if let Err(e) = open.join().unwrap() {
+                panic!("{e}");
+            }
+        }
+    }
+}

@@ -46,6 +46,17 @@ pub const MAX_PAGES_ENV: &str = "VMCTL_JOURNAL_MAX_PAGES";
 /// How long a writer waits for another one's lock before `JournalFault::Busy`.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Test hook (not documented for users): the busy timeout in milliseconds instead of
+/// [`BUSY_TIMEOUT`], so a test sees `JournalFault::Busy` without waiting 10 s.
+pub const BUSY_MS_ENV: &str = "VMCTL_JOURNAL_BUSY_MS";
+
+fn busy_timeout() -> Duration {
+    std::env::var(BUSY_MS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(BUSY_TIMEOUT, Duration::from_millis)
+}
+
 /// The schema, one step per version: step `i` takes a journal from version `i` to `i + 1`.
 /// Never edit a step that has shipped; add one (and raise `SCHEMA_VERSION`).
 pub const STEPS: &[&str] = &[
@@ -160,7 +171,7 @@ impl SqliteJournal {
                         return Err(fault(
                             &name,
                             JournalFault::Missing,
-                            "no journal here: `vmctl record` (or migrate, drain, abort) creates it",
+                            "does not exist: `vmctl record` (or migrate, drain, abort) creates it",
                         ));
                     }
                     Err(e) => {
@@ -189,7 +200,7 @@ impl SqliteJournal {
             }
         };
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite_fault(&name, &e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
+        conn.busy_timeout(busy_timeout())
             .map_err(|e| sqlite_fault(&name, &e))?;
         let id = identify(&conn).map_err(|e| sqlite_fault(&name, &e))?;
         check_identity(&name, &id)?;
@@ -204,7 +215,23 @@ impl SqliteJournal {
                     ));
                 }
             }
-            Access::Write => prepare_write(&name, &conn, &id)?,
+            Access::Write => {
+                // Writers racing to create a new file can meet while it is still in
+                // rollback mode, where SQLite answers BUSY at once (no busy handler) to the
+                // one that would otherwise deadlock: every step is idempotent, try again.
+                let started = std::time::Instant::now();
+                loop {
+                    match prepare_write(&name, &conn, &id) {
+                        Err(e)
+                            if e.journal_fault() == Some(JournalFault::Busy)
+                                && started.elapsed() < busy_timeout() =>
+                        {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        other => break other?,
+                    }
+                }
+            }
         }
         Ok(SqliteJournal {
             path: path.to_path_buf(),
@@ -302,8 +329,8 @@ fn sqlite_fault(name: &str, e: &rusqlite::Error) -> Error {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => (
             JournalFault::Busy,
             format!(
-                "another writer held it locked for longer than {} s (SQLite: {said})",
-                BUSY_TIMEOUT.as_secs()
+                "another writer held it locked for longer than {} ms (SQLite: {said})",
+                busy_timeout().as_millis()
             ),
         ),
         Some(ErrorCode::ReadOnly) => (
@@ -317,10 +344,9 @@ fn sqlite_fault(name: &str, e: &rusqlite::Error) -> Error {
             JournalFault::Other,
             format!("cannot be opened (SQLite: {said}): check the path and its permissions"),
         ),
-        Some(ErrorCode::SystemIoFailure) => (
-            JournalFault::Other,
-            format!("I/O error (SQLite: {said})"),
-        ),
+        Some(ErrorCode::SystemIoFailure) => {
+            (JournalFault::Other, format!("I/O error (SQLite: {said})"))
+        }
         Some(_) => (JournalFault::Other, format!("SQLite: {said}")),
         None => match e {
             rusqlite::Error::FromSqlConversionFailure(..)
@@ -339,13 +365,22 @@ fn sqlite_fault(name: &str, e: &rusqlite::Error) -> Error {
     fault(name, kind, message)
 }
 
-/// The header's application id and schema version, and how many schema objects there are.
+/// The header's application id and schema version, and how many schema objects there are:
+/// one statement, so one snapshot (another writer may be creating the schema meanwhile).
 fn identify(conn: &Connection) -> rusqlite::Result<Identity> {
-    Ok(Identity {
-        application_id: conn.pragma_query_value(None, "application_id", |r| r.get(0))?,
-        version: conn.pragma_query_value(None, "user_version", |r| r.get(0))?,
-        objects: conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
-    })
+    conn.query_row(
+        "SELECT (SELECT application_id FROM pragma_application_id), \
+                (SELECT user_version FROM pragma_user_version), \
+                (SELECT count(*) FROM sqlite_schema)",
+        [],
+        |r| {
+            Ok(Identity {
+                application_id: r.get(0)?,
+                version: r.get(1)?,
+                objects: r.get(2)?,
+            })
+        },
+    )
 }
 
 /// A vmctl journal at a version this build can use, or an empty file.
@@ -430,8 +465,8 @@ fn prepare_write(name: &str, conn: &Connection, id: &Identity) -> Result<()> {
 /// identity read again under the lock: another writer may have done it meanwhile).
 fn migrate(name: &str, conn: &Connection) -> Result<()> {
     let sql = |e: rusqlite::Error| sqlite_fault(name, &e);
-    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
-        .map_err(sql)?;
+    let tx =
+        rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
     let id = identify(&tx).map_err(sql)?;
     check_identity(name, &id)?;
     let from = usize::try_from(id.version).unwrap_or(0);
@@ -715,7 +750,10 @@ mod tests {
         assert!(!sql.contains("node-1"), "{sql}");
         assert_eq!(sql.matches('?').count(), args.len());
         assert_eq!(args.len(), 1 + 3 + 1 + 1);
-        assert!(sql.ends_with("ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?"), "{sql}");
+        assert!(
+            sql.ends_with("ORDER BY m.ended_ms DESC, m.id DESC LIMIT ?"),
+            "{sql}"
+        );
         assert!(!sql.contains("details"), "no detail, no join: {sql}");
         let (sql, _) = query_sql(&HistoryQuery {
             with_detail: true,
