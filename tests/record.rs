@@ -424,6 +424,28 @@ fn an_aborted_migration_is_recorded_as_aborted_by_request() {
     );
 }
 
+/// A migration the watch shows only once it is final (never in flight here): the full pass
+/// after a change finds it.
+#[test]
+fn a_migration_first_seen_final_is_recorded() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.server.add_object(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-done", "namespace": "prod",
+            "creationTimestamp": "2026-12-01T00:00:00Z"},
+        "spec": {"vmiName": "db-01"},
+        "status": {"phase": "Failed", "migrationState": {"sourceNode": "node-1",
+            "targetNode": "node-2", "completed": true, "failed": true,
+            "startTimestamp": "2026-12-01T00:00:10Z", "endTimestamp": "2026-12-01T00:01:10Z",
+            "failureReason": "Live migration failed: some libvirt error"}}}));
+    rec.wait_recorded("mig-done");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(rec.out().contains("mig-done failed"), "{}", rec.both());
+    assert!(rec.out().contains("took 1m10s"), "{}", rec.both());
+    assert_eq!(migrations(&rows(&lab.journal())), ["mig-done"]);
+}
+
 #[test]
 fn a_compacted_history_is_said_once_and_recording_goes_on() {
     let lab = lab();

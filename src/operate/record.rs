@@ -102,6 +102,7 @@ struct Recorder<'a> {
     listed_at: Option<Instant>,
     /// A change of migrations since the last look (`changed`), and since the last full pass.
     vmims_changed: bool,
+    since_scan: bool,
     scan_due: bool,
     /// Ended, waiting for the VMI to catch up (until the instant).
     pending: Vec<(Ended, Instant)>,
@@ -373,6 +374,7 @@ impl Observer for Recorder<'_> {
                 }
                 if *kind == Kind::VirtualMachineInstanceMigration {
                     self.vmims_changed = true;
+                    self.since_scan = true;
                     if *listed {
                         self.scan_due = true;
                     }
@@ -395,8 +397,9 @@ impl Observer for Recorder<'_> {
     }
 
     async fn tick(&mut self) -> Result<()> {
-        if self.vmims_changed {
-            // Now and then a full pass: a VMIM first seen final (never in flight here).
+        if self.since_scan {
+            // A full pass at most once a tick after changes: a VMIM first seen final (never
+            // in flight here) is caught too.
             self.scan_due = true;
         }
         if let Some(at) = self.listed_at
@@ -425,6 +428,7 @@ impl Observer for Recorder<'_> {
             self.started = true;
             self.listed_at = Some(Instant::now());
             self.vmims_changed = false;
+            self.since_scan = false;
             self.scan_due = false;
             let ended = self.tracker.scan(mirror);
             let found = ended.len();
@@ -444,6 +448,7 @@ impl Observer for Recorder<'_> {
             }
         } else if self.scan_due {
             self.scan_due = false;
+            self.since_scan = false;
             self.vmims_changed = false;
             let ended = self.tracker.scan(mirror);
             self.take(ended, Instant::now() + CATCH_UP).await?;
@@ -499,6 +504,7 @@ pub async fn run(
         replay_from: replay_from.clone(),
         listed_at: None,
         vmims_changed: false,
+        since_scan: false,
         scan_due: false,
         pending: Vec::new(),
         queue: VecDeque::new(),
