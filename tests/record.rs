@@ -536,11 +536,52 @@ fn a_full_journal_stops_the_writing_not_the_watching() {
         "said once\n{}",
         rec.both()
     );
-    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
-    assert!(rec.err().contains("could not be written"), "{}", rec.both());
     // What was written is whole.
     let written = rows(&lab.journal());
     assert_eq!(written.len(), n - 1, "{written:?}");
+
+    // Room again (the records written so far deleted, as a prune would): the waiting ones
+    // are written at the next retry, oldest first, and said so.
+    {
+        let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn.execute("DELETE FROM migrations", []).unwrap();
+    }
+    rec.wait_for("writing again", |r| {
+        r.err().contains("journal writable again")
+    });
+    rec.wait_recorded(&next);
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    let after = rows(&lab.journal());
+    assert_eq!(
+        migrations(&after),
+        [format!("mig-{n:02}"), next.clone()],
+        "{}",
+        rec.both()
+    );
+}
+
+#[test]
+fn a_full_journal_at_stop_says_what_could_not_be_written() {
+    let lab = lab();
+    let mut rec = lab.record(&[("VMCTL_JOURNAL_MAX_PAGES", "40")]);
+    let mut n = 0;
+    while !rec.err().contains("journal full") {
+        n += 1;
+        assert!(n <= 12, "never full\n{}", rec.both());
+        let name = format!("mig-{n:02}");
+        lab.migrate(&name, if n % 2 == 0 { "db-01" } else { "batch-01" });
+        lab.wait_final(&name);
+        rec.wait_for("the record or the fault", |r| {
+            r.out().contains(&format!(" {name} ")) || r.err().contains("journal full")
+        });
+    }
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.err().contains("1 could not be written"),
+        "{}",
+        rec.both()
+    );
 }
 
 #[test]
