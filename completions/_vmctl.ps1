@@ -328,6 +328,15 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;record' {
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Only the migrations of VMIs running on this node')
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web)')
+            [CompletionResult]::new('--cluster-name', '--cluster-name', [CompletionResultType]::ParameterName, 'The name the records carry for this cluster (default: the kubeconfig context''s cluster; in a pod, the cluster''s URL host). One PostgreSQL journal holds a fleet of clusters by this name')
+            [CompletionResult]::new('--retain', '--retain', [CompletionResultType]::ParameterName, 'Delete records that ended longer ago than this (at start, then every hour)')
+            [CompletionResult]::new('--max-size', '--max-size', [CompletionResultType]::ParameterName, 'Keep the journal''s records within this size, oldest deleted first (at start, then every hour); a quantity: 1Gi, 500Mi')
+            [CompletionResult]::new('--loop-failures', '--loop-failures', [CompletionResultType]::ParameterName, 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)')
+            [CompletionResult]::new('--sync-timeout', '--sync-timeout', [CompletionResultType]::ParameterName, 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)')
+            [CompletionResult]::new('--handoff-timeout', '--handoff-timeout', [CompletionResultType]::ParameterName, 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
             [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')

@@ -315,6 +315,15 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
         }
         &'vmctl;record'= {
+            cand --node 'Only the migrations of VMIs running on this node'
+            cand -l 'Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web)'
+            cand --selector 'Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web)'
+            cand --cluster-name 'The name the records carry for this cluster (default: the kubeconfig context''s cluster; in a pod, the cluster''s URL host). One PostgreSQL journal holds a fleet of clusters by this name'
+            cand --retain 'Delete records that ended longer ago than this (at start, then every hour)'
+            cand --max-size 'Keep the journal''s records within this size, oldest deleted first (at start, then every hour); a quantity: 1Gi, 500Mi'
+            cand --loop-failures 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)'
+            cand --sync-timeout 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)'
+            cand --handoff-timeout 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'

@@ -294,6 +294,14 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s A -l all-namespaces 
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s V -l version -d 'Print version'
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l node -d 'Only the migrations of VMIs running on this node' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s l -l selector -d 'Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l cluster-name -d 'The name the records carry for this cluster (default: the kubeconfig context\'s cluster; in a pod, the cluster\'s URL host). One PostgreSQL journal holds a fleet of clusters by this name' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l retain -d 'Delete records that ended longer ago than this (at start, then every hour)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l max-size -d 'Keep the journal\'s records within this size, oldest deleted first (at start, then every hour); a quantity: 1Gi, 500Mi' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l loop-failures -d 'Consecutive failed evacuation migrations of a VM still marked for evacuation that make an evacuation loop (1 to 5: KubeVirt keeps only the newest five finished migrations)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l sync-timeout -d 'A decentralized migration in WaitingForSync or Synchronizing for longer than this is stuck (KubeVirt has no timeout for these phases)' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l handoff-timeout -d 'A migration with backend storage (persistent TPM/EFI) still Running this long after its stream ended is stuck in the PVC hand-off' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

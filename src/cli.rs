@@ -752,11 +752,67 @@ pub struct TopArgs {
     pub loops: LoopArgs,
 }
 
-/// `vmctl record` (issue 28; filled in by its builder).
 #[derive(Debug, Clone, Args)]
-pub struct RecordArgs {}
+pub struct RecordArgs {
+    /// Only the migrations of these VMs (or bare VMIs); all in scope when none are given.
+    #[arg(value_name = "VM")]
+    pub names: Vec<String>,
 
-const RECORD_OUTPUT: &str = "";
+    /// Only the migrations of VMIs running on this node.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+
+    /// Only the migrations of VMIs whose labels match this selector (e.g. app=db,tier!=web).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// The name the records carry for this cluster (default: the kubeconfig context's
+    /// cluster; in a pod, the cluster's URL host). One PostgreSQL journal holds a fleet of
+    /// clusters by this name.
+    #[arg(long, value_name = "NAME", env = "VMCTL_CLUSTER_NAME")]
+    pub cluster_name: Option<String>,
+
+    /// Delete records that ended longer ago than this (at start, then every hour).
+    ///
+    /// DURATION: 90d, 12h, 2w, P30D or plain seconds; a day is 24 hours; at most 100 years.
+    #[arg(long, value_name = "DURATION", default_value = "90d", value_parser = parse_retention)]
+    pub retain: Duration,
+
+    /// Keep the journal's records within this size, oldest deleted first (at start, then
+    /// every hour); a quantity: 1Gi, 500Mi.
+    #[arg(long, value_name = "SIZE", default_value = "1Gi", value_parser = parse_size)]
+    pub max_size: u64,
+
+    #[command(flatten)]
+    pub loops: LoopArgs,
+}
+
+const RECORD_OUTPUT: &str = "\
+WHAT IT DOES: lists VMIs, migrations and launcher pods once (and reads the KubeVirt CR), then
+follows them with watches, as status --watch does (a dropped watch resumes, 410 Gone re-lists,
+errors back off and say 'reconnecting…' on stderr). Each migration that ends (Succeeded, Failed,
+or deleted before its end: aborted) is diagnosed as vmctl explain would from what the watches hold
+(events, PDBs and MigrationPolicies are not read: the diagnosis says so) and committed to the
+journal, once: its id is the VMIM's UID, so a restart, or migrate and record both seeing one
+migration, never writes it twice. The watch's resourceVersion is committed with the records; after a
+restart the migration watch is replayed from it first, so migrations that ended and were deleted
+while the recorder was down are still recorded (if the API server no longer has that history, 410
+Gone, it says so once and carries on). Migrations that ended while it was down and still exist are
+recorded from the first list.
+
+FAULTS: a full disk stops the writing (said once on stderr), the watching goes on, up to 10,000
+records wait in memory and are written, oldest first, once the journal takes them again (tried
+every 30 s); a busy journal is retried. SIGTERM or Ctrl-C finishes the commit in flight and exits 0.
+A kill -9 loses at most the migration being committed (the next start records it from the list).
+
+OUTPUT: one line per recorded migration on stdout (time, namespace/vm, migration, outcome, cause,
+duration; wide: nodes and mode too); with -o json one JSON object per line (-o yaml: one YAML
+document each, after ---), kind RecordedMigration: {time, id, cluster, namespace, vm, migration,
+outcome, phase, cause, plane, summary, sourceNode, targetNode, sourcePod, targetPod, mode,
+durationMs, transferMs}. Start, journal and watch notes go to stderr; a summary on stop.
+
+EXIT CODES: 0 stopped (SIGTERM, Ctrl-C); 5 cluster error (a watch that failed for 15 minutes, or
+RBAC: see deploy/record.yaml); 7 the journal cannot be used (newer schema, damaged, unreachable).";
 
 #[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
@@ -1066,41 +1122,39 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     duration(text, false)
 }
 
-/// `history --since`: a DURATION as [`parse_duration`] takes (a day and a week are 24 hours
-/// and 7 of them), more than 0, at most 10 years.
+/// `history --since`: a DURATION as [`parse_duration`] takes it (a day and a week are 24
+/// hours and 7 of them), more than 0, at most 10 years.
 pub fn parse_since(text: &str) -> Result<Duration, String> {
-    use jiff::{Span, SpanRelativeTo};
-    const MAX: Duration = Duration::from_secs(3650 * 86_400);
-    let bad = || format!("{text:?} is not a duration (e.g. 36h, 7d, 2w, {DURATION_FORMS})");
-    let t = text.trim();
-    if t.is_empty() || t.len() > 64 {
-        return Err(bad());
-    }
-    let d = if t.bytes().all(|b| b.is_ascii_digit()) {
-        Duration::from_secs(t.parse::<u64>().map_err(|_| bad())?)
-    } else {
-        let span: Span = t.parse().map_err(|_| bad())?;
-        if span.is_negative() {
-            return Err(format!(
-                "{text:?} is negative: --since counts back from now"
-            ));
-        }
-        let signed = span
-            .to_duration(SpanRelativeTo::days_are_24_hours())
-            .map_err(|_| {
-                format!("{text:?}: months and years have no fixed length (use days, 24 hours each)")
-            })?;
-        Duration::try_from(signed).map_err(|_| bad())?
-    };
-    if d.is_zero() {
-        return Err(format!(
-            "{text:?}: an empty window (--since must be more than 0)"
-        ));
-    }
-    if d > MAX {
-        return Err(format!("{text:?} is longer than 10 years"));
-    }
-    Ok(d)
+    duration_within(
+        text,
+        false,
+        Duration::from_secs(3650 * 86_400),
+        "the 10 years --since looks back at most",
+        "an empty window (--since must be more than 0)",
+    )
+}
+
+/// `record --retain`: a DURATION as [`parse_duration`] takes it, up to 100 years.
+pub fn parse_retention(text: &str) -> Result<Duration, String> {
+    duration_within(
+        text,
+        false,
+        MAX_RETENTION,
+        "the 100 years vmctl keeps at most",
+        "keeping nothing (--retain must be more than 0)",
+    )
+}
+
+/// The longest `--retain`.
+pub const MAX_RETENTION: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+/// `record --max-size`: a quantity of bytes (`1Gi`, `500Mi`), more than zero.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    crate::model::Quantity::parse(text.trim())
+        .ok()
+        .map(|q| q.bytes())
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("{text:?} is not a size (e.g. 1Gi, 500Mi)"))
 }
 
 /// `drain --timeout`: as [`parse_duration`], and 0 (any zero: `0`, `0s`, `PT0S`) is accepted
@@ -1110,14 +1164,26 @@ pub fn parse_drain_timeout(text: &str) -> Result<Duration, String> {
 }
 
 fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
+    duration_within(
+        text,
+        zero_means_no_limit,
+        MAX_TIMEOUT,
+        "the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)",
+        "a timeout of 0 would end at once (omit --timeout to wait until the migration ends)",
+    )
+}
+
+fn duration_within(
+    text: &str,
+    zero_means_no_limit: bool,
+    max: Duration,
+    max_words: &str,
+    zero_words: &str,
+) -> Result<Duration, String> {
     use jiff::{Span, SpanRelativeTo};
 
     let bad = || format!("{text:?} is not a duration (e.g. {DURATION_FORMS})");
-    let too_long = || {
-        format!(
-            "{text:?} is longer than the 30 days vmctl waits at most (omit --timeout to wait until the migration ends)"
-        )
-    };
+    let too_long = || format!("{text:?} is longer than {max_words}");
     let t = text.trim();
     if t.is_empty() || t.len() > 64 {
         return Err(bad());
@@ -1135,7 +1201,7 @@ fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
             Err(_) => return Err(bad()),
         };
         if span.is_negative() {
-            return Err(format!("{text:?} is negative: a timeout counts forward"));
+            return Err(format!("{text:?} is negative: a duration counts forward"));
         }
         let signed = span
             .to_duration(SpanRelativeTo::days_are_24_hours())
@@ -1151,11 +1217,9 @@ fn duration(text: &str, zero_means_no_limit: bool) -> Result<Duration, String> {
         d
     };
     if seconds.is_zero() && !zero_means_no_limit {
-        return Err(format!(
-            "{text:?}: a timeout of 0 would end at once (omit --timeout to wait until the migration ends)"
-        ));
+        return Err(format!("{text:?}: {zero_words}"));
     }
-    if seconds > MAX_TIMEOUT {
+    if seconds > max {
         return Err(too_long());
     }
     Ok(seconds)

@@ -286,15 +286,50 @@ impl Context {
 }
 
 impl Context {
-    /// Which cluster the journal files records under: the API server's URL (a snapshot: its
-    /// description).
-    pub fn cluster_name(&self) -> String {
+    /// The cluster's name in the journal's records: `flag` (`record --cluster-name`), else
+    /// `$VMCTL_CLUSTER_NAME`, else the kubeconfig context's cluster, else (in a pod) the API
+    /// server's host; a snapshot: its description. `record` and `migrate`/`drain`/`abort`
+    /// name a cluster alike.
+    pub fn cluster_name(&self, flag: Option<&str>) -> String {
+        let env = std::env::var("VMCTL_CLUSTER_NAME").ok();
+        let given = flag
+            .or(env.as_deref())
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        if let Some(name) = given {
+            return name.to_string();
+        }
         match &self.source {
-            AnySource::Live(live) => live.cluster_url().to_string(),
+            AnySource::Live(live) => cluster_name(None, live.cluster_name(), live.cluster_url()),
             AnySource::Snapshot(_) => self.source_description(),
         }
     }
+}
 
+/// The cluster's name in the records: the flag, else the kubeconfig context's cluster, else
+/// (in a pod) the API server's host.
+fn cluster_name(flag: Option<&str>, context_cluster: Option<&str>, url: &str) -> String {
+    if let Some(name) = flag.map(str::trim).filter(|n| !n.is_empty()) {
+        return name.to_string();
+    }
+    if let Some(name) = context_cluster {
+        return name.to_string();
+    }
+    let host = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split('/')
+        .next()
+        .unwrap_or(url);
+    if host.is_empty() {
+        "in-cluster".into()
+    } else {
+        host.to_string()
+    }
+}
+
+impl Context {
     pub fn source_description(&self) -> String {
         use crate::cluster::Source;
         self.source.describe()
@@ -371,4 +406,26 @@ fn kubeconfig_namespace(global: &GlobalArgs) -> Result<Option<String>> {
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty()))
+}
+
+#[cfg(test)]
+mod cluster_name_tests {
+    use super::*;
+
+    #[test]
+    fn the_cluster_name_is_the_flag_else_the_context_cluster_else_the_host() {
+        assert_eq!(
+            cluster_name(Some("east"), Some("kind"), "https://x:6443"),
+            "east"
+        );
+        assert_eq!(
+            cluster_name(None, Some("kind-lab"), "https://x:6443"),
+            "kind-lab"
+        );
+        assert_eq!(
+            cluster_name(None, None, "https://10.96.0.1:443/"),
+            "10.96.0.1:443"
+        );
+        assert_eq!(cluster_name(Some("  "), None, ""), "in-cluster");
+    }
 }

@@ -248,3 +248,114 @@ fn the_image_builds_where_a_container_engine_runs() {
     assert!(run.status.success(), "{}", common::stderr(&run));
     assert!(String::from_utf8_lossy(&run.stdout).starts_with("vmctl "));
 }
+
+/// deploy/record.yaml: `vmctl record` as one Deployment replica (Recreate: SQLite on a
+/// ReadWriteOnce volume is one writer's), non-root, its journal on the PVC the file defines,
+/// under a ServiceAccount bound to a read-only ClusterRole of the same file (tests/record.rs
+/// checks that role against the requests the recorder makes).
+#[test]
+fn the_recorder_runs_as_one_recreated_non_root_replica_with_its_journal_on_a_pvc() {
+    use clap::Parser;
+    use serde_json::Value;
+
+    let text = std::fs::read_to_string(Path::new(ROOT).join("deploy/record.yaml")).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let of_kind = |kind: &str| {
+        let found: Vec<&Value> = docs.iter().filter(|d| d["kind"] == kind).collect();
+        assert_eq!(found.len(), 1, "one {kind} in deploy/record.yaml");
+        found[0]
+    };
+    let deployment = of_kind("Deployment");
+    let namespace = deployment["metadata"]["namespace"].as_str().unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+    let pod = &deployment["spec"]["template"]["spec"];
+    // The selector selects the template.
+    for (k, v) in deployment["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&deployment["spec"]["template"]["metadata"]["labels"][k], v);
+    }
+
+    // Who it runs as, bound to what, granting only reads.
+    let sa = of_kind("ServiceAccount");
+    assert_eq!(pod["serviceAccountName"], sa["metadata"]["name"]);
+    assert_eq!(sa["metadata"]["namespace"], namespace);
+    let binding = of_kind("ClusterRoleBinding");
+    assert!(binding["subjects"].as_array().unwrap().iter().any(|s| {
+        s["kind"] == "ServiceAccount"
+            && s["name"] == sa["metadata"]["name"]
+            && s["namespace"] == namespace
+    }));
+    let role = of_kind("ClusterRole");
+    assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    for rule in role["rules"].as_array().unwrap() {
+        for verb in rule["verbs"].as_array().unwrap() {
+            assert!(
+                ["get", "list", "watch"].contains(&verb.as_str().unwrap()),
+                "a write in the recorder's role: {rule}"
+            );
+        }
+        for res in rule["resources"].as_array().unwrap() {
+            assert!(
+                !res.as_str().unwrap().contains('*') && !res.as_str().unwrap().contains('/'),
+                "no wildcard or subresource: {rule}"
+            );
+        }
+    }
+
+    // What it runs: vmctl's own arguments (the image's ENTRYPOINT is vmctl), which parse.
+    let containers = pod["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 1);
+    let container = &containers[0];
+    assert!(container.get("command").is_none());
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        ["record", "-A", "--journal", "/var/lib/vmctl/journal.sqlite"]
+    );
+    let cli = vmctl::cli::Cli::try_parse_from(std::iter::once("vmctl").chain(args.iter().copied()))
+        .unwrap_or_else(|e| panic!("deploy/record.yaml's args do not parse: {e}"));
+    assert!(matches!(cli.command, vmctl::cli::Command::Record(_)));
+
+    // The journal's directory is the PVC's mount; the PVC is ReadWriteOnce.
+    let mount = container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == "/var/lib/vmctl")
+        .expect("/var/lib/vmctl is mounted");
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .expect("the mounted volume");
+    let pvc = of_kind("PersistentVolumeClaim");
+    assert_eq!(
+        volume["persistentVolumeClaim"]["claimName"],
+        pvc["metadata"]["name"]
+    );
+    assert_eq!(pvc["metadata"]["namespace"], namespace);
+    assert_eq!(pvc["spec"]["accessModes"][0], "ReadWriteOnce");
+
+    // Non-root, nothing written but the volume, bounded.
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert!(
+        pod["securityContext"]["fsGroup"].is_u64(),
+        "the volume is writable by the user"
+    );
+    let sc = &container["securityContext"];
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(sc["capabilities"]["drop"][0], "ALL");
+    assert!(container["resources"]["requests"]["memory"].is_string());
+    assert!(container["resources"]["limits"]["memory"].is_string());
+}

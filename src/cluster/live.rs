@@ -47,11 +47,23 @@ fn in_cluster() -> bool {
     IN_CLUSTER.load(Ordering::Relaxed)
 }
 
+/// The cluster named by `context` (else the current context) of a kubeconfig.
+fn context_cluster(kubeconfig: &Kubeconfig, context: Option<&str>) -> Option<String> {
+    let name = context.or(kubeconfig.current_context.as_deref())?;
+    let named = kubeconfig.contexts.iter().find(|c| c.name == name)?;
+    named
+        .context
+        .as_ref()
+        .map(|c| c.cluster.clone())
+        .filter(|c| !c.is_empty())
+}
+
 pub struct LiveSource {
     client: kube::Client,
     max_answer_bytes: u64,
     default_namespace: String,
     cluster_url: String,
+    cluster_name: Option<String>,
     /// The client's read timeout: a watch must ask the server to end it before this.
     read_timeout: Duration,
 }
@@ -63,25 +75,38 @@ impl LiveSource {
             context: options.context.clone(),
             ..Default::default()
         };
+        // The kubeconfig context's cluster name (`record`'s default `--cluster-name`).
+        let mut cluster_name = None;
         let mut config = match &options.kubeconfig {
             Some(path) => {
                 let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
                     Error::bad_input(path.display(), format!("cannot read kubeconfig: {e}"))
                 })?;
+                cluster_name = context_cluster(&kubeconfig, options.context.as_deref());
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
                     .await
                     .map_err(|e| Error::bad_input(path.display(), format!("kubeconfig: {e}")))?
             }
-            None if options.context.is_some() => kube::Config::from_kubeconfig(&kube_options)
-                .await
-                .map_err(|e| Error::usage(format!("kubeconfig: {e}")))?,
+            None if options.context.is_some() => {
+                cluster_name = Kubeconfig::read()
+                    .ok()
+                    .and_then(|k| context_cluster(&k, options.context.as_deref()));
+                kube::Config::from_kubeconfig(&kube_options)
+                    .await
+                    .map_err(|e| Error::usage(format!("kubeconfig: {e}")))?
+            }
             // kube's `Config::infer`, made here to know which one answered: the kubeconfig
             // (KUBECONFIG, else ~/.kube/config), else the in-cluster configuration (a pod:
             // KUBERNETES_SERVICE_HOST/PORT and the service account's token, CA and namespace
             // under /var/run/secrets/kubernetes.io/serviceaccount/, as deploy/job.yaml runs).
             // No cluster at all is a cluster error (exit 5), like an unreachable one.
             None => match kube::Config::from_kubeconfig(&kube_options).await {
-                Ok(config) => config,
+                Ok(config) => {
+                    cluster_name = Kubeconfig::read()
+                        .ok()
+                        .and_then(|k| context_cluster(&k, options.context.as_deref()));
+                    config
+                }
                 Err(kubeconfig_err) => match kube::Config::incluster() {
                     Ok(config) => {
                         IN_CLUSTER.store(true, Ordering::Relaxed);
@@ -122,8 +147,15 @@ impl LiveSource {
             max_answer_bytes,
             default_namespace,
             cluster_url,
+            cluster_name,
             read_timeout,
         })
+    }
+
+    /// The kubeconfig context's cluster name; None in a pod (the in-cluster configuration
+    /// names no cluster).
+    pub fn cluster_name(&self) -> Option<&str> {
+        self.cluster_name.as_deref()
     }
 
     pub fn default_namespace(&self) -> &str {

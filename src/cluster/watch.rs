@@ -408,3 +408,86 @@ impl<K: Watchable> Watch<K> {
         Ok(Some(Change::Reconnecting(info)))
     }
 }
+
+/// What a replay of a kind's history (a watch from an old resourceVersion) saw.
+#[derive(Debug)]
+pub enum Replayed<K> {
+    /// The events after the version, in order (true: deleted), and the last
+    /// resourceVersion the server named (an event's or a bookmark's).
+    Events {
+        events: Vec<(bool, K)>,
+        last_version: Option<String>,
+    },
+    /// 410 Gone: the server no longer keeps the history from that version.
+    Gone,
+}
+
+/// Replays what happened to `K` after `version` (the recorder's bookmark): one watch from
+/// that resourceVersion, read until the server ends it (`seconds`) or `until` resolves. A
+/// 410 (as the answer or as an ERROR event) is [`Replayed::Gone`]; anything else that fails
+/// is an error (the caller says so and goes on without the history).
+pub async fn replay<K: Watchable>(
+    live: &LiveSource,
+    query: &Query,
+    version: &str,
+    seconds: u32,
+    until: impl std::future::Future<Output = ()>,
+) -> Result<Replayed<K>> {
+    use kube::api::WatchParams;
+    use kube::core::WatchEvent;
+
+    let client = live.client().clone();
+    let api: Api<K> = match &query.namespace {
+        Some(ns) => Api::namespaced(client, ns),
+        None => Api::all(client),
+    };
+    let mut params = WatchParams::default().timeout(seconds.max(1));
+    if !query.labels.is_empty() {
+        params = params.labels(&query.labels.to_string());
+    }
+    if !query.fields.is_empty() {
+        params = params.fields(&query.fields.to_string());
+    }
+    let failed = |e: kube::Error| api_error("watch", K::KIND, live.cluster_url(), e);
+    let stream = match api.watch(&params, version).await {
+        Ok(s) => s,
+        Err(kube::Error::Api(s)) if s.code == 410 => return Ok(Replayed::Gone),
+        Err(e) => return Err(failed(e)),
+    };
+    let mut stream = std::pin::pin!(stream);
+    let mut until = std::pin::pin!(until);
+    let mut events = Vec::new();
+    let mut last_version = None;
+    loop {
+        let item = tokio::select! {
+            _ = &mut until => break,
+            item = stream.next() => item,
+        };
+        let Some(item) = item else { break };
+        match item.map_err(failed)? {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                last_version = o.meta().resource_version.clone().or(last_version);
+                events.push((false, slim(o)));
+            }
+            WatchEvent::Deleted(o) => {
+                last_version = o.meta().resource_version.clone().or(last_version);
+                events.push((true, slim(o)));
+            }
+            WatchEvent::Bookmark(b) => last_version = Some(b.metadata.resource_version),
+            WatchEvent::Error(s) if s.code == 410 => return Ok(Replayed::Gone),
+            WatchEvent::Error(s) => {
+                return Err(crate::error::Error::Api {
+                    verb: "watch".into(),
+                    resource: resource_name(K::KIND),
+                    status: Some(s.code),
+                    message: s.message.clone(),
+                    hints: vec![],
+                });
+            }
+        }
+    }
+    Ok(Replayed::Events {
+        events,
+        last_version,
+    })
+}

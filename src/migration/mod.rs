@@ -6,6 +6,7 @@ pub mod classify;
 pub mod controller;
 pub mod dirty_rate;
 pub mod driver;
+pub mod ended;
 pub mod follow;
 #[cfg(feature = "libvirt")]
 pub mod libvirt;

@@ -50,7 +50,7 @@ impl RunJournal {
 
     /// The journal the context's flags name, under the context's cluster.
     pub(crate) fn of(ctx: &Context) -> RunJournal {
-        RunJournal::new(ctx.journal.as_deref(), ctx.cluster_name())
+        RunJournal::new(ctx.journal.as_deref(), ctx.cluster_name(None))
     }
 
     /// False with `--journal off` or once opening failed: callers skip gathering evidence.

@@ -8,5 +8,6 @@ pub mod kubevirt_job;
 pub mod migrate;
 pub mod migrate_kubevirt;
 pub mod migrate_libvirt;
+pub mod record;
 pub mod status_watch;
 pub mod top;

@@ -13,6 +13,7 @@ pub mod html;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
+pub mod record;
 pub mod snapshot;
 pub mod spark;
 pub mod status;

@@ -1,0 +1,704 @@
+//! `vmctl record` against the fake API server driven by the migration simulator: each
+//! migration that ends is in the journal once (outcome, cause, nodes, pods); a restart
+//! resumes without duplicates, and records from its bookmark the migrations that ended and
+//! were deleted while it was down (or says once that a compacted history could not be
+//! replayed); a dropped watch resumes; a full journal stops the writing, not the watching;
+//! a kill -9 loses nothing that a restart cannot recover. The journal is read with rusqlite.
+//! Nothing is timed: every wait is for a line or a state, with a generous bound.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::{FakeApiServer, Fault};
+use vmctl::cluster::Kind;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Lab {
+    server: Arc<FakeApiServer>,
+    sim: KubeVirtSim,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+fn fast() -> Script {
+    Script {
+        phase_ticks: 1,
+        running_ticks: 4,
+        ..Script::default()
+    }
+}
+
+fn lab() -> Lab {
+    let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::cluster(
+        "v1.8.4",
+    )));
+    let sim = KubeVirtSim::start(&server, fast());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    Lab {
+        server,
+        sim,
+        dir,
+        kubeconfig,
+    }
+}
+
+impl Lab {
+    fn journal(&self) -> PathBuf {
+        self.dir.path().join("j.sqlite")
+    }
+
+    fn record(&self, extra_env: &[(&str, &str)]) -> Recorder {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmctl"));
+        cmd.args(["--kubeconfig", self.kubeconfig.to_str().unwrap()])
+            .args([
+                "record",
+                "-A",
+                "--journal",
+                self.journal().to_str().unwrap(),
+            ])
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .env_remove("VMCTL_JOURNAL")
+            .env_remove("VMCTL_CLUSTER_NAME")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        let r = Recorder {
+            child,
+            stdout,
+            stderr,
+        };
+        r.wait_for("the start", |r| r.err().contains("recording migrations"));
+        r
+    }
+
+    /// A migration of `vmi` (created as a user would, the simulator drives it).
+    fn migrate(&self, name: &str, vmi: &str) {
+        self.server
+            .add_object(json!({"apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": name, "namespace": "prod",
+                "creationTimestamp": kubevirt_sim::now()},
+            "spec": {"vmiName": vmi}}));
+    }
+
+    fn phase(&self, name: &str) -> String {
+        self.server
+            .object(Kind::VirtualMachineInstanceMigration, Some("prod"), name)
+            .and_then(|m| {
+                m.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
+            .unwrap_or_default()
+    }
+
+    fn wait_final(&self, name: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            let p = self.phase(name);
+            if p == "Succeeded" || p == "Failed" {
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("{name} never ended (phase {:?})", self.phase(name));
+    }
+
+    fn uid(&self, name: &str) -> String {
+        self.server
+            .object(Kind::VirtualMachineInstanceMigration, Some("prod"), name)
+            .and_then(|m| {
+                m.pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
+            .unwrap()
+    }
+}
+
+fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+struct Recorder {
+    child: Child,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    fn out(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+
+    fn err(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    fn both(&self) -> String {
+        format!("stdout:\n{}\nstderr:\n{}", self.out(), self.err())
+    }
+
+    fn wait_for(&self, what: &str, f: impl Fn(&Recorder) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            if f(self) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("timed out waiting for {what}\n{}", self.both());
+    }
+
+    fn wait_recorded(&self, migration: &str) {
+        self.wait_for(migration, |r| {
+            r.out()
+                .lines()
+                .any(|l| l.contains(&format!(" {migration} ")))
+        });
+    }
+
+    fn signal(&mut self, sig: &str) -> Option<i32> {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let sent = Instant::now();
+        while sent.elapsed() < Duration::from_secs(30) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the collecting threads read to the end.
+                std::thread::sleep(Duration::from_millis(200));
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("still running 30 s after {sig}\n{}", self.both());
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One row of the journal: (migration, outcome, cause, source node, target node, source pod,
+/// target pod, recorded by).
+type Row = (
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+);
+
+fn rows(journal: &Path) -> Vec<Row> {
+    let conn = rusqlite::Connection::open(journal).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT migration, outcome, cause, source_node, target_node, source_pod, target_pod, \
+             recorded_by FROM migrations ORDER BY migration",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+fn ids(journal: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(journal).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id FROM migrations ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn bookmark(journal: &Path) -> Option<(String, String)> {
+    let conn = rusqlite::Connection::open(journal).unwrap();
+    conn.query_row("SELECT name, value FROM bookmarks", [], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .ok()
+}
+
+fn migrations(rows: &[Row]) -> Vec<&str> {
+    rows.iter().map(|r| r.0.as_str()).collect()
+}
+
+#[test]
+fn records_each_end_once_and_a_restart_resumes_from_its_bookmark() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+
+    lab.migrate("mig-ok", "db-01");
+    rec.wait_recorded("mig-ok");
+    lab.sim.set_script(Script {
+        stuck: true,
+        ..fast()
+    });
+    lab.migrate("mig-stuck", "batch-01");
+    rec.wait_recorded("mig-stuck");
+    lab.sim.set_script(fast());
+
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.err().contains(
+            "stopped (terminated): recorded 2 migrations (1 succeeded, 1 failed, 0 aborted)"
+        ),
+        "{}",
+        rec.both()
+    );
+    let first = rows(&lab.journal());
+    assert_eq!(migrations(&first), ["mig-ok", "mig-stuck"], "{first:?}");
+    let ok = &first[0];
+    assert_eq!(
+        (
+            ok.1.as_str(),
+            ok.2.as_str(),
+            ok.3.as_deref(),
+            ok.4.as_deref(),
+            ok.7.as_str()
+        ),
+        (
+            "succeeded",
+            "succeeded",
+            Some("node-1"),
+            Some("node-2"),
+            "record"
+        ),
+        "{ok:?}"
+    );
+    assert_eq!(ok.5.as_deref(), Some("virt-launcher-db-01-abcde"), "{ok:?}");
+    assert!(
+        ok.6.as_deref()
+            .is_some_and(|p| p.starts_with("virt-launcher-db-01-t")),
+        "{ok:?}"
+    );
+    let stuck = &first[1];
+    assert_eq!(stuck.1, "failed", "{stuck:?}");
+    assert_ne!(stuck.2, "succeeded", "{stuck:?}");
+    let (name, version) = bookmark(&lab.journal()).expect("a bookmark");
+    assert!(name.starts_with("vmims@"), "{name}");
+    assert!(version.parse::<u64>().is_ok(), "{version}");
+
+    // While it is down: one migration ends and is deleted (only the watch history has it),
+    // another ends and stays.
+    lab.migrate("mig-gone", "db-01");
+    assert_eq!(lab.wait_final("mig-gone"), "Succeeded");
+    let gone_uid = lab.uid("mig-gone");
+    lab.server.delete_object(
+        Kind::VirtualMachineInstanceMigration,
+        Some("prod"),
+        "mig-gone",
+    );
+    lab.migrate("mig-down", "batch-01");
+    lab.wait_final("mig-down");
+
+    let mut rec = lab.record(&[]);
+    rec.wait_recorded("mig-gone");
+    rec.wait_recorded("mig-down");
+    rec.wait_for("the replay line", |r| {
+        r.err().contains("replayed the migration watch")
+    });
+    lab.migrate("mig-after", "db-01");
+    rec.wait_recorded("mig-after");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        !rec.out().contains(" mig-ok ") && !rec.out().contains(" mig-stuck "),
+        "what was there is not logged again\n{}",
+        rec.both()
+    );
+    assert!(
+        rec.err()
+            .contains("1 ended migrations not in the journal yet (recorded), 2 already in it"),
+        "{}",
+        rec.both()
+    );
+    let all = rows(&lab.journal());
+    assert_eq!(
+        migrations(&all),
+        ["mig-after", "mig-down", "mig-gone", "mig-ok", "mig-stuck"],
+        "{all:?}"
+    );
+    assert!(ids(&lab.journal()).contains(&format!("kubevirt:{gone_uid}")));
+    assert_eq!(all[2].1, "succeeded", "{:?}", all[2]);
+}
+
+#[test]
+fn an_aborted_migration_is_recorded_as_aborted_by_request() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.sim.set_script(Script {
+        hold_running: true,
+        ..fast()
+    });
+    // As KubeVirt's admission leaves it: the finalizer holds the VMIM for the abort.
+    lab.server.add_object(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-abort", "namespace": "prod",
+            "creationTimestamp": kubevirt_sim::now(),
+            "finalizers": ["kubevirt.io/migrationJobFinalize"]},
+        "spec": {"vmiName": "batch-01"}}));
+    let deadline = Instant::now() + WAIT;
+    while lab.phase("mig-abort") != "Running" {
+        assert!(Instant::now() < deadline, "never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let abort = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args([
+            "--kubeconfig",
+            lab.kubeconfig.to_str().unwrap(),
+            "-n",
+            "prod",
+        ])
+        .args(["--journal", "off", "abort", "migration/mig-abort"])
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        abort.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&abort.stderr)
+    );
+    rec.wait_recorded("mig-abort");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.out()
+            .contains("mig-abort aborted cause=aborted-by-request"),
+        "{}",
+        rec.both()
+    );
+    let r = rows(&lab.journal());
+    assert_eq!(
+        (r.len(), r[0].1.as_str(), r[0].2.as_str()),
+        (1, "aborted", "aborted-by-request"),
+        "{r:?}"
+    );
+}
+
+/// A migration the watch shows only once it is final (never in flight here): the full pass
+/// after a change finds it.
+#[test]
+fn a_migration_first_seen_final_is_recorded() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.server.add_object(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-done", "namespace": "prod",
+            "creationTimestamp": "2026-12-01T00:00:00Z"},
+        "spec": {"vmiName": "db-01"},
+        "status": {"phase": "Failed", "migrationState": {"sourceNode": "node-1",
+            "targetNode": "node-2", "completed": true, "failed": true,
+            "startTimestamp": "2026-12-01T00:00:10Z", "endTimestamp": "2026-12-01T00:01:10Z",
+            "failureReason": "Live migration failed: some libvirt error"}}}));
+    rec.wait_recorded("mig-done");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(rec.out().contains("mig-done failed"), "{}", rec.both());
+    assert!(rec.out().contains("took 1m10s"), "{}", rec.both());
+    assert_eq!(migrations(&rows(&lab.journal())), ["mig-done"]);
+}
+
+#[test]
+fn a_compacted_history_is_said_once_and_recording_goes_on() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+
+    lab.migrate("mig-lost", "db-01");
+    lab.wait_final("mig-lost");
+    lab.server.delete_object(
+        Kind::VirtualMachineInstanceMigration,
+        Some("prod"),
+        "mig-lost",
+    );
+    lab.server.compact();
+
+    let mut rec = lab.record(&[]);
+    rec.wait_for("the 410 note", |r| r.err().contains("410 Gone"));
+    assert!(
+        rec.err().contains("could not be recovered"),
+        "{}",
+        rec.both()
+    );
+    lab.migrate("mig-2", "batch-01");
+    rec.wait_recorded("mig-2");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert_eq!(
+        rec.err().matches("410 Gone").count(),
+        1,
+        "said once\n{}",
+        rec.both()
+    );
+    assert_eq!(migrations(&rows(&lab.journal())), ["mig-1", "mig-2"]);
+}
+
+#[test]
+fn a_dropped_watch_resumes_and_later_migrations_are_recorded() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    lab.server
+        .inject_fault(Fault::status(500).query("watch=true").times(4));
+    lab.server.close_watches();
+    rec.wait_for("reconnecting", |r| r.err().contains("reconnecting"));
+    lab.migrate("mig-2", "batch-01");
+    rec.wait_recorded("mig-2");
+    assert_eq!(rec.signal("-INT"), Some(0), "{}", rec.both());
+    assert_eq!(migrations(&rows(&lab.journal())), ["mig-1", "mig-2"]);
+    let r = rows(&lab.journal());
+    assert!(r.iter().all(|r| r.1 == "succeeded"), "{r:?}");
+}
+
+#[test]
+fn a_full_journal_stops_the_writing_not_the_watching() {
+    let lab = lab();
+    // Room for the schema and little more: SQLite answers SQLITE_FULL as a full disk does.
+    let mut rec = lab.record(&[("VMCTL_JOURNAL_MAX_PAGES", "40")]);
+    let mut n = 0;
+    while !rec
+        .err()
+        .contains("journal full: not writing; still watching")
+    {
+        n += 1;
+        assert!(n <= 12, "never full\n{}", rec.both());
+        let name = format!("mig-{n:02}");
+        lab.migrate(&name, if n % 2 == 0 { "db-01" } else { "batch-01" });
+        lab.wait_final(&name);
+        rec.wait_for("the record or the fault", |r| {
+            r.out().contains(&format!(" {name} ")) || r.err().contains("journal full")
+        });
+    }
+    assert!(
+        rec.err().contains("up to 10000 records wait in memory"),
+        "{}",
+        rec.both()
+    );
+    // Still watching: the next migration is seen (it waits with the others).
+    let next = format!("mig-{:02}", n + 1);
+    lab.migrate(&next, "db-01");
+    lab.wait_final(&next);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(rec.running(), "{}", rec.both());
+    assert_eq!(
+        rec.err().matches("journal full").count(),
+        1,
+        "said once\n{}",
+        rec.both()
+    );
+    // What was written is whole.
+    let written = rows(&lab.journal());
+    assert_eq!(written.len(), n - 1, "{written:?}");
+
+    // Room again (the records written so far deleted, as a prune would): the waiting ones
+    // are written at the next retry, oldest first, and said so.
+    {
+        let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn.execute("DELETE FROM migrations", []).unwrap();
+    }
+    rec.wait_for("writing again", |r| {
+        r.err().contains("journal writable again")
+    });
+    rec.wait_recorded(&next);
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    let after = rows(&lab.journal());
+    assert_eq!(
+        migrations(&after),
+        [format!("mig-{n:02}"), next.clone()],
+        "{}",
+        rec.both()
+    );
+}
+
+#[test]
+fn a_full_journal_at_stop_says_what_could_not_be_written() {
+    let lab = lab();
+    let mut rec = lab.record(&[("VMCTL_JOURNAL_MAX_PAGES", "40")]);
+    let mut n = 0;
+    while !rec.err().contains("journal full") {
+        n += 1;
+        assert!(n <= 12, "never full\n{}", rec.both());
+        let name = format!("mig-{n:02}");
+        lab.migrate(&name, if n % 2 == 0 { "db-01" } else { "batch-01" });
+        lab.wait_final(&name);
+        rec.wait_for("the record or the fault", |r| {
+            r.out().contains(&format!(" {name} ")) || r.err().contains("journal full")
+        });
+    }
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.err().contains("1 could not be written"),
+        "{}",
+        rec.both()
+    );
+}
+
+#[test]
+fn a_kill_9_loses_nothing_a_restart_cannot_recover() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    // Killed with a migration in flight.
+    lab.sim.set_script(Script {
+        running_ticks: 30,
+        ..fast()
+    });
+    lab.migrate("mig-2", "batch-01");
+    let deadline = Instant::now() + WAIT;
+    while lab.phase("mig-2") != "Running" {
+        assert!(Instant::now() < deadline, "mig-2 never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(rec.signal("-KILL"), None);
+    lab.sim.set_script(fast());
+    lab.wait_final("mig-2");
+
+    let mut rec = lab.record(&[]);
+    rec.wait_recorded("mig-2");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(!rec.out().contains(" mig-1 "), "{}", rec.both());
+    assert_eq!(migrations(&rows(&lab.journal())), ["mig-1", "mig-2"]);
+}
+
+#[test]
+fn a_damaged_journal_is_refused_with_exit_7() {
+    let lab = lab();
+    std::fs::write(
+        lab.journal(),
+        b"this is not a database, it is a text file\n".repeat(200),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(["--kubeconfig", lab.kubeconfig.to_str().unwrap()])
+        .args(["record", "-A", "--journal", lab.journal().to_str().unwrap()])
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(err.contains("j.sqlite"), "{err}");
+    // Never truncated.
+    assert!(
+        std::fs::read(lab.journal())
+            .unwrap()
+            .starts_with(b"this is not a database")
+    );
+}
+
+/// The requests the recorder makes, as (verb, resource): what deploy/record.yaml's
+/// ClusterRole must grant, and all it grants.
+#[test]
+fn the_recorders_requests_are_exactly_what_its_cluster_role_grants() {
+    let lab = lab();
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    assert_eq!(rec.signal("-TERM"), Some(0));
+    let mut rec = lab.record(&[]);
+    rec.wait_for("the replay", |r| r.err().contains("replayed"));
+    assert_eq!(rec.signal("-TERM"), Some(0));
+    let mut used: Vec<(String, String)> = lab
+        .server
+        .requests()
+        .iter()
+        .filter_map(|r| {
+            let kind = r.kind?;
+            let group = kind.group().to_string();
+            Some((format!("{group}/{}", kind.plural()), r.verb.to_string()))
+        })
+        .collect();
+    used.sort();
+    used.dedup();
+    let granted = granted_by_record_yaml();
+    for (resource, verb) in &used {
+        assert!(
+            granted.contains(&(resource.clone(), verb.clone())),
+            "{verb} {resource} is not granted by deploy/record.yaml: {granted:?}"
+        );
+    }
+    for (resource, verb) in &granted {
+        assert!(
+            used.contains(&(resource.clone(), verb.clone())),
+            "deploy/record.yaml grants {verb} {resource}, which the recorder never asks for: {used:?}"
+        );
+    }
+}
+
+/// (group/resource, verb) pairs of the ClusterRole in deploy/record.yaml.
+fn granted_by_record_yaml() -> Vec<(String, String)> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/record.yaml"))
+            .unwrap();
+    let mut out = Vec::new();
+    for doc in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
+        if doc["kind"] != "ClusterRole" {
+            continue;
+        }
+        for rule in doc["rules"].as_array().unwrap() {
+            for group in rule["apiGroups"].as_array().unwrap() {
+                for res in rule["resources"].as_array().unwrap() {
+                    for verb in rule["verbs"].as_array().unwrap() {
+                        out.push((
+                            format!("{}/{}", group.as_str().unwrap(), res.as_str().unwrap()),
+                            verb.as_str().unwrap().to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
