@@ -249,3 +249,76 @@ fn a_journal_that_cannot_be_written_is_said_and_changes_no_exit_code() {
     );
     assert_eq!(std::fs::read(&blocker).unwrap(), b"x");
 }
+
+/// `drain` journals every migration it followed: the failed evacuations with the diagnosis
+/// it printed, and KubeVirt's retries that succeeded (their evidence from the watches).
+#[test]
+fn a_drain_journals_each_failed_and_each_successful_evacuation() {
+    use support::kubevirt_sim::DrainFixture;
+    let server = Arc::new(FakeApiServer::start_blocking(
+        kubevirt_sim::drain_cluster_with(&DrainFixture::default()),
+    ));
+    let _sim = KubeVirtSim::start(
+        &server,
+        Script {
+            running_ticks: 8,
+            evacuation_failures: 1,
+            evacuation_backoff_ticks: 10,
+            ..Script::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    let journal = dir.path().join("j.sqlite").display().to_string();
+    let out = vmctl([
+        "--kubeconfig",
+        &kubeconfig,
+        "--journal",
+        &journal,
+        "drain",
+        "node-1",
+        "-o",
+        "json",
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--allow-shutdowns",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let failed_events: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "migration-failed")
+        .collect();
+    let all = records(Path::new(&journal));
+    assert!(
+        all.iter().all(|r| r.recorded_by == RecordedBy::Drain),
+        "{all:#?}"
+    );
+    let failed: Vec<&MigrationRecord> = all
+        .iter()
+        .filter(|r| r.outcome == RecordOutcome::Failed)
+        .collect();
+    let succeeded: Vec<&MigrationRecord> = all
+        .iter()
+        .filter(|r| r.outcome == RecordOutcome::Succeeded)
+        .collect();
+    assert_eq!(failed.len(), failed_events.len(), "{all:#?}");
+    assert!(!failed.is_empty());
+    for f in &failed_events {
+        let r = failed
+            .iter()
+            .find(|r| r.migration == f["migration"].as_str().unwrap())
+            .unwrap_or_else(|| panic!("{f:#} not journaled: {all:#?}"));
+        assert_eq!(r.cause, f["diagnosis"]["cause"].as_str().unwrap(), "{f:#}");
+        assert_eq!(r.evacuation_node.as_deref(), Some("node-1"), "{r:#?}");
+    }
+    // Each evacuated VM's retry succeeded and is there once, from node-1.
+    let vms: std::collections::BTreeSet<&str> = failed.iter().map(|r| r.vm.as_str()).collect();
+    for vm in vms {
+        let ok: Vec<_> = succeeded.iter().filter(|r| r.vm == vm).collect();
+        assert_eq!(ok.len(), 1, "{vm}: {all:#?}");
+        assert_eq!(ok[0].source_node.as_deref(), Some("node-1"), "{:#?}", ok[0]);
+    }
+    let ids: std::collections::BTreeSet<&str> = all.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), all.len(), "no record twice");
+}

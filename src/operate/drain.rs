@@ -653,8 +653,51 @@ impl Draining<'_> {
         world
     }
 
+    /// A migration of the drain that succeeded goes to the journal (issue 28), its evidence
+    /// from the watches (no request), as `vmctl record` makes it.
+    async fn journal_success(&self, event: &Event, mirror: &Mirror) {
+        let Event::Migration {
+            namespace,
+            migration,
+            phase,
+            ..
+        } = event
+        else {
+            return;
+        };
+        if phase != "Succeeded" || !self.journal.enabled() {
+            return;
+        }
+        let key = (namespace.clone(), migration.clone());
+        let Some(vmim) = mirror.vmims.get(&key) else {
+            return;
+        };
+        let ended = crate::migration::ended::Ended {
+            key,
+            vmim: VirtualMachineInstanceMigration::clone(vmim),
+            deleted: false,
+        };
+        let evidence = crate::migration::ended::evidence_for(
+            mirror,
+            &ended,
+            None,
+            Timestamp::now(),
+            self.loops,
+        );
+        let report = crate::triage::report::build_report(
+            &evidence,
+            false,
+            &self.ctx.source_description(),
+            Vec::new(),
+        );
+        self.journal
+            .write_kubevirt(&evidence, &report, RecordedBy::Drain, None)
+            .await;
+    }
+
     /// Shows an event; a failed migration with the diagnosis `explain` gives.
     async fn show(&self, event: &Event, mirror: &Mirror) -> Result<()> {
+        self.journal_success(event, mirror).await;
         let Event::MigrationFailed {
             namespace,
             vmi,
