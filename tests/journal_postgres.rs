@@ -742,7 +742,7 @@ async fn hostile_strings_are_stored_and_found_as_they_are() {
 }
 
 #[tokio::test]
-async fn a_lost_connection_is_the_next_calls_error() {
+async fn a_lost_connection_is_said_and_made_again() {
     let Some(server) = server("lost") else { return };
     let db = Db::new(&server, "lost").await;
     let app = format!("vmctl_lost_{}", std::process::id());
@@ -762,8 +762,48 @@ async fn a_lost_connection_is_the_next_calls_error() {
         .unwrap()
         .get(0);
     assert_eq!(killed, 1);
-    // Every call from now on fails as Unreachable; once the connection's task has seen the
-    // server's reason, the error carries it.
+    // The server ended the connection (a restart, a failover): a call that meets the dead
+    // connection fails as Unreachable and says why; the journal connects again, so a
+    // recorder retrying its commit gets through without being restarted.
+    let mut errors = Vec::new();
+    let mut committed = false;
+    for _ in 0..100 {
+        match j.commit(&[record("b", 2)], &[]).await {
+            Ok(c) => {
+                assert_eq!(c.inserted, 1);
+                committed = true;
+                break;
+            }
+            Err(err) => {
+                assert_eq!(
+                    err.journal_fault(),
+                    Some(JournalFault::Unreachable),
+                    "{err}"
+                );
+                errors.push(err.to_string());
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(committed, "never connected again: {errors:#?}");
+    assert!(errors.len() <= 1, "one failed call at most: {errors:#?}");
+    assert!(j.contains("a").await.unwrap() && j.contains("b").await.unwrap());
+    // A database that no longer takes connections: each call says why the connection ended
+    // and why a new one failed (from the server's own database: one cannot close the door
+    // of the database one is in).
+    let sql = admin(&db.server).await;
+    sql.batch_execute(&format!(
+        "ALTER DATABASE {} ALLOW_CONNECTIONS false",
+        db.name
+    ))
+    .await
+    .unwrap();
+    sql.query_one(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+        &[&app],
+    )
+    .await
+    .unwrap();
     let mut last = String::new();
     for _ in 0..100 {
         let err = j.contains("a").await.unwrap_err();
@@ -773,16 +813,24 @@ async fn a_lost_connection_is_the_next_calls_error() {
             "{err}"
         );
         last = err.to_string();
-        if last.contains("administrator command") {
+        if last.contains("accepting connections") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert!(last.contains("lost the connection"), "{last}");
     assert!(
-        last.contains("terminating connection due to administrator command"),
+        last.contains(
+            "lost the connection to the server: terminating connection due to administrator command"
+        ) && last.contains("not currently accepting connections"),
         "{last}"
     );
+    sql.batch_execute(&format!(
+        "ALTER DATABASE {} ALLOW_CONNECTIONS true",
+        db.name
+    ))
+    .await
+    .unwrap();
+    drop(sql);
     drop(j);
     db.drop().await;
 }

@@ -112,6 +112,8 @@ pub struct PostgresJournal {
     client: Box<tokio::sync::Mutex<Client>>,
     /// Why the connection's task ended, once it has.
     ended: Arc<Mutex<Option<String>>>,
+    /// To connect again after the server ended the connection (a restart, a failover).
+    url: String,
 }
 
 /// The URL without its password: `postgres://user:***@host/db`, and `password=***` in the
@@ -395,49 +397,56 @@ fn unreachable(e: &tokio_postgres::Error) -> bool {
         || *code == SqlState::TOO_MANY_CONNECTIONS
 }
 
+/// Connects to the server `url` names (TLS as its sslmode says); the connection's task
+/// writes why it ended into `ended`.
+async fn connect(url: &str, name: &str, ended: &Arc<Mutex<Option<String>>>) -> Result<Client> {
+    let (config, root) = config(url, name)?;
+    let connected = if config.get_ssl_mode() == SslMode::Disable {
+        config.connect(NoTls).await.map(|(client, connection)| {
+            spawn_connection(connection, ended);
+            client
+        })
+    } else {
+        let roots = match root {
+            Some(path) => root_file(&path, name)?,
+            None => roots(),
+        };
+        config
+            .connect(tls(name, roots)?)
+            .await
+            .map(|(client, connection)| {
+                spawn_connection(connection, ended);
+                client
+            })
+    };
+    connected.map_err(|e| {
+        let hint = if message(&e).contains("certificate") {
+            " (sslmode prefer and require verify the server's certificate against the \
+                 system's CAs, or the CA file sslrootcert= names)"
+        } else {
+            ""
+        };
+        let fault = if unreachable(&e) {
+            JournalFault::Unreachable
+        } else {
+            JournalFault::Other
+        };
+        super::fault(
+            name,
+            fault,
+            format!("cannot reach {}: {}{hint}", servers(&config), message(&e)),
+        )
+    })
+}
+
 impl PostgresJournal {
     pub async fn open(url: &str, access: Access) -> Result<PostgresJournal> {
         let name = redact(url);
-        let (config, root) = config(url, &name)?;
         let ended = Arc::new(Mutex::new(None));
-        let connected = if config.get_ssl_mode() == SslMode::Disable {
-            config.connect(NoTls).await.map(|(client, connection)| {
-                spawn_connection(connection, &ended);
-                client
-            })
-        } else {
-            let roots = match root {
-                Some(path) => root_file(&path, &name)?,
-                None => roots(),
-            };
-            config
-                .connect(tls(&name, roots)?)
-                .await
-                .map(|(client, connection)| {
-                    spawn_connection(connection, &ended);
-                    client
-                })
-        };
-        let client = connected.map_err(|e| {
-            let hint = if message(&e).contains("certificate") {
-                " (sslmode prefer and require verify the server's certificate against the \
-                 system's CAs, or the CA file sslrootcert= names)"
-            } else {
-                ""
-            };
-            let fault = if unreachable(&e) {
-                JournalFault::Unreachable
-            } else {
-                JournalFault::Other
-            };
-            super::fault(
-                &name,
-                fault,
-                format!("cannot reach {}: {}{hint}", servers(&config), message(&e)),
-            )
-        })?;
+        let client = connect(url, &name, &ended).await?;
         let journal = PostgresJournal {
             name,
+            url: url.to_string(),
             client: Box::new(tokio::sync::Mutex::new(client)),
             ended,
         };
@@ -486,16 +495,35 @@ impl PostgresJournal {
         self.ended.lock().ok().and_then(|slot| slot.clone())
     }
 
-    /// The client, unless its connection has ended (then that is the error).
+    /// The client; when its connection has ended (the server restarted, an administrator
+    /// ended it), a new connection first: a recorder outlives its database's restarts. The
+    /// call that finds it cannot connect again fails as Unreachable, with both reasons.
     async fn client(&self, doing: &str) -> Result<tokio::sync::MutexGuard<'_, Client>> {
+        let mut client = self.client.lock().await;
         if let Some(why) = self.ended() {
-            return Err(super::fault(
-                &self.name,
-                JournalFault::Unreachable,
-                format!("{doing}: lost the connection to the server: {why}"),
-            ));
+            // The old connection's task is over: the new one's reports into the same slot.
+            if let Ok(mut slot) = self.ended.lock() {
+                *slot = None;
+            }
+            match connect(&self.url, &self.name, &self.ended).await {
+                Ok(c) => *client = c,
+                Err(e) => {
+                    if let Ok(mut slot) = self.ended.lock() {
+                        *slot = Some(why.clone());
+                    }
+                    let again = match &e {
+                        Error::Journal { message, .. } => message.clone(),
+                        other => other.to_string(),
+                    };
+                    return Err(super::fault(
+                        &self.name,
+                        JournalFault::Unreachable,
+                        format!("{doing}: lost the connection to the server: {why}; {again}"),
+                    ));
+                }
+            }
         }
-        Ok(self.client.lock().await)
+        Ok(client)
     }
 
     /// Write-open: creates the schema or brings it forward, under the advisory lock.
