@@ -6,6 +6,7 @@
 //! a kill -9 loses nothing that a restart cannot recover. The journal is read with rusqlite.
 //! Nothing is timed: every wait is for a line or a state, with a generous bound.
 
+mod common;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -14,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{both, vmctl};
 use serde_json::{Value, json};
 use support::kubevirt_sim::{self, KubeVirtSim, Script};
 use support::{FakeApiServer, Fault};
@@ -57,14 +59,13 @@ impl Lab {
     }
 
     fn record(&self, extra_env: &[(&str, &str)]) -> Recorder {
+        self.record_into(self.journal().to_str().unwrap(), extra_env)
+    }
+
+    fn record_into(&self, journal: &str, extra_env: &[(&str, &str)]) -> Recorder {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmctl"));
         cmd.args(["--kubeconfig", self.kubeconfig.to_str().unwrap()])
-            .args([
-                "record",
-                "-A",
-                "--journal",
-                self.journal().to_str().unwrap(),
-            ])
+            .args(["record", "-A", "--journal", journal])
             .env("NO_COLOR", "1")
             .env_remove("KUBECONFIG")
             .env_remove("VMCTL_JOURNAL")
@@ -701,4 +702,99 @@ fn granted_by_record_yaml() -> Vec<(String, String)> {
     }
     out.sort();
     out
+}
+
+/// The same recorder into PostgreSQL (`VMCTL_TEST_POSTGRES`, a server
+/// `tests/support/postgres.sh` starts; `.ci/run` requires it): recorded once, and the
+/// server ending the recorder's connection (a restart, a failover) costs a retry, not the
+/// recorder. Read back with `vmctl history`.
+#[test]
+fn records_into_postgresql_and_outlives_a_lost_connection() {
+    let server = match std::env::var("VMCTL_TEST_POSTGRES") {
+        Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
+        _ => {
+            assert!(
+                std::env::var("VMCTL_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+                "VMCTL_REQUIRE_POSTGRES=1 but VMCTL_TEST_POSTGRES is not set"
+            );
+            eprintln!("SKIPPED: VMCTL_TEST_POSTGRES is not set");
+            return;
+        }
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // A database of its own: the server's URL with another path; SQL over a plain connection
+    // (sslrootcert is libpq's keyword, not tokio-postgres's).
+    let db = format!("vmctl_rec_{}", std::process::id());
+    let (base, query) = server.split_once('?').unwrap_or((server.as_str(), ""));
+    let root = base.rsplit_once('/').map_or(base, |(r, _)| r);
+    let url = if query.is_empty() {
+        format!("{root}/{db}?application_name={db}")
+    } else {
+        format!("{root}/{db}?{query}&application_name={db}")
+    };
+    let admin = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(base, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .await
+            .unwrap();
+        client
+    });
+
+    let lab = lab();
+    let mut rec = lab.record_into(&url, &[]);
+    lab.migrate("mig-pg-1", "db-01");
+    rec.wait_recorded("mig-pg-1");
+    let killed: i64 = rt.block_on(async {
+        admin
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+                &[&db],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(killed, 1, "the recorder's one connection");
+    lab.migrate("mig-pg-2", "batch-01");
+    rec.wait_recorded("mig-pg-2");
+    assert!(rec.running(), "{}", rec.both());
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+
+    let out = vmctl([
+        "history",
+        "-A",
+        "--journal",
+        url.as_str(),
+        "-o",
+        "json",
+        "--now",
+        &kubevirt_sim::now(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut names: Vec<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["migration"].as_str())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["mig-pg-1", "mig-pg-2"], "{doc:#}");
+    assert!(
+        doc["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["recordedBy"] == "record" && r["cluster"] == "fake"),
+        "{doc:#}"
+    );
+    rt.block_on(async {
+        let _ = admin
+            .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+            .await;
+    });
 }
