@@ -667,7 +667,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__history)
-            opts="-n -A -o -h -V --since --cause --outcome --failed --limit --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
+            opts="-n -A -o -h -V --since --cause --outcome --failed --limit --cluster --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -686,6 +686,10 @@ _vmctl() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -348,6 +348,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --cause 'Only migrations this cause ended (a cause id: vmctl explain --help lists them)'
             cand --outcome 'Only migrations that ended this way'
             cand --limit 'At most this many migrations listed, newest first (0: all). The totals, per node and per cause, count every migration that matched'
+            cand --cluster 'Only the migrations of this cluster, as `vmctl record --cluster-name` (or the kubeconfig context''s cluster) named it: one PostgreSQL journal holds a fleet'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'

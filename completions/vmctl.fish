@@ -326,6 +326,7 @@ failed\t''
 aborted\t''
 vanished\t'The object vanished before it reached a final phase'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l limit -d 'At most this many migrations listed, newest first (0: all). The totals, per node and per cause, count every migration that matched' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l cluster -d 'Only the migrations of this cluster, as `vmctl record --cluster-name` (or the kubeconfig context\'s cluster) named it: one PostgreSQL journal holds a fleet' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F

@@ -843,6 +843,11 @@ pub struct HistoryArgs {
     /// per cause, count every migration that matched.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub limit: usize,
+
+    /// Only the migrations of this cluster, as `vmctl record --cluster-name` (or the
+    /// kubeconfig context's cluster) named it: one PostgreSQL journal holds a fleet.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
 }
 
 /// `history --outcome`.
@@ -873,7 +878,7 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind MigrationHistor
     journal               the journal read (a path, or a URL without its password)
     query                 {namespace (null: all), target (vm/NAME, node/NAME, migration/NAME
                           or null), since (RFC 3339), window (its length: 7d), cause, outcome,
-                          limit (null: all)}
+                          limit (null: all), cluster (null: all)}
     matched               how many migrations matched (records[] holds at most --limit)
     records[]             newest first: {id, cluster, recordedBy (record | migrate | drain |
                           abort), platform (kubevirt | libvirt), namespace, vm, migration,

@@ -873,3 +873,35 @@ fn explain_of_a_vm_without_migrations_names_the_journals_latest() {
         both(&o)
     );
 }
+
+/// One journal for a fleet: `--cluster` keeps one cluster's migrations, and says so when
+/// nothing matched.
+#[test]
+fn cluster_narrows_a_fleets_journal_to_one_cluster() {
+    let mut records = fleet();
+    let total = records.len();
+    for r in records.iter_mut().take(5) {
+        r.cluster = "edge-7".into();
+    }
+    let (_d, j) = journal_of(&records);
+    let (all, _) = json(&j, &["-A", "--since", "30d"]);
+    assert_eq!(all["matched"], total, "{all:#}");
+    let (edge, _) = json(&j, &["-A", "--since", "30d", "--cluster", "edge-7"]);
+    assert_eq!(edge["matched"], 5, "{edge:#}");
+    assert_eq!(edge["query"]["cluster"], "edge-7");
+    assert!(
+        edge["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["cluster"] == "edge-7"),
+        "{edge:#}"
+    );
+    let none = history(&j, &["-A", "--cluster", "nowhere"]);
+    assert_eq!(none.status.code(), Some(0), "{}", both(&none));
+    assert!(
+        stdout(&none).contains("of cluster nowhere"),
+        "{}",
+        both(&none)
+    );
+}

@@ -104,6 +104,7 @@ pub async fn run(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
         since_ms: Some(since_ms),
         cause: cause.clone(),
         outcome: outcome(args),
+        cluster: args.cluster.clone(),
         ..HistoryQuery::default()
     };
     match &target {
@@ -125,6 +126,7 @@ pub async fn run(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
         cause,
         outcome: query.outcome.map(|o| o.as_str().to_string()),
         limit,
+        cluster: query.cluster.clone(),
     };
     let described = journal.describe();
     let text = match global.output {

@@ -25,6 +25,8 @@ pub struct Searched {
     pub outcome: Option<String>,
     /// None: every record.
     pub limit: Option<usize>,
+    /// None: every cluster.
+    pub cluster: Option<String>,
 }
 
 /// The `-o json|yaml` document.
@@ -126,6 +128,9 @@ pub fn nothing_found(searched: &Searched, journal: &str) -> String {
     }
     if let Some(o) = &searched.outcome {
         filters.push_str(&format!(" that {o}"));
+    }
+    if let Some(c) = &searched.cluster {
+        filters.push_str(&format!(" of cluster {c}"));
     }
     let ns = match &searched.namespace {
         Some(ns) => format!("in namespace {ns}"),
@@ -340,6 +345,7 @@ mod tests {
             cause: None,
             outcome: None,
             limit: None,
+            cluster: None,
         }
     }
 
