@@ -505,7 +505,11 @@ fn a_dropped_watch_resumes_and_later_migrations_are_recorded() {
 fn a_full_journal_stops_the_writing_not_the_watching() {
     let lab = lab();
     // Room for the schema and little more: SQLite answers SQLITE_FULL as a full disk does.
-    let mut rec = lab.record(&[("VMCTL_JOURNAL_MAX_PAGES", "40")]);
+    // (Retried every 5 s here, not every 30.)
+    let mut rec = lab.record(&[
+        ("VMCTL_JOURNAL_MAX_PAGES", "40"),
+        ("VMCTL_RECORD_RETRY_FULL_SECS", "5"),
+    ]);
     let mut n = 0;
     while !rec
         .err()

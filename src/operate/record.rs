@@ -50,6 +50,17 @@ use crate::triage::LoopThresholds;
 pub const QUEUE_BOUND: usize = 10_000;
 /// A full journal is tried again this often.
 const RETRY_FULL: Duration = Duration::from_secs(30);
+/// Test hook: another [`RETRY_FULL`], in seconds (tests/record.rs, so its full-disk case does
+/// not wait half a minute). Not documented for operators.
+const RETRY_FULL_ENV: &str = "VMCTL_RECORD_RETRY_FULL_SECS";
+
+fn retry_full() -> Duration {
+    std::env::var(RETRY_FULL_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .map_or(RETRY_FULL, Duration::from_secs)
+}
 /// A busy (locked) or unreachable journal is tried again this often.
 const RETRY_BUSY: Duration = Duration::from_secs(1);
 /// The follower's tick: pending records, retries, pruning, the stop signal.
@@ -257,7 +268,7 @@ impl Recorder<'_> {
                     return Err(e);
                 }
                 let full = fault == Some(JournalFault::Full);
-                let retry = if full { RETRY_FULL } else { RETRY_BUSY };
+                let retry = if full { retry_full() } else { RETRY_BUSY };
                 if self.fault != fault || self.fault.is_none() {
                     let at = Timestamp::now();
                     let message = e.to_string();
