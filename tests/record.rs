@@ -802,3 +802,49 @@ fn records_into_postgresql_and_outlives_a_lost_connection() {
             .await;
     });
 }
+
+/// A first list with many migrations that ended while no recorder ran: every one is recorded
+/// once, a chunk of records at a time (the recorder never holds them all).
+#[test]
+fn a_first_list_of_many_ended_migrations_is_recorded_in_chunks_once_each() {
+    const N: usize = 450;
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    for i in 0..N {
+        objects.push(json!({"apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": format!("old-{i:03}"), "namespace": "prod",
+                "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "spec": {"vmiName": if i % 2 == 0 { "db-01" } else { "batch-01" }},
+            "status": {"phase": "Succeeded", "migrationState": {"sourceNode": "node-1",
+                "targetNode": "node-2", "completed": true,
+                "startTimestamp": "2026-12-01T00:00:10Z",
+                "endTimestamp": "2026-12-01T00:00:40Z"}}}));
+    }
+    let server = Arc::new(FakeApiServer::start_blocking(objects));
+    let sim = KubeVirtSim::start(&server, fast());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let lab = Lab {
+        server,
+        sim,
+        dir,
+        kubeconfig,
+    };
+    let mut rec = lab.record(&[]);
+    rec.wait_for("every old migration", |r| {
+        r.out().lines().filter(|l| l.contains(" old-")).count() >= N
+    });
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    let recorded = ids(&lab.journal());
+    assert_eq!(recorded.len(), N, "{}", rec.both());
+    let unique: std::collections::BTreeSet<&String> = recorded.iter().collect();
+    assert_eq!(unique.len(), N);
+    // A restart finds them all there: nothing is logged or written again.
+    let mut again = lab.record(&[]);
+    again.wait_for("the start's count", |r| {
+        r.err().contains(&format!("{N} already in it"))
+    });
+    assert_eq!(again.signal("-TERM"), Some(0), "{}", again.both());
+    assert!(!again.out().contains(" old-"), "{}", again.both());
+    assert_eq!(ids(&lab.journal()).len(), N);
+}

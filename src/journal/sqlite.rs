@@ -448,6 +448,10 @@ fn prepare_write(name: &str, conn: &Connection, id: &Identity) -> Result<()> {
     }
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(sql)?;
+    // The WAL file is reset at each checkpoint but keeps its size: a recorder's first commit
+    // of thousands of migrations would leave as much again beside the journal for good.
+    conn.pragma_update(None, "journal_size_limit", 64i64 << 20)
+        .map_err(sql)?;
     if id.version < SCHEMA_VERSION {
         migrate(name, conn)?;
     }

@@ -63,6 +63,8 @@ fn retry_full() -> Duration {
 }
 /// A busy (locked) or unreachable journal is tried again this often.
 const RETRY_BUSY: Duration = Duration::from_secs(1);
+/// Records made and committed at a time (see `Recorder::due_records`).
+const WRITE_CHUNK: usize = 200;
 /// The follower's tick: pending records, retries, pruning, the stop signal.
 const TICK: Duration = Duration::from_secs(1);
 /// How long a record waits for its VMI to show the migration's end.
@@ -179,12 +181,18 @@ impl Recorder<'_> {
         Ok(new)
     }
 
-    /// The records of the pending migrations whose VMI caught up (all of them with `all`).
+    /// The records of the pending migrations whose VMI caught up (all of them with `all`),
+    /// at most [`WRITE_CHUNK`]: the rest stay pending for the next call. A record holds the
+    /// objects of its diagnosis (tens of kilobytes as JSON values): made and written a chunk
+    /// at a time, a first list of 10,000 ended migrations is not 10,000 records in memory.
     fn due_records(&mut self, mirror: &Mirror, all: bool) -> Vec<MigrationRecord> {
         let now = Instant::now();
-        let (due, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+        let (mut due, mut wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
             .into_iter()
             .partition(|(e, until)| all || *until <= now || ended::vmi_caught_up(mirror, e));
+        if due.len() > WRITE_CHUNK {
+            wait.extend(due.drain(WRITE_CHUNK..));
+        }
         self.pending = wait;
         let mut records = Vec::new();
         for (e, _) in due {
@@ -469,8 +477,14 @@ impl Observer for Recorder<'_> {
             self.take(ended, Instant::now() + CATCH_UP).await?;
         }
         self.poll_replay(mirror).await?;
-        let records = self.due_records(mirror, false);
-        self.write(records, false).await?;
+        loop {
+            let records = self.due_records(mirror, false);
+            let made = records.len();
+            self.write(records, false).await?;
+            if made < WRITE_CHUNK || self.fault.is_some() {
+                break;
+            }
+        }
         Ok(false)
     }
 }
@@ -558,9 +572,15 @@ pub async fn run(
     let mut follower = Follower::new(live, spec.with_tick(TICK));
     let ending = follow(&mut follower, &mut recorder).await;
     // Stopping (or a watch that gave up): what waits is written once more, then the summary.
-    let last = recorder.due_records(&follower.mirror, true);
-    let flushed = recorder.write(last, true).await;
-    recorder.totals.unwritten += recorder.queue.len();
+    let flushed = loop {
+        let last = recorder.due_records(&follower.mirror, true);
+        let made = last.len();
+        let written = recorder.write(last, true).await;
+        if made < WRITE_CHUNK || written.is_err() || recorder.fault.is_some() {
+            break written;
+        }
+    };
+    recorder.totals.unwritten += recorder.queue.len() + recorder.pending.len();
     let why = match &ending {
         Ok(Ending::Stopped(_)) => "interrupted",
         Ok(Ending::Done) => "terminated",
