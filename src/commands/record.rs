@@ -4,7 +4,6 @@
 
 use super::status::slim_pod;
 use crate::cli::RecordArgs;
-use crate::cluster::selector::{LabelRequirement, LabelSelector};
 use crate::context::{AnySource, Context};
 use crate::error::{Error, Result};
 use crate::journal::{Access, Journal, JournalSpec};
@@ -44,18 +43,8 @@ pub async fn run(ctx: &'static Context, args: &RecordArgs) -> Result<i32> {
             "record writes to the journal: --journal off leaves it nothing to do",
         ));
     }
-    let mut labels = match &args.selector {
-        Some(s) => LabelSelector::parse(s)?,
-        None => LabelSelector::default(),
-    };
+    let labels = super::status::vmi_selector_of(args.selector.as_deref(), args.node.as_deref())?;
     let selective = !labels.requirements.is_empty();
-    if let Some(node) = &args.node {
-        labels.requirements.push(LabelRequirement::Equals(
-            "kubevirt.io/nodeName".into(),
-            node.clone(),
-        ));
-    }
-    let selective = selective || args.node.is_some();
     let follow = FollowSpec::of(ctx.scope.query(), ctx.scope.query().with_labels(labels))
         .with_pods(
             ctx.scope

@@ -24,14 +24,19 @@ pub use crate::render::status::{phase_words, render_table, route};
 
 /// The VMIs `status` reads: `-l SELECTOR` and `--node NODE` (the VMI's node label).
 pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
-    let mut labels = match &args.selector {
+    vmi_selector_of(args.selector.as_deref(), args.node.as_deref())
+}
+
+/// `-l SELECTOR` and `--node NODE` as one label selector on VMIs (`record` takes both too).
+pub fn vmi_selector_of(selector: Option<&str>, node: Option<&str>) -> Result<LabelSelector> {
+    let mut labels = match selector {
         Some(s) => LabelSelector::parse(s)?,
         None => LabelSelector::default(),
     };
-    if let Some(node) = &args.node {
+    if let Some(node) = node {
         labels.requirements.push(LabelRequirement::Equals(
             "kubevirt.io/nodeName".into(),
-            node.clone(),
+            node.to_string(),
         ));
     }
     Ok(labels)

@@ -107,19 +107,7 @@ impl Tracker {
     /// Remembers `version` if it is newer (resourceVersions compare as numbers where they
     /// are numbers, as every API server's are; an opaque one replaces the last).
     pub fn saw_version(&mut self, version: Option<&str>) {
-        let Some(v) = version.filter(|v| !v.is_empty()) else {
-            return;
-        };
-        let newer = match (
-            self.newest_version.as_deref().map(str::parse::<u64>),
-            v.parse::<u64>(),
-        ) {
-            (Some(Ok(old)), Ok(new)) => new > old,
-            _ => true,
-        };
-        if newer {
-            self.newest_version = Some(v.to_string());
-        }
+        self.newest_version = newest(self.newest_version.take(), version);
     }
 
     /// Takes a migration that ended, once.
