@@ -85,6 +85,25 @@ fn parse_set(input: &str, raw: &str) -> Result<Vec<String>, SelectorError> {
 }
 
 impl LabelSelector {
+    /// `-l SELECTOR` and `--node NODE` of `status` and `record` as one selector on VMIs
+    /// (KubeVirt labels each VMI with its node: `kubevirt.io/nodeName`).
+    pub fn for_vmis(
+        selector: Option<&str>,
+        node: Option<&str>,
+    ) -> Result<LabelSelector, SelectorError> {
+        let mut labels = match selector {
+            Some(s) => LabelSelector::parse(s)?,
+            None => LabelSelector::default(),
+        };
+        if let Some(node) = node {
+            labels.requirements.push(LabelRequirement::Equals(
+                "kubevirt.io/nodeName".into(),
+                node.to_string(),
+            ));
+        }
+        Ok(labels)
+    }
+
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
         let mut requirements = Vec::new();
         if input.trim().is_empty() {

@@ -43,7 +43,10 @@ pub async fn run(ctx: &'static Context, args: &RecordArgs) -> Result<i32> {
             "record writes to the journal: --journal off leaves it nothing to do",
         ));
     }
-    let labels = super::status::vmi_selector_of(args.selector.as_deref(), args.node.as_deref())?;
+    let labels = crate::cluster::selector::LabelSelector::for_vmis(
+        args.selector.as_deref(),
+        args.node.as_deref(),
+    )?;
     let selective = !labels.requirements.is_empty();
     let follow = FollowSpec::of(ctx.scope.query(), ctx.scope.query().with_labels(labels))
         .with_pods(

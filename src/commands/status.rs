@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
 
 use crate::cli::StatusArgs;
-use crate::cluster::selector::{LabelRequirement, LabelSelector};
+use crate::cluster::selector::LabelSelector;
 use crate::cluster::source::list_lenient;
 use crate::cluster::{Kind, Query};
 use crate::context::Context;
@@ -24,22 +24,10 @@ pub use crate::render::status::{phase_words, render_table, route};
 
 /// The VMIs `status` reads: `-l SELECTOR` and `--node NODE` (the VMI's node label).
 pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
-    vmi_selector_of(args.selector.as_deref(), args.node.as_deref())
-}
-
-/// `-l SELECTOR` and `--node NODE` as one label selector on VMIs (`record` takes both too).
-pub fn vmi_selector_of(selector: Option<&str>, node: Option<&str>) -> Result<LabelSelector> {
-    let mut labels = match selector {
-        Some(s) => LabelSelector::parse(s)?,
-        None => LabelSelector::default(),
-    };
-    if let Some(node) = node {
-        labels.requirements.push(LabelRequirement::Equals(
-            "kubevirt.io/nodeName".into(),
-            node.to_string(),
-        ));
-    }
-    Ok(labels)
+    Ok(LabelSelector::for_vmis(
+        args.selector.as_deref(),
+        args.node.as_deref(),
+    )?)
 }
 
 /// The inputs, and the objects skipped because they do not decode (named, with the field).

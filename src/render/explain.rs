@@ -127,7 +127,7 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
     let d = &report.diagnosis;
     let mut out = String::new();
     if let Some(origin) = &report.journal {
-        out.push_str(&style.paint(&origin.line(), Tone::Warn));
+        out.push_str(&style.paint(&fmt::printable(&origin.line()), Tone::Warn));
         out.push('\n');
     }
     let kv = match &report.kubevirt_version {

@@ -63,7 +63,8 @@ fn name(r: &MigrationRecord) -> String {
 pub fn render_record(doc: &RecordDocument, style: Style) -> String {
     let r = doc.record;
     let mut out = String::new();
-    out.push_str(&style.paint(&doc.journal.line(), Tone::Warn));
+    // Every field comes from the journal file: escaped like text from a cluster.
+    out.push_str(&style.paint(&printable(&doc.journal.line()), Tone::Warn));
     out.push('\n');
     out.push_str(&printable(&name(r)));
     out.push_str("\n\n");
@@ -73,7 +74,7 @@ pub fn render_record(doc: &RecordDocument, style: Style) -> String {
         r.plane,
         r.cause
     );
-    out.push_str(&style.paint(&head, tone(r.outcome)));
+    out.push_str(&style.paint(&printable(&head), tone(r.outcome)));
     out.push('\n');
     out.push_str(&printable(&r.summary));
     out.push('\n');
@@ -89,7 +90,7 @@ pub fn render_record(doc: &RecordDocument, style: Style) -> String {
     if let Some(d) = r.duration_ms {
         route.push_str(&format!(" · took {}", duration(d / 1000)));
     }
-    out.push_str(&style.paint(&route, Tone::Dim));
+    out.push_str(&style.paint(&printable(&route), Tone::Dim));
     out.push('\n');
     out.push_str(
         "(the journal kept no objects for this migration: the verdict is the one recorded)\n",
@@ -178,6 +179,20 @@ mod tests {
             "node-1 → ? · phase Failed · mode post-copy · took 2m05s"
         );
         assert!(!text.contains('\u{1b}'));
+
+        // Every column comes from the file: a hostile cause, node, phase or origin is escaped.
+        let mut bad = rec("m1", RecordOutcome::Failed);
+        bad.cause = "x\u{1b}]0;pwned\u{7}".into();
+        bad.source_node = Some("node\u{1b}[2J".into());
+        bad.phase = "Failed\r".into();
+        let mut o = origin();
+        o.recorded_by = "record\u{1b}[31m".into();
+        let text = render_record(&RecordDocument::new(&bad, o), Style { color: false });
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\r'),
+            "{text:?}"
+        );
+        assert!(text.contains("x\\u{1b}]0;pwned"), "{text}");
     }
 
     #[test]
