@@ -179,6 +179,67 @@ fn a_missing_kubeconfig_is_named() {
         4,
         &["/nonexistent/kubeconfig", "cannot read kubeconfig"],
     );
+    // Once (issue 33: kube's text repeated it as `from '"/nonexistent/kubeconfig"'`).
+    let err = stderr(&o);
+    assert_eq!(err.matches("/nonexistent/kubeconfig").count(), 1, "{err}");
+}
+
+/// Issue 33: kube's text named the path twice, the second time as a quoted Rust string
+/// (`failed to read kubeconfig from '"/x"'`), and a YAML error kept its source excerpt as
+/// literal `\n`s.
+#[test]
+fn a_kubeconfig_problem_is_one_plain_line() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |kubeconfig: &str| {
+        Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .arg("status")
+            .env("NO_COLOR", "1")
+            .env("HOME", home.path())
+            .env("KUBECONFIG", kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .output()
+            .expect("run vmctl")
+    };
+    let o = run("/nonexistent/kc");
+    assert_one_line_error(&o, 5, &["kubeconfig /nonexistent/kc: no such file"]);
+    assert_eq!(stderr(&o).matches("/nonexistent/kc").count(), 1, "{}", stderr(&o));
+    let bad = write(home.path(), "kc", "garbage: [\n");
+    let o = run(&bad);
+    assert_one_line_error(&o, 5, &["is not valid YAML: line 1 column 10"]);
+    assert!(!stderr(&o).contains("\\n"), "{}", stderr(&o));
+    let o = vmctl(&["--kubeconfig", &bad, "status"]);
+    assert_one_line_error(&o, 4, &[&bad, "kubeconfig is not valid YAML"]);
+    assert!(!stderr(&o).contains("\\n"), "{}", stderr(&o));
+}
+
+/// Issue 33: `--context nope` said only `failed to load current context: nope`; kubectl
+/// does not list the contexts either. vmctl names them, the closest first.
+#[test]
+fn an_unknown_context_lists_the_contexts_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = write(
+        dir.path(),
+        "kubeconfig",
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\ncontexts:\n- name: prod-east\n  context: {cluster: c, user: u}\n- name: staging\n  context: {cluster: c, user: u}\ncurrent-context: staging\nusers:\n- name: u\n  user: {token: t}\n",
+    );
+    let o = vmctl(&["--kubeconfig", &kubeconfig, "--context", "prod-est", "status"]);
+    assert_one_line_error(
+        &o,
+        2,
+        &[
+            "--context \"prod-est\": no such context",
+            "did you mean \"prod-east\"?",
+            "it has: prod-east, staging",
+        ],
+    );
+    // Through KUBECONFIG, the same answer.
+    let o = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(["--context", "nope", "status"])
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &kubeconfig)
+        .output()
+        .expect("run vmctl");
+    assert_one_line_error(&o, 2, &["--context \"nope\"", "it has: prod-east, staging"]);
 }
 
 // ---------------------------------------------------------------- reading is safe (issue 11)

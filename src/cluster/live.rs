@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::Request;
 use kube::core::params::{GetParams, ListParams};
 use serde::Deserialize;
@@ -58,6 +58,75 @@ fn context_cluster(kubeconfig: &Kubeconfig, context: Option<&str>) -> Option<Str
         .filter(|c| !c.is_empty())
 }
 
+/// One line for a kubeconfig that kube could not use: the path once and plainly (kube's own
+/// text quotes it as a Rust string inside quotes), a YAML error without its multi-line source
+/// excerpt, and for a context that does not exist the contexts that do (kubectl says only
+/// `context "nope" does not exist`).
+fn kubeconfig_problem(
+    error: &KubeconfigError,
+    kubeconfig: Option<&Kubeconfig>,
+    context: Option<&str>,
+) -> String {
+    let text = match error {
+        KubeconfigError::ReadConfig(io, path) => {
+            let why = match io.kind() {
+                std::io::ErrorKind::NotFound => "no such file".to_string(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                _ => io.to_string(),
+            };
+            format!("kubeconfig {}: {why}", path.display())
+        }
+        KubeconfigError::Parse(e) => {
+            let first = e.to_string();
+            let first = first.lines().next().unwrap_or_default().trim();
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            // kube does not say which file: KUBECONFIG's, else the default one.
+            let which = match std::env::var("KUBECONFIG") {
+                Ok(paths) if !paths.is_empty() => format!(" (KUBECONFIG={paths})"),
+                _ => String::new(),
+            };
+            format!("kubeconfig{which} is not valid YAML: {first}")
+        }
+        KubeconfigError::LoadContext(name) | KubeconfigError::LoadClusterOfContext(name)
+            if context.is_some_and(|c| c == name) =>
+        {
+            let names: Vec<&str> = kubeconfig
+                .map(|k| k.contexts.iter().map(|c| c.name.as_str()).collect())
+                .unwrap_or_default();
+            no_such_context(name, &names)
+        }
+        KubeconfigError::LoadContext(name) => {
+            format!("kubeconfig: its current-context {name:?} names no context in it")
+        }
+        KubeconfigError::CurrentContextNotSet => {
+            "kubeconfig: no current-context set; pass --context NAME".to_string()
+        }
+        other => format!("kubeconfig: {other}"),
+    };
+    crate::text::printable(&text.replace('\n', " "))
+}
+
+/// `--context NAME` that the kubeconfig does not hold: the contexts it holds, the closest first.
+fn no_such_context(name: &str, names: &[&str]) -> String {
+    let mut line = format!("--context {name:?}: no such context in the kubeconfig");
+    if names.is_empty() {
+        line.push_str(" (it has none)");
+        return line;
+    }
+    let close = crate::names::suggest(name, names.iter().copied());
+    if let Some(best) = close.first() {
+        line.push_str(&format!(" (did you mean {best:?}?)"));
+    }
+    const SHOWN: usize = 10;
+    let mut listed: Vec<&str> = names.iter().copied().take(SHOWN).collect();
+    listed.sort_unstable();
+    line.push_str(&format!("; it has: {}", listed.join(", ")));
+    if names.len() > SHOWN {
+        line.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    line
+}
+
 pub struct LiveSource {
     client: kube::Client,
     max_answer_bytes: u64,
@@ -79,21 +148,40 @@ impl LiveSource {
         let mut cluster_name = None;
         let mut config = match &options.kubeconfig {
             Some(path) => {
-                let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-                    Error::bad_input(path.display(), format!("cannot read kubeconfig: {e}"))
+                let kubeconfig = Kubeconfig::read_from(path).map_err(|e| match e {
+                    // The path is the error's origin already: not twice.
+                    KubeconfigError::ReadConfig(io, _) => {
+                        Error::bad_input(path.display(), format!("cannot read kubeconfig: {io}"))
+                    }
+                    e => Error::bad_input(path.display(), kubeconfig_problem(&e, None, None)),
                 })?;
                 cluster_name = context_cluster(&kubeconfig, options.context.as_deref());
+                let known = kubeconfig.clone();
                 kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
                     .await
-                    .map_err(|e| Error::bad_input(path.display(), format!("kubeconfig: {e}")))?
+                    .map_err(|e| {
+                        let context = options.context.as_deref();
+                        let line = kubeconfig_problem(&e, Some(&known), context);
+                        match (&e, context) {
+                            (KubeconfigError::LoadContext(_), Some(_)) => Error::usage(line),
+                            _ => Error::bad_input(path.display(), line),
+                        }
+                    })?
             }
             None if options.context.is_some() => {
-                cluster_name = Kubeconfig::read()
-                    .ok()
-                    .and_then(|k| context_cluster(&k, options.context.as_deref()));
+                let read = Kubeconfig::read().ok();
+                cluster_name = read
+                    .as_ref()
+                    .and_then(|k| context_cluster(k, options.context.as_deref()));
                 kube::Config::from_kubeconfig(&kube_options)
                     .await
-                    .map_err(|e| Error::usage(format!("kubeconfig: {e}")))?
+                    .map_err(|e| {
+                        Error::usage(kubeconfig_problem(
+                            &e,
+                            read.as_ref(),
+                            options.context.as_deref(),
+                        ))
+                    })?
             }
             // kube's `Config::infer`, made here to know which one answered: the kubeconfig
             // (KUBECONFIG, else ~/.kube/config), else the in-cluster configuration (a pod:
@@ -118,7 +206,13 @@ impl LiveSource {
                             resource: "a cluster".into(),
                             status: None,
                             message: format!(
-                                "no cluster configured (kubeconfig: {kubeconfig_err}; in-cluster: {in_cluster_err})"
+                                "no cluster configured ({}; {})",
+                                kubeconfig_problem(&kubeconfig_err, None, None),
+                                if std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() {
+                                    "not in a pod: KUBERNETES_SERVICE_HOST is unset".to_string()
+                                } else {
+                                    format!("in-cluster configuration: {in_cluster_err}")
+                                }
                             ),
                             hints: vec![
                                 "pass --kubeconfig, set KUBECONFIG, or read a snapshot with --from PATH".into(),
