@@ -202,7 +202,12 @@ fn a_kubeconfig_problem_is_one_plain_line() {
     };
     let o = run("/nonexistent/kc");
     assert_one_line_error(&o, 5, &["kubeconfig /nonexistent/kc: no such file"]);
-    assert_eq!(stderr(&o).matches("/nonexistent/kc").count(), 1, "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("/nonexistent/kc").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
     let bad = write(home.path(), "kc", "garbage: [\n");
     let o = run(&bad);
     assert_one_line_error(&o, 5, &["is not valid YAML: line 1 column 10"]);
@@ -222,7 +227,13 @@ fn an_unknown_context_lists_the_contexts_that_exist() {
         "kubeconfig",
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:9'}\ncontexts:\n- name: prod-east\n  context: {cluster: c, user: u}\n- name: staging\n  context: {cluster: c, user: u}\ncurrent-context: staging\nusers:\n- name: u\n  user: {token: t}\n",
     );
-    let o = vmctl(&["--kubeconfig", &kubeconfig, "--context", "prod-est", "status"]);
+    let o = vmctl(&[
+        "--kubeconfig",
+        &kubeconfig,
+        "--context",
+        "prod-est",
+        "status",
+    ]);
     assert_one_line_error(
         &o,
         2,

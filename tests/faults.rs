@@ -123,3 +123,31 @@ fn status_goes_on_when_migration_policies_cannot_be_read() {
     );
     assert!(!r["vmis"].as_array().unwrap().is_empty());
 }
+
+/// Issue 33: an answer that is not a Kubernetes Status (a mux's plain-text `404 page not
+/// found`, here for the DaemonSet kubectl's rules read) was printed raw with its newline:
+/// `cannot delete 404 page not found\n: kubevirt/virt-handler-1`.
+#[test]
+fn a_plain_text_answer_is_named_as_such_on_one_line() {
+    let server = FakeApiServer::start_blocking(support::kubevirt_sim::drain_cluster());
+    server.add_hook(std::sync::Arc::new(|r: &support::HookRequest| {
+        r.path
+            .contains("/daemonsets/")
+            .then(|| support::HookReply::Text(404, "404 page not found\n".into()))
+    }));
+    let out = run(
+        &server,
+        &["drain", "node-1", "--dry-run", "--ignore-daemonsets"],
+    );
+    let err = stderr(&out);
+    let all = format!("{}{err}", stdout(&out));
+    assert!(
+        all.contains("HTTP 404 (not a Kubernetes Status: \"404 page not found\")"),
+        "{all}"
+    );
+    assert!(!all.contains("\\n"), "a literal \\n: {all}");
+    assert!(
+        !all.contains("404 page not found\n"),
+        "a raw newline: {all}"
+    );
+}

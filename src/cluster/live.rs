@@ -395,6 +395,41 @@ pub fn resource_name(kind: Kind) -> String {
     }
 }
 
+/// The message of an API server's error answer, on one line. A Kubernetes `Status` gives its
+/// `message`; anything else (a proxy's or a mux's `404 page not found` in plain text, an HTML
+/// page) is not the API's word: client-go calls it a generic server response and says what the
+/// code means (k8s.io/apimachinery/pkg/api/errors NewGenericServerResponse); vmctl says the
+/// code, that the answer was not a Status, and its first line, cut and escaped.
+pub fn answer_message(code: u16, body: &str) -> String {
+    let status_message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string));
+    match status_message {
+        Some(message) if !message.trim().is_empty() => one_line(&message, 500),
+        _ => not_a_status(code, body),
+    }
+}
+
+/// What an answer that is not a `Status` said: `HTTP 404 (not a Kubernetes Status: "404 page
+/// not found")`.
+fn not_a_status(code: u16, body: &str) -> String {
+    let first = body.trim().lines().next().unwrap_or_default().trim();
+    if first.is_empty() {
+        format!("HTTP {code} with an empty answer")
+    } else {
+        format!(
+            "HTTP {code} (not a Kubernetes Status: {:?})",
+            one_line(first, 200)
+        )
+    }
+}
+
+/// At most `max` characters, newlines as spaces, control characters escaped.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.trim().chars().take(max).collect();
+    crate::text::printable(&flat.replace(['\n', '\r'], " "))
+}
+
 /// Turns a client error into one line naming the verb and resource, with hints.
 pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) -> Error {
     let resource = resource_name(kind);
@@ -405,10 +440,14 @@ pub fn api_error(verb: &str, kind: Kind, cluster_url: &str, err: kube::Error) ->
                 verb: verb.to_string(),
                 resource: resource.clone(),
                 status: Some(code),
-                message: if status.message.is_empty() {
+                // kube makes a Status of an answer that is not one, with this reason and the
+                // body as its message (kube-client's handle_api_errors).
+                message: if status.reason == "Failed to parse error data" {
+                    not_a_status(code, &status.message)
+                } else if status.message.is_empty() {
                     format!("{} {}", code, status.reason)
                 } else {
-                    status.message.clone()
+                    one_line(&status.message, 1000)
                 },
                 hints: vec![],
             };
@@ -762,4 +801,61 @@ pub async fn request_text_bounded(
         return Err(BodyError::TooLarge(limit));
     }
     String::from_utf8(bytes).map_err(|_| BodyError::NotUtf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: a plain-text 404 (a mux's, not the API's) was printed raw with its newline
+    /// (`cannot delete 404 page not found\n: kubevirt/virt-handler-…`).
+    #[test]
+    fn an_answer_that_is_not_a_status_is_said_so_on_one_line() {
+        assert_eq!(
+            answer_message(404, "404 page not found\n"),
+            "HTTP 404 (not a Kubernetes Status: \"404 page not found\")"
+        );
+        assert_eq!(answer_message(502, "  \n"), "HTTP 502 with an empty answer");
+        assert_eq!(
+            answer_message(
+                404,
+                r#"{"kind":"Status","message":"daemonsets.apps \"ds\" not found","code":404}"#
+            ),
+            "daemonsets.apps \"ds\" not found"
+        );
+        let hostile = answer_message(500, "<html>\x1b[31mboom\x1b[0m\n<body>");
+        assert!(
+            !hostile.contains('\x1b') && !hostile.contains('\n'),
+            "{hostile}"
+        );
+    }
+
+    #[test]
+    fn kube_s_reconstructed_status_is_not_taken_for_the_api_s_word() {
+        let status =
+            kube::core::Status::failure("404 page not found\n", "Failed to parse error data")
+                .with_code(404);
+        let error = api_error(
+            "get",
+            Kind::Node,
+            "https://x",
+            kube::Error::Api(status.boxed()),
+        );
+        let text = error.to_string();
+        assert!(text.contains("HTTP 404 (not a Kubernetes Status"), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_context_names_the_ones_there_are() {
+        let line = no_such_context("prod-est", &["staging", "prod-east"]);
+        assert_eq!(
+            line,
+            "--context \"prod-est\": no such context in the kubeconfig (did you mean \"prod-east\"?); it has: prod-east, staging"
+        );
+        assert_eq!(
+            no_such_context("x", &[]),
+            "--context \"x\": no such context in the kubeconfig (it has none)"
+        );
+    }
 }

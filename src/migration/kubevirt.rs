@@ -20,7 +20,7 @@ use kube::core::params::{PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::kubevirt_metrics::{self, MigrationMetrics};
-use crate::cluster::live::{LiveSource, api_error};
+use crate::cluster::live::{LiveSource, answer_message, api_error};
 use crate::cluster::{Kind, Query};
 use crate::error::{Error, Result};
 use crate::model::{MigrationPolicy, VirtualMachineInstanceMigration};
@@ -300,11 +300,7 @@ impl<'a> KubeVirtDriver<'a> {
                     .unwrap_or_default();
                 let text =
                     String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).to_string();
-                let message = serde_json::from_str::<Value>(&text)
-                    .ok()
-                    .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
-                    .unwrap_or_else(|| text.chars().take(300).collect());
-                (status, message)
+                (status, answer_message(status, &text))
             }
             Err(e) => (0, e.to_string()),
         }
@@ -372,11 +368,15 @@ impl<'a> KubeVirtDriver<'a> {
         // A Status is small; a hostile or broken answer is cut, never kept whole.
         let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]).to_string();
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let message = value
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| text.chars().take(500).collect());
+        let message = if (200..300).contains(&status) {
+            value
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_default()
+        } else {
+            answer_message(status, &text)
+        };
         let causes = value
             .pointer("/details/causes")
             .and_then(Value::as_array)
