@@ -35,6 +35,48 @@ fn node_3_table() {
     insta::assert_snapshot!("plan_drain_node_3", stdout(&out));
 }
 
+/// Issue 33: the headline said "3 blocker(s)" over a list of four entries (one was a wait).
+/// Each count in the headline is the number of entries under its heading, on every node of
+/// both example clusters.
+#[test]
+fn the_headline_counts_what_the_lists_hold() {
+    for (from, nodes) in [
+        (
+            "examples/cluster",
+            &["node-1", "node-2", "node-3", "node-4"][..],
+        ),
+        (
+            "examples/incidents",
+            &["node-1", "node-2", "node-3", "node-4"][..],
+        ),
+    ] {
+        for node in nodes {
+            let out = vmctl(["--from", from, "plan-drain", node]);
+            let text = stdout(&out);
+            let count = |needle: &str| -> usize {
+                let head = text.lines().next().unwrap_or_default();
+                head.split([',', '—'])
+                    .map(str::trim)
+                    .find_map(|f| f.strip_suffix(needle).and_then(|n| n.trim().parse().ok()))
+                    .unwrap_or(0)
+            };
+            let under = |heading: &str| -> usize {
+                text.lines()
+                    .skip_while(|l| !l.starts_with(heading))
+                    .skip(1)
+                    .take_while(|l| l.starts_with("  "))
+                    .count()
+            };
+            assert_eq!(
+                count("blocker(s)"),
+                under("Blockers:"),
+                "{from} {node}:\n{text}"
+            );
+            assert_eq!(count("wait(s)"), under("Waits"), "{from} {node}:\n{text}");
+        }
+    }
+}
+
 #[test]
 fn node_3_wide() {
     let out = vmctl([

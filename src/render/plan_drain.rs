@@ -66,6 +66,11 @@ pub fn render_table(
     if blocking > 0 {
         facts.push(format!("{blocking} blocker(s)"));
     }
+    // Issue 33: "3 blocker(s)" stood over four entries: a wait is not a blocker.
+    let waits = plan.blockers.len() - blocking;
+    if waits > 0 {
+        facts.push(format!("{waits} wait(s)"));
+    }
     if migrating > 0 {
         facts.push(format!(
             "{migrating} live migration(s) in {} wave(s)",
@@ -102,9 +107,19 @@ pub fn render_table(
         out.push_str("no KubeVirt CR found: KubeVirt's defaults apply\n");
     }
 
-    if !plan.blockers.is_empty() {
-        out.push_str("\nBlockers:\n");
-        for b in &plan.blockers {
+    // Blockers first, then what the drain waits for without being blocked (an external
+    // controller's turn): two lists, each under its own heading, counted as the headline counts.
+    for (blocks, heading) in [(true, "Blockers:"), (false, "Waits (not blockers):")] {
+        let listed: Vec<_> = plan
+            .blockers
+            .iter()
+            .filter(|b| b.blocking == blocks)
+            .collect();
+        if listed.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{heading}\n"));
+        for b in listed {
             let (mark, tone) = if b.blocking {
                 ("✗", Tone::Bad)
             } else {
