@@ -94,6 +94,24 @@ fn check_page(html: &str, what: &str) -> String {
     text.join(" ")
 }
 
+/// The text of every `<li>`, its elements' text included, unseparated.
+fn list_items(page: &str) -> Vec<String> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(page, options).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("li"))
+        .map(|li| {
+            li.descendants()
+                .filter(|n| n.is_text())
+                .filter_map(|n| n.text())
+                .collect()
+        })
+        .collect()
+}
+
 /// `s` as maud writes it in text.
 fn escaped(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -183,8 +201,11 @@ fn explain_everything(dir: &str, now: &str) -> usize {
         assert!(page.contains(&headline), "{what}: no {headline:?}");
         let summary = report["summary"].as_str().unwrap();
         assert!(text.contains(summary), "{what}: no summary {summary:?}");
+        // A step's commands are <code> inside its <li>: the item's whole text is the step.
+        let items = list_items(&page);
         for step in report["nextSteps"].as_array().unwrap() {
-            assert!(text.contains(step.as_str().unwrap()), "{what}: {step}");
+            let step = step.as_str().unwrap();
+            assert!(items.iter().any(|i| i == step), "{what}: {step}");
         }
         for fact in report["evidence"].as_array().unwrap() {
             let field = format!(
@@ -217,6 +238,31 @@ fn explain_html_of_every_incident() {
 fn explain_html_of_the_example_cluster() {
     let axes = explain_everything("examples/cluster", EXAMPLE_NOW);
     assert!(axes >= 5, "only {axes} pages with a timeline");
+}
+
+/// Issue 33: the next steps' commands were plain text; they are `<code>`, whole.
+#[test]
+fn next_steps_set_their_commands_in_code_font() {
+    let out = run(
+        &example("examples/cluster"),
+        EXAMPLE_NOW,
+        &["explain", "vm/pg-reporting-01", "-o", "html"],
+    );
+    let page = stdout(&out);
+    check_page(&page, "pg-reporting-01");
+    let steps = page
+        .split("<section id=\"next-steps\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_default();
+    assert!(
+        steps.contains("<code>virtctl start pg-reporting-01 -n prod</code>"),
+        "{steps}"
+    );
+    assert!(
+        steps.contains("<code>kubectl logs -n kubevirt &lt;pod&gt;</code>"),
+        "{steps}"
+    );
 }
 
 #[test]

@@ -259,7 +259,7 @@ fn next_steps(steps: &[String]) -> Markup {
         @if !steps.is_empty() {
             section id="next-steps" {
                 h2 { "Next steps" }
-                ol { @for s in steps { li { (t(s)) } } }
+                ol { @for s in steps { li { (super::prose(s)) } } }
             }
         }
     }

@@ -57,7 +57,9 @@ table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px; border: 1px solid #d4d4d4;
   overflow-wrap: break-word; }
 th { white-space: nowrap; }
-td.mono, td.path { overflow-wrap: anywhere; min-width: 11em; }
+td.mono { overflow-wrap: break-word; min-width: 11em; }
+td.path { overflow-wrap: anywhere; min-width: 11em; }
+li code { background: #f4f4f4; padding: 0 3px; border: 1px solid #e2e2e2; border-radius: 3px; }
 td.text { min-width: 16em; }
 .src { color: #666; font-size: 11px; font-family: ui-monospace, Menlo, Consolas, monospace; }
 th { background: #f2f2f2; font-weight: 600; }
@@ -171,6 +173,88 @@ pub fn json_rows(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String,
     }
 }
 
+/// The words that start a command an operator can paste.
+const COMMANDS: [&str; 4] = ["kubectl ", "virtctl ", "vmctl ", "virsh "];
+
+/// A sentence of prose with the commands in it set in code font: each command starts with one
+/// of [`COMMANDS`] at a word's start and runs to the sentence's end, to `  (`, `, then `, `; `,
+/// or a `)` that closes a parenthesis opened before it (quotes are kept whole).
+pub fn prose(text: &str) -> Markup {
+    let parts = command_spans(text);
+    html! {
+        @for (is_command, part) in parts {
+            @if is_command { code { (t(part)) } } @else { (t(part)) }
+        }
+    }
+}
+
+/// `text` cut into (is a command, part), in order; the parts joined are `text`.
+pub fn command_spans(text: &str) -> Vec<(bool, &str)> {
+    let mut out = Vec::new();
+    let mut rest_start = 0;
+    let mut depth = 0i32;
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < text.len() {
+        let at_word = i == 0 || matches!(bytes[i - 1], b' ' | b'(' | b'`' | b'"');
+        if at_word && COMMANDS.iter().any(|c| text[i..].starts_with(c)) {
+            let end = command_end(text, i, depth);
+            if i > rest_start {
+                out.push((false, &text[rest_start..i]));
+            }
+            out.push((true, &text[i..end]));
+            rest_start = end;
+            i = end;
+            continue;
+        }
+        match bytes[i] {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            _ => {}
+        }
+        i += text[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    if rest_start < text.len() {
+        out.push((false, &text[rest_start..]));
+    }
+    out
+}
+
+/// Where a command that starts at `start` ends (see [`prose`]); `outer` parentheses are open.
+fn command_end(text: &str, start: usize, outer: i32) -> usize {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for (offset, c) in text[start..].char_indices() {
+        let at = start + offset;
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' => depth += 1,
+            ')' if depth == 0 && outer > 0 => return at,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        let rest = &text[at..];
+        if depth == 0
+            && (rest.starts_with("  (") || rest.starts_with(", then ") || rest.starts_with("; "))
+        {
+            return at;
+        }
+    }
+    // A sentence's full stop is not part of the command.
+    let end = text.len();
+    if text[start..end].ends_with('.') && !text[start..end].ends_with("..") {
+        end - 1
+    } else {
+        end
+    }
+}
+
 /// A two-column table of field paths and values.
 pub fn path_table(rows: &[(String, String)]) -> Markup {
     html! {
@@ -195,6 +279,42 @@ pub fn offset(seconds: Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 33: the next steps' commands were not in code font.
+    #[test]
+    fn commands_in_prose_are_cut_out_whole() {
+        let cmd = |text: &str| -> Vec<String> {
+            command_spans(text)
+                .into_iter()
+                .filter(|(c, _)| *c)
+                .map(|(_, p)| p.to_string())
+                .collect()
+        };
+        assert_eq!(
+            cmd("Start the VM again: virtctl start pg-01 -n prod"),
+            ["virtctl start pg-01 -n prod"]
+        );
+        assert_eq!(
+            cmd(
+                "read its log (kubectl get pods -n kubevirt -o wide, then kubectl logs -n kubevirt <pod>)"
+            ),
+            [
+                "kubectl get pods -n kubevirt -o wide",
+                "kubectl logs -n kubevirt <pod>"
+            ]
+        );
+        assert_eq!(
+            cmd(
+                r#"do not: kubectl patch mp x --type merge -p '{"spec":{"a (b)":false}}'  (the policy)"#
+            ),
+            [r#"kubectl patch mp x --type merge -p '{"spec":{"a (b)":false}}'"#]
+        );
+        assert_eq!(cmd("then run vmctl migrate vm-a."), ["vmctl migrate vm-a"]);
+        assert!(cmd("the kubectl-style output; no command").is_empty());
+        let text = "a: kubectl logs x; then b";
+        let joined: String = command_spans(text).into_iter().map(|(_, p)| p).collect();
+        assert_eq!(joined, text);
+    }
 
     #[test]
     fn the_shell_is_self_contained_and_escapes_its_envelope() {

@@ -265,7 +265,7 @@ fn fixes(plan: &DrainPlan) -> Markup {
         @if !fixes.is_empty() {
             section id="fixes" {
                 h2 { "To change the outcome" }
-                ul { @for (id, f) in &fixes { li { span class="mono" { (t(id)) } ": " (t(f)) } } }
+                ul { @for (id, f) in &fixes { li { span class="mono" { (t(id)) } ": " (super::prose(f)) } } }
             }
         }
         @if !postcopy.is_empty() {
