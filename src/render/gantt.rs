@@ -1152,7 +1152,8 @@ pub fn svg_markup(g: &Gantt, width_px: u32) -> maud::Markup {
                     Line::Row(row) => {
                         text x=(if row.group.is_empty() { 0 } else { 12 }) y=(y_of(i) + FONT) {
                             title { (printable(&row.label)) }
-                            (fit(&printable(&row.label), (label_w / 7) as usize, Charset::Unicode))
+                            // A monospace glyph of 12 px is about 7.2 px wide; the indent is 12.
+                            (fit(&printable(&row.label), (label_w.saturating_sub(12) * 10 / 74) as usize, Charset::Unicode))
                         }
                         @for s in &row.segments {
                             rect x=(x_of(s.start_secs)) y=(y_of(i) + 3) height=(ROW - 6)
