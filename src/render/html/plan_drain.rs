@@ -103,6 +103,9 @@ fn verdict(plan: &DrainPlan) -> Markup {
             dl class="facts" {
                 dt { "VMIs" } dd { (plan.vmis.len()) }
                 dt { "Blockers" } dd class=(if blocking > 0 { "bad" } else { "" }) { (blocking) }
+                @if plan.blockers.len() > blocking {
+                    dt { "Waits" } dd class="warn" { (plan.blockers.len() - blocking) " (not blockers)" }
+                }
                 dt { "Live migrations" } dd { (migrating) " in " (plan.waves) " wave(s)" }
                 dt { "Shutdowns" } dd class=(if stopping > 0 { "warn" } else { "" }) { (stopping) }
                 @if not_completing > 0 {
@@ -133,7 +136,7 @@ fn blockers(plan: &DrainPlan) -> Markup {
     html! {
         @if !plan.blockers.is_empty() {
             section id="blockers" {
-                h2 { "Blockers" }
+                h2 { "Blockers and waits" }
                 table {
                     thead { tr { th { "" } th { "object" } th { "kind" } th { "reason" }
                         th { "why" } th { "holds" } } }
