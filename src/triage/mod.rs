@@ -40,6 +40,7 @@ pub use cause::Cause;
 pub use history::{HistoryEntry, history};
 pub use loops::{Loop, LoopKind, LoopThresholds};
 pub use rules::{CATALOGUE, Rule};
+pub use view::target_pods_named;
 pub use unexplained::{
     BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
 };

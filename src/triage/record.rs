@@ -27,6 +27,59 @@ fn millis(rfc3339: Option<&str>) -> Option<i64> {
         .map(|t| t.as_millisecond())
 }
 
+/// When the migration ended, as its objects say, never the writer's clock: the
+/// migrationState's `endTimestamp` (of this migration, on the VMI or the VMIM), else when
+/// the VMIM entered its final phase (`status.phaseTransitionTimestamps`). None when the
+/// objects do not say: a VMIM deleted before its end, or one that kept no phase times.
+pub fn end_of(evidence: &Evidence, diagnosis: &Diagnosis) -> Option<Timestamp> {
+    let from_state = diagnosis
+        .migration
+        .as_ref()
+        .and_then(|m| m.end_timestamp.as_deref())
+        .and_then(|t| t.parse::<Timestamp>().ok());
+    from_state.or_else(|| {
+        let m = evidence.migration.as_ref()?;
+        if !m.is_final() {
+            return None;
+        }
+        m.phase_entered(m.phase().as_str()).map(|t| t.0)
+    })
+}
+
+/// The newest moment the objects show of a migration whose end they do not say: its
+/// creation, a phase change, the transfer's start, the newest event about the VMIM. It ended
+/// at or after this; the journal orders and prunes it by this (`ended_ms`), and shows its end
+/// as unknown. A deletion the recorder stamped is not an object's time and is not used.
+pub fn last_seen(evidence: &Evidence) -> Option<Timestamp> {
+    let m = evidence.migration.as_ref()?;
+    let mut times: Vec<Timestamp> = Vec::new();
+    times.extend(m.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    times.extend(
+        m.status
+            .phase_transition_timestamps
+            .iter()
+            .filter_map(|t| t.phase_transition_timestamp.as_ref().map(|t| t.0)),
+    );
+    if let Some(st) = &m.status.migration_state {
+        times.extend(st.start_timestamp.as_ref().map(|t| t.0));
+    }
+    times.extend(
+        evidence
+            .events
+            .iter()
+            .filter(|e| {
+                super::objects::event_is_about(
+                    e,
+                    "VirtualMachineInstanceMigration",
+                    m.name(),
+                    m.uid(),
+                )
+            })
+            .filter_map(super::objects::event_last),
+    );
+    times.into_iter().max()
+}
+
 /// The objects the diagnosis was made from, as JSON (`detail.evidence`): enough for
 /// [`evidence_from_detail`] to make the same `Evidence` again.
 fn evidence_json(evidence: &Evidence) -> Value {
@@ -106,7 +159,8 @@ pub fn kubevirt_record(
     };
     let created_ms = millis(migration.created.as_deref());
     let started_ms = millis(migration.start_timestamp.as_deref());
-    let ended_ms = millis(migration.end_timestamp.as_deref());
+    let ended = end_of(evidence, diagnosis);
+    let ended_ms = ended.map(|t| t.as_millisecond());
     let mut detail = Map::new();
     detail.insert("evidence".into(), evidence_json(evidence));
     detail.insert(
@@ -140,8 +194,10 @@ pub fn kubevirt_record(
         summary: diagnosis.summary.clone(),
         created_at: migration.created.clone(),
         started_at: migration.start_timestamp.clone(),
-        ended_at: migration.end_timestamp.clone(),
-        ended_ms: ended_ms.unwrap_or(recorded_at.as_millisecond()),
+        ended_at: ended.map(|t| t.to_string()),
+        ended_ms: ended_ms
+            .or_else(|| last_seen(evidence).map(|t| t.as_millisecond()))
+            .unwrap_or(recorded_at.as_millisecond()),
         recorded_at: recorded_at.to_string(),
         duration_ms: created_ms.zip(ended_ms).map(|(c, e)| e - c),
         transfer_ms: started_ms.zip(ended_ms).map(|(s, e)| e - s),
