@@ -329,7 +329,74 @@ fn uri_host(uri: &str) -> String {
 mod tests {
     use super::*;
     use crate::migration::series::SeriesPoint;
+    use serde_json::json;
     use crate::migration::{Mode, Outcome as Run, Summary};
+
+    fn evidence_of(vmim: serde_json::Value, recorded: &str) -> Evidence {
+        Evidence {
+            now: recorded.parse().unwrap(),
+            migration: Some(serde_json::from_value(vmim).unwrap()),
+            vmi_namespace: "prod".into(),
+            vmi_name: "db".into(),
+            vmi: None,
+            migrations: Vec::new(),
+            pods: Vec::new(),
+            events: Vec::new(),
+            kubevirt: None,
+            policies: Vec::new(),
+            namespace: None,
+            load: None,
+            unread: Vec::new(),
+            pdbs: Vec::new(),
+            loops: Default::default(),
+        }
+    }
+
+    fn record_of(evidence: &Evidence) -> MigrationRecord {
+        let d = super::super::diagnose(evidence);
+        kubevirt_record(
+            evidence,
+            &d,
+            RecordedBy::Record,
+            evidence.now,
+            "c",
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Issue 33 item 6: the end comes from the objects, never the writer's clock.
+    #[test]
+    fn a_records_end_is_the_objects_and_unknown_when_they_do_not_say() {
+        let recorded = "2026-12-08T00:00:00Z";
+        // Failed before any transfer: no migrationState; the phase change says when.
+        let failed = json!({"metadata": {"name": "m", "namespace": "prod", "uid": "u1",
+            "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "spec": {"vmiName": "db"},
+            "status": {"phase": "Failed", "phaseTransitionTimestamps": [
+                {"phase": "Pending", "phaseTransitionTimestamp": "2026-12-01T00:00:00Z"},
+                {"phase": "Failed", "phaseTransitionTimestamp": "2026-12-01T00:05:01Z"}]}});
+        let r = record_of(&evidence_of(failed.clone(), recorded));
+        assert_eq!(r.ended_at.as_deref(), Some("2026-12-01T00:05:01Z"));
+        assert_eq!(r.duration_ms, Some(301_000));
+        // The migrationState's end, when it is this migration's, comes first.
+        let mut with_state = failed.clone();
+        with_state["status"]["migrationState"] = json!({"migrationUid": "u1",
+            "startTimestamp": "2026-12-01T00:00:10Z", "endTimestamp": "2026-12-01T00:04:00Z",
+            "completed": true, "failed": true});
+        let r = record_of(&evidence_of(with_state, recorded));
+        assert_eq!(r.ended_at.as_deref(), Some("2026-12-01T00:04:00Z"));
+        // No time of its end anywhere: unknown, ordered by the last time the objects show
+        // (its creation), not by when it was recorded.
+        let mut untimed = failed;
+        untimed["status"] = json!({"phase": "Failed"});
+        let ev = evidence_of(untimed, recorded);
+        let r = record_of(&ev);
+        assert_eq!((r.ended_at.as_deref(), r.duration_ms), (None, None));
+        let created: Timestamp = "2026-12-01T00:00:00Z".parse().unwrap();
+        assert_eq!(r.ended_ms, created.as_millisecond());
+        assert_eq!(last_seen(&ev), Some(created));
+    }
 
     #[test]
     fn a_libvirt_host_is_the_uris_authority() {
