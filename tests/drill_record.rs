@@ -226,8 +226,14 @@ impl Night {
         let node = |k: &str| doc["migration"][k].as_str().map(String::from);
         // The nodes explain names are the cluster's: the state's, when it has one.
         if own_state {
-            assert_eq!(node("sourceNode"), state["sourceNode"].as_str().map(String::from));
-            assert_eq!(node("targetNode"), state["targetNode"].as_str().map(String::from));
+            assert_eq!(
+                node("sourceNode"),
+                state["sourceNode"].as_str().map(String::from)
+            );
+            assert_eq!(
+                node("targetNode"),
+                state["targetNode"].as_str().map(String::from)
+            );
         }
         let truth = Truth {
             verdict: verdict(&doc),
@@ -253,6 +259,41 @@ impl Night {
             .delete_object(Kind::VirtualMachineInstanceMigration, Some("prod"), name);
         assert!(self.vmim(name).is_none());
         self.truth.get_mut(name).unwrap().deleted = true;
+    }
+
+    /// A migration of `vmi` held in Running, then deleted without a finalizer: it vanishes
+    /// with no end. Returns the nodes its VMI's migrationState named (source, target).
+    fn vanish_while_running(&mut self, name: &str, vmi: &str) -> (Option<String>, Option<String>) {
+        self.sim.set_script(Script {
+            hold_running: true,
+            ..fast()
+        });
+        self.server
+            .add_object(json!({"apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": name, "namespace": "prod",
+                "creationTimestamp": kubevirt_sim::now()},
+            "spec": {"vmiName": vmi}}));
+        let deadline = Instant::now() + WAIT;
+        while self
+            .vmim(name)
+            .and_then(|m| m.pointer("/status/phase").cloned())
+            != Some(json!("Running"))
+        {
+            assert!(Instant::now() < deadline, "{name} never ran");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let state = self
+            .server
+            .object(Kind::VirtualMachineInstance, Some("prod"), vmi)
+            .unwrap()["status"]["migrationState"]
+            .clone();
+        self.server
+            .delete_object(Kind::VirtualMachineInstanceMigration, Some("prod"), name);
+        self.sim.set_script(fast());
+        let node = |k: &str| state[k].as_str().map(String::from);
+        (node("sourceNode"), node("targetNode"))
     }
 
     /// `history … -o json` over the night's journal: the records' migration names.
@@ -322,22 +363,27 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     night.delete("mig-stuck-2");
     night.migrate("mig-ok-2", "batch-01", fast());
     night.delete("mig-ok-2");
+    // One deleted while it ran (no finalizer holds it): it vanishes before any end.
+    let held = night.vanish_while_running("mig-held", "batch-01");
     night.migrate("mig-ok-3", "db-01", fast());
 
     // Morning: the restart replays the watch from its bookmark.
     let mut rec = Recorder::start(&night.kubeconfig, &night.journal());
-    for name in ["mig-unsched-2", "mig-stuck-2", "mig-ok-2", "mig-ok-3"] {
+    for name in [
+        "mig-unsched-2",
+        "mig-stuck-2",
+        "mig-ok-2",
+        "mig-held",
+        "mig-ok-3",
+    ] {
         rec.wait_recorded(name);
     }
     rec.wait_for("the replay line", |r| {
         r.err().contains("replayed the migration watch")
     });
     rec.stop();
-    let causes: BTreeSet<&str> = night
-        .truth
-        .values()
-        .map(|t| t.verdict.0.as_str())
-        .collect();
+    eprintln!("what explain said live: {:#?}", night.truth);
+    let causes: BTreeSet<&str> = night.truth.values().map(|t| t.verdict.0.as_str()).collect();
     assert!(
         causes.len() >= 3,
         "several causes: {causes:?} {:#?}",
@@ -352,15 +398,36 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     // history -A: every migration once, with explain's live verdict, its nodes and the end
     // its objects gave.
     let all = night.history(&["-A"]);
-    let expected: BTreeSet<String> = night.truth.keys().cloned().collect();
+    let mut expected: BTreeSet<String> = night.truth.keys().cloned().collect();
+    expected.insert("mig-held".into());
     assert_eq!(names(&all), expected, "{all:#}");
     for r in all["records"].as_array().unwrap() {
         let name = r["migration"].as_str().unwrap();
+        if name == "mig-held" {
+            // Deleted before its end, unseen: aborted, the nodes it was last seen between,
+            // and no end (no object says when): null, never the recorder's clock.
+            assert_eq!(r["outcome"], "aborted", "{r:#}");
+            assert_eq!(
+                (
+                    r["sourceNode"].as_str().map(String::from),
+                    r["targetNode"].as_str().map(String::from)
+                ),
+                held,
+                "{r:#}"
+            );
+            assert_eq!(r["endedAt"], Value::Null, "{r:#}");
+            assert_eq!(r["ageSeconds"], Value::Null, "{r:#}");
+            continue;
+        }
         let t = &night.truth[name];
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
         assert_eq!(
             (s("cause"), s("plane"), s("outcome")),
-            (t.verdict.0.clone(), t.verdict.1.clone(), t.verdict.3.clone()),
+            (
+                t.verdict.0.clone(),
+                t.verdict.1.clone(),
+                t.verdict.3.clone()
+            ),
             "{name}: {r:#}"
         );
         assert_eq!(
@@ -383,7 +450,32 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
         .values()
         .filter(|t| t.verdict.3 == "failed")
         .count();
-    assert_eq!(all["totals"]["count"], json!(night.truth.len()), "{all:#}");
+    assert_eq!(
+        all["totals"]["count"],
+        json!(night.truth.len() + 1),
+        "{all:#}"
+    );
+    assert_eq!(all["totals"]["aborted"], json!(1), "{all:#}");
+    // The table says so in words.
+    let table = vmctl([
+        "history",
+        "--journal",
+        night.journal().to_str().unwrap(),
+        "--since",
+        "1d",
+        "-A",
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout).to_string();
+    let held_line = text
+        .lines()
+        .find(|l| l.contains("mig-held"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(held_line.starts_with("end unknown"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" ago ")).count(),
+        night.truth.len(),
+        "{text}"
+    );
     assert_eq!(all["totals"]["failed"], json!(failed), "{all:#}");
 
     // Per node: the migrations explain said left or reached it.
@@ -396,6 +488,10 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
                 t.source_node.as_deref() == Some(node) || t.target_node.as_deref() == Some(node)
             })
             .map(|(n, _)| n.clone())
+            .chain(
+                (held.0.as_deref() == Some(node) || held.1.as_deref() == Some(node))
+                    .then(|| "mig-held".to_string()),
+            )
             .collect();
         assert_eq!(names(&doc), want, "node/{node}: {doc:#}");
     }
@@ -436,7 +532,10 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
         ]);
         let doc: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{name}: {e}\n{}", both(&out)));
-        assert!(doc["journal"].is_object(), "{name}: from the journal\n{doc:#}");
+        assert!(
+            doc["journal"].is_object(),
+            "{name}: from the journal\n{doc:#}"
+        );
         assert_eq!(verdict(&doc), t.verdict, "{name}: {doc:#}");
     }
 }

@@ -858,7 +858,8 @@ fn a_first_list_of_many_ended_migrations_is_recorded_in_chunks_once_each() {
 /// unknown" in the table), never the recorder's clock.
 #[test]
 fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() {
-    let week = k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(7 * 24);
+    let week =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(7 * 24);
     let at = |s: i64| {
         (week + k8s_openapi::jiff::SignedDuration::from_secs(s))
             .strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -925,8 +926,8 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
         "-o",
         "json",
     ]);
-    let doc: Value = serde_json::from_slice(&live.stdout)
-        .unwrap_or_else(|e| panic!("{e}\n{}", both(&live)));
+    let doc: Value =
+        serde_json::from_slice(&live.stdout).unwrap_or_else(|e| panic!("{e}\n{}", both(&live)));
     let verdict = |d: &Value| {
         (
             d["cause"].as_str().unwrap_or("").to_string(),
@@ -937,7 +938,11 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
     let explained = verdict(&doc);
     assert_eq!(
         explained,
-        ("target-pod-unschedulable".into(), "control-plane".into(), "high".into()),
+        (
+            "target-pod-unschedulable".into(),
+            "control-plane".into(),
+            "high".into()
+        ),
         "{doc:#}"
     );
 
@@ -946,7 +951,8 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
     rec.wait_recorded("mig-untimed");
     assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
     assert!(
-        rec.out().contains("end-unknown prod/batch-01 mig-untimed failed"),
+        rec.out()
+            .contains("end-unknown prod/batch-01 mig-untimed failed"),
         "{}",
         rec.both()
     );
@@ -959,7 +965,10 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap();
-    assert_eq!((cause.as_str(), plane.as_str()), (explained.0.as_str(), explained.1.as_str()));
+    assert_eq!(
+        (cause.as_str(), plane.as_str()),
+        (explained.0.as_str(), explained.1.as_str())
+    );
     assert_eq!(ended_at.as_deref(), Some(at(301).as_str()));
     let end: k8s_openapi::jiff::Timestamp = at(301).parse().unwrap();
     assert_eq!(ended_ms, end.as_millisecond());

@@ -248,8 +248,10 @@ impl Recorder<'_> {
     async fn read_around(&mut self, made: Vec<(Ended, Evidence)>) -> Vec<(Ended, Evidence)> {
         use futures::StreamExt;
         let ctx = self.ctx;
-        let namespaces: BTreeSet<String> =
-            made.iter().map(|(_, ev)| ev.vmi_namespace.clone()).collect();
+        let namespaces: BTreeSet<String> = made
+            .iter()
+            .map(|(_, ev)| ev.vmi_namespace.clone())
+            .collect();
         let per_ns = futures::future::join_all(namespaces.into_iter().map(|ns| async move {
             let mut notes = Vec::new();
             let around = crate::evidence::around_namespace(ctx, &ns, &mut notes).await;
@@ -300,10 +302,7 @@ impl Recorder<'_> {
             for s in events.skipped {
                 self.note_once(format!("skipped, it does not decode: {s}"));
             }
-            let mut around = arounds
-                .get(&ev.vmi_namespace)
-                .cloned()
-                .unwrap_or_default();
+            let mut around = arounds.get(&ev.vmi_namespace).cloned().unwrap_or_default();
             around.events = events.events;
             around.unread.extend(events.unread);
             ended::complete(&mut ev, around);
@@ -315,10 +314,7 @@ impl Recorder<'_> {
     /// A warning on stderr, once per recorder (a 403 on every batch is said the first time).
     fn note_once(&mut self, note: String) {
         if self.said.insert(note.clone()) {
-            stderr_line(&format!(
-                "warning: {}",
-                crate::text::printable(&note)
-            ));
+            stderr_line(&format!("warning: {}", crate::text::printable(&note)));
         }
     }
 
@@ -614,8 +610,7 @@ async fn read_events(ctx: &Context, evidence: &Evidence) -> EventsRead {
         if round.is_empty() {
             break;
         }
-        match crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped)
-            .await
+        match crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped).await
         {
             Ok((events, unread)) => {
                 out.events.extend(events);

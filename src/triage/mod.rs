@@ -40,10 +40,10 @@ pub use cause::Cause;
 pub use history::{HistoryEntry, history};
 pub use loops::{Loop, LoopKind, LoopThresholds};
 pub use rules::{CATALOGUE, Rule};
-pub use view::target_pods_named;
 pub use unexplained::{
     BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
 };
+pub use view::target_pods_named;
 
 /// Everything `explain` read about one migration (or one VMI), as plain objects.
 #[derive(Debug, Clone)]

@@ -329,8 +329,8 @@ fn uri_host(uri: &str) -> String {
 mod tests {
     use super::*;
     use crate::migration::series::SeriesPoint;
-    use serde_json::json;
     use crate::migration::{Mode, Outcome as Run, Summary};
+    use serde_json::json;
 
     fn evidence_of(vmim: serde_json::Value, recorded: &str) -> Evidence {
         Evidence {
@@ -354,15 +354,7 @@ mod tests {
 
     fn record_of(evidence: &Evidence) -> MigrationRecord {
         let d = super::super::diagnose(evidence);
-        kubevirt_record(
-            evidence,
-            &d,
-            RecordedBy::Record,
-            evidence.now,
-            "c",
-            None,
-        )
-        .unwrap()
+        kubevirt_record(evidence, &d, RecordedBy::Record, evidence.now, "c", None).unwrap()
     }
 
     /// Issue 33 item 6: the end comes from the objects, never the writer's clock.
