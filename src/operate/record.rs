@@ -2,7 +2,10 @@
 //! (`migration::follow`: one LIST per kind, then watches that resume, re-list on 410 and back
 //! off, with "reconnecting…" lines) and journals each one's end, once.
 //!
-//! - Which migrations ended, and their evidence, is `migration::ended` (pure). Each is
+//! - Which migrations ended, and their evidence, is `migration::ended` (pure); what `explain`
+//!   reads beside the watched objects is read when a migration ends (the events about its
+//!   objects, one LIST per object; the policies, Namespace and PDBs once per namespace and
+//!   batch), so the diagnosis is explain's. Each is
 //!   diagnosed as `explain` diagnoses (`triage::diagnose`), made a record
 //!   (`triage::record::kubevirt_record`, id `kubevirt:<VMIM uid>`) and committed with the
 //!   migration watch's resourceVersion (bookmark `vmims@<cluster>`) in one transaction: a
