@@ -478,6 +478,32 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     );
     assert_eq!(all["totals"]["failed"], json!(failed), "{all:#}");
 
+    // The same table as a person sees it, on a terminal of 200 and of 80 columns.
+    for width in ["200", "80"] {
+        if let Some(screen) = on_a_terminal(
+            width,
+            &format!(
+                "{} history --journal {} --since 1d -A",
+                env!("CARGO_BIN_EXE_vmctl"),
+                night.journal().display()
+            ),
+        ) {
+            for name in &expected {
+                assert_eq!(
+                    screen.lines().filter(|l| l.contains(name.as_str())).count(),
+                    1,
+                    "{name} once at {width} columns:\n{screen}"
+                );
+            }
+            let held = screen.lines().find(|l| l.contains("mig-held")).unwrap();
+            assert!(held.starts_with("end unknown"), "{width}:\n{screen}");
+            assert!(
+                screen.contains("exit=0") || screen.contains("exit=1"),
+                "{screen}"
+            );
+        }
+    }
+
     // Per node: the migrations explain said left or reached it.
     for node in ["node-1", "node-2"] {
         let doc = night.history(&[&format!("node/{node}"), "-A"]);
@@ -538,4 +564,61 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
         );
         assert_eq!(verdict(&doc), t.verdict, "{name}: {doc:#}");
     }
+}
+
+/// Runs `command` in a tmux pane `width` columns wide (its own server and socket) and returns
+/// the screen, wrapped lines joined; None when tmux is missing (a failure with
+/// VMCTL_REQUIRE_TMUX=1, as in CI).
+fn on_a_terminal(width: &str, command: &str) -> Option<String> {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("VMCTL_REQUIRE_TMUX").as_deref() != Ok("1"),
+            "tmux is required (VMCTL_REQUIRE_TMUX=1) but not installed"
+        );
+        eprintln!("skipped the terminal: tmux is not installed");
+        return None;
+    }
+    let socket = format!("vmctl-drill-record-{width}-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &socket, "-f", "/dev/null"]).args(args);
+        c
+    };
+    let line = format!("{command}; echo \"ex\"\"it=$?\"");
+    let ok = tmux(&["new-session", "-d", "-s", "d", "-x", width, "-y", "60"])
+        .args(["env", "-i"])
+        .arg(format!(
+            "PATH={}",
+            std::env::var("PATH").unwrap_or_default()
+        ))
+        .args([
+            "TERM=xterm-256color",
+            "LANG=C.UTF-8",
+            "VMCTL_JOURNAL=off",
+            "sh",
+            "-c",
+        ])
+        .arg(format!("{line}; sleep 30"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let deadline = Instant::now() + WAIT;
+    let screen = loop {
+        let out = tmux(&["capture-pane", "-p", "-J", "-t", "d"])
+            .output()
+            .unwrap();
+        let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+        if screen.contains("exit=") {
+            break screen;
+        }
+        assert!(Instant::now() < deadline, "never ended:\n{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = tmux(&["kill-server"]).status();
+    eprintln!("the screen at {width} columns:\n{screen}");
+    Some(screen)
 }

@@ -70,6 +70,19 @@ const RETRY_BUSY: Duration = Duration::from_secs(1);
 const WRITE_CHUNK: usize = 200;
 /// Migrations whose events are read at once (each: a LIST per object involved).
 const PARALLEL_READS: usize = 16;
+/// The most one read around a migration (its events, its namespace's policies and PDBs) may
+/// take: an API server that does not answer costs a record what it could not read (said, as
+/// `explain` says it), not the recorder's stop (SIGTERM) or its watching.
+const READ_BUDGET: Duration = Duration::from_secs(10);
+
+fn no_answer() -> Error {
+    Error::Timeout {
+        message: format!(
+            "the API server did not answer within {} s",
+            READ_BUDGET.as_secs()
+        ),
+    }
+}
 /// The follower's tick: pending records, retries, pruning, the stop signal.
 const TICK: Duration = Duration::from_secs(1);
 /// How long a record waits for its VMI to show the migration's end.
@@ -257,7 +270,12 @@ impl Recorder<'_> {
             .collect();
         let per_ns = futures::future::join_all(namespaces.into_iter().map(|ns| async move {
             let mut notes = Vec::new();
-            let around = crate::evidence::around_namespace(ctx, &ns, &mut notes).await;
+            let around = tokio::time::timeout(
+                READ_BUDGET,
+                crate::evidence::around_namespace(ctx, &ns, &mut notes),
+            )
+            .await
+            .unwrap_or_else(|_| Err(no_answer()));
             (ns, around, notes)
         }))
         .await;
@@ -613,8 +631,13 @@ async fn read_events(ctx: &Context, evidence: &Evidence) -> EventsRead {
         if round.is_empty() {
             break;
         }
-        match crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped).await
-        {
+        let read = tokio::time::timeout(
+            READ_BUDGET,
+            crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped),
+        )
+        .await
+        .unwrap_or_else(|_| Err(no_answer()));
+        match read {
             Ok((events, unread)) => {
                 out.events.extend(events);
                 if !unread.is_empty() {
