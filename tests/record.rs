@@ -1049,3 +1049,50 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
         .unwrap_or_else(|e| panic!("{e}\n{}", both(&from_journal)));
     assert_eq!(verdict(&doc), explained, "{doc:#}");
 }
+
+/// What the recorder may not read (a Role without events) is what `explain` may not read:
+/// said once on stderr however many migrations end, and in each record's diagnosis (what it
+/// assumed, confidence low), never a stop.
+#[test]
+fn a_refused_events_read_is_said_once_and_assumed_in_the_record() {
+    let lab = lab();
+    lab.server.inject_fault(
+        Fault::status(403)
+            .path("/events")
+            .message("events is forbidden"),
+    );
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    lab.migrate("mig-2", "batch-01");
+    rec.wait_recorded("mig-2");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert_eq!(
+        rec.err().matches("could not read events").count(),
+        1,
+        "said once\n{}",
+        rec.both()
+    );
+    let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+    let details: Vec<String> = conn
+        .prepare("SELECT detail FROM details")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(details.len(), 2);
+    for d in details {
+        let d: Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(d["diagnosis"]["confidence"], "low", "{d:#}");
+        assert_eq!(d["evidence"]["unread"][0]["status"], 403, "{d:#}");
+        assert!(
+            d["diagnosis"]["assumptions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a.as_str().unwrap().contains("Could not read events")),
+            "{d:#}"
+        );
+    }
+}
