@@ -936,6 +936,12 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
         )
     };
     let explained = verdict(&doc);
+    let live_summary = doc["summary"].as_str().unwrap().to_string();
+    // The scheduler's verdict is on the deleted target pod's event, which record reads too.
+    assert!(
+        live_summary.contains("Insufficient memory"),
+        "{live_summary}"
+    );
     assert_eq!(
         explained,
         (
@@ -958,13 +964,14 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
     );
 
     let conn = rusqlite::Connection::open(lab.journal()).unwrap();
-    let (cause, plane, ended_at, ended_ms): (String, String, Option<String>, i64) = conn
+    let (cause, plane, ended_at, ended_ms, summary): (String, String, Option<String>, i64, String) = conn
         .query_row(
-            "SELECT cause, plane, ended_at, ended_ms FROM migrations WHERE migration = 'mig-week'",
+            "SELECT cause, plane, ended_at, ended_ms, summary FROM migrations WHERE migration = 'mig-week'",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
         .unwrap();
+    assert_eq!(summary, live_summary);
     assert_eq!(
         (cause.as_str(), plane.as_str()),
         (explained.0.as_str(), explained.1.as_str())
