@@ -75,6 +75,9 @@ const PARALLEL_READS: usize = 16;
 /// `explain` says it), not the recorder's stop (SIGTERM) or its watching.
 const READ_BUDGET: Duration = Duration::from_secs(10);
 
+/// Warnings remembered so that each is said once.
+const NOTES_KEPT: usize = 1000;
+
 fn no_answer() -> Error {
     Error::Timeout {
         message: format!(
@@ -333,8 +336,15 @@ impl Recorder<'_> {
     }
 
     /// A warning on stderr, once per recorder (a 403 on every batch is said the first time).
+    /// At most [`NOTES_KEPT`] are remembered (a night of events that do not decode, each
+    /// named, must not grow the recorder): past that, a note is said each time.
     fn note_once(&mut self, note: String) {
-        if self.said.insert(note.clone()) {
+        let new = if self.said.len() < NOTES_KEPT {
+            self.said.insert(note.clone())
+        } else {
+            !self.said.contains(&note)
+        };
+        if new {
             stderr_line(&format!("warning: {}", crate::text::printable(&note)));
         }
     }
