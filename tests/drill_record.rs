@@ -417,6 +417,17 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
             );
             assert_eq!(r["endedAt"], Value::Null, "{r:#}");
             assert_eq!(r["ageSeconds"], Value::Null, "{r:#}");
+            assert!(
+                r["summary"]
+                    .as_str()
+                    .unwrap()
+                    .contains("last seen in phase Running")
+                    && r["summary"]
+                        .as_str()
+                        .unwrap()
+                        .contains("its end is unknown"),
+                "{r:#}"
+            );
             continue;
         }
         let t = &night.truth[name];

@@ -289,8 +289,14 @@ pub fn settle_vanished(diagnosis: &mut Diagnosis, ended: &Ended) {
     }
     diagnosis.outcome = Outcome::Aborted;
     diagnosis.plane = crate::triage::Plane::None;
+    // What no object says is said as unknown: the recorder's clock is not the cluster's.
+    let unknown = if ended.vmim.metadata.deletion_timestamp.is_none() {
+        "No object says when it was deleted or when it ended: the deletion time shown is when the recorder saw it gone, its end is unknown."
+    } else {
+        "No object says when it ended: its end is unknown."
+    };
     diagnosis.summary = format!(
-        "The migration's VMIM was deleted before it ended (an abort request), last seen in phase {}: the guest stays where it ran unless the migration had completed. {}",
+        "The migration's VMIM was deleted before it ended (an abort request), last seen in phase {}: the guest stays where it ran unless the migration had completed. {unknown} {}",
         ended.vmim.phase(),
         diagnosis.summary
     );
@@ -576,6 +582,12 @@ mod tests {
         );
         settle_vanished(&mut d, b);
         assert_eq!(d.outcome, Outcome::Aborted);
+        assert!(
+            d.summary
+                .contains("when the recorder saw it gone, its end is unknown"),
+            "{}",
+            d.summary
+        );
         assert!(
             d.summary.contains("last seen in phase Scheduling"),
             "{}",
