@@ -791,8 +791,12 @@ const RECORD_OUTPUT: &str = "\
 WHAT IT DOES: lists VMIs, migrations and launcher pods once (and reads the KubeVirt CR), then
 follows them with watches, as status --watch does (a dropped watch resumes, 410 Gone re-lists,
 errors back off and say 'reconnecting…' on stderr). Each migration that ends (Succeeded, Failed,
-or deleted before its end: aborted) is diagnosed as vmctl explain would from what the watches hold
-(events, PDBs and MigrationPolicies are not read: the diagnosis says so) and committed to the
+or deleted before its end: aborted) is diagnosed from what vmctl explain reads: what the watches
+hold, and, read when it ends, the events about its VMIM, VMI and pods (one LIST per object), the
+MigrationPolicies, its Namespace and PDBs (a refused read is said once; the diagnosis says what it
+assumed). Its end is the objects' (migrationState.endTimestamp, else the VMIM's
+phaseTransitionTimestamps), never the recorder's clock; unknown when no object says (history: 'end
+unknown'). It is committed to the
 journal, once: its id is the VMIM's UID, so a restart, or migrate and record both seeing one
 migration, never writes it twice. The watch's resourceVersion is committed with the records; after a
 restart the migration watch is replayed from it first, so migrations that ended and were deleted
@@ -887,6 +891,8 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind MigrationHistor
                           (pre-copy | post-copy), plane, cause, summary, createdAt, startedAt,
                           endedAt, endedMs, recordedAt, durationMs, transferMs,
                           dataProcessedBytes, dataTotalBytes, dataRemainingBytes, ageSeconds}
+                          (endedAt and ageSeconds null: no object said when it ended; endedMs
+                          is then the last time its objects show, for the order)
     totals                {count, succeeded, failed, aborted, vanished, failureRate (failed ÷
                           count), medianDurationMs, p95DurationMs, dataProcessedBytes}
     byNode[]              {node (null: none recorded), the totals' fields, evacuations}, by

@@ -307,6 +307,105 @@ pub async fn evidence_for_migration(
     Ok(evidence)
 }
 
+/// What `record` reads about a namespace beside its watches, as [`gather`] reads it for
+/// `explain`: the MigrationPolicies, the Namespace and its PodDisruptionBudgets (a 403, 404,
+/// 429 or 5xx is tolerated the same way: said in `notes` and as `unread`). Read once per
+/// namespace for each batch of migrations the recorder diagnoses.
+pub async fn around_namespace(
+    ctx: &Context,
+    ns: &str,
+    notes: &mut Vec<String>,
+) -> Result<crate::migration::ended::Around> {
+    let source = &ctx.source;
+    let in_ns = Query::namespace(Some(ns));
+    let cluster = Query::all();
+    let (policies, namespace, pdbs) = tokio::join!(
+        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
+        get_as::<Namespace>(source, Kind::Namespace, None, ns),
+        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &in_ns),
+    );
+    let mut unreadable = Unreadable::default();
+    let policies = tolerate(
+        Source::MigrationPolicies,
+        "MigrationPolicies",
+        "no policy is assumed to apply",
+        policies,
+        &mut unreadable,
+    )?;
+    let namespace = tolerate(
+        Source::Namespace,
+        "the Namespace",
+        "policies selecting namespace labels are not matched",
+        namespace,
+        &mut unreadable,
+    )?;
+    let pdbs = tolerate(
+        Source::PodDisruptionBudgets,
+        "PodDisruptionBudgets",
+        "a budget that refuses the launcher pod's eviction is not seen",
+        pdbs,
+        &mut unreadable,
+    )?;
+    notes.extend(unreadable.notes);
+    Ok(crate::migration::ended::Around {
+        events: Vec::new(),
+        policies,
+        namespace,
+        pdbs,
+        unread: unreadable.unread,
+    })
+}
+
+/// The events about the objects `subjects` names (`kind`, `name`) in namespace `ns`: one
+/// LIST per object, selected by the server (`involvedObject.kind` and `involvedObject.name`),
+/// so what is read is bounded by the objects of one migration, not by the namespace. The
+/// events that do not decode are skipped and named in `skipped`; an events read that is
+/// refused (403, 429, 5xx) is tolerated as [`gather`] tolerates it: said in `notes`, and the
+/// `unread` it returns says the diagnosis rests on object status alone.
+pub async fn events_about(
+    ctx: &Context,
+    ns: &str,
+    subjects: &[(&'static str, String)],
+    notes: &mut Vec<String>,
+    skipped: &mut Vec<String>,
+) -> Result<(Vec<Event>, Vec<Unread>)> {
+    let source = &ctx.source;
+    // A name a field selector cannot carry is not an object's name: nothing to read.
+    let queries: Vec<Query> = subjects
+        .iter()
+        .filter_map(|(kind, name)| {
+            Query::namespace(Some(ns))
+                .with_fields(&format!(
+                    "involvedObject.kind={kind},involvedObject.name={name}"
+                ))
+                .ok()
+        })
+        .collect();
+    let lists = futures::future::join_all(
+        queries
+            .iter()
+            .map(|q| list_lenient::<Event>(source, Kind::Event, q)),
+    )
+    .await;
+    let mut events = Vec::new();
+    let mut unreadable = Unreadable::default();
+    for list in lists {
+        let got = tolerate(
+            Source::Events,
+            "events",
+            "the diagnosis rests on object status alone",
+            list,
+            &mut unreadable,
+        )?;
+        events.extend(got.0);
+        skipped.extend(got.1);
+    }
+    unreadable.unread.truncate(1);
+    unreadable.notes.truncate(1);
+    notes.extend(unreadable.notes);
+    Ok((events, unreadable.unread))
+}
+
 pub async fn gather(
     ctx: &Context,
     resolved: Resolved,

@@ -848,3 +848,258 @@ fn a_first_list_of_many_ended_migrations_is_recorded_in_chunks_once_each() {
     assert!(!again.out().contains(" old-"), "{}", again.both());
     assert_eq!(ids(&lab.journal()).len(), N);
 }
+
+/// Issue 33 item 6: a migration that failed a week ago because its target pod could not be
+/// scheduled (the signature `explain` reads: the VMIM's events, the deleted target pod's
+/// FailedScheduling; no migrationState, the target pod is gone) is recorded now with the
+/// cause, plane and confidence `explain -o json` gives live, and its end is the VMIM's own
+/// `phaseTransitionTimestamps` (Failed), not the moment it was recorded: history says a week
+/// ago. One without any time of its end is recorded with the end unknown (null in JSON, "end
+/// unknown" in the table), never the recorder's clock.
+#[test]
+fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() {
+    let week =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(7 * 24);
+    let at = |s: i64| {
+        (week + k8s_openapi::jiff::SignedDuration::from_secs(s))
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string()
+    };
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    let pod = "virt-launcher-db-01-tweek";
+    objects.push(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-week", "namespace": "prod", "uid": "uid-mig-week",
+            "creationTimestamp": at(0), "labels": {"kubevirt.io/vmi-name": "db-01"}},
+        "spec": {"vmiName": "db-01"},
+        "status": {"phase": "Failed", "phaseTransitionTimestamps": [
+            {"phase": "Pending", "phaseTransitionTimestamp": at(0)},
+            {"phase": "Scheduling", "phaseTransitionTimestamp": at(1)},
+            {"phase": "Failed", "phaseTransitionTimestamp": at(301)}]}}));
+    // Failed with no time of its end at all (an old KubeVirt kept no phase times).
+    objects.push(json!({"apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": "mig-untimed", "namespace": "prod", "uid": "uid-mig-untimed",
+            "creationTimestamp": at(-3600), "labels": {"kubevirt.io/vmi-name": "batch-01"}},
+        "spec": {"vmiName": "batch-01"},
+        "status": {"phase": "Failed"}}));
+    let event = |n: &str, kind: &str, name: &str, uid: &str, reason: &str, msg: &str, t: i64| {
+        json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": n, "namespace": "prod"},
+            "involvedObject": {"kind": kind, "name": name, "namespace": "prod", "uid": uid},
+            "reason": reason, "message": msg,
+            "type": if reason.starts_with("Successful") {"Normal"} else {"Warning"},
+            "firstTimestamp": at(t), "lastTimestamp": at(t), "count": 1})
+    };
+    let vmim = "VirtualMachineInstanceMigration";
+    objects.extend([
+        event("mig-week.1", vmim, "mig-week", "uid-mig-week", "SuccessfulCreate",
+            &format!("Created migration target pod prod/{pod} with uuid x for migration uid-mig-week"), 1),
+        event("mig-week.2", vmim, "mig-week", "uid-mig-week", "migrationTargetPodUnschedulable",
+            "Migration target pod for VMI [prod/db-01] is currently unschedulable.", 3),
+        event(&format!("{pod}.1"), "Pod", pod, "uid-pod-week", "FailedScheduling",
+            "0/2 nodes are available: 1 Insufficient memory, 1 node(s) didn't match pod anti-affinity rules.", 2),
+        event("mig-week.3", vmim, "mig-week", "uid-mig-week", "SuccessfulDelete",
+            &format!("unschedulable pod prod/{pod} timeout period exceeded"), 300),
+        event("mig-week.4", vmim, "mig-week", "uid-mig-week", "FailedMigration",
+            "Migration target pod was removed during active migration.", 301),
+    ]);
+    let server = Arc::new(FakeApiServer::start_blocking(objects));
+    let sim = KubeVirtSim::start(&server, fast());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let lab = Lab {
+        server,
+        sim,
+        dir,
+        kubeconfig,
+    };
+
+    // What explain says live.
+    let live = vmctl([
+        "--kubeconfig",
+        lab.kubeconfig.to_str().unwrap(),
+        "-n",
+        "prod",
+        "explain",
+        "migration/mig-week",
+        "-o",
+        "json",
+    ]);
+    let doc: Value =
+        serde_json::from_slice(&live.stdout).unwrap_or_else(|e| panic!("{e}\n{}", both(&live)));
+    let verdict = |d: &Value| {
+        (
+            d["cause"].as_str().unwrap_or("").to_string(),
+            d["plane"].as_str().unwrap_or("").to_string(),
+            d["confidence"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let explained = verdict(&doc);
+    let live_summary = doc["summary"].as_str().unwrap().to_string();
+    // The scheduler's verdict is on the deleted target pod's event, which record reads too.
+    assert!(
+        live_summary.contains("Insufficient memory"),
+        "{live_summary}"
+    );
+    assert_eq!(
+        explained,
+        (
+            "target-pod-unschedulable".into(),
+            "control-plane".into(),
+            "high".into()
+        ),
+        "{doc:#}"
+    );
+
+    let mut rec = lab.record(&[]);
+    rec.wait_recorded("mig-week");
+    rec.wait_recorded("mig-untimed");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        rec.out()
+            .contains("end-unknown prod/batch-01 mig-untimed failed"),
+        "{}",
+        rec.both()
+    );
+
+    let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+    let (cause, plane, ended_at, ended_ms, summary): (String, String, Option<String>, i64, String) = conn
+        .query_row(
+            "SELECT cause, plane, ended_at, ended_ms, summary FROM migrations WHERE migration = 'mig-week'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(summary, live_summary);
+    assert_eq!(
+        (cause.as_str(), plane.as_str()),
+        (explained.0.as_str(), explained.1.as_str())
+    );
+    assert_eq!(ended_at.as_deref(), Some(at(301).as_str()));
+    let end: k8s_openapi::jiff::Timestamp = at(301).parse().unwrap();
+    assert_eq!(ended_ms, end.as_millisecond());
+    let untimed: Option<String> = conn
+        .query_row(
+            "SELECT ended_at FROM migrations WHERE migration = 'mig-untimed'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(untimed, None, "no object says when it ended");
+
+    // history: the week-old failure a week ago (6d23h, not "3m"), the untimed "end unknown";
+    // JSON: its endedAt and ageSeconds null. explain from the journal, once the VMIM is
+    // deleted, gives the verdict explain gave live.
+    let journal = lab.journal();
+    let history = vmctl([
+        "history",
+        "-A",
+        "--since",
+        "30d",
+        "--journal",
+        journal.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    let h: Value = serde_json::from_slice(&history.stdout)
+        .unwrap_or_else(|e| panic!("{e}\n{}", both(&history)));
+    let row = |name: &str| {
+        h["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["migration"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {h:#}"))
+    };
+    let age = row("mig-week")["ageSeconds"].as_i64().unwrap();
+    assert!((7 * 86400 - 400..7 * 86400 + 120).contains(&age), "{age}");
+    assert_eq!(row("mig-untimed")["endedAt"], Value::Null, "{h:#}");
+    assert_eq!(row("mig-untimed")["ageSeconds"], Value::Null, "{h:#}");
+    let table = vmctl([
+        "history",
+        "-A",
+        "--since",
+        "30d",
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout).to_string();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}\n{text}"))
+            .to_string()
+    };
+    assert!(line("mig-week").starts_with("6d23h ago"), "{text}");
+    assert!(line("mig-untimed").starts_with("end unknown"), "{text}");
+
+    lab.server.delete_object(
+        Kind::VirtualMachineInstanceMigration,
+        Some("prod"),
+        "mig-week",
+    );
+    let from_journal = vmctl([
+        "--kubeconfig",
+        lab.kubeconfig.to_str().unwrap(),
+        "-n",
+        "prod",
+        "--journal",
+        journal.to_str().unwrap(),
+        "explain",
+        "migration/mig-week",
+        "-o",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_slice(&from_journal.stdout)
+        .unwrap_or_else(|e| panic!("{e}\n{}", both(&from_journal)));
+    assert_eq!(verdict(&doc), explained, "{doc:#}");
+}
+
+/// What the recorder may not read (a Role without events) is what `explain` may not read:
+/// said once on stderr however many migrations end, and in each record's diagnosis (what it
+/// assumed, confidence low), never a stop.
+#[test]
+fn a_refused_events_read_is_said_once_and_assumed_in_the_record() {
+    let lab = lab();
+    lab.server.inject_fault(
+        Fault::status(403)
+            .path("/events")
+            .message("events is forbidden"),
+    );
+    let mut rec = lab.record(&[]);
+    lab.migrate("mig-1", "db-01");
+    rec.wait_recorded("mig-1");
+    lab.migrate("mig-2", "batch-01");
+    rec.wait_recorded("mig-2");
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert_eq!(
+        rec.err().matches("could not read events").count(),
+        1,
+        "said once\n{}",
+        rec.both()
+    );
+    let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+    let details: Vec<String> = conn
+        .prepare("SELECT detail FROM details")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(details.len(), 2);
+    for d in details {
+        let d: Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(d["diagnosis"]["confidence"], "low", "{d:#}");
+        assert_eq!(d["evidence"]["unread"][0]["status"], 403, "{d:#}");
+        assert!(
+            d["diagnosis"]["assumptions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a.as_str().unwrap().contains("Could not read events")),
+            "{d:#}"
+        );
+    }
+}

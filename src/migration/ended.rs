@@ -10,17 +10,21 @@
 //! - [`ended_in_replay`] reads the same from a replay of the VMIM watch's history (the
 //!   migrations that ended and were deleted while the recorder was down).
 //! - [`evidence_for`] builds the `Evidence` from what the mirror holds (the VMIM, its VMI with
-//!   `migrationState`, the VMI's other VMIMs, its launcher pods, the KubeVirt CR); events,
-//!   PDBs, MigrationPolicies and the Namespace are not watched, and the evidence says so
-//!   (`unread`), so the diagnosis says what it assumed.
+//!   `migrationState`, the VMI's other VMIMs, its launcher pods, the KubeVirt CR); the rest of
+//!   what `explain` reads (the events about the objects involved, [`event_subjects`] and
+//!   [`pods_named_by_events`]; the MigrationPolicies, the Namespace, its PDBs) the recorder
+//!   reads around it and [`complete`] adds: one diagnosis everywhere.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::follow::{Key, Mirror, key_of};
-use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstanceMigration};
-use crate::triage::{Diagnosis, Evidence, LoopThresholds, Outcome, Source, Unread};
+use crate::model::{
+    Event, KubeVirt, MigrationPolicy, Namespace, Pod, PodDisruptionBudget, Time,
+    VirtualMachineInstanceMigration,
+};
+use crate::triage::{Diagnosis, Evidence, LoopThresholds, Outcome, Unread};
 
 /// A migration that ended: its last version (final, or deleted before it was).
 #[derive(Debug, Clone)]
@@ -285,30 +289,111 @@ pub fn settle_vanished(diagnosis: &mut Diagnosis, ended: &Ended) {
     }
     diagnosis.outcome = Outcome::Aborted;
     diagnosis.plane = crate::triage::Plane::None;
+    // What no object says is said as unknown: the recorder's clock is not the cluster's.
+    let unknown = if ended.vmim.metadata.deletion_timestamp.is_none() {
+        "No object says when it was deleted or when it ended: the deletion time shown is when the recorder saw it gone, its end is unknown."
+    } else {
+        "No object says when it ended: its end is unknown."
+    };
     diagnosis.summary = format!(
-        "The migration's VMIM was deleted before it ended (an abort request), last seen in phase {}: the guest stays where it ran unless the migration had completed. {}",
+        "The migration's VMIM was deleted before it ended (an abort request), last seen in phase {}: the guest stays where it ran unless the migration had completed. {unknown} {}",
         ended.vmim.phase(),
         diagnosis.summary
     );
 }
 
-/// What `vmctl record` does not read, as the evidence's `unread`: the diagnosis says it
-/// assumed without them.
-pub fn not_watched() -> Vec<Unread> {
-    let why = "not read by vmctl record (it watches VMIs, migrations and launcher pods only)";
-    [
-        Source::Events,
-        Source::MigrationPolicies,
-        Source::Namespace,
-        Source::PodDisruptionBudgets,
-    ]
-    .into_iter()
-    .map(|source| Unread {
-        source,
-        status: None,
-        message: why.to_string(),
-    })
-    .collect()
+/// What the recorder reads beside its mirror for a migration that ended, as `explain` reads
+/// it (`evidence::gather`): the events about the objects involved, the MigrationPolicies,
+/// the Namespace and its PodDisruptionBudgets, and what could not be read (a 403, a 5xx).
+#[derive(Debug, Clone, Default)]
+pub struct Around {
+    pub events: Vec<Event>,
+    pub policies: Vec<MigrationPolicy>,
+    pub namespace: Option<Namespace>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub unread: Vec<Unread>,
+}
+
+/// The objects whose events explain's diagnosis of `evidence` reads (`kind`, `name`), before
+/// the VMIM's own events are known: the VMIM, the VMI, the launcher pods the evidence holds
+/// and those its migrationState names. The target pods the VMIM's events name are read after
+/// those ([`pods_named_by_events`]): a target pod that could not be scheduled is deleted,
+/// its events are not.
+pub fn event_subjects(evidence: &Evidence) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    if let Some(m) = &evidence.migration {
+        out.push(("VirtualMachineInstanceMigration", m.name().to_string()));
+    }
+    if !evidence.vmi_name.is_empty() {
+        out.push(("VirtualMachineInstance", evidence.vmi_name.clone()));
+    }
+    let mut pods: BTreeSet<String> = evidence
+        .pods
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    let states = [
+        evidence
+            .vmi
+            .as_ref()
+            .and_then(|v| v.status.migration_state.as_ref()),
+        evidence
+            .migration
+            .as_ref()
+            .and_then(|m| m.status.migration_state.as_ref()),
+    ];
+    for st in states.into_iter().flatten() {
+        pods.extend(st.source_pod.clone());
+        pods.extend(st.target_pod.clone());
+    }
+    out.extend(
+        pods.into_iter()
+            .filter(|p| !p.is_empty())
+            .take(MAX_PODS_READ)
+            .map(|p| ("Pod", p)),
+    );
+    out
+}
+
+/// The most pods whose events the recorder reads for one migration (its source, its target,
+/// the targets of earlier attempts): the reads per migration are bounded.
+pub const MAX_PODS_READ: usize = 8;
+
+/// The target pods the VMIM's `events` name that [`event_subjects`] did not list.
+pub fn pods_named_by_events(
+    evidence: &Evidence,
+    events: &[Event],
+    read: &[(&'static str, String)],
+) -> Vec<String> {
+    let Some(m) = &evidence.migration else {
+        return Vec::new();
+    };
+    let already = read.iter().filter(|(k, _)| *k == "Pod").count();
+    let mut out: Vec<String> = Vec::new();
+    for name in crate::triage::target_pods_named(events, m) {
+        if !read.iter().any(|(k, n)| *k == "Pod" && *n == name) && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out.truncate(MAX_PODS_READ.saturating_sub(already).max(1));
+    out
+}
+
+/// Completes the evidence [`evidence_for`] made from the mirror with what was read around it.
+pub fn complete(evidence: &mut Evidence, around: Around) {
+    let mut events = around.events;
+    events.sort_by(|a, b| {
+        (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
+            .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
+    });
+    events.dedup_by(|a, b| {
+        a.metadata.namespace == b.metadata.namespace && a.metadata.name == b.metadata.name
+    });
+    evidence.events = events;
+    evidence.policies = around.policies;
+    evidence.namespace = around.namespace;
+    evidence.pdbs = around.pdbs;
+    evidence.unread = around.unread;
 }
 
 /// The evidence of a migration that ended, from the mirror: the VMIM as it ended (a deletion
@@ -389,7 +474,7 @@ pub fn evidence_for(
         policies: Vec::new(),
         namespace: None,
         load: None,
-        unread: not_watched(),
+        unread: Vec::new(),
         pdbs: Vec::new(),
         loops,
     }
@@ -497,6 +582,12 @@ mod tests {
         );
         settle_vanished(&mut d, b);
         assert_eq!(d.outcome, Outcome::Aborted);
+        assert!(
+            d.summary
+                .contains("when the recorder saw it gone, its end is unknown"),
+            "{}",
+            d.summary
+        );
         assert!(
             d.summary.contains("last seen in phase Scheduling"),
             "{}",
@@ -614,15 +705,18 @@ mod tests {
         assert_eq!(migrations.len(), 2);
         assert!(migrations.contains(&"earlier") && migrations.contains(&"a"));
         assert_eq!(ev.vmi.as_ref().map(|v| v.name()), Some("db"));
-        // What the recorder does not read is said, so the diagnosis says it assumed.
-        assert_eq!(ev.unread.len(), 4);
-        let d = diagnose(&ev);
-        assert!(
-            d.assumptions
-                .iter()
-                .any(|a| a.contains("not read by vmctl record")),
-            "{:?}",
-            d.assumptions
+        // What explain reads beside these objects is read around them: the events about
+        // the VMIM, the VMI and its pods (the state's target pod too).
+        let subjects = event_subjects(&ev);
+        assert_eq!(
+            subjects,
+            [
+                ("VirtualMachineInstanceMigration", "a".to_string()),
+                ("VirtualMachineInstance", "db".to_string()),
+                ("Pod", "launcher-db".to_string()),
+                ("Pod", "target-db".to_string()),
+            ]
         );
+        assert!(ev.unread.is_empty() && ev.events.is_empty());
     }
 }

@@ -140,11 +140,15 @@ pub struct MigrationRecord {
     pub plane: String,
     pub cause: String,
     pub summary: String,
-    /// When the VMIM was created, the transfer started, and the migration ended.
+    /// When the VMIM was created, the transfer started, and the migration ended (as the
+    /// objects say: `migrationState.endTimestamp`, else the VMIM's final phase transition;
+    /// None when they do not, never the writer's clock).
     pub created_at: Option<String>,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
-    /// `ended_at` in unix ms (else `recorded_at`): what `--since` and the order compare.
+    /// `ended_at` in unix ms: what `--since`, the order and pruning compare. When the end is
+    /// unknown (`ended_at` None: no object said when the migration ended), the last time its
+    /// objects show (it ended at or after it), else `recorded_at`.
     pub ended_ms: i64,
     /// When the journal received it (RFC 3339).
     pub recorded_at: String,

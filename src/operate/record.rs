@@ -2,7 +2,10 @@
 //! (`migration::follow`: one LIST per kind, then watches that resume, re-list on 410 and back
 //! off, with "reconnecting…" lines) and journals each one's end, once.
 //!
-//! - Which migrations ended, and their evidence, is `migration::ended` (pure). Each is
+//! - Which migrations ended, and their evidence, is `migration::ended` (pure); what `explain`
+//!   reads beside the watched objects is read when a migration ends (the events about its
+//!   objects, one LIST per object; the policies, Namespace and PDBs once per namespace and
+//!   batch), so the diagnosis is explain's. Each is
 //!   diagnosed as `explain` diagnoses (`triage::diagnose`), made a record
 //!   (`triage::record::kubevirt_record`, id `kubevirt:<VMIM uid>`) and committed with the
 //!   migration watch's resourceVersion (bookmark `vmims@<cluster>`) in one transaction: a
@@ -21,7 +24,7 @@
 //!   SIGTERM (a Deployment's stop) ends it after the commit in flight (and one last commit
 //!   of what was waiting), exit 0.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -41,10 +44,10 @@ use crate::journal::Journal;
 use crate::migration::ended::{self, Ended, Tracker};
 use crate::migration::follow::{Ending, FollowSpec, Follower, Mirror, Observer, Update, follow};
 use crate::model::journal::{MigrationRecord, RecordOutcome, RecordedBy, Retention};
-use crate::model::{KubeVirt, VirtualMachineInstanceMigration};
+use crate::model::{Event, KubeVirt, VirtualMachineInstanceMigration};
 use crate::render::record::{self as text, Totals};
 use crate::render::{OutputFormat, stderr_line, write_stdout};
-use crate::triage::LoopThresholds;
+use crate::triage::{Evidence, LoopThresholds, Source, Unread};
 
 /// Records that wait in memory while the journal cannot be written.
 pub const QUEUE_BOUND: usize = 10_000;
@@ -65,6 +68,24 @@ fn retry_full() -> Duration {
 const RETRY_BUSY: Duration = Duration::from_secs(1);
 /// Records made and committed at a time (see `Recorder::due_records`).
 const WRITE_CHUNK: usize = 200;
+/// Migrations whose events are read at once (each: a LIST per object involved).
+const PARALLEL_READS: usize = 16;
+/// The most one read around a migration (its events, its namespace's policies and PDBs) may
+/// take: an API server that does not answer costs a record what it could not read (said, as
+/// `explain` says it), not the recorder's stop (SIGTERM) or its watching.
+const READ_BUDGET: Duration = Duration::from_secs(10);
+
+/// Warnings remembered so that each is said once.
+const NOTES_KEPT: usize = 1000;
+
+fn no_answer() -> Error {
+    Error::Timeout {
+        message: format!(
+            "the API server did not answer within {} s",
+            READ_BUDGET.as_secs()
+        ),
+    }
+}
 /// The follower's tick: pending records, retries, pruning, the stop signal.
 const TICK: Duration = Duration::from_secs(1);
 /// How long a record waits for its VMI to show the migration's end.
@@ -101,6 +122,7 @@ fn now_ms() -> i64 {
 type ReplayTask = JoinHandle<Result<Replayed<Boxed<VirtualMachineInstanceMigration>>>>;
 
 struct Recorder<'a> {
+    ctx: &'static Context,
     journal: &'a Journal,
     settings: &'a Settings,
     bookmark: String,
@@ -128,6 +150,8 @@ struct Recorder<'a> {
     prune_at: Instant,
     totals: Totals,
     stop: Arc<AtomicBool>,
+    /// The warnings said (each once).
+    said: BTreeSet<String>,
 }
 
 impl Recorder<'_> {
@@ -185,7 +209,11 @@ impl Recorder<'_> {
     /// at most [`WRITE_CHUNK`]: the rest stay pending for the next call. A record holds the
     /// objects of its diagnosis (tens of kilobytes as JSON values): made and written a chunk
     /// at a time, a first list of 10,000 ended migrations is not 10,000 records in memory.
-    fn due_records(&mut self, mirror: &Mirror, all: bool) -> Vec<MigrationRecord> {
+    ///
+    /// Each is diagnosed from what `explain` reads: the mirror's objects, and read around
+    /// them ([`Recorder::read_around`]) the events about the objects involved, the
+    /// MigrationPolicies, the Namespace and its PDBs.
+    async fn due_records(&mut self, mirror: &Mirror, all: bool) -> Vec<MigrationRecord> {
         let now = Instant::now();
         let (mut due, mut wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
             .into_iter()
@@ -194,11 +222,21 @@ impl Recorder<'_> {
             wait.extend(due.drain(WRITE_CHUNK..));
         }
         self.pending = wait;
+        if due.is_empty() {
+            return Vec::new();
+        }
+        let at = Timestamp::now();
+        let made: Vec<(Ended, Evidence)> = due
+            .into_iter()
+            .map(|(e, _)| {
+                let evidence =
+                    ended::evidence_for(mirror, &e, self.kubevirt(), at, self.settings.loops);
+                (e, evidence)
+            })
+            .collect();
+        let made = self.read_around(made).await;
         let mut records = Vec::new();
-        for (e, _) in due {
-            let at = Timestamp::now();
-            let evidence =
-                ended::evidence_for(mirror, &e, self.kubevirt(), at, self.settings.loops);
+        for (e, evidence) in made {
             let mut diagnosis = crate::triage::diagnose(&evidence);
             ended::settle_vanished(&mut diagnosis, &e);
             match crate::triage::record::kubevirt_record(
@@ -219,6 +257,96 @@ impl Recorder<'_> {
             }
         }
         records
+    }
+
+    /// Completes each evidence with what `explain` reads beside the recorder's watches: per
+    /// namespace once (MigrationPolicies, the Namespace, its PDBs), per migration the events
+    /// about its VMIM, its VMI and its pods (then the target pods the VMIM's events name),
+    /// [`PARALLEL_READS`] migrations at a time. A read that fails is what the evidence says
+    /// it could not read (as `explain` says it); each note is said once.
+    async fn read_around(&mut self, made: Vec<(Ended, Evidence)>) -> Vec<(Ended, Evidence)> {
+        use futures::StreamExt;
+        let ctx = self.ctx;
+        let namespaces: BTreeSet<String> = made
+            .iter()
+            .map(|(_, ev)| ev.vmi_namespace.clone())
+            .collect();
+        let per_ns = futures::future::join_all(namespaces.into_iter().map(|ns| async move {
+            let mut notes = Vec::new();
+            let around = tokio::time::timeout(
+                READ_BUDGET,
+                crate::evidence::around_namespace(ctx, &ns, &mut notes),
+            )
+            .await
+            .unwrap_or_else(|_| Err(no_answer()));
+            (ns, around, notes)
+        }))
+        .await;
+        let mut arounds: HashMap<String, ended::Around> = HashMap::new();
+        for (ns, around, notes) in per_ns {
+            for n in notes {
+                self.note_once(n);
+            }
+            let around = around.unwrap_or_else(|e| {
+                let message = e.to_string();
+                self.note_once(format!(
+                    "could not read the MigrationPolicies, Namespace and PodDisruptionBudgets of {ns} ({message}): the diagnoses assume none"
+                ));
+                ended::Around {
+                    unread: [
+                        Source::MigrationPolicies,
+                        Source::Namespace,
+                        Source::PodDisruptionBudgets,
+                    ]
+                    .into_iter()
+                    .map(|source| Unread {
+                        source,
+                        status: None,
+                        message: message.clone(),
+                    })
+                    .collect(),
+                    ..ended::Around::default()
+                }
+            });
+            arounds.insert(ns, around);
+        }
+        let read: Vec<(Ended, Evidence, EventsRead)> = futures::stream::iter(made)
+            .map(|(e, ev)| async move {
+                let events = read_events(ctx, &ev).await;
+                (e, ev, events)
+            })
+            .buffered(PARALLEL_READS)
+            .collect()
+            .await;
+        let mut out = Vec::with_capacity(read.len());
+        for (e, mut ev, events) in read {
+            for n in events.notes {
+                self.note_once(n);
+            }
+            for s in events.skipped {
+                self.note_once(format!("skipped, it does not decode: {s}"));
+            }
+            let mut around = arounds.get(&ev.vmi_namespace).cloned().unwrap_or_default();
+            around.events = events.events;
+            around.unread.extend(events.unread);
+            ended::complete(&mut ev, around);
+            out.push((e, ev));
+        }
+        out
+    }
+
+    /// A warning on stderr, once per recorder (a 403 on every batch is said the first time).
+    /// At most [`NOTES_KEPT`] are remembered (a night of events that do not decode, each
+    /// named, must not grow the recorder): past that, a note is said each time.
+    fn note_once(&mut self, note: String) {
+        let new = if self.said.len() < NOTES_KEPT {
+            self.said.insert(note.clone())
+        } else {
+            !self.said.contains(&note)
+        };
+        if new {
+            stderr_line(&format!("warning: {}", crate::text::printable(&note)));
+        }
     }
 
     /// Commits `records` (after those waiting) with the bookmark; on a fault keeps them
@@ -478,7 +606,7 @@ impl Observer for Recorder<'_> {
         }
         self.poll_replay(mirror).await?;
         loop {
-            let records = self.due_records(mirror, false);
+            let records = self.due_records(mirror, false).await;
             let made = records.len();
             self.write(records, false).await?;
             if made < WRITE_CHUNK || self.fault.is_some() {
@@ -487,6 +615,66 @@ impl Observer for Recorder<'_> {
         }
         Ok(false)
     }
+}
+
+/// The events read about one migration, and what could not be read.
+struct EventsRead {
+    events: Vec<Event>,
+    unread: Vec<Unread>,
+    notes: Vec<String>,
+    skipped: Vec<String>,
+}
+
+/// The events about a migration's objects ([`ended::event_subjects`]), then about the target
+/// pods its VMIM's events name ([`ended::pods_named_by_events`]).
+async fn read_events(ctx: &Context, evidence: &Evidence) -> EventsRead {
+    let ns = evidence.vmi_namespace.as_str();
+    let mut out = EventsRead {
+        events: Vec::new(),
+        unread: Vec::new(),
+        notes: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut subjects = ended::event_subjects(evidence);
+    let mut round = subjects.clone();
+    for _ in 0..2 {
+        if round.is_empty() {
+            break;
+        }
+        let read = tokio::time::timeout(
+            READ_BUDGET,
+            crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped),
+        )
+        .await
+        .unwrap_or_else(|_| Err(no_answer()));
+        match read {
+            Ok((events, unread)) => {
+                out.events.extend(events);
+                if !unread.is_empty() {
+                    out.unread = unread;
+                    break;
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                out.notes.push(format!(
+                    "could not read events in {ns} ({message}): the diagnosis rests on object status alone"
+                ));
+                out.unread = vec![Unread {
+                    source: Source::Events,
+                    status: None,
+                    message,
+                }];
+                break;
+            }
+        }
+        round = ended::pods_named_by_events(evidence, &out.events, &subjects)
+            .into_iter()
+            .map(|p| ("Pod", p))
+            .collect();
+        subjects.extend(round.iter().cloned());
+    }
+    out
 }
 
 /// SIGTERM (a Deployment's stop), seen at the next tick.
@@ -516,6 +704,7 @@ pub async fn run(
     let bookmark = bookmark_name(&settings.cluster);
     let replay_from = journal.bookmark(&bookmark).await?;
     let mut recorder = Recorder {
+        ctx,
         journal,
         settings,
         bookmark,
@@ -540,6 +729,7 @@ pub async fn run(
         prune_at: Instant::now(),
         totals: Totals::default(),
         stop,
+        said: BTreeSet::new(),
     };
     recorder.prune().await;
     // The replay of the migration watch runs beside the first lists, until shortly after
@@ -573,7 +763,7 @@ pub async fn run(
     let ending = follow(&mut follower, &mut recorder).await;
     // Stopping (or a watch that gave up): what waits is written once more, then the summary.
     let flushed = loop {
-        let last = recorder.due_records(&follower.mirror, true);
+        let last = recorder.due_records(&follower.mirror, true).await;
         let made = last.len();
         let written = recorder.write(last, true).await;
         if made < WRITE_CHUNK || written.is_err() || recorder.fault.is_some() {

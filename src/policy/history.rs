@@ -18,8 +18,9 @@ use crate::model::journal::{MigrationRecord, RecordOutcome};
 pub struct HistoryRow {
     #[serde(flatten)]
     pub record: MigrationRecord,
-    /// Seconds from its end to the as-of clock.
-    pub age_seconds: i64,
+    /// Seconds from its end to the as-of clock; None (null) when the record does not know
+    /// its end (the objects did not say when the migration ended).
+    pub age_seconds: Option<i64>,
 }
 
 /// Counts and durations of a set of migrations.
@@ -186,7 +187,10 @@ pub fn report(records: Vec<MigrationRecord>, now_ms: i64, limit: Option<usize>) 
         .take(limit.unwrap_or(usize::MAX))
         .map(|mut record| {
             record.detail = serde_json::Value::Null;
-            let age_seconds = (now_ms.saturating_sub(record.ended_ms) / 1000).max(0);
+            let age_seconds = record
+                .ended_at
+                .is_some()
+                .then(|| (now_ms.saturating_sub(record.ended_ms) / 1000).max(0));
             HistoryRow {
                 record,
                 age_seconds,
@@ -240,7 +244,9 @@ mod tests {
             summary: String::new(),
             created_at: None,
             started_at: None,
-            ended_at: None,
+            ended_at: k8s_openapi::jiff::Timestamp::from_millisecond(ended_ms)
+                .ok()
+                .map(|t| t.to_string()),
             ended_ms,
             recorded_at: String::new(),
             duration_ms,
@@ -364,7 +370,7 @@ mod tests {
         let ids: Vec<&str> = r.records.iter().map(|r| r.record.id.as_str()).collect();
         assert_eq!(ids, ["e", "a"]);
         assert!(r.records.iter().all(|r| r.record.detail.is_null()));
-        assert_eq!(r.records[1].age_seconds, 2);
+        assert_eq!(r.records[1].age_seconds, Some(2));
         // The totals are over everything matched, not the rows shown.
         assert_eq!((r.matched, r.totals.count), (7, 7));
     }

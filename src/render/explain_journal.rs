@@ -105,13 +105,15 @@ pub fn latest_line(records: &[MigrationRecord], vm: &str) -> Option<String> {
     let n = records.len();
     let plural = if n == 1 { "migration" } else { "migrations" };
     Some(format!(
-        "the journal has {n} {plural} of vm/{vm}; the last: {} {} ({}, {} → {}, ended {}) — `vmctl history vm/{vm}`",
+        "the journal has {n} {plural} of vm/{vm}; the last: {} {} ({}, {} → {}, {}) — `vmctl history vm/{vm}`",
         last.migration,
         last.outcome.as_str(),
         last.cause,
         last.source_node.as_deref().unwrap_or("?"),
         last.target_node.as_deref().unwrap_or("?"),
-        last.ended_at.as_deref().unwrap_or(&last.recorded_at),
+        last.ended_at
+            .as_deref()
+            .map_or_else(|| "end unknown".to_string(), |t| format!("ended {t}")),
     ))
 }
 

@@ -185,7 +185,10 @@ pub fn render_table(
             _ => "-".into(),
         };
         let mut cells = vec![
-            plain(format!("{} ago", age(row.age_seconds))),
+            match row.age_seconds {
+                Some(a) => plain(format!("{} ago", age(a))),
+                None => ("end unknown".to_string(), Tone::Dim),
+            },
             plain(vm),
             plain(or_dash(Some(&r.migration))),
             (r.outcome.as_str().to_string(), tone(r.outcome)),
@@ -210,7 +213,7 @@ pub fn render_table(
         ];
         if wide {
             cells.extend([
-                plain(r.ended_at.clone().unwrap_or_else(|| r.recorded_at.clone())),
+                plain(r.ended_at.clone().unwrap_or_else(|| "unknown".into())),
                 plain(format!(
                     "{} → {}",
                     or_dash(r.source_pod.as_deref()),

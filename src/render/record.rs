@@ -68,11 +68,12 @@ pub fn recorded(output: OutputFormat, record: &MigrationRecord) -> Result<String
     }
 }
 
-/// `2026-12-04T20:41:02Z prod/db-01 kubevirt-migrate-vm-x succeeded cause=succeeded took 1m2s`.
+/// `2026-12-04T20:41:02Z prod/db-01 kubevirt-migrate-vm-x succeeded cause=succeeded took 1m2s`;
+/// `end-unknown` first when the objects did not say when it ended.
 fn line(record: &MigrationRecord) -> String {
     format!(
         "{} {}/{} {} {} cause={} took {}",
-        printable(record.ended_at.as_deref().unwrap_or(&record.recorded_at)),
+        printable(record.ended_at.as_deref().unwrap_or("end-unknown")),
         printable(&record.namespace),
         printable(&record.vm),
         printable(&record.migration),

@@ -43,6 +43,7 @@ pub use rules::{CATALOGUE, Rule};
 pub use unexplained::{
     BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
 };
+pub use view::target_pods_named;
 
 /// Everything `explain` read about one migration (or one VMI), as plain objects.
 #[derive(Debug, Clone)]

@@ -27,6 +27,59 @@ fn millis(rfc3339: Option<&str>) -> Option<i64> {
         .map(|t| t.as_millisecond())
 }
 
+/// When the migration ended, as its objects say, never the writer's clock: the
+/// migrationState's `endTimestamp` (of this migration, on the VMI or the VMIM), else when
+/// the VMIM entered its final phase (`status.phaseTransitionTimestamps`). None when the
+/// objects do not say: a VMIM deleted before its end, or one that kept no phase times.
+pub fn end_of(evidence: &Evidence, diagnosis: &Diagnosis) -> Option<Timestamp> {
+    let from_state = diagnosis
+        .migration
+        .as_ref()
+        .and_then(|m| m.end_timestamp.as_deref())
+        .and_then(|t| t.parse::<Timestamp>().ok());
+    from_state.or_else(|| {
+        let m = evidence.migration.as_ref()?;
+        if !m.is_final() {
+            return None;
+        }
+        m.phase_entered(m.phase().as_str()).map(|t| t.0)
+    })
+}
+
+/// The newest moment the objects show of a migration whose end they do not say: its
+/// creation, a phase change, the transfer's start, the newest event about the VMIM. It ended
+/// at or after this; the journal orders and prunes it by this (`ended_ms`), and shows its end
+/// as unknown. A deletion the recorder stamped is not an object's time and is not used.
+pub fn last_seen(evidence: &Evidence) -> Option<Timestamp> {
+    let m = evidence.migration.as_ref()?;
+    let mut times: Vec<Timestamp> = Vec::new();
+    times.extend(m.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    times.extend(
+        m.status
+            .phase_transition_timestamps
+            .iter()
+            .filter_map(|t| t.phase_transition_timestamp.as_ref().map(|t| t.0)),
+    );
+    if let Some(st) = &m.status.migration_state {
+        times.extend(st.start_timestamp.as_ref().map(|t| t.0));
+    }
+    times.extend(
+        evidence
+            .events
+            .iter()
+            .filter(|e| {
+                super::objects::event_is_about(
+                    e,
+                    "VirtualMachineInstanceMigration",
+                    m.name(),
+                    m.uid(),
+                )
+            })
+            .filter_map(super::objects::event_last),
+    );
+    times.into_iter().max()
+}
+
 /// The objects the diagnosis was made from, as JSON (`detail.evidence`): enough for
 /// [`evidence_from_detail`] to make the same `Evidence` again.
 fn evidence_json(evidence: &Evidence) -> Value {
@@ -106,7 +159,8 @@ pub fn kubevirt_record(
     };
     let created_ms = millis(migration.created.as_deref());
     let started_ms = millis(migration.start_timestamp.as_deref());
-    let ended_ms = millis(migration.end_timestamp.as_deref());
+    let ended = end_of(evidence, diagnosis);
+    let ended_ms = ended.map(|t| t.as_millisecond());
     let mut detail = Map::new();
     detail.insert("evidence".into(), evidence_json(evidence));
     detail.insert(
@@ -140,8 +194,10 @@ pub fn kubevirt_record(
         summary: diagnosis.summary.clone(),
         created_at: migration.created.clone(),
         started_at: migration.start_timestamp.clone(),
-        ended_at: migration.end_timestamp.clone(),
-        ended_ms: ended_ms.unwrap_or(recorded_at.as_millisecond()),
+        ended_at: ended.map(|t| t.to_string()),
+        ended_ms: ended_ms
+            .or_else(|| last_seen(evidence).map(|t| t.as_millisecond()))
+            .unwrap_or(recorded_at.as_millisecond()),
         recorded_at: recorded_at.to_string(),
         duration_ms: created_ms.zip(ended_ms).map(|(c, e)| e - c),
         transfer_ms: started_ms.zip(ended_ms).map(|(s, e)| e - s),
@@ -274,6 +330,65 @@ mod tests {
     use super::*;
     use crate::migration::series::SeriesPoint;
     use crate::migration::{Mode, Outcome as Run, Summary};
+    use serde_json::json;
+
+    fn evidence_of(vmim: serde_json::Value, recorded: &str) -> Evidence {
+        Evidence {
+            now: recorded.parse().unwrap(),
+            migration: Some(serde_json::from_value(vmim).unwrap()),
+            vmi_namespace: "prod".into(),
+            vmi_name: "db".into(),
+            vmi: None,
+            migrations: Vec::new(),
+            pods: Vec::new(),
+            events: Vec::new(),
+            kubevirt: None,
+            policies: Vec::new(),
+            namespace: None,
+            load: None,
+            unread: Vec::new(),
+            pdbs: Vec::new(),
+            loops: Default::default(),
+        }
+    }
+
+    fn record_of(evidence: &Evidence) -> MigrationRecord {
+        let d = super::super::diagnose(evidence);
+        kubevirt_record(evidence, &d, RecordedBy::Record, evidence.now, "c", None).unwrap()
+    }
+
+    /// Issue 33 item 6: the end comes from the objects, never the writer's clock.
+    #[test]
+    fn a_records_end_is_the_objects_and_unknown_when_they_do_not_say() {
+        let recorded = "2026-12-08T00:00:00Z";
+        // Failed before any transfer: no migrationState; the phase change says when.
+        let failed = json!({"metadata": {"name": "m", "namespace": "prod", "uid": "u1",
+            "creationTimestamp": "2026-12-01T00:00:00Z"},
+            "spec": {"vmiName": "db"},
+            "status": {"phase": "Failed", "phaseTransitionTimestamps": [
+                {"phase": "Pending", "phaseTransitionTimestamp": "2026-12-01T00:00:00Z"},
+                {"phase": "Failed", "phaseTransitionTimestamp": "2026-12-01T00:05:01Z"}]}});
+        let r = record_of(&evidence_of(failed.clone(), recorded));
+        assert_eq!(r.ended_at.as_deref(), Some("2026-12-01T00:05:01Z"));
+        assert_eq!(r.duration_ms, Some(301_000));
+        // The migrationState's end, when it is this migration's, comes first.
+        let mut with_state = failed.clone();
+        with_state["status"]["migrationState"] = json!({"migrationUid": "u1",
+            "startTimestamp": "2026-12-01T00:00:10Z", "endTimestamp": "2026-12-01T00:04:00Z",
+            "completed": true, "failed": true});
+        let r = record_of(&evidence_of(with_state, recorded));
+        assert_eq!(r.ended_at.as_deref(), Some("2026-12-01T00:04:00Z"));
+        // No time of its end anywhere: unknown, ordered by the last time the objects show
+        // (its creation), not by when it was recorded.
+        let mut untimed = failed;
+        untimed["status"] = json!({"phase": "Failed"});
+        let ev = evidence_of(untimed, recorded);
+        let r = record_of(&ev);
+        assert_eq!((r.ended_at.as_deref(), r.duration_ms), (None, None));
+        let created: Timestamp = "2026-12-01T00:00:00Z".parse().unwrap();
+        assert_eq!(r.ended_ms, created.as_millisecond());
+        assert_eq!(last_seen(&ev), Some(created));
+    }
 
     #[test]
     fn a_libvirt_host_is_the_uris_authority() {

@@ -35,6 +35,34 @@ pub enum ConfigOrigin {
     Cluster,
 }
 
+/// The target pods the VMIM's events name, in the events' order: "Created migration target
+/// pod …", and the deletions of an unschedulable, pending or canceled one (the pod of a
+/// failed scheduling attempt is deleted, its events are not). Also what `record` reads the
+/// events of, so it reads what explain reads.
+pub fn target_pods_named(events: &[Event], vmim: &VirtualMachineInstanceMigration) -> Vec<String> {
+    let uid = vmim.uid();
+    let mut names = Vec::new();
+    for e in events
+        .iter()
+        .filter(|e| event_is_about(e, "VirtualMachineInstanceMigration", vmim.name(), uid))
+    {
+        let msg = event_message(e);
+        // The event names the pod alone; the controller's log line (which some
+        // tools copy) adds `ns/` and a uid: take the first word, without namespace.
+        let name = msg
+            .strip_prefix(s::CREATED_TARGET_POD_PREFIX)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(|n| n.rsplit('/').next().unwrap_or(n))
+            .or_else(|| s::pod_in_delete_message(msg, s::UNSCHEDULABLE_DELETE_PREFIX))
+            .or_else(|| s::pod_in_delete_message(msg, s::PENDING_DELETE_PREFIX))
+            .or_else(|| s::pod_in_delete_message(msg, s::CANCELED_DELETE_PREFIX));
+        if let Some(n) = name {
+            names.push(n.to_string());
+        }
+    }
+    names
+}
+
 pub struct View<'a> {
     pub ev: &'a Evidence,
     pub now: Timestamp,
@@ -140,25 +168,7 @@ impl<'a> View<'a> {
             target_names.push(n);
         }
         if let Some(m) = vmim {
-            for e in ev
-                .events
-                .iter()
-                .filter(|e| event_is_about(e, "VirtualMachineInstanceMigration", m.name(), uid))
-            {
-                let msg = event_message(e);
-                // The event names the pod alone; the controller's log line (which some
-                // tools copy) adds `ns/` and a uid: take the first word, without namespace.
-                let name = msg
-                    .strip_prefix(s::CREATED_TARGET_POD_PREFIX)
-                    .and_then(|rest| rest.split_whitespace().next())
-                    .map(|n| n.rsplit('/').next().unwrap_or(n))
-                    .or_else(|| s::pod_in_delete_message(msg, s::UNSCHEDULABLE_DELETE_PREFIX))
-                    .or_else(|| s::pod_in_delete_message(msg, s::PENDING_DELETE_PREFIX))
-                    .or_else(|| s::pod_in_delete_message(msg, s::CANCELED_DELETE_PREFIX));
-                if let Some(n) = name {
-                    target_names.push(n.to_string());
-                }
-            }
+            target_names.extend(target_pods_named(&ev.events, m));
         }
         target_names.dedup();
         let target_pod_name = target_names.first().cloned();
