@@ -1037,6 +1037,11 @@ pub struct MigrateArgs {
     /// migration (vmctl otherwise refuses, exit 1, and says what would).
     #[arg(long, requires = "connect")]
     pub force: bool,
+
+    /// Say also what could not be read before the start (the prediction's metric and where
+    /// it was looked for).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Args)]

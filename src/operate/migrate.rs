@@ -306,6 +306,8 @@ pub(crate) async fn follow_to_end(
         followed: Followed {
             vmim: Some(vmim),
             progress_timeout: current.progress_timeout,
+            post_copy_allowed,
+            predicted_target: pre.target.clone(),
             ..Followed::default()
         },
         metrics,

@@ -1131,7 +1131,7 @@ fn started_at_once_the_prediction_comes_from_pass_1_without_delaying_the_switch(
     );
     assert!(
         texts[0].starts_with(
-            "prediction (from pass 1: 32.0 MiB/s sent, 157.0 MiB dirtied in its 8.0 s: 32.0 MiB/s): "
+            "prediction (from pass 1: 32.0 MiB/s sent, 157.0 MiB dirtied in its 8.0 s: 32.0 MiB/s, a lower bound): "
         ) && texts[0].contains("will not converge"),
         "{texts:?}"
     );
