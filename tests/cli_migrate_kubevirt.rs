@@ -562,7 +562,10 @@ fn someone_elses_abort_is_explained_as_an_abort() {
         said.contains("by vmctl abort (vmctl deleted its VMIM)"),
         "{text}"
     );
-    assert!(!said.contains("whoever ran virtctl migrate-cancel"), "{text}");
+    assert!(
+        !said.contains("whoever ran virtctl migrate-cancel"),
+        "{text}"
+    );
     assert!(
         !said.contains("create a VirtualMachineInstanceMigration"),
         "{text}"

@@ -699,15 +699,17 @@ fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
     )?;
     // Issue 33: it starts at once (nothing is measured before the start), and the total it
     // reports is the time the operator waited, libvirt's job time beside it.
-    ensure(!r.stderr.contains("measuring the guest's dirty rate"), || {
-        format!("measured before the start:\n{r}")
-    })?;
+    ensure(
+        !r.stderr.contains("measuring the guest's dirty rate"),
+        || format!("measured before the start:\n{r}"),
+    )?;
     let total = doc["totalMs"].as_u64().unwrap_or(0);
     let job = doc["jobMs"].as_u64().unwrap_or(u64::MAX);
     let waited = r.took.as_millis() as u64;
-    ensure(total <= waited && total + 300 >= waited && job <= total, || {
-        format!("totalMs {total}, jobMs {job}, waited {waited} ms:\n{r}")
-    })?;
+    ensure(
+        total <= waited && total + 300 >= waited && job <= total,
+        || format!("totalMs {total}, jobMs {job}, waited {waited} ms:\n{r}"),
+    )?;
     ensure(
         doc["message"]
             .as_str()
@@ -802,9 +804,10 @@ fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
     r.expect_code(1)?;
     let doc = r.json()?;
     ensure(doc["cause"] == "not-converging", || format!("{r}"))?;
-    ensure(!r.stderr.contains("measuring the guest's dirty rate"), || {
-        format!("{r}")
-    })?;
+    ensure(
+        !r.stderr.contains("measuring the guest's dirty rate"),
+        || format!("{r}"),
+    )?;
     ensure(r.stderr.contains("prediction (from pass 1: "), || {
         format!("no prediction from pass 1:\n{r}")
     })?;
@@ -1016,9 +1019,7 @@ fn busy_guest_completes_with_postcopy(lab: &Lab) -> CaseResult {
     })?;
     // 256 MiB over 32 MiB/s is 8 s; the issue's bar is 1.3x that.
     let job = summary["jobMs"].as_u64().unwrap_or(u64::MAX);
-    ensure(job <= 10_400, || {
-        format!("took {job} ms (> 10.4 s):\n{r}")
-    })?;
+    ensure(job <= 10_400, || format!("took {job} ms (> 10.4 s):\n{r}"))?;
     // Issue 33: nothing is measured before the start, and the summary's total is the wait.
     // What the operator waits beyond libvirt's job is libvirt's own finish (the destination
     // resumes the guest: 1.4-2 s here, as long with `virsh migrate --postcopy`), not vmctl's:

@@ -146,7 +146,15 @@ mod tests {
 
     #[test]
     fn the_dirty_rate_is_measured_up_front_only_when_asked() {
-        let base = ["vmctl", "migrate", "vm", "--connect", "qemu:///a", "--to", "qemu:///b"];
+        let base = [
+            "vmctl",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+        ];
         let measure = |extra: &[&str]| {
             let line: Vec<&str> = base.iter().chain(extra).copied().collect();
             let (g, a) = args(&line);

@@ -294,10 +294,8 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             return Ok(report);
         }
     }
-    let mut controller = Controller::new(
-        req.plan
-            .controller_config(memory_bytes, measured.is_some()),
-    );
+    let mut controller =
+        Controller::new(req.plan.controller_config(memory_bytes, measured.is_some()));
 
     let mut driver =
         LibvirtDriver::new(&dom, req.src_uri, req.domain).with_prior_dirty_rate(measured);

@@ -100,11 +100,10 @@ pub fn post_copy_warning(style: Style, target: Option<&str>, source: Option<&str
     format!(
         "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on the target node ({}) while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
         style.paint("warning:", Tone::Bad),
-        target
-            .as_deref()
-            .map_or("chosen by the scheduler; named once known".to_string(), |t| {
-                format!("predicted {t}; the scheduler decides, named once known")
-            }),
+        target.as_deref().map_or(
+            "chosen by the scheduler; named once known".to_string(),
+            |t| { format!("predicted {t}; the scheduler decides, named once known") }
+        ),
         source.as_deref().unwrap_or("the source")
     )
 }

@@ -388,7 +388,8 @@ fn an_abort_vmctl_asked_for_says_so() {
     let d = diagnose(&e);
     assert_eq!(d.cause.id, "aborted-by-request");
     assert!(
-        d.summary.contains("by vmctl abort (vmctl deleted its VMIM)"),
+        d.summary
+            .contains("by vmctl abort (vmctl deleted its VMIM)"),
         "{}",
         d.summary
     );

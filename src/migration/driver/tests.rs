@@ -1152,7 +1152,11 @@ fn started_at_once_the_prediction_comes_from_pass_1_without_delaying_the_switch(
         libvirt_run(false),
     );
     assert!(played.controller.prediction().is_none());
-    assert!(played.progress.events.is_empty(), "{:?}", played.progress.texts());
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
 }
 
 #[test]

@@ -241,6 +241,7 @@ pub(crate) fn vmctl_abort<'a>(v: &View<'a>) -> Option<(&'a str, Fact)> {
         ),
         who,
     );
-    fact.note = Some("vmctl set it just before it deleted the VMIM: vmctl asked for the abort".into());
+    fact.note =
+        Some("vmctl set it just before it deleted the VMIM: vmctl asked for the abort".into());
     Some((who, fact))
 }
