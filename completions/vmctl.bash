@@ -810,7 +810,7 @@ _vmctl() {
             return 0
             ;;
         vmctl__subcmd__migrate)
-            opts="-n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --postcopy-bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --measure --no-measure --force --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
+            opts="-v -n -A -o -h -V --allow-postcopy --allow-auto-converge --dry-run --node-selector --wait --no-wait --timeout --prometheus --connect --to --allow-pause --bandwidth --postcopy-bandwidth --max-downtime --completion-timeout-per-gib --progress-timeout --parallel --progress --measure --no-measure --force --verbose --from --max-input-size --kubeconfig --context --namespace --all-namespaces --output --no-color --request-timeout --journal --now --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

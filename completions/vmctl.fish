@@ -206,7 +206,7 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l completion-timeo
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress-timeout -d 'libvirt: abort when remaining data has not decreased for this many seconds (default 150; 0 disables it; at most 86400)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l parallel -d 'libvirt: parallel (multifd) connections (1 to 255)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l progress -d 'libvirt: `json` prints one JSON line per sample on stdout, for tooling' -r -f -a "json\t'One JSON line per sample on stdout'"
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l measure -d 'libvirt: before starting (and in --dry-run), measure the guest\'s dirty rate for this many seconds (QEMU page sampling, one calculation a second, averaged; 1 to 10; default 3) and predict whether pre-copy converges. The bars show that rate in pass 1, until libvirt reports its own' -r
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l measure -d 'libvirt: measure the guest\'s dirty rate for this many seconds before starting (QEMU page sampling, one calculation a second, averaged; 1 to 10) and predict whether pre-copy converges, refusing what cannot complete. Without it vmctl starts at once and predicts from pass 1; --dry-run measures 3 s unless told otherwise' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l from -d 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)' -r -F
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l max-input-size -d 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)' -r -F
@@ -226,8 +226,9 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l dry-run -d 'Prin
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l wait -d 'Follow the migration until it ends (the default)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-wait -d 'Start the migration and return at once'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l allow-pause -d 'libvirt: pause the guest when pre-copy cannot converge and post-copy is not allowed'
-complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-measure -d 'libvirt: do not measure the dirty rate or predict before starting'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-measure -d 'libvirt: --dry-run without measuring the dirty rate (a migration never measures before starting unless --measure)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l force -d 'libvirt: start even when the prediction says nothing the flags allow can complete the migration (vmctl otherwise refuses, exit 1, and says what would)'
+complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s v -l verbose -d 'Say also what could not be read before the start (the prediction\'s metric and where it was looked for)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l no-color -d 'Never colour the output (colour is also off when stdout is not a terminal or NO_COLOR is set)'
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1026,15 +1026,16 @@ pub struct MigrateArgs {
     #[arg(long, value_name = "FORMAT", requires = "connect")]
     pub progress: Option<ProgressFormat>,
 
-    /// libvirt: before starting (and in --dry-run), measure the guest's dirty rate for this
-    /// many seconds (QEMU page sampling, one calculation a second, averaged; 1 to 10; default
-    /// 3) and predict whether pre-copy
-    /// converges. The bars show that rate in pass 1, until libvirt reports its own.
+    /// libvirt: measure the guest's dirty rate for this many seconds before starting (QEMU
+    /// page sampling, one calculation a second, averaged; 1 to 10) and predict whether
+    /// pre-copy converges, refusing what cannot complete. Without it vmctl starts at once and
+    /// predicts from pass 1; --dry-run measures 3 s unless told otherwise.
     #[arg(long, value_name = "S", requires = "connect", conflicts_with = "no_measure",
           value_parser = clap::value_parser!(u32).range(1..=10))]
     pub measure: Option<u32>,
 
-    /// libvirt: do not measure the dirty rate or predict before starting.
+    /// libvirt: --dry-run without measuring the dirty rate (a migration never measures
+    /// before starting unless --measure).
     #[arg(long, requires = "connect")]
     pub no_measure: bool,
 
@@ -1042,6 +1043,11 @@ pub struct MigrateArgs {
     /// migration (vmctl otherwise refuses, exit 1, and says what would).
     #[arg(long, requires = "connect")]
     pub force: bool,
+
+    /// Say also what could not be read before the start (the prediction's metric and where
+    /// it was looked for).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Args)]

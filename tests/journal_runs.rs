@@ -197,6 +197,14 @@ fn an_abort_is_journaled_once_even_when_migrate_saw_it_too() {
     assert_eq!(all.len(), 1, "{all:#?}");
     assert_eq!(all[0].recorded_by, RecordedBy::Abort);
     assert_eq!(all[0].outcome, RecordOutcome::Aborted, "{:#?}", all[0]);
+    // Issue 33: the journal says vmctl asked for it (not "someone deleted the VMIM").
+    assert!(
+        all[0]
+            .summary
+            .contains("by vmctl abort (vmctl deleted its VMIM)"),
+        "{:#?}",
+        all[0]
+    );
 }
 
 #[test]

@@ -237,8 +237,8 @@ impl Lab {
         self.sh(&["guest", &wss.to_string(), &rate.to_string(), "256"])
     }
 
-    /// Waits until the source runs a migration job (vmctl measures the dirty rate for 3 s
-    /// first), then `settle` more: a case that breaks a migration must break a running one.
+    /// Waits until the source runs a migration job (vmctl starts it at once; with
+    /// `--measure S`, after S s of measuring), then `settle` more: a case that breaks a migration must break a running one.
     fn migration_running(&self, settle: Duration) -> CaseResult {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(30) {
@@ -697,6 +697,19 @@ fn idle_guest_migrates_and_keeps_running(lab: &Lab) -> CaseResult {
         doc["outcome"] == "succeeded" && doc["kind"] == "LibvirtMigration",
         || format!("{r}"),
     )?;
+    // Issue 33: it starts at once (nothing is measured before the start), and the total it
+    // reports is the time the operator waited, libvirt's job time beside it.
+    ensure(
+        !r.stderr.contains("measuring the guest's dirty rate"),
+        || format!("measured before the start:\n{r}"),
+    )?;
+    let total = doc["totalMs"].as_u64().unwrap_or(0);
+    let job = doc["jobMs"].as_u64().unwrap_or(u64::MAX);
+    let waited = r.took.as_millis() as u64;
+    ensure(
+        total <= waited && total + 300 >= waited && job <= total,
+        || format!("totalMs {total}, jobMs {job}, waited {waited} ms:\n{r}"),
+    )?;
     ensure(
         doc["message"]
             .as_str()
@@ -781,8 +794,37 @@ fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
     ensure(flags.contains(&"--allow-postcopy".to_string()), || {
         format!("{r}")
     })?;
-    // Nothing the flags allow completes it: refused before anything starts.
-    let run = plain(&[]);
+    // Started at once (the default), the prediction comes from pass 1 and the controller
+    // proves non-convergence from the pass starts, then aborts.
+    let run = plain(&["-o", "json"]);
+    let r = vmctl(
+        &run.iter().map(String::as_str).collect::<Vec<_>>(),
+        Duration::from_secs(200),
+    )?;
+    r.expect_code(1)?;
+    let doc = r.json()?;
+    ensure(doc["cause"] == "not-converging", || format!("{r}"))?;
+    ensure(
+        !r.stderr.contains("measuring the guest's dirty rate"),
+        || format!("{r}"),
+    )?;
+    ensure(r.stderr.contains("prediction (from pass 1: "), || {
+        format!("no prediction from pass 1:\n{r}")
+    })?;
+    // From the dirty set pass 2 starts with (each page once: a lower bound), in the report.
+    ensure(
+        doc["prediction"]["dirtyRateSource"] == "libvirt"
+            && doc["prediction"]["dirtyRateBps"]
+                .as_u64()
+                .is_some_and(|d| d > 8 << 20),
+        || format!("{r}"),
+    )?;
+    ensure(r.took < Duration::from_secs(40), || {
+        format!("took too long:\n{r}")
+    })?;
+    lab.check_guest("running", "")?;
+    // With --measure: nothing the flags allow completes it, refused before anything starts.
+    let run = plain(&["--measure", "3"]);
     let r = vmctl(
         &run.iter().map(String::as_str).collect::<Vec<_>>(),
         Duration::from_secs(60),
@@ -798,7 +840,7 @@ fn busy_guest_is_aborted_early(lab: &Lab) -> CaseResult {
     lab.check_guest("running", "")?;
     // --force: the controller proves it at pass 2's start (the rate measured before the
     // start and libvirt's agree) and aborts.
-    let forced = plain(&["--force"]);
+    let forced = plain(&["--measure", "3", "--force"]);
     let r = vmctl(
         &forced.iter().map(String::as_str).collect::<Vec<_>>(),
         Duration::from_secs(200),
@@ -872,15 +914,16 @@ fn predictions_hold_on_the_lab(lab: &Lab) -> CaseResult {
         || format!("{r}"),
     )?;
     let predicted = p["predictedSeconds"].as_f64().unwrap_or(0.0);
-    let took = doc["totalMs"].as_f64().unwrap_or(0.0) / 1000.0;
+    // The migration's own time (totalMs also counts the 10 s of measuring).
+    let took = doc["jobMs"].as_f64().unwrap_or(0.0) / 1000.0;
     ensure((predicted - took).abs() <= 0.25 * took, || {
         format!("predicted {predicted} s, took {took} s:\n{r}")
     })?;
     println!("    4 MiB/s over 32 MiB/s: predicted {predicted} s, took {took:.1} s");
     lab.check_guest("shut off", "running")?;
 
-    // The busy guest, with post-copy allowed (so it completes): its first samples carry the
-    // rate measured before the start, non-zero, never an unlabelled 0.
+    // The busy guest, with post-copy allowed (so it completes) and --measure: its first
+    // samples carry the rate measured before the start, non-zero, never an unlabelled 0.
     lab.guest(160, 64)?;
     let args = [
         "migrate",
@@ -894,6 +937,8 @@ fn predictions_hold_on_the_lab(lab: &Lab) -> CaseResult {
         "--max-downtime",
         "30",
         "--allow-postcopy",
+        "--measure",
+        "3",
         "--progress",
         "json",
     ];
@@ -958,11 +1003,39 @@ fn busy_guest_completes_with_postcopy(lab: &Lab) -> CaseResult {
                 .is_some_and(|t| t.contains("switch to post-copy"))
     });
     ensure(switched, || format!("no post-copy decision:\n{r}"))?;
-    // 256 MiB over 32 MiB/s is 8 s; the issue's bar is 1.3x that.
-    let total = summary["totalMs"].as_u64().unwrap_or(u64::MAX);
-    ensure(total <= 10_400, || {
-        format!("took {total} ms (> 10.4 s):\n{r}")
+    // Started at once: the prediction came from pass 1, before the switch.
+    let texts: Vec<String> = r
+        .lines()
+        .iter()
+        .filter(|v| v["type"] == "event")
+        .filter_map(|v| v["text"].as_str().map(str::to_string))
+        .collect();
+    let predicted = texts
+        .iter()
+        .position(|t| t.starts_with("prediction (from pass 1: "));
+    let switch = texts.iter().position(|t| t.contains("switch to post-copy"));
+    ensure(predicted.is_some() && predicted < switch, || {
+        format!("no prediction from pass 1 before the switch:\n{r}")
     })?;
+    // 256 MiB over 32 MiB/s is 8 s; the issue's bar is 1.3x that.
+    let job = summary["jobMs"].as_u64().unwrap_or(u64::MAX);
+    ensure(job <= 10_400, || format!("took {job} ms (> 10.4 s):\n{r}"))?;
+    // Issue 33: nothing is measured before the start, and the summary's total is the wait.
+    // What the operator waits beyond libvirt's job is libvirt's own finish (the destination
+    // resumes the guest: 1.4-2 s here, as long with `virsh migrate --postcopy`), not vmctl's:
+    // before, 3 s of measuring came on top.
+    ensure(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("measuring the guest's dirty rate")),
+        || format!("measured before the start:\n{r}"),
+    )?;
+    let total = summary["totalMs"].as_u64().unwrap_or(0);
+    let waited = r.took.as_millis() as u64;
+    ensure(
+        total <= waited && total + 300 >= waited && waited <= job + 3000,
+        || format!("waited {waited} ms, totalMs {total}, jobMs {job}:\n{r}"),
+    )?;
     lab.check_guest("shut off", "running")?;
     let cause = explain_cause(&lab.src)?;
     ensure(cause == "succeeded", || format!("explain: {cause}"))

@@ -11,11 +11,13 @@ use crate::error::{Error, Result};
 use crate::migration::plan;
 use crate::operate::migrate_libvirt::{Request, drive, dry_run, prediction};
 
-/// How long the dirty rate is measured before a start, by default.
+/// How long `--dry-run` measures the dirty rate, by default.
 const DEFAULT_MEASURE_SECS: u32 = 3;
 
 pub async fn run(global: &GlobalArgs, args: &MigrateArgs) -> Result<i32> {
-    let req = request(global, args)?;
+    let started = std::time::Instant::now();
+    let mut req = request(global, args)?;
+    req.started = started;
     if args.dry_run {
         let predicted = prediction(&req).await;
         return dry_run(&req, predicted);
@@ -53,10 +55,12 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
     })
     .map_err(Error::usage)?;
     let timeout = args.timeout;
-    let measure_secs = if args.no_measure {
-        None
-    } else {
-        Some(args.measure.unwrap_or(DEFAULT_MEASURE_SECS))
+    // A migration starts at once and is predicted from its first pass; the dirty rate is
+    // measured up front only when asked (--measure), or for a dry run (unless --no-measure).
+    let measure_secs = match (args.dry_run, args.no_measure) {
+        (_, true) => None,
+        (true, false) => Some(args.measure.unwrap_or(DEFAULT_MEASURE_SECS)),
+        (false, false) => args.measure,
     };
     Ok(Request {
         measure_secs,
@@ -70,6 +74,7 @@ fn request<'a>(global: &GlobalArgs, args: &'a MigrateArgs) -> Result<Request<'a>
         output: ctx.output,
         style: ctx.style,
         journal: global.journal.clone(),
+        started: std::time::Instant::now(),
     })
 }
 
@@ -133,7 +138,37 @@ mod tests {
         ]);
         let r = request(&g, &a).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.timeout, Some(Duration::from_secs(300)));
+        // Nothing is measured before the start unless asked.
+        assert_eq!(r.measure_secs, None);
         assert_eq!(r.plan.bandwidth_mib, Some(32));
         assert!(r.plan.flag_names.contains(&"VIR_MIGRATE_POSTCOPY"));
+    }
+
+    #[test]
+    fn the_dirty_rate_is_measured_up_front_only_when_asked() {
+        let base = [
+            "vmctl",
+            "migrate",
+            "vm",
+            "--connect",
+            "qemu:///a",
+            "--to",
+            "qemu:///b",
+        ];
+        let measure = |extra: &[&str]| {
+            let line: Vec<&str> = base.iter().chain(extra).copied().collect();
+            let (g, a) = args(&line);
+            request(&g, &a)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .measure_secs
+        };
+        // A migration starts at once: the prediction comes from its first pass.
+        assert_eq!(measure(&[]), None);
+        assert_eq!(measure(&["--measure", "2"]), Some(2));
+        assert_eq!(measure(&["--no-measure"]), None);
+        // A dry run measures (3 s by default) unless told not to.
+        assert_eq!(measure(&["--dry-run"]), Some(3));
+        assert_eq!(measure(&["--dry-run", "--measure", "5"]), Some(5));
+        assert_eq!(measure(&["--dry-run", "--no-measure"]), None);
     }
 }

@@ -524,6 +524,10 @@ impl Pilot {
             return;
         }
         let step = controller.observe(sample);
+        // The in-flight prediction (from pass 1), said whatever the decision.
+        if let Some(note) = &step.note {
+            progress.event(note);
+        }
         let decision = step.decision;
         if decision != Decision::Continue && !driver.supports(&decision) {
             self.advise(driver, controller, progress, decision, step.why.as_deref());

@@ -593,6 +593,11 @@ pub struct Followed {
     pub started_ms: Option<u64>,
     /// `progressTimeout` from the configuration in force when vmctl started it.
     pub progress_timeout: u64,
+    /// Post-copy is allowed for this migration: the real target node is said once known.
+    pub post_copy_allowed: bool,
+    /// The target node predicted before the start (the scheduler decides).
+    pub predicted_target: Option<String>,
+    pub announced_target_node: bool,
 }
 
 impl Followed {

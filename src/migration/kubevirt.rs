@@ -258,6 +258,19 @@ impl<'a> KubeVirtDriver<'a> {
         .map(|_| ())
     }
 
+    /// Aborts a migration: says on the VMIM who asked (`by`, the annotation
+    /// `vmctl.io/abort-requested-by`: a deletion does not say who made it, and every later
+    /// diagnosis reads it), then deletes it. The annotation is best effort: a VMIM that
+    /// cannot be annotated is deleted all the same. False when it was already gone.
+    pub async fn abort_vmim(&self, namespace: &str, name: &str, by: &str) -> Result<bool> {
+        let annotation = BTreeMap::from([(
+            crate::model::vmim::ABORT_REQUESTED_BY_ANNOTATION.to_string(),
+            by.to_string(),
+        )]);
+        let _ = self.annotate_vmim(namespace, name, &annotation).await;
+        self.delete_vmim(namespace, name).await
+    }
+
     /// Deletes a VMIM: KubeVirt's abort for an unfinished one. False when it was already gone.
     pub async fn delete_vmim(&self, namespace: &str, name: &str) -> Result<bool> {
         self.delete(Kind::VirtualMachineInstanceMigration, Some(namespace), name)

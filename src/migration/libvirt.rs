@@ -47,9 +47,12 @@ pub struct Request<'a> {
     pub interrupt: &'a AtomicBool,
     /// `--timeout`: abort (in pre-copy) after this long.
     pub timeout: Option<Duration>,
-    /// Measure the dirty rate for this many seconds before starting and predict; `None`
-    /// with `--no-measure`.
+    /// `--measure S`: measure the dirty rate for this many seconds before starting and
+    /// predict (refusing a migration that cannot complete); `None` (the default): start at
+    /// once, the controller predicts from pass 1.
     pub measure_secs: Option<u32>,
+    /// When the command started: the summary's total is the time the operator waited.
+    pub started: Instant,
     /// `--force`: start even when the prediction says it cannot complete.
     pub force: bool,
 }
@@ -62,7 +65,8 @@ pub struct Report {
     /// Memory of the guest (for the report).
     pub memory_bytes: u64,
     pub budget_secs: u64,
-    /// The prediction made before the start (unless `--no-measure`).
+    /// The prediction made before the start (`--measure`), else the one made from pass 1
+    /// (absent when the migration ended in pass 1).
     pub prediction: Option<Prediction>,
 }
 
@@ -268,8 +272,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         .max_memory()
         .map(|kib| kib.saturating_mul(1024))
         .map_err(|e| api_error("read the memory of", &format!("domain {}", req.domain), &e))?;
-    let cfg = req.plan.controller_config(memory_bytes);
-    let budget_secs = cfg.budget_secs;
+    let budget_secs = req.plan.controller_config(memory_bytes, false).budget_secs;
     progress.set_budget(Some(budget_secs));
 
     if let Some(why) = super::qemu_limits::refusal(req.plan, conn.hyp_version().ok()) {
@@ -286,10 +289,13 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
             progress.event_at(0, &line);
         }
         if !req.force && predict::certain_failure(&inputs) {
-            return Ok(refused(p, memory_bytes, budget_secs, progress));
+            let mut report = refused(p, memory_bytes, budget_secs, progress);
+            report.summary.total_ms = wall_ms(req.started);
+            return Ok(report);
         }
     }
-    let mut controller = Controller::new(cfg);
+    let mut controller =
+        Controller::new(req.plan.controller_config(memory_bytes, measured.is_some()));
 
     let mut driver =
         LibvirtDriver::new(&dom, req.src_uri, req.domain).with_prior_dirty_rate(measured);
@@ -332,7 +338,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     .ok()
     .map(|s| to_completed(&s));
     let mut summary = Summary {
-        total_ms: driven.elapsed_ms,
+        job_ms: Some(driven.elapsed_ms),
         memory_total: memory_bytes,
         final_mode: mode,
         ..Default::default()
@@ -343,9 +349,10 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         summary.iterations = c.iteration;
         summary.postcopy_requests = c.postcopy_requests;
         if let Some(ms) = c.elapsed_ms {
-            summary.total_ms = ms;
+            summary.job_ms = Some(ms);
         }
     }
+    let prediction = prediction.or_else(|| controller.prediction().cloned());
     if summary.data_processed == 0
         && let Some(s) = &driven.last_sample
     {
@@ -405,6 +412,7 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
     }
     summary.final_mode = mode;
     summary.events = progress.events().to_vec();
+    summary.total_ms = wall_ms(req.started);
 
     // Leave a record for `explain --connect` where the guest now is: libvirt keeps
     // statistics only of jobs that succeeded. Best effort: a migration is not failed by it.
@@ -420,6 +428,8 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         // metadata write wait 30 s for it, then fail.)
         write_record(&dom, &record);
     }
+    // The record went to the destination: the operator waited for that too.
+    summary.total_ms = wall_ms(req.started);
     Ok(Report {
         summary,
         stopped_by,
@@ -427,6 +437,11 @@ pub fn migrate<P: Progress + ?Sized>(req: &Request<'_>, progress: &mut P) -> Res
         budget_secs,
         prediction,
     })
+}
+
+/// Milliseconds since `started`.
+fn wall_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `--dry-run`'s prediction: reads the guest's memory and measures its dirty rate (unless
@@ -552,7 +567,8 @@ fn record_of(summary: &Summary, destination: &str, series: &[SeriesPoint]) -> Re
         cause: summary.cause.clone().unwrap_or_default(),
         message: summary.message.clone(),
         destination: destination.to_string(),
-        total_ms: summary.total_ms,
+        // The migration's own time (the operator's wait is the command's business).
+        total_ms: summary.job_ms.unwrap_or(summary.total_ms),
         data_processed: summary.data_processed,
         iterations: summary.iterations,
         downtime_ms: summary.downtime_ms,

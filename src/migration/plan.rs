@@ -130,8 +130,14 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
 }
 
 impl Plan {
-    /// The controller's configuration for a guest of `memory_bytes`.
-    pub fn controller_config(&self, memory_bytes: u64) -> controller::Config {
+    /// The controller's configuration for a guest of `memory_bytes`. Without a dirty rate
+    /// `measured_before_start` (vmctl starts at once unless `--measure`), or without a cap,
+    /// the controller predicts in flight, from what pass 1 shows.
+    pub fn controller_config(
+        &self,
+        memory_bytes: u64,
+        measured_before_start: bool,
+    ) -> controller::Config {
         controller::Config {
             allow_postcopy: self.allow_postcopy,
             allow_auto_converge: self.allow_auto_converge,
@@ -141,14 +147,14 @@ impl Plan {
             initial_downtime_ms: self.initial_downtime_ms,
             max_downtime_ms: self.max_downtime_ms,
             early_detection: true,
-            predict_in_flight: self.bandwidth_mib.is_none(),
+            predict_in_flight: self.bandwidth_mib.is_none() || !measured_before_start,
         }
     }
 
     /// What the predictor needs for a guest of `memory_bytes` whose dirty rate was measured
     /// (`None`: not measured) before the start.
     pub fn prediction_inputs(&self, memory_bytes: u64, dirty_bps: Option<u64>) -> predict::Inputs {
-        let cfg = self.controller_config(memory_bytes);
+        let cfg = self.controller_config(memory_bytes, dirty_bps.is_some());
         predict::Inputs {
             memory_bytes,
             dirty_rate_bps: dirty_bps,
@@ -368,7 +374,7 @@ mod tests {
             ..Default::default()
         })
         .unwrap_or_else(|e| panic!("{e}"));
-        let c = p.controller_config(256 << 20);
+        let c = p.controller_config(256 << 20, false);
         assert_eq!(
             (
                 c.budget_secs,
@@ -377,6 +383,6 @@ mod tests {
             ),
             (150, 150, 30)
         );
-        assert_eq!(p.controller_config(2 << 30).budget_secs, 450);
+        assert_eq!(p.controller_config(2 << 30, false).budget_secs, 450);
     }
 }

@@ -193,7 +193,13 @@ pub struct Summary {
     pub cause: Option<String>,
     /// One sentence: what happened.
     pub message: String,
+    /// The time the operator waited: from the command's start to the end (libvirt); the
+    /// migration's own time where the command does not run it (KubeVirt).
     pub total_ms: u64,
+    /// The hypervisor's own time for the migration job (libvirt's job statistics), when
+    /// known: part of `total_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_ms: Option<u64>,
     /// The guest's actual downtime, when the driver reports it.
     pub downtime_ms: Option<u64>,
     pub data_processed: u64,

@@ -49,6 +49,10 @@ pub const EVACUATION_ANNOTATION: &str = "kubevirt.io/evacuationMigration";
 pub const WORKLOAD_UPDATE_ANNOTATION: &str = "kubevirt.io/workloadUpdateMigration";
 /// Label on every VMIM naming its VMI.
 pub const VMI_NAME_LABEL: &str = "kubevirt.io/vmi-name";
+/// Set by vmctl on a VMIM just before it deletes it to abort the migration: who asked
+/// (`vmctl abort`, `vmctl migrate` on Ctrl-C). A deletion does not say who made it; this
+/// annotation, on the VMIM until KubeVirt lets it go, does.
+pub const ABORT_REQUESTED_BY_ANNOTATION: &str = "vmctl.io/abort-requested-by";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -95,7 +95,7 @@ pub async fn abort(
     };
     let driver = KubeVirtDriver::new(live);
     let started = Instant::now();
-    if !driver.delete_vmim(namespace, name).await? {
+    if !driver.abort_vmim(namespace, name, "vmctl abort").await? {
         write_stdout(&words::already_gone(namespace, name))?;
         return Ok(exit::FINDING);
     }

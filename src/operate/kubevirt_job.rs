@@ -355,7 +355,11 @@ impl Driver<ProgressView> for KubeVirtJob<'_> {
 
     async fn abort(&mut self) -> std::result::Result<(), DriverError> {
         self.driver
-            .delete_vmim(self.namespace, &self.vmim_name)
+            .abort_vmim(
+                self.namespace,
+                &self.vmim_name,
+                "vmctl migrate (Ctrl-C before the migration was under way)",
+            )
             .await
             .map(|_| ())
             .map_err(|e| DriverError(e.to_string()))

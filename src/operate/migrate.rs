@@ -162,6 +162,7 @@ pub(crate) async fn finish(
         cause: diagnosis.as_ref().map(|d| d.diagnosis.cause.to_string()),
         message,
         total_ms: elapsed_ms,
+        job_ms: None,
         downtime_ms: None,
         data_processed: last.as_ref().map_or(0, |s| s.data_processed),
         // The guest's memory as the VMI declares it: the metrics' total counts every pass.
@@ -305,6 +306,8 @@ pub(crate) async fn follow_to_end(
         followed: Followed {
             vmim: Some(vmim),
             progress_timeout: current.progress_timeout,
+            post_copy_allowed,
+            predicted_target: pre.target.clone(),
             ..Followed::default()
         },
         metrics,

@@ -604,8 +604,12 @@ pub(crate) async fn start(
 ) -> Result<Option<Started>> {
     let (namespace, name) = (plan.namespace.as_str(), plan.vmi.as_str());
     let pre = &plan.preflight;
-    for l in &plan.prediction_lines {
-        stderr_line(&text::prediction(l));
+    // A prediction that could not be made names a metric and where it was looked for:
+    // detail for -v (the dry run and -o json carry it always).
+    if plan.prediction.is_some() || args.verbose {
+        for l in &plan.prediction_lines {
+            stderr_line(&text::prediction(l));
+        }
     }
     for n in &plan.notes {
         stderr_line(&text::note(n));

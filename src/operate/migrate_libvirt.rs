@@ -46,7 +46,8 @@ struct MigrationReport<'a> {
     plan: &'a Plan,
     memory_bytes: u64,
     budget_seconds: u64,
-    /// The prediction made before the start (absent with --no-measure).
+    /// The prediction made before the start (`--measure`), else the one made from pass 1
+    /// (absent when the migration ended within pass 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     prediction: Option<&'a crate::migration::predict::Prediction>,
     stopped_by: Option<&'static str>,
@@ -69,6 +70,8 @@ pub(crate) struct Request<'a> {
     pub(crate) style: Style,
     /// `--journal`: where the run is recorded (issue 28).
     pub(crate) journal: Option<String>,
+    /// When the command started: the summary's total is the time the operator waited.
+    pub(crate) started: std::time::Instant,
 }
 
 /// The dry run's prediction: the guest's memory and dirty rate read from the source.
@@ -179,8 +182,13 @@ pub(crate) async fn drive(req: Request<'_>) -> Result<i32> {
         req.src.to_string(),
         req.dst.to_string(),
     );
-    let (plan, timeout, measure_secs, force) =
-        (req.plan.clone(), req.timeout, req.measure_secs, req.force);
+    let (plan, timeout, measure_secs, force, started) = (
+        req.plan.clone(),
+        req.timeout,
+        req.measure_secs,
+        req.force,
+        req.started,
+    );
     let flag = interrupt.clone();
     let joined = tokio::task::spawn_blocking(move || {
         let request = libvirt::Request {
@@ -192,6 +200,7 @@ pub(crate) async fn drive(req: Request<'_>) -> Result<i32> {
             timeout,
             measure_secs,
             force,
+            started,
         };
         let report = libvirt::migrate(&request, &mut view);
         (report, view)

@@ -91,16 +91,35 @@ pub fn note(text: &str) -> String {
     printable_lines(&format!("note: {text}"))
 }
 
-/// Before a migration that may switch to post-copy: what that means.
+/// Before a migration that may switch to post-copy: what that means. `target` is the
+/// predicted node (the scheduler places the target pod): said as a prediction, and the real
+/// one follows once the VMI names it ([`post_copy_target`]).
 pub fn post_copy_warning(style: Style, target: Option<&str>, source: Option<&str>) -> String {
     // Node names are escaped; the label's colour is vmctl's own escape.
     let (target, source) = (target.map(printable), source.map(printable));
     format!(
-        "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on {} while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
+        "{} post-copy is allowed for this migration: if it switches to post-copy, the guest runs on the target node ({}) while its memory is still on {}. From that point there is no abort, and a network failure between the nodes loses the VM.",
         style.paint("warning:", Tone::Bad),
-        target.as_deref().unwrap_or("the target"),
+        target.as_deref().map_or(
+            "chosen by the scheduler; named once known".to_string(),
+            |t| { format!("predicted {t}; the scheduler decides, named once known") }
+        ),
         source.as_deref().unwrap_or("the source")
     )
+}
+
+/// Once the VMI names the migration's target node, with post-copy allowed: where post-copy
+/// would run the guest, and whether that is the node predicted before the start.
+pub fn post_copy_target(target: &str, source: Option<&str>, predicted: Option<&str>) -> String {
+    let differs = match predicted {
+        Some(p) if p != target => format!(", not {p} as predicted"),
+        Some(_) => ", as predicted".to_string(),
+        None => String::new(),
+    };
+    printable_lines(&format!(
+        "target node {target}{differs}: if it switches to post-copy, the guest runs on {target} while its memory is still on {}",
+        source.unwrap_or("the source")
+    ))
 }
 
 /// The temporary MigrationPolicy was created: what it allows and why it wins.
@@ -303,6 +322,20 @@ pub fn report_changes(
         {
             f.announced_policy = true;
             view.event_at(now_ms, &format!("hand-off: MigrationPolicy {p} applies"));
+        }
+        if f.post_copy_allowed
+            && !f.announced_target_node
+            && let Some(target) = s.target_node.as_deref()
+        {
+            f.announced_target_node = true;
+            view.event_at(
+                now_ms,
+                &post_copy_target(
+                    target,
+                    s.source_node.as_deref(),
+                    f.predicted_target.as_deref(),
+                ),
+            );
         }
         if s.target_pod.is_some() && !f.announced_pods {
             f.announced_pods = true;

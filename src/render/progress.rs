@@ -728,6 +728,9 @@ pub fn summary_text_with(
         row("cause", p(cause));
     }
     row("total time", seconds(summary.total_ms));
+    if let Some(job) = summary.job_ms {
+        row("libvirt job", seconds(job));
+    }
     // A migration that did not complete had no switchover, so no downtime to report.
     let completed = summary
         .outcome
@@ -1289,6 +1292,7 @@ mod tests {
             cause: Some("succeeded".into()),
             message: "the guest runs on lab-dst".into(),
             total_ms: 15_600,
+            job_ms: None,
             downtime_ms: Some(5),
             data_processed: 412 * MIB,
             memory_total: 256 * MIB,
@@ -1325,6 +1329,7 @@ mod tests {
             cause: None,
             message: String::new(),
             total_ms: 3_000,
+            job_ms: None,
             downtime_ms: None,
             data_processed: 0,
             memory_total: 0,

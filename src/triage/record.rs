@@ -410,6 +410,7 @@ mod tests {
             cause: Some("not-converging".into()),
             message: "pre-copy did not converge".into(),
             total_ms: 90_000,
+            job_ms: None,
             downtime_ms: None,
             data_processed: 5 << 30,
             memory_total: 4 << 30,

@@ -360,6 +360,58 @@ fn aborted_by_request_v19_string() {
     assert!(!d.inferred);
 }
 
+/// Issue 33: an abort vmctl asked for (its annotation on the VMIM) is said as vmctl's, with
+/// `vmctl migrate` again as the next step; without it, who asked is for the operator to find.
+#[test]
+fn an_abort_vmctl_asked_for_says_so() {
+    let mut st = streamed("02:01:00", true, Some("Live migration has been aborted"));
+    st.abort_requested = true;
+    let mut e = failed_with(st);
+    let generic = diagnose(&e);
+    assert!(
+        generic
+            .next_steps
+            .iter()
+            .any(|s| s.contains("whoever ran virtctl migrate-cancel")),
+        "{:?}",
+        generic.next_steps
+    );
+    if let Some(m) = e.migration.as_mut() {
+        m.metadata.annotations = Some(
+            [(
+                crate::model::vmim::ABORT_REQUESTED_BY_ANNOTATION.to_string(),
+                "vmctl abort".to_string(),
+            )]
+            .into(),
+        );
+    }
+    let d = diagnose(&e);
+    assert_eq!(d.cause.id, "aborted-by-request");
+    assert!(
+        d.summary
+            .contains("by vmctl abort (vmctl deleted its VMIM)"),
+        "{}",
+        d.summary
+    );
+    assert!(
+        !d.next_steps.iter().any(|s| s.contains("migrate-cancel")),
+        "{:?}",
+        d.next_steps
+    );
+    assert!(
+        d.next_steps
+            .iter()
+            .any(|s| s.starts_with("Migrate again when ready: vmctl migrate ")),
+        "{:?}",
+        d.next_steps
+    );
+    assert!(has_fact(
+        &d,
+        "VirtualMachineInstanceMigration",
+        "metadata.annotations[vmctl.io/abort-requested-by]"
+    ));
+}
+
 #[test]
 fn aborted_before_hand_off() {
     let mut m = vmim(

@@ -45,6 +45,9 @@ fn run(cfg: Config, samples: impl IntoIterator<Item = JobSample>) -> Vec<(u64, D
     let mut out = Vec::new();
     for s in samples {
         let step = c.observe(&s);
+        if let Some(note) = step.note {
+            out.push((s.elapsed_ms, Decision::Continue, note));
+        }
         if step.decision != Decision::Continue || step.why.is_some() {
             out.push((s.elapsed_ms, step.decision, step.why.unwrap_or_default()));
         }

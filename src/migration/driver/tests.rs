@@ -316,6 +316,7 @@ struct Played {
     driver: ScriptedDriver,
     driven: Driven,
     progress: Recorder,
+    controller: Controller,
 }
 
 fn parts(p: Played) -> (ScriptedDriver, Driven, Recorder) {
@@ -348,6 +349,7 @@ fn play(mut driver: ScriptedDriver, config: Config) -> Played {
         driver,
         driven,
         progress,
+        controller,
     }
 }
 
@@ -1083,4 +1085,90 @@ fn kubevirt_a_converging_migration_succeeds_untouched() {
         played.progress.texts()
     );
     assert_eq!(played.progress.samples.len(), SAW_TOOTH_CONVERGING.len());
+}
+
+/// The controller `migrate --connect` builds for a 256 MiB guest: a 32 MiB/s cap, 30 ms max
+/// downtime, post-copy allowed; `measured`: a dirty rate was measured before the start.
+fn libvirt_run(measured: bool) -> Config {
+    let plan = crate::migration::plan::plan(&crate::migration::plan::Options {
+        allow_postcopy: true,
+        bandwidth_mib: Some(32),
+        max_downtime_ms: Some(30),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    plan.controller_config(256 << 20, measured)
+}
+
+/// `NOT_CONVERGING` as libvirt reports it: no dirty rate in pass 1, its own from pass 2.
+fn libvirt_samples() -> Vec<Beat> {
+    NOT_CONVERGING
+        .iter()
+        .map(|r| {
+            let mut s = sample(*r);
+            if s.iteration == Some(1) {
+                s.dirty_rate_bps = 0;
+            } else {
+                s.dirty_rate_source = crate::migration::sample::DirtyRateSource::Libvirt;
+            }
+            Beat::Sample(s)
+        })
+        .collect()
+}
+
+#[test]
+fn started_at_once_the_prediction_comes_from_pass_1_without_delaying_the_switch() {
+    let driver = ScriptedDriver::new(then_end(libvirt_samples(), Ok(())));
+    let played = play(driver, libvirt_run(false));
+    let texts = played.progress.texts();
+    // Nothing was said before the copy ran (no measurement, no prediction before the start);
+    // at pass 2's start (8.0 s): the prediction from pass 1, then the switch on that same
+    // sample.
+    assert!(
+        played.progress.events.iter().all(|e| e.at_ms >= 8_000),
+        "{:?}",
+        played.progress.events
+    );
+    assert!(
+        texts[0].starts_with(
+            "prediction (from pass 1: 32.0 MiB/s sent, 157.0 MiB dirtied in its 8.0 s: 32.0 MiB/s, a lower bound): "
+        ) && texts[0].contains("will not converge"),
+        "{texts:?}"
+    );
+    assert!(texts[1].ends_with("-> switch to post-copy"), "{texts:?}");
+    assert_eq!(played.driver.calls, [Call::Apply(Decision::StartPostCopy)]);
+    assert_eq!(played.progress.events[1].at_ms, 8_000);
+    // The report carries it.
+    let p = played
+        .controller
+        .prediction()
+        .unwrap_or_else(|| panic!("no prediction"));
+    assert_eq!(p.converges, Some(false));
+    assert_eq!(p.dirty_rate_bps, Some(32 << 20));
+    // Pass 1 alone gives no dirty rate: a migration that ends within it has no prediction.
+    let one_pass: Vec<Beat> = libvirt_samples().into_iter().take(4).collect();
+    let played = play(
+        ScriptedDriver::new(then_end(one_pass, Ok(()))),
+        libvirt_run(false),
+    );
+    assert!(played.controller.prediction().is_none());
+    assert!(
+        played.progress.events.is_empty(),
+        "{:?}",
+        played.progress.texts()
+    );
+}
+
+#[test]
+fn with_a_cap_and_a_rate_measured_before_the_start_nothing_is_predicted_again() {
+    let played = play(
+        ScriptedDriver::new(then_end(libvirt_samples(), Ok(()))),
+        libvirt_run(true),
+    );
+    assert!(played.controller.prediction().is_none());
+    assert!(
+        !played.progress.has("prediction"),
+        "{:?}",
+        played.progress.texts()
+    );
 }

@@ -67,6 +67,9 @@ pub(crate) fn requester(v: &View) -> Requested {
         fact.note = Some("deleted before the migration ended: an abort request".into());
         facts.push(fact);
     }
+    if let Some((_, fact)) = vmctl_abort(v) {
+        facts.push(fact);
+    }
     if !facts.is_empty() {
         return Requested {
             by: Requester::User,
@@ -115,7 +118,18 @@ pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
             || v.failure_reason()
                 .is_some_and(|r| classify_failure(r) == FailureText::GenericAbort)
     });
-    if !(v.abort_requested() || canceled.is_some() || v18_user_abort || deleted.is_some()) {
+    // Where an abort shows, as for a deletion.
+    let asked_by_vmctl = vmctl_abort(v).is_some()
+        && (!v.is_final()
+            || v.state.is_some_and(|st| st.abort_status.is_some())
+            || v.failure_reason()
+                .is_some_and(|r| classify_failure(r) == FailureText::GenericAbort));
+    if !(v.abort_requested()
+        || canceled.is_some()
+        || v18_user_abort
+        || deleted.is_some()
+        || asked_by_vmctl)
+    {
         return None;
     }
     let mut f = Finding::default();
@@ -152,6 +166,10 @@ pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
     if let Some(e) = canceled {
         f.evidence.push(v.event_fact(e));
     }
+    let by_vmctl = vmctl_abort(v).map(|(who, fact)| {
+        f.evidence.push(fact);
+        who
+    });
     let requested_at = v
         .vmim
         .and_then(|m| m.metadata.deletion_timestamp.as_ref())
@@ -180,21 +198,50 @@ pub(super) fn aborted_by_request(v: &View) -> Option<Finding> {
             "An abort was requested{requested_at}, but the abort itself failed (abortStatus Failed) and the migration failed anyway {how}; the guest stays on {}.",
             src_node(v)
         ),
-        _ => format!(
-            "The migration was aborted on request{requested_at} (its VMIM was deleted, e.g. by virtctl migrate-cancel) {how}: nothing is broken, the guest stays on {}.",
-            src_node(v)
-        ),
+        _ => match by_vmctl {
+            Some(who) => format!(
+                "The migration was aborted on request{requested_at} by {who} (vmctl deleted its VMIM) {how}: nothing is broken, the guest stays on {}.",
+                src_node(v)
+            ),
+            None => format!(
+                "The migration was aborted on request{requested_at} (its VMIM was deleted, e.g. by virtctl migrate-cancel) {how}: nothing is broken, the guest stays on {}.",
+                src_node(v)
+            ),
+        },
     };
-    f.next_steps.push(
-        "Find out who asked for it: the VMIM's deletion (API server audit log, or whoever ran virtctl migrate-cancel)"
-            .to_string(),
-    );
-    f.next_steps.push(match v.vmi.and_then(|x| x.owner_vm()) {
-        Some(vm) => format!("Migrate again when ready: virtctl migrate {vm} -n {ns}"),
-        None => format!(
-            "Migrate again when ready: create a VirtualMachineInstanceMigration with spec.vmiName: {}",
-            v.vmi_name()
+    // Who asked is known when vmctl asked (it says so on the VMIM before deleting it).
+    if by_vmctl.is_none() {
+        f.next_steps.push(
+            "Find out who asked for it: the VMIM's deletion (API server audit log, or whoever ran virtctl migrate-cancel)"
+                .to_string(),
+        );
+    }
+    let owner = v.vmi.and_then(|x| x.owner_vm());
+    f.next_steps.push(match (by_vmctl, owner) {
+        (None, Some(vm)) => format!("Migrate again when ready: virtctl migrate {vm} -n {ns}"),
+        // vmctl creates the VirtualMachineInstanceMigration of a bare VMI.
+        _ => format!(
+            "Migrate again when ready: vmctl migrate {} -n {ns}",
+            owner.unwrap_or(v.vmi_name())
         ),
     });
     Some(f)
+}
+
+/// vmctl's own abort: the annotation it sets on a VMIM before deleting it, with its value
+/// (who asked), as a fact.
+pub(crate) fn vmctl_abort<'a>(v: &View<'a>) -> Option<(&'a str, Fact)> {
+    let who = v
+        .vmim?
+        .annotation(crate::model::vmim::ABORT_REQUESTED_BY_ANNOTATION)?;
+    let mut fact = v.vmim_fact(
+        &format!(
+            "metadata.annotations[{}]",
+            crate::model::vmim::ABORT_REQUESTED_BY_ANNOTATION
+        ),
+        who,
+    );
+    fact.note =
+        Some("vmctl set it just before it deleted the VMIM: vmctl asked for the abort".into());
+    Some((who, fact))
 }
