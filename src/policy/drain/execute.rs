@@ -323,12 +323,17 @@ struct VmTask {
 }
 
 impl VmTask {
-    /// The attempt number of `migration` in the chain (1-based; a new one is appended).
-    fn attempt_of(&mut self, migration: &str) -> u32 {
-        match self.attempts.iter().position(|m| m == migration) {
+    /// The attempt number of `m` in the VMI's chain of evacuation migrations during the
+    /// drain (1-based; a new one is appended). A migration that is no evacuation (a manual
+    /// one, one into the node) is no attempt of the chain: 1.
+    fn attempt_of(&mut self, m: &MigrationSeen) -> u32 {
+        if !m.evacuation {
+            return 1;
+        }
+        match self.attempts.iter().position(|x| *x == m.name) {
             Some(i) => i as u32 + 1,
             None => {
-                self.attempts.push(migration.to_string());
+                self.attempts.push(m.name.clone());
                 self.attempts.len() as u32
             }
         }
@@ -730,15 +735,16 @@ impl DrainRun {
                     namespace: namespace.clone(),
                     vmi: vmi.clone(),
                     node: node.clone(),
+                    // The migration that brought it (its watch may not show it ended yet).
                     migration: seen
                         .migration
                         .as_ref()
-                        .filter(|m| m.phase == "Succeeded")
+                        .filter(|m| m.target_node.as_deref() == Some(node.as_str()))
                         .map(|m| m.name.clone()),
                 });
             }
             if let Some(m) = &seen.migration {
-                let attempt = vm.attempt_of(&m.name);
+                let attempt = vm.attempt_of(m);
                 let shown = vm.shown_phase.get(&m.name);
                 // A phase, or post-copy: the changes an operator must see (not every mode).
                 let phase_key = format!(
@@ -890,12 +896,9 @@ impl DrainRun {
                     }
                 } else if elsewhere {
                     vm.done = true;
-                    let migration = seen
-                        .migration
-                        .as_ref()
-                        .filter(|m| m.phase == "Succeeded")
-                        .map(|m| m.name.clone());
-                    let attempt = migration.as_deref().map_or(0, |m| vm.attempt_of(m));
+                    let succeeded = seen.migration.as_ref().filter(|m| m.phase == "Succeeded");
+                    let migration = succeeded.map(|m| m.name.clone());
+                    let attempt = succeeded.map_or(0, |m| vm.attempt_of(m));
                     events.push(Event::Moved {
                         namespace: namespace.clone(),
                         vmi: vmi.clone(),
@@ -1074,10 +1077,15 @@ impl DrainRun {
                     .as_ref()
                     .filter(|m| m.phase == "Succeeded")
                     .map(|m| m.name.clone());
-                let attempt = migration
-                    .as_ref()
-                    .and_then(|m| vm.attempts.iter().position(|x| x == m))
-                    .map_or(0, |i| i as u32 + 1);
+                let attempt = match (&migration, vm.seen.migration.as_ref()) {
+                    (Some(m), Some(seen)) if seen.evacuation => vm
+                        .attempts
+                        .iter()
+                        .position(|x| x == m)
+                        .map_or(0, |i| i as u32 + 1),
+                    (Some(_), _) => 1,
+                    (None, _) => 0,
+                };
                 a.moved.push(Moved {
                     namespace: key.0.clone(),
                     vmi: key.1.clone(),
