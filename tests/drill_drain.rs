@@ -231,6 +231,7 @@ fn text_claims(text: &str) -> Claims {
                 if let Some((m, reason)) = rest
                     .split_once(": migration ")
                     .and_then(|(_, r)| r.split_once(" failed: "))
+                    .filter(|(m, _)| !m.contains(' '))
                 {
                     c.failed
                         .push((vmi.clone(), m.to_string(), reason.to_string()));
@@ -251,7 +252,11 @@ fn text_claims(text: &str) -> Claims {
             }
         }
         // A wait, in a progress block or the summary.
-        if let Some(w) = line.trim_start().strip_prefix("waiting for pod prod/") {
+        if let Some(w) = ev
+            .unwrap_or(line)
+            .trim_start()
+            .strip_prefix("waiting for pod prod/")
+        {
             let pod = w.split(' ').next().unwrap_or_default().to_string();
             let vmi = between(w, "(vm ", ")").unwrap_or_default().to_string();
             if let Some(m) = word_after(w, "target pod of post-copy migration ") {
@@ -260,7 +265,15 @@ fn text_claims(text: &str) -> Claims {
                     "{line}"
                 );
                 c.waiting_target.push((pod, vmi, m.to_string()));
-            } else if let Some(m) = word_after(w, " migration ") {
+            } else if let Some(m) = [
+                ", migration ",
+                "target pod of migration ",
+                "source pod of migration ",
+                "): migration ",
+            ]
+            .iter()
+            .find_map(|p| word_after(w, p))
+            {
                 c.waiting_migration.push((pod, vmi, m.to_string()));
             }
             continue;
@@ -366,7 +379,9 @@ fn json_claims(out: &str) -> Claims {
                         continue;
                     };
                     let claim = (s(&w["pod"]), s(&w["vmi"]), m.to_string());
-                    if w["reason"] == "target-pod" {
+                    if w["reason"] == "target-pod"
+                        && s(&w["message"]).starts_with("target pod of post-copy")
+                    {
                         assert!(
                             s(&w["message"]).contains(&format!(
                                 "post-copy migration {m} into {NODE} (node-2 → {NODE})"

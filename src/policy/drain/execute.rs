@@ -896,9 +896,9 @@ impl DrainRun {
                     }
                 } else if elsewhere {
                     vm.done = true;
-                    let succeeded = seen.migration.as_ref().filter(|m| m.phase == "Succeeded");
-                    let migration = succeeded.map(|m| m.name.clone());
-                    let attempt = succeeded.map_or(0, |m| vm.attempt_of(m));
+                    let landed = landed(seen);
+                    let migration = landed.map(|m| m.name.clone());
+                    let attempt = landed.map_or(0, |m| vm.attempt_of(m));
                     events.push(Event::Moved {
                         namespace: namespace.clone(),
                         vmi: vmi.clone(),
@@ -982,6 +982,24 @@ impl DrainRun {
                     "eviction accepted: the pod is being deleted".to_string(),
                 ),
                 PodState::Waiting { .. } => match &task.last_shown {
+                    // The source pod of a migration that ended: it goes next.
+                    Some(Answer::EvacuationStarted | Answer::EvacuationInProgress)
+                        if finished =>
+                    {
+                        (
+                            "source-pod",
+                            m.map(|m| m.name.clone()),
+                            format!(
+                                "the VM's old pod, finished ({}) after its migration: evicted next",
+                                task.phase
+                            ),
+                        )
+                    }
+                    Some(Answer::EvacuationStarted | Answer::EvacuationInProgress) => (
+                        "evacuation",
+                        None,
+                        "its evacuation was cancelled (the VMI is no longer marked): its eviction is asked again".to_string(),
+                    ),
                     None if finished => (
                         "not-asked-yet",
                         None,
@@ -1071,12 +1089,7 @@ impl DrainRun {
             if vm.stopped {
                 a.stopped.push(format!("{}/{}", key.0, key.1));
             } else if let Some(from) = &vm.was_on {
-                let migration = vm
-                    .seen
-                    .migration
-                    .as_ref()
-                    .filter(|m| m.phase == "Succeeded")
-                    .map(|m| m.name.clone());
+                let migration = landed(&vm.seen).map(|m| m.name.clone());
                 let attempt = match (&migration, vm.seen.migration.as_ref()) {
                     (Some(m), Some(seen)) if seen.evacuation => vm
                         .attempts
@@ -1134,15 +1147,42 @@ impl DrainRun {
     }
 }
 
+/// The migration that brought the VMI where it runs: the newest, when it succeeded or
+/// its target is the VMI's node (the VMI's watch can show the new node before the VMIM's
+/// shows the end).
+fn landed(seen: &VmSeen) -> Option<&MigrationSeen> {
+    seen.migration
+        .as_ref()
+        .filter(|m| {
+            m.phase == "Succeeded" || (m.target_node.is_some() && m.target_node == seen.node)
+        })
+        .filter(|m| m.phase != "Failed")
+}
+
 /// A migration's target pod on a drained node, in words: which migration, between which
 /// nodes, whether it is past the point of no return, and that it goes when it ends.
 fn target_pod_words(
     m: Option<&MigrationSeen>,
     nodes: &std::collections::BTreeSet<String>,
 ) -> String {
-    let Some(m) = m.filter(|m| !m.is_final()) else {
+    let Some(m) = m else {
         return "a migration's target pod: it goes when the migration ends".to_string();
     };
+    match m.phase.as_str() {
+        "Succeeded" => {
+            return format!(
+                "the target pod of migration {}, which succeeded: the VM runs from it now, its eviction is asked again",
+                m.name
+            );
+        }
+        "Failed" => {
+            return format!(
+                "the target pod of migration {}, which failed: KubeVirt removes it",
+                m.name
+            );
+        }
+        _ => {}
+    }
     let post_copy = m.mode.as_deref() == Some("PostCopy");
     let into = m
         .target_node
@@ -1231,7 +1271,10 @@ fn evacuation_words(vm: &VmTask, pod_finished: bool) -> (&'static str, Option<St
                 "attempt {attempt}, migration {}{previous}, {} {} → {}{}",
                 m.name,
                 if phase.is_empty() { "created" } else { phase },
-                m.source_node.as_deref().unwrap_or("?"),
+                m.source_node
+                    .as_deref()
+                    .or(vm.seen.node.as_deref())
+                    .unwrap_or("?"),
                 m.target_node
                     .as_deref()
                     .unwrap_or("(target not chosen yet)"),
