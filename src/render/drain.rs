@@ -533,7 +533,8 @@ impl Live {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
         let totals = multi.add(ProgressBar::new_spinner());
         totals.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
+            // Cut to the terminal's width: a line that wraps is redrawn as garbage.
+            ProgressStyle::with_template("{spinner} {wide_msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         totals.enable_steady_tick(std::time::Duration::from_millis(250));
