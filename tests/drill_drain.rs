@@ -901,3 +901,25 @@ fn drill_on_a_terminal_the_question_is_seen_and_answered() {
     assert!(h.contains("exit=1"), "{h}");
     check(&lab, &text_claims(&h), &h);
 }
+
+/// The drill's cluster for a person to try `vmctl drain` on by hand:
+/// `VMCTL_DRILL_KUBECONFIG=/tmp/drill.kubeconfig cargo test --test drill_drain -- --ignored
+/// --nocapture drill_cluster_for_a_person`, then `vmctl --kubeconfig /tmp/drill.kubeconfig
+/// drain node-1 --ignore-daemonsets --delete-emptydir-data --force-partial` on a terminal.
+/// The post-copy migration into node-1 ends 2 s after its target pod's eviction is asked;
+/// the cluster stays up for `VMCTL_DRILL_SECONDS` (600).
+#[test]
+#[ignore]
+fn drill_cluster_for_a_person() {
+    let lab = lab();
+    let path = std::env::var("VMCTL_DRILL_KUBECONFIG")
+        .unwrap_or_else(|_| "/tmp/drill.kubeconfig".to_string());
+    std::fs::copy(&lab.kubeconfig, &path).unwrap();
+    eprintln!("kubeconfig: {path}");
+    let _release = release_after_the_target_pod_is_asked(&lab);
+    let secs = std::env::var("VMCTL_DRILL_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    std::thread::sleep(Duration::from_secs(secs));
+}

@@ -462,6 +462,14 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
                     String::new()
                 }
             ));
+            if let Some(by) = &m.came_by {
+                let last = out.len() - 1;
+                out[last].push_str(&format!(
+                    " (it came onto {} during the drain, by {})",
+                    printable(&m.from),
+                    printable(by)
+                ));
+            }
         }
     }
     if !a.stopped.is_empty() {
@@ -507,25 +515,55 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
     out
 }
 
-/// A VM's line before its migration has bytes to show: no bar (never `0 B of 0 B`).
+/// A VM's line before its migration has bytes to show: no bar (never `0 B of 0 B`). The
+/// VM's name first (cut to 24), its state after it, cut to the terminal's width.
 fn words_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {msg:60!} {prefix}")
+    ProgressStyle::with_template("  {prefix:24!} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
-/// A VM's bar once virt-handler reports the migration's bytes.
+/// A VM's bar once virt-handler reports the migration's bytes (data left of the total).
 fn bytes_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {msg:60!} [{bar:24}] {bytes:>10} of {total_bytes:<10} {prefix}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ")
+    ProgressStyle::with_template(
+        "  {prefix:24!} [{bar:12}] {bytes:>10} of {total_bytes:<10} left · {wide_msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ")
 }
 
-/// The live view on a terminal: the lines scroll above one bar per VM on its way (phase,
-/// source → target, mode, data remaining, dirty rate) and the nodes' totals.
+/// One VM's line of the live view.
+struct VmLine {
+    bar: ProgressBar,
+    /// Its migration's phase, nodes and mode, or what it waits for.
+    state: String,
+    /// The rates, once the metrics have them.
+    rates: String,
+    bytes: bool,
+}
+
+impl VmLine {
+    fn show(&self) {
+        self.bar.set_style(if self.bytes {
+            bytes_style()
+        } else {
+            words_style()
+        });
+        self.bar
+            .set_message(if self.rates.is_empty() || !self.bytes {
+                self.state.clone()
+            } else {
+                format!("{} · {}", self.state, self.rates)
+            });
+    }
+}
+
+/// The live view on a terminal: the lines scroll above one line per VM on its way (phase,
+/// source → target, mode; with the metrics a bar of the data remaining and the rates) and
+/// the nodes' totals.
 struct Live {
     multi: MultiProgress,
     totals: ProgressBar,
-    vms: BTreeMap<(String, String), ProgressBar>,
+    vms: BTreeMap<(String, String), VmLine>,
 }
 
 impl Live {
@@ -546,31 +584,38 @@ impl Live {
     }
 
     /// A VM's line: words only (what it waits for) until its migration reports bytes.
-    fn bar(&mut self, namespace: &str, vmi: &str) -> &ProgressBar {
+    fn line(&mut self, namespace: &str, vmi: &str) -> &mut VmLine {
         let multi = &self.multi;
         self.vms
             .entry((namespace.to_string(), vmi.to_string()))
             .or_insert_with(|| {
-                let b = multi.add(ProgressBar::new(0));
-                b.set_style(words_style());
-                b.set_message(format!("{}/{}", printable(namespace), printable(vmi)));
-                b
+                let bar = multi.add(ProgressBar::new(0));
+                bar.set_prefix(format!("{}/{}", printable(namespace), printable(vmi)));
+                let line = VmLine {
+                    bar,
+                    state: String::new(),
+                    rates: String::new(),
+                    bytes: false,
+                };
+                line.show();
+                line
             })
     }
 
     fn remove(&mut self, namespace: &str, vmi: &str) {
-        if let Some(b) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
-            b.finish_and_clear();
-            self.multi.remove(&b);
+        if let Some(l) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
+            l.bar.finish_and_clear();
+            self.multi.remove(&l.bar);
         }
     }
 
-    /// What an event does to the bars.
+    /// What an event does to the lines.
     fn event(&mut self, event: &Event) {
         match event {
             Event::EvacuationStarted { namespace, vmi, .. } => {
-                self.bar(namespace, vmi)
-                    .set_prefix("waiting for KubeVirt's migration");
+                let l = self.line(namespace, vmi);
+                l.state = "marked; waiting for KubeVirt's migration".into();
+                l.show();
             }
             Event::Migration {
                 namespace,
@@ -580,14 +625,18 @@ impl Live {
                 target_node,
                 mode,
                 point_of_no_return,
+                attempt,
                 ..
             } => {
-                let b = self.bar(namespace, vmi);
-                b.set_message(format!(
-                    "{}/{} {} {}→{}{}",
-                    printable(namespace),
-                    printable(vmi),
-                    printable(phase),
+                let l = self.line(namespace, vmi);
+                l.state = format!(
+                    "{}{} {}→{}{}",
+                    if *attempt > 1 {
+                        format!("attempt {attempt}: ")
+                    } else {
+                        String::new()
+                    },
+                    printable(if phase.is_empty() { "created" } else { phase }),
                     printable(source_node.as_deref().unwrap_or("?")),
                     printable(target_node.as_deref().unwrap_or("?")),
                     match (mode, point_of_no_return) {
@@ -595,7 +644,13 @@ impl Live {
                         (Some(m), false) => format!(" {}", printable(m)),
                         (None, false) => String::new(),
                     }
-                ));
+                );
+                // A new attempt, or one that stopped streaming: its old bytes are not its own.
+                if phase != "Running" {
+                    l.bytes = false;
+                    l.rates.clear();
+                }
+                l.show();
             }
             Event::Moved { namespace, vmi, .. }
             | Event::Stopped { namespace, vmi, .. }
@@ -718,20 +773,21 @@ impl DrainOutput {
             return;
         };
         let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
-        let b = live.bar(namespace, vmi);
         let total = s.total();
         if total == 0 {
             // No bytes yet: no bar.
             return;
         }
-        b.set_style(bytes_style());
-        b.set_length(total);
-        b.set_position(s.remaining().min(total));
-        b.set_prefix(format!(
-            "left · {}/s, dirtying {}/s",
+        let l = live.line(namespace, vmi);
+        l.bar.set_length(total);
+        l.bar.set_position(s.remaining().min(total));
+        l.bytes = true;
+        l.rates = format!(
+            "{}/s, dirtying {}/s",
             crate::text::bytes(s.memory_bps),
             crate::text::bytes(s.dirty_rate_bps)
-        ));
+        );
+        l.show();
     }
 
     /// The nodes' totals under the bars: VMs and pods left, the ETA.

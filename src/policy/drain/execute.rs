@@ -308,6 +308,8 @@ struct VmTask {
     was_on: Option<String>,
     /// Its `metadata.uid` then (when known).
     uid: Option<String>,
+    /// It came onto the node during the drain, by this migration (or by one unnamed).
+    came_by: Option<Option<String>>,
     action: Option<Action>,
     seen: VmSeen,
     /// The VMI's migrations during the drain, oldest first (its chain of attempts).
@@ -396,6 +398,9 @@ pub struct Moved {
     /// The migration that moved it and its attempt number (2 and more: KubeVirt retried).
     pub migration: Option<String>,
     pub attempt: u32,
+    /// It was not on the node when the drain began: this migration brought it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub came_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -731,16 +736,18 @@ impl DrainRun {
             {
                 vm.was_on = Some(node.clone());
                 vm.uid = seen.uid.clone();
+                // The migration that brought it (its watch may not show it ended yet).
+                let by = seen
+                    .migration
+                    .as_ref()
+                    .filter(|m| m.target_node.as_deref() == Some(node.as_str()))
+                    .map(|m| m.name.clone());
+                vm.came_by = Some(by.clone());
                 events.push(Event::Arrived {
                     namespace: namespace.clone(),
                     vmi: vmi.clone(),
                     node: node.clone(),
-                    // The migration that brought it (its watch may not show it ended yet).
-                    migration: seen
-                        .migration
-                        .as_ref()
-                        .filter(|m| m.target_node.as_deref() == Some(node.as_str()))
-                        .map(|m| m.name.clone()),
+                    migration: by,
                 });
             }
             if let Some(m) = &seen.migration {
@@ -1106,6 +1113,10 @@ impl DrainRun {
                     to: vm.seen.node.clone().unwrap_or_default(),
                     migration,
                     attempt,
+                    came_by: vm
+                        .came_by
+                        .clone()
+                        .map(|by| by.unwrap_or_else(|| "a migration".into())),
                 });
             }
         }

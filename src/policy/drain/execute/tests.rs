@@ -512,6 +512,9 @@ fn a_vm_in_post_copy_into_the_node_has_not_moved_and_its_target_pod_is_named() {
         _ => None,
     });
     assert_eq!(moved, Some(("node-1".into(), "node-3".into())), "{ev:?}");
+    // The summary says how it came onto node-1.
+    let a = r.account();
+    assert_eq!(a.moved[0].came_by.as_deref(), Some("mail-01-migrate"));
 }
 
 /// A VM that never was on the node, only an old finished pod of it (the target pod of an
@@ -697,6 +700,7 @@ fn a_move_the_api_does_not_show_is_not_claimed() {
             to: to.into(),
             migration: None,
             attempt: 1,
+            came_by: None,
         });
     }
     let now: BTreeMap<PodKey, Option<VmStart>> = [
