@@ -564,6 +564,9 @@ struct Live {
     multi: MultiProgress,
     totals: ProgressBar,
     vms: BTreeMap<(String, String), VmLine>,
+    /// VMs moved, shut down or blocked: a later event of theirs (the VMIM's watch showing
+    /// the end after the VMI's showed the new node) draws no line again.
+    finished: std::collections::BTreeSet<(String, String)>,
 }
 
 impl Live {
@@ -580,6 +583,7 @@ impl Live {
             multi,
             totals,
             vms: BTreeMap::new(),
+            finished: Default::default(),
         }
     }
 
@@ -603,6 +607,8 @@ impl Live {
     }
 
     fn remove(&mut self, namespace: &str, vmi: &str) {
+        self.finished
+            .insert((namespace.to_string(), vmi.to_string()));
         if let Some(l) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
             l.bar.finish_and_clear();
             self.multi.remove(&l.bar);
@@ -611,6 +617,12 @@ impl Live {
 
     /// What an event does to the lines.
     fn event(&mut self, event: &Event) {
+        if let Event::EvacuationStarted { namespace, vmi, .. }
+        | Event::Migration { namespace, vmi, .. } = event
+            && self.finished.contains(&(namespace.clone(), vmi.clone()))
+        {
+            return;
+        }
         match event {
             Event::EvacuationStarted { namespace, vmi, .. } => {
                 let l = self.line(namespace, vmi);
@@ -774,8 +786,12 @@ impl DrainOutput {
         };
         let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
         let total = s.total();
-        if total == 0 {
-            // No bytes yet: no bar.
+        if total == 0
+            || live
+                .finished
+                .contains(&(namespace.to_string(), vmi.to_string()))
+        {
+            // No bytes yet: no bar (nor for a VM that has left).
             return;
         }
         let l = live.line(namespace, vmi);
