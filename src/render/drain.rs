@@ -522,13 +522,12 @@ fn words_style() -> ProgressStyle {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
-/// A VM's bar once virt-handler reports the migration's bytes (data left of the total).
+/// A VM's bar once virt-handler reports the migration's bytes: the data left of the total,
+/// then the rates and the state, cut to the terminal's width.
 fn bytes_style() -> ProgressStyle {
-    ProgressStyle::with_template(
-        "  {prefix:24!} [{bar:12}] {bytes:>10} of {total_bytes:<10} left · {wide_msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ")
+    ProgressStyle::with_template("  {prefix:20!} [{bar:10}] {bytes:>9}/{total_bytes:<9} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
 }
 
 /// One VM's line of the live view.
@@ -548,11 +547,22 @@ impl VmLine {
         } else {
             words_style()
         });
+        // With the bar, the rates first (the state is cut first on a narrow terminal), but
+        // post-copy before everything.
         self.bar
             .set_message(if self.rates.is_empty() || !self.bytes {
                 self.state.clone()
             } else {
-                format!("{} · {}", self.state, self.rates)
+                format!(
+                    "{}{} · {}",
+                    if self.state.contains("POST-COPY") {
+                        "POST-COPY · "
+                    } else {
+                        ""
+                    },
+                    self.rates,
+                    self.state
+                )
             });
     }
 }
