@@ -776,7 +776,7 @@ impl DrainRun {
                         source_pod: m.source_pod.clone(),
                         target_pod: m.target_pod.clone(),
                         mode: m.mode.clone(),
-                        point_of_no_return: m.mode.as_deref() == Some("PostCopy"),
+                        point_of_no_return: m.mode.as_deref() == Some("PostCopy") && !m.is_final(),
                         evacuation: m.evacuation,
                         attempt,
                         previous_failure: vm.previous_failure(&m.name),
