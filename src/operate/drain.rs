@@ -32,7 +32,8 @@ use crate::policy::drain::evict::{
     read_answer, select_pods,
 };
 use crate::policy::drain::execute::{
-    DrainRun, Event, MigrationSeen, Outcome, Settings, StuckSeen, VmSeen, World, actions_of,
+    DrainRun, Event, MigrationSeen, Outcome, Settings, StuckSeen, VmSeen, VmStart, World,
+    actions_of,
 };
 use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan};
 use crate::render::drain::{DrainOutput, DrainResult, Summary};
@@ -246,21 +247,36 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
     let mut reasons = refusals(args, &plan, &selection);
     let shutdowns = shutdown_lines(&plan, &selection);
     if !shutdowns.is_empty() && !args.allow_shutdowns {
-        let ask = reasons.is_empty()
-            && !args.dry_run
-            && std::io::stdin().is_terminal()
-            && std::io::stderr().is_terminal();
-        let yes = ask && {
-            stderr_text(&crate::render::drain::shutdown_question(&shutdowns));
-            confirm()
-        };
-        if !yes {
-            reasons.push(format!(
+        let ask = reasons.is_empty() && !args.dry_run;
+        let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        // Nothing draws while the question waits for its answer: the live view starts
+        // after it (and would be hidden if it had started).
+        let reason = if ask && terminal {
+            let yes = out.suspend(|| {
+                stderr_text(&crate::render::drain::shutdown_question(&shutdowns));
+                confirm()
+            });
+            (!yes).then(|| {
+                format!(
+                    "the drain shuts down {} VM(s) and the answer was not yes (--allow-shutdowns shuts them down without asking): {}",
+                    shutdowns.len(),
+                    shutdowns.join("; ")
+                )
+            })
+        } else if ask {
+            Some(format!(
+                "the drain shuts down {} VM(s) and there is no terminal to ask on (stdin or stderr is not a terminal): pass --allow-shutdowns to shut them down: {}",
+                shutdowns.len(),
+                shutdowns.join("; ")
+            ))
+        } else {
+            Some(format!(
                 "the drain shuts down {} VM(s) and --allow-shutdowns was not given: {}",
                 shutdowns.len(),
                 shutdowns.join("; ")
-            ));
-        }
+            ))
+        };
+        reasons.extend(reason);
     }
     if !reasons.is_empty() {
         let summary = Summary {
@@ -335,7 +351,9 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
         return Err(Error::Internal("no live cluster to drain".into()));
     };
 
-    // ---- act: cordon, then evict and follow
+    // ---- act: cordon, then evict and follow (the live view from here: every question
+    // has been answered)
+    out.start_live();
     let driver = KubeVirtDriver::new(live);
     for node in &args.nodes {
         let already = inputs
@@ -406,7 +424,6 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
         &out,
         run,
         history,
-        &plan,
         kubevirt_namespace,
         inputs.pdbs.clone(),
     )
@@ -462,13 +479,10 @@ async fn follow_drain(
     out: &DrainOutput,
     run: DrainRun,
     history: HashSet<Key>,
-    plan: &DrainPlan,
     kubevirt_namespace: String,
     pdbs: Vec<crate::model::PodDisruptionBudget>,
 ) -> Result<i32> {
     let started = Instant::now();
-    let estimate_secs = plan.estimated_duration_seconds;
-    let vms_total = run.vm_keys().count();
     let pods = match args.nodes.as_slice() {
         [one] => Query::all().with_fields(&format!("spec.nodeName={one}"))?,
         // A field selector takes one node: with several, every pod (filtered here).
@@ -494,14 +508,33 @@ async fn follow_drain(
         metrics: std::collections::HashMap::new(),
         kubevirt_namespace,
         last_metrics_ms: 0,
-        estimate_secs,
-        vms_total,
+        began: false,
+        last_progress: None,
         pdbs,
         loops: args.loops.thresholds(),
         journal: super::journal::RunJournal::of(ctx),
     };
     let ending = follow(&mut follower, &mut draining).await?;
+    // Each move claimed is read back from the API before the summary says it.
+    let mut now_vmis = std::collections::BTreeMap::new();
     let account = draining.run.account();
+    for m in &account.moved {
+        let fresh = crate::cluster::get_as::<crate::model::VirtualMachineInstance>(
+            live,
+            Kind::VirtualMachineInstance,
+            Some(&m.namespace),
+            &m.vmi,
+        )
+        .await
+        .ok()
+        .flatten()
+        .map(|v| VmStart {
+            node: v.status.node_name.clone(),
+            uid: v.metadata.uid.clone(),
+        });
+        now_vmis.insert((m.namespace.clone(), m.vmi.clone()), fresh);
+    }
+    let account = DrainRun::confirmed(account, &now_vmis);
     let migrating: Vec<(String, String, bool)> = account
         .migrating
         .iter()
@@ -557,9 +590,11 @@ struct Draining<'a> {
     metrics: std::collections::HashMap<Key, MetricsSource>,
     kubevirt_namespace: String,
     last_metrics_ms: u64,
-    /// The plan's estimate, for the ETA.
-    estimate_secs: u64,
-    vms_total: usize,
+    /// The run knows where each VMI was when the drain began (from the watches' first
+    /// list, right after the cordon, before any eviction).
+    began: bool,
+    /// The last progress shown (its words) and when (ms since the start).
+    last_progress: Option<(String, u64)>,
     /// The PDBs as the plan read them: a 429 from one whose status never catches up is
     /// answered for good, not waited for.
     pdbs: Vec<crate::model::PodDisruptionBudget>,
@@ -611,7 +646,25 @@ impl Draining<'_> {
                             b.name(),
                         ))
                 });
-            let migration = newest.map(|m| seen_migration(m, vmi.map(|v| &**v)));
+            let migration = newest.map(|m| {
+                let mut seen = seen_migration(m, vmi.map(|v| &**v));
+                // Pending after failures: KubeVirt's backoff holds it (handleMigrationBackoff).
+                if matches!(seen.phase.as_str(), "Pending" | "") {
+                    let all: Vec<&VirtualMachineInstanceMigration> = mirror
+                        .vmims_by_vmi
+                        .get(key)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|name| mirror.vmims.get(&(key.0.clone(), name.clone())))
+                        .map(|m| &**m)
+                        .collect();
+                    if let Some(b) = crate::triage::migration_backoff(&all, m) {
+                        seen.backoff_until = Some(b.until.to_string());
+                        seen.backoff_seconds = Some(b.seconds);
+                    }
+                }
+                seen
+            });
             // Every migration of the VMI, those before the drain too: a loop may predate it.
             let all: Vec<&VirtualMachineInstanceMigration> = mirror
                 .vmims_by_vmi
@@ -639,6 +692,7 @@ impl Draining<'_> {
                 key.clone(),
                 VmSeen {
                     exists: vmi.is_some(),
+                    uid: vmi.and_then(|v| v.metadata.uid.clone()),
                     node: vmi.and_then(|v| v.status.node_name.clone()),
                     phase: vmi
                         .and_then(|v| v.status.phase.as_ref())
@@ -786,30 +840,46 @@ impl Draining<'_> {
         self.show_totals();
     }
 
-    /// VMs and pods left, and the ETA: the plan's estimate, or once VMs have moved, the
-    /// time they took on average for each one left.
+    /// The live view's last line: the numbers, each on its own, and what the drain waits
+    /// for. No ETA: how long KubeVirt takes is not known before it is done.
     fn show_totals(&self) {
-        let a = self.run.account();
         let elapsed = self.started.elapsed().as_secs();
-        let done = a.moved.len() + a.stopped.len();
-        let eta = if done > 0 {
-            elapsed / done as u64 * a.vms_left as u64
-        } else {
-            self.estimate_secs.saturating_sub(elapsed)
-        };
-        self.out.totals(&format!(
-            "{} of {} VMs left · {} pods left · {} elapsed · ETA ~{}{}",
-            a.vms_left,
-            self.vms_total,
-            a.pods_left,
-            crate::text::duration(elapsed as i64),
-            crate::text::duration(eta as i64),
-            if a.blocked.is_empty() {
-                String::new()
-            } else {
-                format!(" · {} blocked", a.blocked.len())
-            }
+        self.out.totals(&crate::render::drain::totals_line(
+            &self.run.counts(),
+            &self.run.waiting_for(),
+            elapsed,
         ));
+    }
+
+    /// The progress (numbers and what is waited for) as lines or a JSON event, when it
+    /// changed, and every 30 s while it does not.
+    fn show_progress(&mut self) -> Result<()> {
+        let event = self.run.progress();
+        let Event::Progress {
+            counts,
+            waiting_for,
+        } = &event
+        else {
+            return Ok(());
+        };
+        // What is waited for and why, and the numbers (not the clock in the messages).
+        let words = format!(
+            "{counts:?}{:?}",
+            waiting_for
+                .iter()
+                .map(|w| (&w.pod, &w.reason, &w.migration))
+                .collect::<Vec<_>>()
+        );
+        let now_ms = self.now_ms();
+        let due = match &self.last_progress {
+            None => true,
+            Some((last, at)) => *last != words || now_ms >= at + 30_000,
+        };
+        if !due || (waiting_for.is_empty() && self.run.outcome().is_some()) {
+            return Ok(());
+        }
+        self.last_progress = Some((words, now_ms));
+        self.out.event(&now(), &event, None)
     }
 }
 
@@ -837,6 +907,8 @@ fn seen_migration(
             .map(|m| m.as_str().to_string()),
         failure,
         evacuation: m.evacuation_node().is_some(),
+        backoff_until: None,
+        backoff_seconds: None,
     }
 }
 
@@ -857,11 +929,32 @@ impl Observer for Draining<'_> {
         if !self.listed() {
             return Ok(false);
         }
+        if !self.began {
+            // Where each VMI runs as the drain begins, from the API: only one that was on
+            // a drained node can have moved from it.
+            self.began = true;
+            let start = self
+                .run
+                .vm_keys()
+                .map(|key| {
+                    let vmi = mirror.vmis.get(key);
+                    (
+                        key.clone(),
+                        VmStart {
+                            node: vmi.and_then(|v| v.status.node_name.clone()),
+                            uid: vmi.and_then(|v| v.metadata.uid.clone()),
+                        },
+                    )
+                })
+                .collect();
+            self.run.starting_from(&start);
+        }
         let world = self.world(mirror);
         let now_ms = self.now_ms();
         for event in self.run.observe(&world, now_ms) {
             self.show(&event, mirror).await?;
         }
+        self.show_progress()?;
         if self.out.has_bars() {
             self.streaming = world
                 .vms
@@ -883,7 +976,7 @@ impl Observer for Draining<'_> {
     }
 
     async fn tick(&mut self) -> Result<()> {
-        if !self.listed() {
+        if !self.listed() || !self.began {
             return Ok(());
         }
         for pod in self.run.due(self.now_ms()) {
@@ -910,6 +1003,7 @@ impl Observer for Draining<'_> {
                 self.out.event(&now(), &event, None)?;
             }
         }
+        self.show_progress()?;
         self.read_progress().await;
         Ok(())
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{OutputFormat, Style, Tone};
-use crate::policy::drain::execute::{Account, Event};
+use crate::policy::drain::execute::{Account, Counts, Event, Wait};
 use crate::text::printable;
 use crate::triage::Diagnosis;
 
@@ -121,14 +121,15 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             retry_seconds,
             ..
         } => {
+            // The target pod's message says what it is (the migration, named).
             let what = match (reason.as_str(), pdb) {
-                ("pdb", Some(p)) => format!("waiting for PodDisruptionBudget {}", printable(p)),
-                ("pdb", None) => "waiting for a PodDisruptionBudget".to_string(),
-                ("target-pod", _) => "a migration's target pod".to_string(),
-                (r, _) => format!("refused ({r})"),
+                ("pdb", Some(p)) => format!("waiting for PodDisruptionBudget {}: ", printable(p)),
+                ("pdb", None) => "waiting for a PodDisruptionBudget: ".to_string(),
+                ("target-pod", _) => String::new(),
+                (r, _) => format!("refused ({r}): "),
             };
             format!(
-                "pod {}/{}: {what}: {}; asking again every {retry_seconds}s",
+                "pod {}/{}: {what}{}; asking again every {retry_seconds}s",
                 printable(namespace),
                 printable(pod),
                 printable(message)
@@ -145,6 +146,10 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             target_pod,
             mode,
             point_of_no_return,
+            attempt,
+            previous_failure,
+            backoff_until,
+            incoming,
             ..
         } => {
             let mut l = format!(
@@ -155,6 +160,25 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
                 printable(source_node.as_deref().unwrap_or("?")),
                 printable(target_node.as_deref().unwrap_or("(target not chosen yet)"))
             );
+            if *attempt > 1 {
+                l.push_str(&format!(", attempt {attempt}"));
+                if let Some(f) = previous_failure {
+                    l.push_str(&format!(
+                        " (attempt {} failed: {})",
+                        attempt - 1,
+                        printable(f)
+                    ));
+                }
+            }
+            if let Some(t) = backoff_until {
+                l.push_str(&format!(
+                    ", held by KubeVirt's backoff until {}",
+                    printable(short_time(t))
+                ));
+            }
+            if *incoming {
+                l.push_str(" — into the drained node: the VM was not on it when the drain began; its target pod goes when the migration ends");
+            }
             if source_pod.is_some() || target_pod.is_some() {
                 l.push_str(&format!(
                     " (source pod {}, target pod {})",
@@ -216,16 +240,44 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             from,
             to,
             migration,
+            attempt,
         } => format!(
             "{} moved {} → {}{}",
             vm(namespace, vmi),
             printable(from),
             printable(to),
+            match (migration, attempt) {
+                (Some(m), 2..) => format!(
+                    " (migration {}, attempt {attempt}: KubeVirt's retry after {} failed)",
+                    printable(m),
+                    attempt - 1
+                ),
+                (Some(m), _) => format!(" (migration {})", printable(m)),
+                (None, _) => String::new(),
+            }
+        ),
+        Event::Arrived {
+            namespace,
+            vmi,
+            node,
+            migration,
+        } => format!(
+            "{} came onto {}{} (it was elsewhere when the drain began): the drain moves it on",
+            vm(namespace, vmi),
+            printable(node),
             migration
                 .as_ref()
-                .map(|m| format!(" (migration {})", printable(m)))
+                .map(|m| format!(" by migration {}", printable(m)))
                 .unwrap_or_default()
         ),
+        Event::Progress {
+            counts,
+            waiting_for,
+        } => {
+            let mut lines = vec![counts_line(counts)];
+            lines.extend(wait_lines(waiting_for));
+            return lines;
+        }
         Event::Stopped {
             namespace,
             vmi,
@@ -258,6 +310,63 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
         }
     };
     vec![line]
+}
+
+/// The drain's numbers, each on its own: VMs moved/stopped/blocked, migrations in flight,
+/// evictions accepted, pods gone. No ETA: a drain's end is not known before it comes.
+pub fn counts_line(c: &Counts) -> String {
+    let mut l = format!("{} of {} VMs moved", c.vms_moved, c.vms_total);
+    if c.vms_stopped > 0 {
+        l.push_str(&format!(", {} shut down", c.vms_stopped));
+    }
+    if c.vms_blocked > 0 {
+        l.push_str(&format!(", {} blocked", c.vms_blocked));
+    }
+    l.push_str(&format!(
+        " · {} migrations in flight · {} evictions accepted · {} of {} pods gone",
+        c.migrations_in_flight, c.evictions_accepted, c.pods_gone, c.pods_total
+    ));
+    l
+}
+
+/// One line per pod the drain waits for, naming it and why.
+pub fn wait_lines(waits: &[Wait]) -> Vec<String> {
+    waits
+        .iter()
+        .map(|w| {
+            let vm = w
+                .vmi
+                .as_ref()
+                .map(|v| format!(" (vm {})", printable(v)))
+                .unwrap_or_default();
+            format!(
+                "  waiting for pod {}/{}{vm}: {}",
+                printable(&w.namespace),
+                printable(&w.pod),
+                printable(&w.message)
+            )
+        })
+        .collect()
+}
+
+/// The live view's last line: the numbers and the first thing waited for.
+pub fn totals_line(c: &Counts, waits: &[Wait], elapsed_secs: u64) -> String {
+    let mut l = format!(
+        "{} · {} elapsed",
+        counts_line(c),
+        crate::text::duration(elapsed_secs as i64)
+    );
+    if let Some(w) = waits.first() {
+        l.push_str(&format!(
+            " · waiting for {}: {}",
+            printable(&w.pod),
+            printable(&w.message)
+        ));
+        if waits.len() > 1 {
+            l.push_str(&format!(" (+{} more)", waits.len() - 1));
+        }
+    }
+    l
 }
 
 /// kubectl's warnings, one line per kind: `Warning: ignoring DaemonSet-managed Pods: a, b`.
@@ -335,16 +444,32 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
     for r in &s.reasons {
         out.push(format!("  {}", printable(r)));
     }
+    if !matches!(s.result, DrainResult::Refused | DrainResult::DryRun) {
+        out.push(format!("  {}", counts_line(&a.counts)));
+    }
     if !a.moved.is_empty() {
         out.push(format!("  moved ({}):", a.moved.len()));
         for m in &a.moved {
             out.push(format!(
-                "    {}/{} {} → {}",
+                "    {}/{} {} → {}{}",
                 printable(&m.namespace),
                 printable(&m.vmi),
                 printable(&m.from),
-                printable(&m.to)
+                printable(&m.to),
+                if m.attempt > 1 {
+                    format!(" (attempt {}: KubeVirt's retry)", m.attempt)
+                } else {
+                    String::new()
+                }
             ));
+            if let Some(by) = &m.came_by {
+                let last = out.len() - 1;
+                out[last].push_str(&format!(
+                    " (it came onto {} during the drain, by {})",
+                    printable(&m.from),
+                    printable(by)
+                ));
+            }
         }
     }
     if !a.stopped.is_empty() {
@@ -376,18 +501,82 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
             ));
         }
     }
+    if s.result != DrainResult::Drained && !a.waiting_for.is_empty() {
+        out.push(format!("  not gone yet ({}):", a.waiting_for.len()));
+        out.extend(
+            wait_lines(&a.waiting_for)
+                .into_iter()
+                .map(|l| format!("  {l}")),
+        );
+    }
     for r in &s.resume {
         out.push(format!("  {}", printable(r)));
     }
     out
 }
 
-/// The live view on a terminal: the lines scroll above one bar per VM on its way (phase,
-/// source → target, mode, data remaining, dirty rate) and the nodes' totals.
+/// A VM's line before its migration has bytes to show: no bar (never `0 B of 0 B`). The
+/// VM's name first (cut to 24), its state after it, cut to the terminal's width.
+fn words_style() -> ProgressStyle {
+    ProgressStyle::with_template("  {prefix:24!} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// A VM's bar once virt-handler reports the migration's bytes: the data left of the total,
+/// then the rates and the state, cut to the terminal's width.
+fn bytes_style() -> ProgressStyle {
+    ProgressStyle::with_template("  {prefix:20!} [{bar:10}] {bytes:>9}/{total_bytes:<9} {wide_msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+/// One VM's line of the live view.
+struct VmLine {
+    bar: ProgressBar,
+    /// Its migration's phase, nodes and mode, or what it waits for.
+    state: String,
+    /// The rates, once the metrics have them.
+    rates: String,
+    bytes: bool,
+}
+
+impl VmLine {
+    fn show(&self) {
+        self.bar.set_style(if self.bytes {
+            bytes_style()
+        } else {
+            words_style()
+        });
+        // With the bar, the rates first (the state is cut first on a narrow terminal), but
+        // post-copy before everything.
+        self.bar
+            .set_message(if self.rates.is_empty() || !self.bytes {
+                self.state.clone()
+            } else {
+                format!(
+                    "{}{} · {}",
+                    if self.state.contains("POST-COPY") {
+                        "POST-COPY · "
+                    } else {
+                        ""
+                    },
+                    self.rates,
+                    self.state
+                )
+            });
+    }
+}
+
+/// The live view on a terminal: the lines scroll above one line per VM on its way (phase,
+/// source → target, mode; with the metrics a bar of the data remaining and the rates) and
+/// the nodes' totals.
 struct Live {
     multi: MultiProgress,
     totals: ProgressBar,
-    vms: BTreeMap<(String, String), ProgressBar>,
+    vms: BTreeMap<(String, String), VmLine>,
+    /// VMs moved, shut down or blocked: a later event of theirs (the VMIM's watch showing
+    /// the end after the VMI's showed the new node) draws no line again.
+    finished: std::collections::BTreeSet<(String, String)>,
 }
 
 impl Live {
@@ -395,7 +584,8 @@ impl Live {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout());
         let totals = multi.add(ProgressBar::new_spinner());
         totals.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
+            // Cut to the terminal's width: a line that wraps is redrawn as garbage.
+            ProgressStyle::with_template("{spinner} {wide_msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         totals.enable_steady_tick(std::time::Duration::from_millis(250));
@@ -403,40 +593,51 @@ impl Live {
             multi,
             totals,
             vms: BTreeMap::new(),
+            finished: Default::default(),
         }
     }
 
-    fn bar(&mut self, namespace: &str, vmi: &str) -> &ProgressBar {
+    /// A VM's line: words only (what it waits for) until its migration reports bytes.
+    fn line(&mut self, namespace: &str, vmi: &str) -> &mut VmLine {
         let multi = &self.multi;
         self.vms
             .entry((namespace.to_string(), vmi.to_string()))
             .or_insert_with(|| {
-                let b = multi.add(ProgressBar::new(0));
-                b.set_style(
-                    ProgressStyle::with_template(
-                        "  {msg:60!} [{bar:24}] {bytes:>10} of {total_bytes:<10} {prefix}",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-                );
-                b.set_message(format!("{}/{}", printable(namespace), printable(vmi)));
-                b
+                let bar = multi.add(ProgressBar::new(0));
+                bar.set_prefix(format!("{}/{}", printable(namespace), printable(vmi)));
+                let line = VmLine {
+                    bar,
+                    state: String::new(),
+                    rates: String::new(),
+                    bytes: false,
+                };
+                line.show();
+                line
             })
     }
 
     fn remove(&mut self, namespace: &str, vmi: &str) {
-        if let Some(b) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
-            b.finish_and_clear();
-            self.multi.remove(&b);
+        self.finished
+            .insert((namespace.to_string(), vmi.to_string()));
+        if let Some(l) = self.vms.remove(&(namespace.to_string(), vmi.to_string())) {
+            l.bar.finish_and_clear();
+            self.multi.remove(&l.bar);
         }
     }
 
-    /// What an event does to the bars.
+    /// What an event does to the lines.
     fn event(&mut self, event: &Event) {
+        if let Event::EvacuationStarted { namespace, vmi, .. }
+        | Event::Migration { namespace, vmi, .. } = event
+            && self.finished.contains(&(namespace.clone(), vmi.clone()))
+        {
+            return;
+        }
         match event {
             Event::EvacuationStarted { namespace, vmi, .. } => {
-                self.bar(namespace, vmi)
-                    .set_prefix("waiting for KubeVirt's migration");
+                let l = self.line(namespace, vmi);
+                l.state = "marked; waiting for KubeVirt's migration".into();
+                l.show();
             }
             Event::Migration {
                 namespace,
@@ -446,14 +647,18 @@ impl Live {
                 target_node,
                 mode,
                 point_of_no_return,
+                attempt,
                 ..
             } => {
-                let b = self.bar(namespace, vmi);
-                b.set_message(format!(
-                    "{}/{} {} {}→{}{}",
-                    printable(namespace),
-                    printable(vmi),
-                    printable(phase),
+                let l = self.line(namespace, vmi);
+                l.state = format!(
+                    "{}{} {}→{}{}",
+                    if *attempt > 1 {
+                        format!("attempt {attempt}: ")
+                    } else {
+                        String::new()
+                    },
+                    printable(if phase.is_empty() { "created" } else { phase }),
                     printable(source_node.as_deref().unwrap_or("?")),
                     printable(target_node.as_deref().unwrap_or("?")),
                     match (mode, point_of_no_return) {
@@ -461,7 +666,13 @@ impl Live {
                         (Some(m), false) => format!(" {}", printable(m)),
                         (None, false) => String::new(),
                     }
-                ));
+                );
+                // A new attempt, or one that stopped streaming: its old bytes are not its own.
+                if phase != "Running" {
+                    l.bytes = false;
+                    l.rates.clear();
+                }
+                l.show();
             }
             Event::Moved { namespace, vmi, .. }
             | Event::Stopped { namespace, vmi, .. }
@@ -482,7 +693,10 @@ pub struct DrainOutput {
     /// `-o json|yaml`: one document per event (a JSON line, or a YAML document).
     pub json: bool,
     yaml: bool,
-    live: Option<std::sync::Mutex<Live>>,
+    /// Bars may be drawn (stdout is a terminal, no -o json|yaml) once [`Self::start_live`]
+    /// is called: never before, so nothing draws over a question.
+    bars: bool,
+    live: std::sync::OnceLock<std::sync::Mutex<Live>>,
 }
 
 impl DrainOutput {
@@ -493,8 +707,32 @@ impl DrainOutput {
             style,
             json,
             yaml: output == OutputFormat::Yaml,
-            live: (tty && !json).then(|| std::sync::Mutex::new(Live::new())),
+            bars: tty && !json,
+            live: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Starts the live view (spinner and bars) on a terminal. Called once every question
+    /// is answered: a spinner drawn while vmctl reads from the terminal erases the question.
+    pub fn start_live(&self) {
+        if self.bars {
+            self.live.get_or_init(|| std::sync::Mutex::new(Live::new()));
+        }
+    }
+
+    /// Runs `f` (a question read from the terminal) with the live view hidden, if it runs.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.live.get() {
+            Some(live) => {
+                let live = live.lock().unwrap_or_else(|e| e.into_inner());
+                live.multi.suspend(f)
+            }
+            None => f(),
+        }
+    }
+
+    fn live(&self) -> Option<&std::sync::Mutex<Live>> {
+        self.live.get()
     }
 
     /// One document: a JSON line, or a YAML document of the stream.
@@ -511,7 +749,7 @@ impl DrainOutput {
 
     /// Lines to stdout, above the bars when there are bars.
     fn lines(&self, text: &str) -> crate::error::Result<()> {
-        match &self.live {
+        match self.live() {
             Some(live) => {
                 let live = live.lock().unwrap_or_else(|e| e.into_inner());
                 for l in text.lines() {
@@ -532,7 +770,7 @@ impl DrainOutput {
         if self.json {
             return self.emit(&event_json(time, event, diagnosis));
         }
-        if let Some(live) = &self.live {
+        if let Some(live) = self.live() {
             live.lock().unwrap_or_else(|e| e.into_inner()).event(event);
         }
         let clock = short_time(time);
@@ -548,29 +786,39 @@ impl DrainOutput {
 
     /// Bars are drawn (stdout is a terminal, no -o json|yaml).
     pub fn has_bars(&self) -> bool {
-        self.live.is_some()
+        self.bars
     }
 
     /// A VM's migration progress (bars only: off a terminal the phases are the lines).
     pub fn sample(&self, namespace: &str, vmi: &str, s: &crate::migration::JobSample) {
-        let Some(live) = &self.live else {
+        let Some(live) = self.live() else {
             return;
         };
         let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
-        let b = live.bar(namespace, vmi);
         let total = s.total();
-        b.set_length(total);
-        b.set_position(s.remaining().min(total));
-        b.set_prefix(format!(
-            "left · {}/s, dirtying {}/s",
+        if total == 0
+            || live
+                .finished
+                .contains(&(namespace.to_string(), vmi.to_string()))
+        {
+            // No bytes yet: no bar (nor for a VM that has left).
+            return;
+        }
+        let l = live.line(namespace, vmi);
+        l.bar.set_length(total);
+        l.bar.set_position(s.remaining().min(total));
+        l.bytes = true;
+        l.rates = format!(
+            "{}/s, dirtying {}/s",
             crate::text::bytes(s.memory_bps),
             crate::text::bytes(s.dirty_rate_bps)
-        ));
+        );
+        l.show();
     }
 
     /// The nodes' totals under the bars: VMs and pods left, the ETA.
     pub fn totals(&self, text: &str) {
-        if let Some(live) = &self.live {
+        if let Some(live) = self.live() {
             live.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .totals
@@ -594,7 +842,7 @@ impl DrainOutput {
     }
 
     pub fn summary(&self, time: &str, s: &Summary) -> crate::error::Result<()> {
-        if let Some(live) = &self.live {
+        if let Some(live) = self.live() {
             let mut live = live.lock().unwrap_or_else(|e| e.into_inner());
             let keys: Vec<(String, String)> = live.vms.keys().cloned().collect();
             for (ns, vmi) in keys {
@@ -634,6 +882,10 @@ mod tests {
             mode: Some("PostCopy".into()),
             point_of_no_return: true,
             evacuation: true,
+            attempt: 1,
+            previous_failure: None,
+            backoff_until: None,
+            incoming: false,
         };
         let lines = event_lines(Style { color: false }, &e, None);
         assert_eq!(lines.len(), 1);
@@ -669,5 +921,80 @@ mod tests {
         assert_eq!(back["message"], "tenant text \u{9b}2J\u{1b}[31m\u{7f}");
         let plain = event_lines(Style { color: false }, &e, None).join("\n");
         assert!(!plain.chars().any(|c| c.is_control()), "{plain:?}");
+    }
+
+    /// The target pod's refusal says what it is once (issue 33: "a migration's target
+    /// pod:" twice), and names the migration.
+    #[test]
+    fn a_target_pod_is_named_once_with_its_migration() {
+        let e = Event::Waiting {
+            namespace: "prod".into(),
+            pod: "virt-launcher-mail-01-t1".into(),
+            vmi: Some("mail-01".into()),
+            reason: "target-pod".into(),
+            pdb: None,
+            message: "target pod of post-copy migration m into node-1 (node-2 → node-1), past the point of no return (an abort now loses the guest): it goes when the migration ends".into(),
+            retry_seconds: 5,
+        };
+        let lines = event_lines(Style { color: false }, &e, None);
+        assert_eq!(
+            lines,
+            [
+                "pod prod/virt-launcher-mail-01-t1: target pod of post-copy migration m into node-1 (node-2 → node-1), past the point of no return (an abort now loses the guest): it goes when the migration ends; asking again every 5s"
+            ]
+        );
+        let generic = Event::Waiting {
+            namespace: "prod".into(),
+            pod: "virt-launcher-mail-01-t1".into(),
+            vmi: Some("mail-01".into()),
+            reason: "target-pod".into(),
+            pdb: None,
+            message: "a migration's target pod: it goes when the migration ends".into(),
+            retry_seconds: 5,
+        };
+        let line = event_lines(Style { color: false }, &generic, None).join("\n");
+        assert_eq!(line.matches("target pod").count(), 1, "{line}");
+    }
+
+    /// The totals say what is waited for, count accepted evictions, pods gone and
+    /// migrations apart, and show no ETA.
+    #[test]
+    fn the_totals_name_what_is_waited_for_and_show_no_eta() {
+        let counts = Counts {
+            pods_total: 6,
+            evictions_accepted: 4,
+            pods_gone: 3,
+            migrations_in_flight: 1,
+            vms_total: 3,
+            vms_moved: 1,
+            vms_stopped: 1,
+            vms_blocked: 0,
+        };
+        let waits = vec![Wait {
+            namespace: "prod".into(),
+            pod: "virt-launcher-web-01-abcde".into(),
+            vmi: Some("web-01".into()),
+            reason: "migrating".into(),
+            migration: Some("kubevirt-evacuation-x".into()),
+            message: "attempt 1, migration kubevirt-evacuation-x, Running node-1 → node-2".into(),
+        }];
+        let l = totals_line(&counts, &waits, 95);
+        assert_eq!(
+            l,
+            "1 of 3 VMs moved, 1 shut down · 1 migrations in flight · 4 evictions accepted · 3 of 6 pods gone · 1m35s elapsed · waiting for virt-launcher-web-01-abcde: attempt 1, migration kubevirt-evacuation-x, Running node-1 → node-2"
+        );
+        assert!(!l.contains("ETA"));
+        let lines = event_lines(
+            Style { color: false },
+            &Event::Progress {
+                counts,
+                waiting_for: waits,
+            },
+            None,
+        );
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].starts_with(
+            "  waiting for pod prod/virt-launcher-web-01-abcde (vm web-01): attempt 1"
+        ));
     }
 }

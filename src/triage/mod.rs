@@ -37,7 +37,7 @@ use crate::model::{
 use crate::policy::migratability::Blocker;
 
 pub use cause::Cause;
-pub use history::{HistoryEntry, history};
+pub use history::{HistoryEntry, backoff as migration_backoff, history};
 pub use loops::{Loop, LoopKind, LoopThresholds};
 pub use rules::{CATALOGUE, Rule};
 pub use unexplained::{

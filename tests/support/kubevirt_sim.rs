@@ -64,6 +64,8 @@ pub struct Script {
     pub evacuation_failures: u32,
     /// The `failureReason` of those failures (default: a libvirt stream reset by the peer).
     pub evacuation_failure_reason: Option<&'static str>,
+    /// Only this VMI's evacuations fail (`evacuation_failures`); `None`: every VMI's.
+    pub evacuation_failures_for: Option<&'static str>,
     /// virt-handler's guest dirty rate (`kubevirt_vmi_dirty_rate_bytes_per_second`, v1.6+),
     /// bytes/s, for every Running VMI on the node that is not migrating; `None`: the page
     /// has no such metric (a virt-handler before v1.6).
@@ -90,6 +92,7 @@ impl Default for Script {
             memory: 2 * 1024 * 1024 * 1024,
             evacuation_failures: 0,
             evacuation_failure_reason: None,
+            evacuation_failures_for: None,
             evacuation_backoff_ticks: 5,
             guest_dirty_rate: Some(0),
         }
@@ -609,6 +612,8 @@ impl Inner {
         let target_pod = format!("virt-launcher-{vmi_name}-t{}", &uid[..5.min(uid.len())]);
         let in_state = vmi["status"]["migrationState"]["migrationUid"] == json!(uid);
         let mode = s(&vmi, "/status/migrationState/mode").to_string();
+        // A test holds this one migration in Running until it removes the annotation.
+        let held = s(&vmim, "/metadata/annotations/sim.vmctl.test~1hold") == "true";
 
         // ---- abort on delete
         if deleting {
@@ -851,7 +856,7 @@ impl Inner {
                     progress.jumped = true;
                     progress.remaining += script.memory / 2;
                 }
-                if script.hold_running {
+                if script.hold_running || held {
                     progress.remaining = progress.remaining.max(step);
                 }
                 if let Some(after) = script.post_copy_after
@@ -863,6 +868,7 @@ impl Inner {
                 }
                 let in_post_copy = mode == "PostCopy";
                 let inject_failure = evacuation
+                    && script.evacuation_failures_for.is_none_or(|v| v == vmi_name)
                     && progress.running_ticks >= 2
                     && self
                         .evacuations
@@ -959,6 +965,7 @@ impl Inner {
                     );
                     next = Some("Failed");
                 } else if !script.hold_running
+                    && !held
                     && !script.stuck
                     && (!in_post_copy || !script.post_copy_fails)
                     && (progress.remaining == 0
@@ -1510,7 +1517,22 @@ pub struct DrainFixture {
     /// Adds the PDB `frontend-pdb-extra` over the same pods as `frontend-pdb`: evicting a
     /// frontend pod is then a 500 (more than one PDB).
     pub second_pdb: bool,
+    /// Adds the VM `mail-01` in post-copy *into* node-1: its VMI runs on node-2 (launcher
+    /// `virt-launcher-mail-01-abcde`), the VMIM [`INCOMING_VMIM`] (user-triggered, Running,
+    /// mode PostCopy, source node-2, target node-1) has its target pod
+    /// [`INCOMING_TARGET_POD`] on node-1. The VMIM carries `sim.vmctl.test/hold: "true"`:
+    /// it stays Running until the test removes the annotation, then lands the VMI on node-1.
+    pub incoming_post_copy: bool,
+    /// Adds the VM `app-01`, running on node-2, with an old Succeeded launcher pod
+    /// `virt-launcher-app-01-old01` left on node-1 (the target pod of an earlier migration
+    /// that later left): the VM never was on node-1 during the drain.
+    pub old_finished_pod: bool,
 }
+
+/// The post-copy migration into node-1 of [`DrainFixture::incoming_post_copy`].
+pub const INCOMING_VMIM: &str = "mail-01-migrate";
+/// Its target pod on node-1 (the sim names target pods `virt-launcher-<vmi>-t<uid[..5]>`).
+pub const INCOMING_TARGET_POD: &str = "virt-launcher-mail-01-t8f3c1";
 
 impl Default for DrainFixture {
     fn default() -> Self {
@@ -1519,6 +1541,8 @@ impl Default for DrainFixture {
             blocker: false,
             bare_pod: false,
             second_pdb: false,
+            incoming_post_copy: false,
+            old_finished_pod: false,
         }
     }
 }
@@ -1678,6 +1702,12 @@ pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
             None,
         ));
     }
+    if fixture.incoming_post_copy {
+        objects.extend(incoming_post_copy());
+    }
+    if fixture.old_finished_pod {
+        objects.extend(old_finished_pod());
+    }
     let pdb = |name: &str, spec: Value| {
         json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
             "metadata": {"name": name, "namespace": "prod", "generation": 1},
@@ -1698,4 +1728,100 @@ pub fn drain_cluster_with(fixture: &DrainFixture) -> Vec<Value> {
         ));
     }
     objects
+}
+
+/// A VM (and VMI with its launcher pod) like [`vmi`]'s, running on `node`, LiveMigrate.
+fn vm_on(name: &str, node: &str) -> Vec<Value> {
+    let mut out = vmi(
+        name,
+        Some(name),
+        json!({"app": name.split('-').next().unwrap_or(name), "kubevirt.io/nodeName": node}),
+        true,
+    );
+    for object in &mut out {
+        match s(object, "/kind") {
+            "VirtualMachineInstance" => {
+                object["spec"]["evictionStrategy"] = json!("LiveMigrate");
+                object["status"]["nodeName"] = json!(node);
+                object["status"]["activePods"] = json!({format!("pod-{name}"): node});
+            }
+            "VirtualMachine" => {
+                object["spec"]["template"] = json!({"spec": {"evictionStrategy": "LiveMigrate"}});
+            }
+            "Pod" => {
+                object["spec"]["nodeName"] = json!(node);
+                object["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubevirt.io/v1",
+                    "kind": "VirtualMachineInstance", "name": name, "uid": format!("uid-{name}"),
+                    "controller": true, "blockOwnerDeletion": true}]);
+                object["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "True"},
+                    {"type": "Ready", "status": "True"}]);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// [`DrainFixture::incoming_post_copy`]'s objects.
+fn incoming_post_copy() -> Vec<Value> {
+    let mut out = vm_on("mail-01", "node-2");
+    let uid = "8f3c1a9e-mail";
+    let started = now();
+    for object in &mut out {
+        if s(object, "/kind") == "VirtualMachineInstance" {
+            object["metadata"]["labels"]["kubevirt.io/migrationTargetNodeName"] = json!("node-1");
+            object["status"]["migrationState"] = json!({"migrationUid": uid,
+                "sourceNode": "node-2", "targetNode": "node-1", "targetNodeAddress": "10.0.0.1",
+                "sourcePod": "virt-launcher-mail-01-abcde", "targetPod": INCOMING_TARGET_POD,
+                "startTimestamp": started, "mode": "PostCopy",
+                "migrationConfiguration": {"allowPostCopy": true}});
+        }
+    }
+    out.push(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": INCOMING_TARGET_POD, "namespace": "prod", "uid": "pod-mail-01-target",
+            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": "uid-mail-01",
+                "kubevirt.io/migrationJobUID": uid},
+            "annotations": {"kubevirt.io/migrationJobName": INCOMING_VMIM, "kubevirt.io/domain": "mail-01"},
+            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                "name": "mail-01", "uid": "uid-mail-01", "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "compute", "resources": {"requests": {"memory": "2400Mi"}}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}}));
+    out.push(json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstanceMigration",
+        "metadata": {"name": INCOMING_VMIM, "namespace": "prod", "uid": uid,
+            "labels": {"kubevirt.io/vmi-name": "mail-01"},
+            "annotations": {"sim.vmctl.test/hold": "true"},
+            "finalizers": ["kubevirt.io/migrationJobFinalize"]},
+        "spec": {"vmiName": "mail-01"},
+        "status": {"phase": "Running",
+            "phaseTransitionTimestamps": [{"phase": "Running", "phaseTransitionTimestamp": started}],
+            "migrationState": {"sourcePod": "virt-launcher-mail-01-abcde", "targetPod": INCOMING_TARGET_POD}}}));
+    out
+}
+
+/// [`DrainFixture::old_finished_pod`]'s objects.
+fn old_finished_pod() -> Vec<Value> {
+    let mut out = vm_on("app-01", "node-2");
+    out.push(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "virt-launcher-app-01-old01", "namespace": "prod", "uid": "pod-app-01-old",
+            "labels": {"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": "uid-app-01"},
+            "annotations": {"kubevirt.io/domain": "app-01"},
+            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                "name": "app-01", "uid": "uid-app-01", "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "compute"}]},
+        "status": {"phase": "Succeeded"}}));
+    out
+}
+
+/// Lets the migration [`INCOMING_VMIM`] end (removes its hold).
+pub fn release_incoming(server: &FakeApiServer) {
+    if let Some(mut vmim) = server.object(
+        Kind::VirtualMachineInstanceMigration,
+        Some("prod"),
+        INCOMING_VMIM,
+    ) {
+        if let Some(a) = vmim["metadata"]["annotations"].as_object_mut() {
+            a.remove("sim.vmctl.test/hold");
+        }
+        server.update_object(vmim);
+    }
 }

@@ -62,6 +62,11 @@ pub struct MigrationSeen {
     pub failure: Option<String>,
     /// Created by KubeVirt's evacuation controller (`kubevirt.io/evacuationMigration`).
     pub evacuation: bool,
+    /// While it waits in Pending after failed attempts: the end of KubeVirt's backoff
+    /// (`handleMigrationBackoff`, from the previous failure's Failed transition, RFC 3339)
+    /// and its length in seconds.
+    pub backoff_until: Option<String>,
+    pub backoff_seconds: Option<i64>,
 }
 
 impl MigrationSeen {
@@ -75,6 +80,8 @@ impl MigrationSeen {
 pub struct VmSeen {
     /// The VMI exists.
     pub exists: bool,
+    /// `metadata.uid`: a VMI its VM created again is another VMI, not the one that moved.
+    pub uid: Option<String>,
     pub node: Option<String>,
     pub phase: String,
     /// `status.evacuationNodeName`.
@@ -157,6 +164,33 @@ pub enum Event {
         point_of_no_return: bool,
         /// KubeVirt's evacuation controller created it.
         evacuation: bool,
+        /// Its place in the VMI's chain of migrations during the drain (1 for the first);
+        /// the previous attempt's `failureReason` when it failed.
+        attempt: u32,
+        previous_failure: Option<String>,
+        /// Pending after failures: KubeVirt holds it until then (its backoff), RFC 3339.
+        backoff_until: Option<String>,
+        /// The VMI was not on a drained node: this migration brings it onto one (its
+        /// target pod is the drain's pod, which goes when the migration ends).
+        incoming: bool,
+    },
+    /// A VMI that was elsewhere when the drain began now runs on a drained node (a
+    /// migration into it ended there): the drain moves it on like the others.
+    #[serde(rename_all = "camelCase")]
+    Arrived {
+        namespace: String,
+        vmi: String,
+        node: String,
+        migration: Option<String>,
+    },
+    /// Where the drain stands and what it waits for, when that changes (and now and then
+    /// off a terminal): evictions accepted, migrations in flight and pods gone, counted
+    /// apart.
+    #[serde(rename_all = "camelCase")]
+    Progress {
+        #[serde(flatten)]
+        counts: Counts,
+        waiting_for: Vec<Wait>,
     },
     /// A migration failed; `retry`: the VMI is still marked, KubeVirt tries again (with
     /// backoff: 20 s, doubling per failure).
@@ -169,7 +203,8 @@ pub enum Event {
         failures: u32,
         retry: bool,
     },
-    /// The VM runs elsewhere now.
+    /// The VM runs elsewhere now: the VMI was on `from` (a drained node) and its
+    /// `status.nodeName` is `to`.
     #[serde(rename_all = "camelCase")]
     Moved {
         namespace: String,
@@ -177,6 +212,8 @@ pub enum Event {
         from: String,
         to: String,
         migration: Option<String>,
+        /// The attempt that moved it (2: one failed before, KubeVirt's retry succeeded).
+        attempt: u32,
     },
     /// The VM was shut down (its pod evicted); `back_on`: its VM started it again there.
     #[serde(rename_all = "camelCase")]
@@ -194,6 +231,42 @@ pub enum Event {
         reason: String,
         message: String,
     },
+}
+
+/// Something the drain waits for: a pod, the VM it belongs to, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wait {
+    pub namespace: String,
+    pub pod: String,
+    pub vmi: Option<String>,
+    /// `queued`, `not-asked-yet`, `pdb`, `target-pod`, `hotplug`, `throttled`,
+    /// `server-error`, `terminating`, `evacuation` (KubeVirt has no migration for it yet),
+    /// `backoff`, `migrating`, `source-pod`.
+    pub reason: String,
+    /// The migration it waits on, when there is one.
+    pub migration: Option<String>,
+    pub message: String,
+}
+
+/// The drain's numbers, each counted on its own: an accepted eviction is not a pod gone,
+/// and a VM handed to KubeVirt is not a VM moved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Pods the drain removes, in all.
+    pub pods_total: usize,
+    /// Evictions the API server accepted (200/201): the pod is being deleted.
+    pub evictions_accepted: usize,
+    /// Pods the drain removes that are gone from the node.
+    pub pods_gone: usize,
+    /// Migrations of the drain's VMs not finished yet.
+    pub migrations_in_flight: usize,
+    /// VMs on the drained nodes when the drain began (or that came onto them since).
+    pub vms_total: usize,
+    pub vms_moved: usize,
+    pub vms_stopped: usize,
+    pub vms_blocked: usize,
 }
 
 /// Where one pod stands.
@@ -221,20 +294,70 @@ struct PodTask {
     /// The last refusal shown, so a repeat is not shown again.
     last_shown: Option<Answer>,
     phase: String,
+    /// The API server accepted its eviction (once is enough to count it).
+    accepted: bool,
 }
 
 #[derive(Debug, Clone, Default)]
 struct VmTask {
     /// Its launcher pods among the drain's pods.
     pods: Vec<PodKey>,
-    node: String,
+    /// The drained node the VMI ran on when the drain began, or came onto during it;
+    /// `None`: a VMI elsewhere, only a pod of it is on the node (a migration's target pod,
+    /// an old finished one). Only a VM with a node here can have moved.
+    was_on: Option<String>,
+    /// Its `metadata.uid` then (when known).
+    uid: Option<String>,
+    /// It came onto the node during the drain, by this migration (or by one unnamed).
+    came_by: Option<Option<String>>,
     action: Option<Action>,
     seen: VmSeen,
-    /// The migrations already reported failed, and the last phase shown per migration.
-    failed: Vec<String>,
+    /// The VMI's migrations during the drain, oldest first (its chain of attempts).
+    attempts: Vec<String>,
+    /// The migrations already reported failed, with their reason, and the last phase
+    /// shown per migration.
+    failed: Vec<(String, Option<String>)>,
     shown_phase: BTreeMap<String, String>,
     done: bool,
+    /// Done by a shutdown (or its VMI replaced by a new one), not a move.
+    stopped: bool,
     blocked: bool,
+}
+
+impl VmTask {
+    /// The attempt number of `m` in the VMI's chain of evacuation migrations during the
+    /// drain (1-based; a new one is appended). A migration that is no evacuation (a manual
+    /// one, one into the node) is no attempt of the chain: 1.
+    fn attempt_of(&mut self, m: &MigrationSeen) -> u32 {
+        if !m.evacuation {
+            return 1;
+        }
+        match self.attempts.iter().position(|x| *x == m.name) {
+            Some(i) => i as u32 + 1,
+            None => {
+                self.attempts.push(m.name.clone());
+                self.attempts.len() as u32
+            }
+        }
+    }
+
+    /// The failure of the attempt before `migration`, if that one failed.
+    fn previous_failure(&self, migration: &str) -> Option<String> {
+        let i = self.attempts.iter().position(|m| m == migration)?;
+        let before = self.attempts.get(i.checked_sub(1)?)?;
+        self.failed
+            .iter()
+            .find(|(m, _)| m == before)
+            .map(|(_, r)| r.clone().unwrap_or_else(|| "no reason recorded".into()))
+    }
+}
+
+/// What the drain knows of a VMI when it begins (from the API).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VmStart {
+    /// `status.nodeName`.
+    pub node: Option<String>,
+    pub uid: Option<String>,
 }
 
 /// How a drain ended.
@@ -249,6 +372,10 @@ pub enum Outcome {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
+    #[serde(flatten)]
+    pub counts: Counts,
+    /// What the drain still waits for (at the end: what it did not see go).
+    pub waiting_for: Vec<Wait>,
     /// `namespace/name -> node` for VMs that moved.
     pub moved: Vec<Moved>,
     pub stopped: Vec<String>,
@@ -257,8 +384,6 @@ pub struct Account {
     pub blocked: Vec<BlockedPod>,
     /// VMs not moved, stopped or blocked yet.
     pub vms_left: usize,
-    /// Pods evicted and gone.
-    pub pods_gone: usize,
     /// Pods still to go (blocked ones included).
     pub pods_left: usize,
 }
@@ -270,6 +395,12 @@ pub struct Moved {
     pub vmi: String,
     pub from: String,
     pub to: String,
+    /// The migration that moved it and its attempt number (2 and more: KubeVirt retried).
+    pub migration: Option<String>,
+    pub attempt: u32,
+    /// It was not on the node when the drain began: this migration brought it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub came_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -310,6 +441,8 @@ pub struct DrainRun {
     settings: Settings,
     pods: BTreeMap<PodKey, PodTask>,
     vms: BTreeMap<PodKey, VmTask>,
+    /// The drained nodes (those of the pods it evicts).
+    nodes: std::collections::BTreeSet<String>,
 }
 
 impl DrainRun {
@@ -329,8 +462,10 @@ impl DrainRun {
                     let action = actions.get(&(p.namespace.clone(), vmi.clone())).copied();
                     let vm: &mut VmTask =
                         vms.entry((p.namespace.clone(), vmi.clone())).or_default();
+                    // Until the VMI's own node is known (`starting_from`): the node of
+                    // its running launcher pod.
                     if !p.finished {
-                        vm.node = p.node.clone();
+                        vm.was_on = Some(p.node.clone());
                     }
                     vm.pods.push(p.key());
                     vm.action = action.or(vm.action);
@@ -346,6 +481,7 @@ impl DrainRun {
                         } else {
                             String::new()
                         },
+                        accepted: false,
                     },
                 )
             })
@@ -354,6 +490,27 @@ impl DrainRun {
             settings,
             pods,
             vms,
+            nodes: selection.evict.iter().map(|p| p.node.clone()).collect(),
+        }
+    }
+
+    /// Where each VMI ran when the drain began, read from the API: only a VMI whose
+    /// `status.nodeName` was a drained node is one the drain moves. A VMI elsewhere whose
+    /// pod is on the node (the target pod of a migration into it, an old finished pod) has
+    /// not moved when its node is another one: it never was on the node.
+    pub fn starting_from(&mut self, vmis: &BTreeMap<PodKey, VmStart>) {
+        for (key, vm) in self.vms.iter_mut() {
+            let start = vmis.get(key).cloned().unwrap_or_default();
+            vm.was_on = start.node.filter(|n| self.nodes.contains(n));
+            vm.uid = start.uid;
+        }
+    }
+
+    /// The progress event: the numbers and what the drain waits for.
+    pub fn progress(&self) -> Event {
+        Event::Progress {
+            counts: self.counts(),
+            waiting_for: self.waiting_for(),
         }
     }
 
@@ -451,6 +608,14 @@ impl DrainRun {
     /// The answer to the eviction of `key`, at `now_ms`.
     pub fn answered(&mut self, key: &PodKey, answer: &Answer, now_ms: u64) -> Vec<Event> {
         let retry_ms = self.settings.retry_ms;
+        // A target pod is named with its migration, as the watches show it.
+        let target = self
+            .pods
+            .get(key)
+            .and_then(|t| t.pod.vmi.as_ref())
+            .and_then(|v| self.vms.get(&(key.0.clone(), v.clone())))
+            .and_then(|vm| vm.seen.migration.clone());
+        let target = target_pod_words(target.as_ref(), &self.nodes);
         let Some(task) = self.pods.get_mut(key) else {
             return Vec::new();
         };
@@ -462,6 +627,7 @@ impl DrainRun {
         match answer {
             Answer::Evicted => {
                 task.state = PodState::Evicted;
+                task.accepted = true;
                 events.push(Event::Evicted { namespace, pod });
             }
             Answer::Gone => {
@@ -502,7 +668,10 @@ impl DrainRun {
                     next_ms: now_ms + retry_ms,
                 };
                 if first_time {
-                    let (reason, pdb, message) = waiting_words(a);
+                    let (reason, pdb, mut message) = waiting_words(a);
+                    if *a == Answer::TargetPod {
+                        message = target.clone();
+                    }
                     events.push(Event::Waiting {
                         namespace,
                         pod,
@@ -558,7 +727,31 @@ impl DrainRun {
                     }
                 }
             }
+            // A VMI that was elsewhere now runs on a drained node (a migration into it
+            // ended there): from now on it is one the drain moves.
+            if vm.was_on.is_none()
+                && seen.exists
+                && seen.phase == "Running"
+                && let Some(node) = seen.node.as_ref().filter(|n| self.nodes.contains(*n))
+            {
+                vm.was_on = Some(node.clone());
+                vm.uid = seen.uid.clone();
+                // The migration that brought it (its watch may not show it ended yet).
+                let by = seen
+                    .migration
+                    .as_ref()
+                    .filter(|m| m.target_node.as_deref() == Some(node.as_str()))
+                    .map(|m| m.name.clone());
+                vm.came_by = Some(by.clone());
+                events.push(Event::Arrived {
+                    namespace: namespace.clone(),
+                    vmi: vmi.clone(),
+                    node: node.clone(),
+                    migration: by,
+                });
+            }
             if let Some(m) = &seen.migration {
+                let attempt = vm.attempt_of(m);
                 let shown = vm.shown_phase.get(&m.name);
                 // A phase, or post-copy: the changes an operator must see (not every mode).
                 let phase_key = format!(
@@ -568,6 +761,10 @@ impl DrainRun {
                 );
                 if shown != Some(&phase_key) && m.phase != "Failed" {
                     vm.shown_phase.insert(m.name.clone(), phase_key);
+                    let incoming = vm.was_on.is_none()
+                        && m.target_node
+                            .as_ref()
+                            .is_some_and(|t| self.nodes.contains(t));
                     events.push(Event::Migration {
                         namespace: namespace.clone(),
                         vmi: vmi.clone(),
@@ -579,12 +776,19 @@ impl DrainRun {
                         source_pod: m.source_pod.clone(),
                         target_pod: m.target_pod.clone(),
                         mode: m.mode.clone(),
-                        point_of_no_return: m.mode.as_deref() == Some("PostCopy"),
+                        point_of_no_return: m.mode.as_deref() == Some("PostCopy") && !m.is_final(),
                         evacuation: m.evacuation,
+                        attempt,
+                        previous_failure: vm.previous_failure(&m.name),
+                        backoff_until: m
+                            .backoff_until
+                            .clone()
+                            .filter(|_| m.phase == "Pending" || m.phase.is_empty()),
+                        incoming,
                     });
                 }
-                if m.phase == "Failed" && !vm.failed.contains(&m.name) {
-                    vm.failed.push(m.name.clone());
+                if m.phase == "Failed" && !vm.failed.iter().any(|(f, _)| *f == m.name) {
+                    vm.failed.push((m.name.clone(), m.failure.clone()));
                     let failures = vm.failed.len() as u32;
                     // An evacuation loop that began before the drain: this failure is one
                     // more turn of it, and vmctl stops waiting now.
@@ -664,12 +868,25 @@ impl DrainRun {
                     }
                 }
             }
-            // Moved (running on another node), or stopped (its pods gone).
-            if !vm.done {
+            // Moved (the VMI that was on a drained node runs on another one), or stopped
+            // (its pods gone). A VMI that never was on the node moved from nowhere.
+            if !vm.done
+                && let Some(from) = vm.was_on.clone()
+            {
                 let elsewhere = seen.exists
                     && seen.phase == "Running"
-                    && seen.node.as_deref().is_some_and(|n| n != vm.node);
-                if vm.action.is_some_and(Action::stops_the_vm) {
+                    && seen.node.as_deref().is_some_and(|n| n != from);
+                // Another VMI of the same name (its VM started it again): not a move.
+                let replaced = matches!((&vm.uid, &seen.uid), (Some(a), Some(b)) if a != b);
+                if elsewhere && replaced {
+                    vm.done = true;
+                    vm.stopped = true;
+                    events.push(Event::Stopped {
+                        namespace: namespace.clone(),
+                        vmi: vmi.clone(),
+                        back_on: seen.node.clone(),
+                    });
+                } else if vm.action.is_some_and(Action::stops_the_vm) {
                     let pods_gone = vm
                         .pods
                         .iter()
@@ -677,6 +894,7 @@ impl DrainRun {
                         .all(|t| t.state == PodState::Gone);
                     if pods_gone {
                         vm.done = true;
+                        vm.stopped = true;
                         events.push(Event::Stopped {
                             namespace: namespace.clone(),
                             vmi: vmi.clone(),
@@ -685,16 +903,16 @@ impl DrainRun {
                     }
                 } else if elsewhere {
                     vm.done = true;
+                    let landed = landed(seen);
+                    let migration = landed.map(|m| m.name.clone());
+                    let attempt = landed.map_or(0, |m| vm.attempt_of(m));
                     events.push(Event::Moved {
                         namespace: namespace.clone(),
                         vmi: vmi.clone(),
-                        from: vm.node.clone(),
+                        from,
                         to: seen.node.clone().unwrap_or_default(),
-                        migration: seen
-                            .migration
-                            .as_ref()
-                            .filter(|m| m.phase == "Succeeded")
-                            .map(|m| m.name.clone()),
+                        migration,
+                        attempt,
                     });
                 }
             }
@@ -727,12 +945,129 @@ impl DrainRun {
         })
     }
 
+    /// The drain's numbers, each counted on its own.
+    pub fn counts(&self) -> Counts {
+        let on_node = || self.vms.values().filter(|v| v.was_on.is_some());
+        Counts {
+            pods_total: self.pods.len(),
+            evictions_accepted: self.pods.values().filter(|t| t.accepted).count(),
+            pods_gone: self
+                .pods
+                .values()
+                .filter(|t| t.state == PodState::Gone)
+                .count(),
+            migrations_in_flight: self
+                .vms
+                .values()
+                .filter(|v| !v.done)
+                .filter(|v| v.seen.migration.as_ref().is_some_and(|m| !m.is_final()))
+                .count(),
+            vms_total: on_node().count(),
+            vms_moved: on_node().filter(|v| v.done && !v.stopped).count(),
+            vms_stopped: on_node().filter(|v| v.done && v.stopped).count(),
+            vms_blocked: self.vms.values().filter(|v| !v.done && v.blocked).count(),
+        }
+    }
+
+    /// What the drain waits for now: each of its pods not gone and not a blocker, with the
+    /// reason it is still there (the VM's migration, named, for a VM's pod).
+    pub fn waiting_for(&self) -> Vec<Wait> {
+        let mut out = Vec::new();
+        for (key, task) in &self.pods {
+            let vm = task
+                .pod
+                .vmi
+                .as_ref()
+                .and_then(|v| self.vms.get(&(key.0.clone(), v.clone())));
+            let m = vm.and_then(|v| v.seen.migration.as_ref());
+            let finished = matches!(task.phase.as_str(), "Succeeded" | "Failed");
+            let (reason, migration, message): (&str, Option<String>, String) = match &task.state {
+                PodState::Gone | PodState::Blocked { .. } => continue,
+                PodState::Evicted => (
+                    "terminating",
+                    None,
+                    "eviction accepted: the pod is being deleted".to_string(),
+                ),
+                PodState::Waiting { .. } => match &task.last_shown {
+                    // The source pod of a migration that ended: it goes next.
+                    Some(Answer::EvacuationStarted | Answer::EvacuationInProgress)
+                        if finished =>
+                    {
+                        (
+                            "source-pod",
+                            m.map(|m| m.name.clone()),
+                            format!(
+                                "the VM's old pod, finished ({}) after its migration: evicted next",
+                                task.phase
+                            ),
+                        )
+                    }
+                    Some(Answer::EvacuationStarted | Answer::EvacuationInProgress) => (
+                        "evacuation",
+                        None,
+                        "its evacuation was cancelled (the VMI is no longer marked): its eviction is asked again".to_string(),
+                    ),
+                    None if finished => (
+                        "not-asked-yet",
+                        None,
+                        format!("a finished pod ({}): evicted next", task.phase),
+                    ),
+                    None => (
+                        "queued",
+                        None,
+                        match self.settings.max_parallel {
+                            Some(n) => format!(
+                                "not evicted yet: --max-parallel {n}, it waits for a VM to leave"
+                            ),
+                            None => "not evicted yet".to_string(),
+                        },
+                    ),
+                    Some(Answer::TargetPod) => (
+                        "target-pod",
+                        m.map(|m| m.name.clone()),
+                        target_pod_words(m, &self.nodes),
+                    ),
+                    Some(a) => {
+                        let (reason, _, message) = waiting_words(a);
+                        let reason = match reason.as_str() {
+                            "pdb" => "pdb",
+                            "hotplug" => "hotplug",
+                            "throttled" => "throttled",
+                            "server-error" => "server-error",
+                            _ => "refused",
+                        };
+                        (reason, None, message)
+                    }
+                },
+                PodState::Evacuating => match vm {
+                    Some(vm) => evacuation_words(vm, finished),
+                    None => ("evacuation", None, "KubeVirt evacuates it".to_string()),
+                },
+            };
+            out.push(Wait {
+                namespace: key.0.clone(),
+                pod: key.1.clone(),
+                vmi: task.pod.vmi.clone(),
+                reason: reason.to_string(),
+                migration,
+                message,
+            });
+        }
+        out
+    }
+
     /// Where everything stands.
     pub fn account(&self) -> Account {
-        let mut a = Account::default();
+        let mut a = Account {
+            counts: self.counts(),
+            waiting_for: self.waiting_for(),
+            ..Account::default()
+        };
         for (key, vm) in &self.vms {
             if !vm.done {
-                if vm.blocked {
+                // A VMI that never was on the node (its target pod is, or an old pod of
+                // it) is no VM of the drain: its pod is waited for, named in waiting_for.
+                if vm.blocked || vm.was_on.is_none() {
                     continue;
                 }
                 a.vms_left += 1;
@@ -758,20 +1093,36 @@ impl DrainRun {
                 }
                 continue;
             }
-            if vm.action.is_some_and(Action::stops_the_vm) {
+            if vm.stopped {
                 a.stopped.push(format!("{}/{}", key.0, key.1));
-            } else {
+            } else if let Some(from) = &vm.was_on {
+                let migration = landed(&vm.seen).map(|m| m.name.clone());
+                let attempt = match (&migration, vm.seen.migration.as_ref()) {
+                    (Some(m), Some(seen)) if seen.evacuation => vm
+                        .attempts
+                        .iter()
+                        .position(|x| x == m)
+                        .map_or(0, |i| i as u32 + 1),
+                    (Some(_), _) => 1,
+                    (None, _) => 0,
+                };
                 a.moved.push(Moved {
                     namespace: key.0.clone(),
                     vmi: key.1.clone(),
-                    from: vm.node.clone(),
+                    from: from.clone(),
                     to: vm.seen.node.clone().unwrap_or_default(),
+                    migration,
+                    attempt,
+                    came_by: vm
+                        .came_by
+                        .clone()
+                        .map(|by| by.unwrap_or_else(|| "a migration".into())),
                 });
             }
         }
         for (key, task) in &self.pods {
             match &task.state {
-                PodState::Gone => a.pods_gone += 1,
+                PodState::Gone => {}
                 PodState::Blocked { reason, message } => {
                     a.pods_left += 1;
                     a.blocked.push(BlockedPod {
@@ -786,6 +1137,168 @@ impl DrainRun {
             }
         }
         a
+    }
+
+    /// The moves the account claims, kept only where a fresh read of the VMI from the API
+    /// (`now`: its uid and `status.nodeName`, `None` when it is gone) shows it on the node
+    /// it moved to; the others go back to the VMs left.
+    pub fn confirmed(mut account: Account, now: &BTreeMap<PodKey, Option<VmStart>>) -> Account {
+        let (kept, unconfirmed): (Vec<Moved>, Vec<Moved>) = std::mem::take(&mut account.moved)
+            .into_iter()
+            .partition(|m| {
+                now.get(&(m.namespace.clone(), m.vmi.clone()))
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.node.as_deref())
+                    .is_some_and(|n| n == m.to && n != m.from)
+            });
+        account.vms_left += unconfirmed.len();
+        account.counts.vms_moved = kept.len();
+        account.moved = kept;
+        account
+    }
+}
+
+/// The migration that brought the VMI where it runs: the newest, when it succeeded or
+/// its target is the VMI's node (the VMI's watch can show the new node before the VMIM's
+/// shows the end).
+fn landed(seen: &VmSeen) -> Option<&MigrationSeen> {
+    seen.migration
+        .as_ref()
+        .filter(|m| {
+            m.phase == "Succeeded" || (m.target_node.is_some() && m.target_node == seen.node)
+        })
+        .filter(|m| m.phase != "Failed")
+}
+
+/// A migration's target pod on a drained node, in words: which migration, between which
+/// nodes, whether it is past the point of no return, and that it goes when it ends.
+fn target_pod_words(
+    m: Option<&MigrationSeen>,
+    nodes: &std::collections::BTreeSet<String>,
+) -> String {
+    let Some(m) = m else {
+        return "a migration's target pod: it goes when the migration ends".to_string();
+    };
+    match m.phase.as_str() {
+        "Succeeded" => {
+            return format!(
+                "the target pod of migration {}, which succeeded: the VM runs from it now, its eviction is asked again",
+                m.name
+            );
+        }
+        "Failed" => {
+            return format!(
+                "the target pod of migration {}, which failed: KubeVirt removes it",
+                m.name
+            );
+        }
+        _ => {}
+    }
+    let post_copy = m.mode.as_deref() == Some("PostCopy");
+    let into = m
+        .target_node
+        .as_ref()
+        .filter(|t| nodes.contains(*t))
+        .map(|t| format!(" into {t}"))
+        .unwrap_or_default();
+    format!(
+        "target pod of {}migration {}{} ({} → {}){}: it goes when the migration ends",
+        if post_copy { "post-copy " } else { "" },
+        m.name,
+        into,
+        m.source_node.as_deref().unwrap_or("?"),
+        m.target_node.as_deref().unwrap_or("?"),
+        if post_copy {
+            ", past the point of no return (an abort now loses the guest)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A VM handed to KubeVirt, in words: the attempt its chain of migrations is at.
+fn evacuation_words(vm: &VmTask, pod_finished: bool) -> (&'static str, Option<String>, String) {
+    let Some(m) = vm.seen.migration.as_ref() else {
+        return (
+            "evacuation",
+            None,
+            "marked for evacuation; KubeVirt has not created its migration yet".to_string(),
+        );
+    };
+    let attempt = vm
+        .attempts
+        .iter()
+        .position(|x| *x == m.name)
+        .map_or(vm.attempts.len() as u32 + 1, |i| i as u32 + 1);
+    let previous = vm
+        .previous_failure(&m.name)
+        .map(|r| format!(" (attempt {} failed: {r})", attempt.saturating_sub(1)))
+        .unwrap_or_default();
+    let name = Some(m.name.clone());
+    match m.phase.as_str() {
+        "Succeeded" if pod_finished => (
+            "source-pod",
+            name,
+            format!(
+                "source pod of migration {} (succeeded): evicted next",
+                m.name
+            ),
+        ),
+        "Succeeded" => (
+            "migrating",
+            name,
+            format!(
+                "migration {} succeeded; waiting to see the VMI on {}",
+                m.name,
+                m.target_node.as_deref().unwrap_or("its new node")
+            ),
+        ),
+        "Failed" => (
+            "evacuation",
+            name,
+            format!(
+                "attempt {attempt}, migration {}, failed: {}; KubeVirt creates the next while the VMI stays marked",
+                m.name,
+                m.failure.as_deref().unwrap_or("no reason recorded")
+            ),
+        ),
+        "Pending" | "" if m.backoff_until.is_some() => (
+            "backoff",
+            name,
+            format!(
+                "attempt {attempt}, migration {}{previous}, is held by KubeVirt's backoff ({} s) until {}",
+                m.name,
+                m.backoff_seconds.unwrap_or_default(),
+                m.backoff_until
+                    .as_deref()
+                    .map(|t| t.get(11..19).map_or(t.to_string(), |c| format!("{c} UTC")))
+                    .unwrap_or_default()
+            ),
+        ),
+        phase => (
+            "migrating",
+            name,
+            format!(
+                "attempt {attempt}, migration {}{previous}, {} {} → {}{}",
+                m.name,
+                if phase.is_empty() { "created" } else { phase },
+                m.source_node
+                    .as_deref()
+                    .or(vm.seen.node.as_deref())
+                    .unwrap_or("?"),
+                m.target_node
+                    .as_deref()
+                    .unwrap_or("(target not chosen yet)"),
+                match m.mode.as_deref() {
+                    Some("PostCopy") => {
+                        ", post-copy: past the point of no return (an abort now loses the guest)"
+                            .to_string()
+                    }
+                    Some(mode) => format!(", {mode}"),
+                    None => String::new(),
+                }
+            ),
+        ),
     }
 }
 
@@ -812,7 +1325,7 @@ fn waiting_words(a: &Answer) -> (String, Option<String>, String) {
         Answer::TargetPod => (
             "target-pod".into(),
             None,
-            "a migration's target pod: it goes when the migration ends".into(),
+            target_pod_words(None, &Default::default()),
         ),
         Answer::HotplugPod { message } => ("hotplug".into(), None, message.clone()),
         Answer::TooManyRequests { message } => ("throttled".into(), None, message.clone()),
