@@ -862,9 +862,10 @@ pub enum HistoryOutcome {
 
 const HISTORY_OUTPUT: &str = "\
 Reads the journal only (--journal, $VMCTL_JOURNAL, else the default file): no cluster is
-contacted. The namespace scope is -n, else the kubeconfig context's namespace (read from the
-file, no request), else `default`; -A for every namespace. Nothing is created: a journal that
-does not exist is an error (exit 7); vmctl record, migrate, drain and abort write it.
+contacted. The journal is read whole (every namespace; a node is cluster-scoped) unless -n
+NAMESPACE is given; a VM's name without -n is looked for in every namespace and the answer says
+which matched. Nothing is created: a journal that does not exist is an error (exit 7); vmctl
+record, migrate, drain and abort write it.
 
 TABLE: the migrations, newest first (ENDED ago, VM, MIGRATION, OUTCOME, CAUSE, PLANE, ROUTE
 source → target node, MODE, DURATION created → ended, DATA sent / total, BY which command
@@ -880,6 +881,7 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind MigrationHistor
                           or null), since (RFC 3339), window (its length: 7d), cause, outcome,
                           limit (null: all), cluster (null: all)}
     matched               how many migrations matched (records[] holds at most --limit)
+    namespaces[]          the namespaces of the migrations that matched
     records[]             newest first: {id, cluster, recordedBy (record | migrate | drain |
                           abort), platform (kubevirt | libvirt), namespace, vm, migration,
                           sourceNode, targetNode, sourcePod, targetPod, evacuationNode,
