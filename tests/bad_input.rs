@@ -670,8 +670,16 @@ fn a_directory_skips_files_that_hold_no_kubernetes_object_and_says_how_many() {
     small_cluster(dir.path());
     // A config file, a plain list, a JSON scalar and JSON without kind: none of them
     // Kubernetes; a log and a text file are not even .yaml/.json.
-    write(dir.path(), "gather-config.yaml", "since: 2h\nnamespaces: [prod]\n");
-    write(dir.path(), "images.yaml", "- quay.io/kubevirt/virt-launcher:v1.8.4\n");
+    write(
+        dir.path(),
+        "gather-config.yaml",
+        "since: 2h\nnamespaces: [prod]\n",
+    );
+    write(
+        dir.path(),
+        "images.yaml",
+        "- quay.io/kubevirt/virt-launcher:v1.8.4\n",
+    );
     write(dir.path(), "version.json", "\"v1.8.4\"\n");
     write(dir.path(), "meta.json", "{\"collected\": \"2026-11-29\"}\n");
     write(dir.path(), "virt-handler.log", "{level: info}\n");

@@ -62,7 +62,10 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs, namespace: Option<&str>) ->
         write_stdout(&text)?;
     } else {
         write_file(&args.file, &text)?;
-        crate::say!("{}", wrote(&args.file.display().to_string(), &counts));
+        crate::say!(
+            "{}",
+            wrote(&args.file.display().to_string(), namespace, &counts)
+        );
     }
     Ok(exit::OK)
 }

@@ -201,12 +201,12 @@ pub fn left_out(namespace: Option<&str>, node: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(ns) = namespace {
         out.push(format!(
-            "the snapshot holds only namespace {ns} (-n): the VMs, VMIs, migrations, launcher pods, PodDisruptionBudgets, ResourceQuotas and events of every other namespace are left out (their pods are kept only as node capacity; nodes and cluster-scoped kinds are whole); without -n it holds every namespace"
+            "the snapshot holds only namespace {ns} (-n): VMs, VMIs, migrations, PDBs, quotas and events of other namespaces are left out (their pods only as node capacity); without -n it holds every namespace"
         ));
     }
     if let Some(node) = node {
         out.push(format!(
-            "the snapshot holds only the VMIs on node {node} (--node): every other VMI, and its VM, migrations, events and launcher pod (kept only as node capacity), is left out"
+            "the snapshot holds only the VMIs on node {node} (--node): other VMIs and their VMs, migrations and events are left out (their pods only as node capacity)"
         ));
     }
     out
