@@ -168,6 +168,21 @@ fn a_snapshot_with_default_flags_is_the_whole_cluster_and_replays_as_live() {
             );
         }
     }
+    // The tables too (piped: no colour, no chart), but for the line naming the source.
+    for (live_args, from_args) in [
+        (vec!["status", "-A"], vec!["status"]),
+        (vec!["plan-drain", "node-3"], vec!["plan-drain", "node-3"]),
+    ] {
+        let l = live(&server, &live_args);
+        let f = from(&file, &from_args);
+        assert_eq!(l.status.code(), f.status.code(), "{live_args:?}");
+        assert!(stdout(&l).lines().count() > 10, "{}", both(&l));
+        assert_eq!(
+            normalise_source(&stdout(&l)),
+            normalise_source(&stdout(&f)),
+            "{live_args:?}"
+        );
+    }
     // And the claim of issue 33 itself: `status -A` from the file lists every VMI.
     let (doc, _) = document(&from(&file, &["status", "-A", "-o", "json"]), "status");
     assert_eq!(
