@@ -538,7 +538,7 @@ fn the_journal_is_read_whole_unless_n_is_given() {
     assert_eq!((doc["matched"].as_u64(), code), (Some(2), 1), "{doc}");
     assert_eq!(doc["query"]["namespace"], Value::Null);
     // A kubeconfig whose context names a namespace does not narrow the journal either, and
-    // it is not even read (a server nobody listens on; a context that does not exist).
+    // it is not even read (a server nobody listens on; a context that does not exist): said.
     let kubeconfig = d.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
@@ -548,6 +548,13 @@ fn the_journal_is_read_whole_unless_n_is_given() {
     let k = kubeconfig.display().to_string();
     let (doc, _) = json(&j, &["--kubeconfig", &k]);
     assert_eq!(doc["query"]["namespace"], Value::Null);
+    let o = history(&j, &["--kubeconfig", &k, "--context", "nope"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("warning: history reads the journal only: --kubeconfig and --context narrow nothing there"),
+        "{}",
+        both(&o)
+    );
     // Every record of the last 7 days (3 of the 20 are older), of both namespaces.
     assert_eq!(doc["matched"], 17);
     assert_eq!(doc["namespaces"], serde_json::json!(["dev", "prod"]));
