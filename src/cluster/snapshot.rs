@@ -136,6 +136,7 @@ impl SnapshotSource {
         warnings.extend(
             raw.left_out
                 .iter()
+                .take(MAX_DETAILED_WARNINGS)
                 .map(|l| format!("{}: {l}", path.display())),
         );
         let mut bad_times = entries.iter().filter(|e| e.header.bad_time().is_some());
