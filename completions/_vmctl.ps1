@@ -282,7 +282,7 @@ Register-ArgumentCompleter -Native -CommandName 'vmctl' -ScriptBlock {
             break
         }
         'vmctl;snapshot' {
-            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Only what concerns the VMIs on this node (plus every node, for capacity)')
+            [CompletionResult]::new('--node', '--node', [CompletionResultType]::ParameterName, 'Only what concerns the VMIs on this node (plus every node, for capacity); said on stderr and in the file')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)')
             [CompletionResult]::new('--max-input-size', '--max-input-size', [CompletionResultType]::ParameterName, 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)')

@@ -271,7 +271,7 @@ set edit:completion:arg-completer[vmctl] = {|@words|
             cand --version 'Print version'
         }
         &'vmctl;snapshot'= {
-            cand --node 'Only what concerns the VMIs on this node (plus every node, for capacity)'
+            cand --node 'Only what concerns the VMIs on this node (plus every node, for capacity); said on stderr and in the file'
             cand --from 'Read objects from a snapshot file or directory instead of a cluster (kubectl get -o yaml|json output, Lists, multi-document YAML, vmctl snapshot files, must-gather style directories)'
             cand --max-input-size 'The most vmctl reads (a quantity: 2Gi, 8Gi, 500Mi): with --from, in all; from a cluster, in one answer of the API server (at most 1Gi) and one watch event (at most 64Mi)'
             cand --kubeconfig 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)'

@@ -117,6 +117,7 @@ pub enum Command {
     #[command(after_long_help = ABORT_OUTPUT)]
     Abort(AbortArgs),
     /// Capture every object vmctl reads into one file that --from reads back.
+    #[command(after_long_help = SNAPSHOT_OUTPUT)]
     Snapshot(SnapshotArgs),
     /// A live full-screen console: migrations in flight (post-copy marked), drains and
     /// evacuations, recent failures; keys to explain, abort (refused in post-copy), filter.
@@ -130,8 +131,10 @@ pub enum Command {
     #[command(after_long_help = HISTORY_OUTPUT)]
     History(HistoryArgs),
     /// Print a shell completion script.
+    #[command(after_long_help = COMPLETIONS_OUTPUT)]
     Completions(CompletionsArgs),
     /// Write the man pages.
+    #[command(after_long_help = MAN_OUTPUT)]
     Man(ManArgs),
 }
 
@@ -733,7 +736,28 @@ KEYS:
 
 Needs a terminal. With -o json|yaml it prints one frame as a document (kind TopFrame:
 counts, migrations[], evacuations[], cordonedNodes[], failures[]) and exits.
-Live, it lists VMIs, migrations and launcher pods once, then follows them with watches.";
+Live, it lists VMIs, migrations and launcher pods once, then follows them with watches.
+
+EXIT CODES: 0 quit (q, Ctrl-C, SIGTERM) or one frame printed; 2 usage (no terminal without
+-o json|yaml); 4 bad input (--from); 5 cluster error; 70 internal error.";
+
+const SNAPSHOT_OUTPUT: &str = "\
+Whole by default: every namespace (whatever the kubeconfig context's), as --from reads it.
+-n NAMESPACE narrows every namespaced kind alike (nodes and cluster-scoped kinds stay whole,
+pods of other namespaces only as node capacity); --node NODE keeps that node's VMIs. A narrowed
+snapshot says what it left out on stderr and in the file (scope.leftOut), and --from says it
+again.
+
+EXIT CODES: 0 written; 2 usage; 4 bad input (the file cannot be written, --from unreadable);
+5 cluster error (unreachable, unauthorised, forbidden); 70 internal error. The file is written
+whole or not at all.";
+
+const COMPLETIONS_OUTPUT: &str = "\
+EXIT CODES: 0 the script was printed; 2 usage (a shell vmctl has no script for).";
+
+const MAN_OUTPUT: &str = "\
+EXIT CODES: 0 the pages were written; 2 usage; 4 the directory or a page cannot be written;
+70 internal error.";
 
 #[derive(Debug, Clone, Args)]
 pub struct TopArgs {
@@ -866,9 +890,10 @@ pub enum HistoryOutcome {
 
 const HISTORY_OUTPUT: &str = "\
 Reads the journal only (--journal, $VMCTL_JOURNAL, else the default file): no cluster is
-contacted. The namespace scope is -n, else the kubeconfig context's namespace (read from the
-file, no request), else `default`; -A for every namespace. Nothing is created: a journal that
-does not exist is an error (exit 7); vmctl record, migrate, drain and abort write it.
+contacted. The journal is read whole (every namespace; a node is cluster-scoped) unless -n
+NAMESPACE is given; a VM's name without -n is looked for in every namespace and the answer says
+which matched. Nothing is created: a journal that does not exist is an error (exit 7); vmctl
+record, migrate, drain and abort write it.
 
 TABLE: the migrations, newest first (ENDED ago, VM, MIGRATION, OUTCOME, CAUSE, PLANE, ROUTE
 source → target node, MODE, DURATION created → ended, DATA sent / total, BY which command
@@ -884,6 +909,7 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind MigrationHistor
                           or null), since (RFC 3339), window (its length: 7d), cause, outcome,
                           limit (null: all), cluster (null: all)}
     matched               how many migrations matched (records[] holds at most --limit)
+    namespaces[]          the namespaces of the migrations that matched
     records[]             newest first: {id, cluster, recordedBy (record | migrate | drain |
                           abort), platform (kubevirt | libvirt), namespace, vm, migration,
                           sourceNode, targetNode, sourcePod, targetPod, evacuationNode,
@@ -1087,7 +1113,8 @@ pub struct SnapshotArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Only what concerns the VMIs on this node (plus every node, for capacity).
+    /// Only what concerns the VMIs on this node (plus every node, for capacity); said on
+    /// stderr and in the file.
     #[arg(long, value_name = "NODE")]
     pub node: Option<String>,
 }

@@ -337,75 +337,20 @@ impl Context {
 }
 
 /// The namespace scope of a command that reads no cluster (`history` reads the journal
-/// only): `-A`, else `-n`, else the kubeconfig context's namespace read from the file (no
-/// request is made), else the in-cluster service account's, else `default`. `--from` means
-/// nothing there and is refused.
+/// only): `-n`, else every namespace (`-A` or not). A journal is read whole unless `-n` is
+/// given: it has no kubeconfig context, its records span namespaces and clusters, and a node
+/// (`history node/NAME`) is cluster-scoped (issue 33). `--from` means nothing there and is
+/// refused.
 pub fn offline_scope(global: &GlobalArgs, command: &str) -> Result<Scope> {
     if global.from.is_some() {
         return Err(Error::usage(format!(
             "--from has no meaning for {command}: it reads the journal (--journal), not a cluster or a snapshot"
         )));
     }
-    if global.all_namespaces {
-        return Ok(Scope::All);
-    }
-    if let Some(ns) = &global.namespace {
-        return Ok(Scope::Namespace(ns.clone()));
-    }
-    Ok(Scope::Namespace(
-        kubeconfig_namespace(global)?.unwrap_or_else(|| "default".to_string()),
-    ))
-}
-
-/// The namespace of the kubeconfig's context (`--context`, else the current one), read from
-/// the file(s) only; None when no kubeconfig exists or the context names none (then the
-/// in-cluster service account's namespace, when vmctl runs in a pod).
-fn kubeconfig_namespace(global: &GlobalArgs) -> Result<Option<String>> {
-    use kube::config::Kubeconfig;
-    let explicit = global.kubeconfig.clone();
-    let env_paths: Vec<std::path::PathBuf> = std::env::var_os("KUBECONFIG")
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let home = std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".kube/config"));
-    let config = if let Some(path) = &explicit {
-        Some(Kubeconfig::read_from(path).map_err(|e| {
-            Error::bad_input(path.display(), format!("cannot read kubeconfig: {e}"))
-        })?)
-    } else if env_paths.iter().any(|p| p.exists()) || home.as_ref().is_some_and(|h| h.exists()) {
-        Some(
-            Kubeconfig::read()
-                .map_err(|e| Error::bad_input("kubeconfig", format!("cannot read it: {e}")))?,
-        )
-    } else {
-        None
-    };
-    let mut from_file = None;
-    if let Some(c) = config
-        && let Some(name) = global.context.clone().or(c.current_context.clone())
-    {
-        let Some(named) = c.contexts.into_iter().find(|n| n.name == name) else {
-            return Err(Error::usage(format!(
-                "kubeconfig: no context named {:?}",
-                crate::text::printable(&name)
-            )));
-        };
-        from_file = named
-            .context
-            .and_then(|ctx| ctx.namespace)
-            .filter(|ns| !ns.is_empty());
-    }
-    if from_file.is_some() {
-        return Ok(from_file);
-    }
-    let in_cluster = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-    Ok(std::fs::read_to_string(in_cluster)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty()))
+    Ok(match &global.namespace {
+        Some(ns) if !global.all_namespaces => Scope::Namespace(ns.clone()),
+        _ => Scope::All,
+    })
 }
 
 #[cfg(test)]

@@ -732,3 +732,73 @@ fn kubernetes_flags_are_refused_with_connect_not_ignored() {
         assert_one_line_error(&o, 2, &["has no meaning with --connect"]);
     }
 }
+
+/// Issue 33 item 10: a must-gather directory holds files that are not Kubernetes objects
+/// beside its dumps. Each is skipped with one warning that counts them; the rest is read.
+/// A file that looks like Kubernetes but is broken still refuses the directory, naming it.
+#[test]
+fn a_directory_skips_files_that_hold_no_kubernetes_object_and_says_how_many() {
+    let dir = tempfile::tempdir().unwrap();
+    small_cluster(dir.path());
+    // A config file, a plain list, a JSON scalar and JSON without kind: none of them
+    // Kubernetes; a log and a text file are not even .yaml/.json.
+    write(
+        dir.path(),
+        "gather-config.yaml",
+        "since: 2h\nnamespaces: [prod]\n",
+    );
+    write(
+        dir.path(),
+        "images.yaml",
+        "- quay.io/kubevirt/virt-launcher:v1.8.4\n",
+    );
+    write(dir.path(), "version.json", "\"v1.8.4\"\n");
+    write(dir.path(), "meta.json", "{\"collected\": \"2026-11-29\"}\n");
+    write(dir.path(), "virt-handler.log", "{level: info}\n");
+    write(dir.path(), "notes.txt", "kind: Node\n");
+    let d = dir.path().display().to_string();
+    let o = vmctl(&["--from", &d, "status", "-A"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ns "), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    for needle in [
+        "skipped 4 of 5 .yaml/.yml/.json files that hold no Kubernetes object",
+        "gather-config.yaml",
+        "images.yaml",
+        "meta.json",
+        "version.json",
+    ] {
+        assert!(warnings[0].contains(needle), "{needle:?}: {err}");
+    }
+    // Named alone, such a file is still refused (nothing else to read).
+    let f = dir.path().join("gather-config.yaml").display().to_string();
+    assert_one_line_error(
+        &vmctl(&["--from", &f, "status"]),
+        4,
+        &[&f, "neither `kind` nor `items`"],
+    );
+    // A document that looks like Kubernetes but is broken is an error naming file and field.
+    write(
+        dir.path(),
+        "broken.yaml",
+        "apiVersion: kubevirt.io/v1\nmetadata: {name: vm-b, namespace: ns}\n",
+    );
+    assert_one_line_error(
+        &vmctl(&["--from", &d, "status"]),
+        4,
+        &["broken.yaml", "neither `kind` nor `items`"],
+    );
+    std::fs::remove_file(dir.path().join("broken.yaml")).unwrap();
+    write(
+        dir.path(),
+        "broken.json",
+        "{\"kind\": \"VirtualMachineInstance\", \"metadata\": {\"namespace\": \"ns\"}}",
+    );
+    assert_one_line_error(
+        &vmctl(&["--from", &d, "status"]),
+        4,
+        &["broken.json", "has no metadata.name"],
+    );
+}

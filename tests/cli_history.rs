@@ -524,18 +524,49 @@ fn filters_narrow_the_window() {
     assert_eq!(doc["matched"], 1);
 }
 
+/// Issue 33, item 3: a journal is read whole unless `-n` is given; the kubeconfig's
+/// namespace does not narrow it (a node is cluster-scoped, and a journal has no context).
 #[test]
-fn the_scope_is_the_kubeconfig_namespace_read_without_a_cluster() {
+fn the_journal_is_read_whole_unless_n_is_given() {
     let (d, j) = journal_of(&fleet());
-    // A server nobody listens on: reading the namespace must not contact it.
+    // The README's own command, with no kubeconfig at all: node-4's two failures of the last
+    // 7 days (prod/db-02, 20 h and 30 h ago; dev/test-02's, 240 h ago, is outside).
+    let o = history(&j, &["node/node-4", "--since", "7d", "--failed"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(stdout(&o).contains("prod/db-02"), "{}", both(&o));
+    let (doc, code) = json(&j, &["node/node-4", "--since", "7d", "--failed"]);
+    assert_eq!((doc["matched"].as_u64(), code), (Some(2), 1), "{doc}");
+    assert_eq!(doc["query"]["namespace"], Value::Null);
+    // A kubeconfig whose context names a namespace does not narrow the journal either, and
+    // it is not even read (a server nobody listens on; a context that does not exist): said.
     let kubeconfig = d.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
-        "apiVersion: v1\nkind: Config\ncurrent-context: dev\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: dev\n  context:\n    cluster: c\n    user: u\n    namespace: dev\n- name: other\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n",
+        "apiVersion: v1\nkind: Config\ncurrent-context: dev\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: dev\n  context:\n    cluster: c\n    user: u\n    namespace: dev\nusers:\n- name: u\n  user:\n    token: t\n",
     )
     .unwrap();
     let k = kubeconfig.display().to_string();
     let (doc, _) = json(&j, &["--kubeconfig", &k]);
+    assert_eq!(doc["query"]["namespace"], Value::Null);
+    let o = history(&j, &["--kubeconfig", &k, "--context", "nope"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    assert!(
+        stderr(&o).contains("warning: history reads the journal only: --kubeconfig and --context narrow nothing there"),
+        "{}",
+        both(&o)
+    );
+    // Every record of the last 7 days (3 of the 20 are older), of both namespaces.
+    assert_eq!(doc["matched"], 17);
+    assert_eq!(doc["namespaces"], serde_json::json!(["dev", "prod"]));
+    let (doc, _) = json(&j, &["node/node-1"]);
+    assert!(
+        vms(&doc).iter().any(|v| v.starts_with("dev/"))
+            && vms(&doc).iter().any(|v| v.starts_with("prod/")),
+        "{:?}",
+        vms(&doc)
+    );
+    // -n narrows, and so says the empty line.
+    let (doc, _) = json(&j, &["--kubeconfig", &k, "-n", "dev"]);
     assert_eq!(doc["query"]["namespace"], "dev");
     assert!(
         vms(&doc).iter().all(|v| v.starts_with("dev/")),
@@ -543,19 +574,67 @@ fn the_scope_is_the_kubeconfig_namespace_read_without_a_cluster() {
         vms(&doc)
     );
     assert_eq!(doc["matched"], 4);
-    // A context without a namespace: `default`, where this journal has nothing.
-    let o = history(&j, &["--kubeconfig", &k, "--context", "other"]);
+    let o = history(&j, &["-n", "default"]);
     assert_eq!(o.status.code(), Some(0), "{}", both(&o));
     assert!(
         stdout(&o).starts_with("no migrations in namespace default since"),
         "{}",
         both(&o)
     );
-    let o = history(&j, &["--kubeconfig", &k, "--context", "nope"]);
-    assert_eq!(o.status.code(), Some(2), "{}", both(&o));
+    let o = history(&j, &["node/node-9"]);
+    assert!(
+        stdout(&o).starts_with("no migrations from or to node/node-9 in any namespace since"),
+        "{}",
+        both(&o)
+    );
     // --from means nothing to history: refused, not ignored.
     let o = history(&j, &["--from", "examples/cluster"]);
     assert_eq!(o.status.code(), Some(2), "{}", both(&o));
+}
+
+/// A VM's name without -n: every namespace, and the answer says which namespaces matched.
+#[test]
+fn a_vm_without_n_is_looked_for_in_every_namespace_and_says_where() {
+    let mut records = fleet();
+    let mut other = record(
+        20,
+        &R {
+            ns: "staging",
+            vm: "db-01",
+            from: "node-3",
+            to: "node-4",
+            outcome: Succeeded,
+            cause: "succeeded",
+            hours_ago: 2,
+            seconds: 30,
+            evacuating: false,
+        },
+    );
+    other.id = "kubevirt:uid-staging".into();
+    records.push(other);
+    let (_d, j) = journal_of(&records);
+    let (doc, code) = json(&j, &["vm/db-01"]);
+    // prod/db-01: 1 h, 3 h (failed) and 72 h ago; staging/db-01: 2 h ago.
+    assert_eq!((doc["matched"].as_u64(), code), (Some(4), 1), "{doc}");
+    assert_eq!(doc["namespaces"], serde_json::json!(["prod", "staging"]));
+    let o = history(&j, &["vm/db-01"]);
+    assert!(
+        stdout(&o).contains("vm/db-01 is in 2 namespaces: prod, staging (-n NAMESPACE for one)"),
+        "{}",
+        both(&o)
+    );
+    // One namespace matched: said too, without the hint.
+    let o = history(&j, &["vm/db-02"]);
+    assert!(
+        stdout(&o).contains("vm/db-02 is in namespace prod"),
+        "{}",
+        both(&o)
+    );
+    // -n: only that namespace, and nothing said about others.
+    let (doc, _) = json(&j, &["vm/db-01", "-n", "staging"]);
+    assert_eq!(doc["matched"], 1);
+    let o = history(&j, &["vm/db-01", "-n", "staging"]);
+    assert!(!stdout(&o).contains("namespaces:"), "{}", both(&o));
 }
 
 #[test]

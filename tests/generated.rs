@@ -69,3 +69,16 @@ fn the_man_page_documents_exit_codes() {
         );
     }
 }
+
+/// Issue 33 item 10: every command's page says its exit codes (`snapshot`, `completions`,
+/// `man` and `top` had none).
+#[test]
+fn every_command_page_has_an_exit_code_section() {
+    let pages = man_pages().expect("man pages render");
+    let missing: Vec<&str> = pages
+        .iter()
+        .filter(|(_, text)| !text.contains("EXIT CODES"))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(missing.is_empty(), "no EXIT CODES section: {missing:?}");
+}

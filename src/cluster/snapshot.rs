@@ -57,6 +57,34 @@ fn misspelled_kinds(skipped: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `DIR: skipped 2 of 14 .yaml/.yml/.json files that hold no Kubernetes object: a.yaml,
+/// b.json`. Files that are not .yaml, .yml or .json (a must-gather's logs, a README) are not
+/// counted: vmctl never took them for objects.
+fn skipped_files_warning(path: &Path, raw: &RawFiles) -> Option<String> {
+    let skipped = &raw.skipped_files;
+    if skipped.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = skipped
+        .iter()
+        .take(MAX_DETAILED_WARNINGS)
+        .map(|f| f.strip_prefix(path).unwrap_or(f).display().to_string())
+        .collect();
+    let more = skipped.len().saturating_sub(names.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: skipped {} of {} .yaml/.yml/.json files that hold no Kubernetes object (no apiVersion, kind or metadata): {}{more}",
+        path.display(),
+        skipped.len(),
+        raw.object_files,
+        names.join(", ")
+    ))
+}
+
 impl SnapshotSource {
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with(path, files::ReadLimits::default())
@@ -101,6 +129,16 @@ impl SnapshotSource {
             ));
         }
         warnings.extend(misspelled_kinds(&raw.skipped_kinds));
+        if let Some(w) = skipped_files_warning(path, &raw) {
+            warnings.push(w);
+        }
+        // What a narrowed capture (`vmctl snapshot -n NS`) left out: said at every replay.
+        warnings.extend(
+            raw.left_out
+                .iter()
+                .take(MAX_DETAILED_WARNINGS)
+                .map(|l| format!("{}: {l}", path.display())),
+        );
         let mut bad_times = entries.iter().filter(|e| e.header.bad_time().is_some());
         for entry in bad_times.by_ref().take(MAX_DETAILED_WARNINGS) {
             if let Some(bad) = entry.header.bad_time() {

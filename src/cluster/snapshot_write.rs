@@ -32,9 +32,12 @@ pub struct Snapshot {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotScope {
-    /// null = all namespaces.
+    /// null = all namespaces (the default: a capture is whole unless `-n` narrows it).
     pub namespace: Option<String>,
     pub node: Option<String>,
+    /// What a narrowed capture left out, one sentence each; `--from` says them again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// The raw lists a snapshot is made of.
@@ -44,8 +47,8 @@ pub struct Captured {
 }
 
 /// Lists every kind vmctl reads: the VMIs (on `node` when given), and the other namespaced
-/// kinds in `scoped`; pods, nodes, namespaces, the KubeVirt CR and MigrationPolicies from the
-/// whole cluster (node capacity and PDBs count every pod).
+/// kinds in `scoped` (every namespace unless `snapshot -n NS`); pods, nodes, namespaces, the
+/// KubeVirt CR and MigrationPolicies from the whole cluster (node capacity counts every pod).
 pub async fn capture(src: &impl Source, scoped: Query, node: Option<&str>) -> Result<Captured> {
     let all = Query::all();
     let mut vmi_query = scoped.clone();

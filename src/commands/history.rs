@@ -86,6 +86,12 @@ pub async fn run(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
     let target = args.target.as_deref().map(parse_target).transpose()?;
     let cause = args.cause.as_deref().map(check_cause).transpose()?;
     let scope = offline_scope(global, "history")?;
+    if global.kubeconfig.is_some() || global.context.is_some() {
+        // Said, not ignored: they narrowed the journal to a namespace before issue 33.
+        crate::say!(
+            "warning: history reads the journal only: --kubeconfig and --context narrow nothing there (-n NAMESPACE for one namespace, --cluster NAME for one cluster)"
+        );
+    }
     let now = match &global.now {
         Some(t) => parse_time(t, "--now")?,
         None => Timestamp::now(),

@@ -65,7 +65,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
             abort::run_libvirt(&cli.global, args).await
         }
         Command::Abort(args) => with_context(&cli, |ctx| abort::run_kubevirt(ctx, args)).await,
-        Command::Snapshot(args) => with_context(&cli, |ctx| snapshot::run(ctx, args)).await,
+        Command::Snapshot(args) => {
+            let namespace = cli.global.namespace.as_deref();
+            with_context(&cli, |ctx| snapshot::run(ctx, args, namespace)).await
+        }
         Command::Top(args) => with_context(&cli, |ctx| top::run(ctx, args)).await,
         Command::Record(args) => with_context(&cli, |ctx| record::run(ctx, args)).await,
         Command::History(args) => history::run(&cli, args).await,

@@ -6,20 +6,23 @@
 //! whole or not at all (`cluster::snapshot_write::write_file`).
 
 use crate::cli::SnapshotArgs;
-use crate::cluster::Source;
 use crate::cluster::snapshot_write::{Snapshot, SnapshotScope, capture, write_file};
+use crate::cluster::{Query, Source};
 use crate::context::Context;
 use crate::error::{Result, exit};
-use crate::policy::snapshot::{count_kinds, select_items};
+use crate::policy::snapshot::{count_kinds, left_out, select_items};
 use crate::render::snapshot::{document, wrote};
 use crate::render::write_stdout;
 
-pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
+/// `namespace`: `-n` as given. Not the context's scope: a capture is whole by default (every
+/// namespace, as `--from` reads it), whatever the kubeconfig context's namespace; `-n NS`
+/// narrows every namespaced kind alike, and the file and stderr say what it left out.
+pub async fn run(ctx: &Context, args: &SnapshotArgs, namespace: Option<&str>) -> Result<i32> {
     let node = args.node.as_deref();
 
     // ---- gather
     let (captured, version) = tokio::join!(
-        capture(&ctx.source, ctx.scope.query(), node),
+        capture(&ctx.source, Query::namespace(namespace), node),
         ctx.source.server_version()
     );
     let captured = captured?;
@@ -34,11 +37,16 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
     };
 
     // ---- decide
-    let items = select_items(captured, ctx.scope.namespace(), node);
+    let items = select_items(captured, namespace, node);
     let counts = count_kinds(&items);
+    let left_out = left_out(namespace, node);
+    for sentence in &left_out {
+        ctx.warn(sentence.clone());
+    }
     let scope = SnapshotScope {
-        namespace: ctx.scope.namespace().map(str::to_string),
+        namespace: namespace.map(str::to_string),
         node: args.node.clone(),
+        left_out,
     };
     let snapshot = Snapshot::new(
         ctx.now.to_string(),
@@ -54,7 +62,10 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
         write_stdout(&text)?;
     } else {
         write_file(&args.file, &text)?;
-        crate::say!("{}", wrote(&args.file.display().to_string(), &counts));
+        crate::say!(
+            "{}",
+            wrote(&args.file.display().to_string(), namespace, &counts)
+        );
     }
     Ok(exit::OK)
 }

@@ -598,11 +598,17 @@ pub async fn first_model(
             let kubevirt = kubevirt
                 .await
                 .map_err(|e| Error::Internal(format!("reading the KubeVirt CR: {e}")))??;
+            // One frame: the clock of its lists (--now when given, as every one-shot command).
+            let now = if ctx.clock == crate::context::ClockSource::Given {
+                ctx.now
+            } else {
+                Timestamp::now()
+            };
             Ok(model_of(
                 &follower.mirror,
                 kubevirt,
                 opts.loops,
-                Timestamp::now(),
+                now,
                 &ctx.source_description(),
                 &scope,
                 &[],

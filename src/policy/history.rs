@@ -79,6 +79,9 @@ pub struct HistoryReport {
     pub by_node: Vec<NodeTotals>,
     /// By count (descending), then cause id.
     pub by_cause: Vec<CauseTotals>,
+    /// The namespaces of the migrations that matched, by name (a VM's name read without
+    /// `-n` may be in several).
+    pub namespaces: Vec<String>,
 }
 
 impl HistoryReport {
@@ -182,6 +185,12 @@ pub fn report(records: Vec<MigrationRecord>, now_ms: i64, limit: Option<usize>) 
         .collect();
     by_cause.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.cause.cmp(&b.cause)));
     let matched = records.len() as u64;
+    let namespaces: BTreeSet<&str> = records
+        .iter()
+        .map(|r| r.namespace.as_str())
+        .filter(|ns| !ns.is_empty())
+        .collect();
+    let namespaces: Vec<String> = namespaces.into_iter().map(str::to_string).collect();
     let rows = records
         .into_iter()
         .take(limit.unwrap_or(usize::MAX))
@@ -203,6 +212,7 @@ pub fn report(records: Vec<MigrationRecord>, now_ms: i64, limit: Option<usize>) 
         totals,
         by_node,
         by_cause,
+        namespaces,
     }
 }
 

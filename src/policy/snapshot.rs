@@ -194,6 +194,24 @@ pub fn select_items(captured: Captured, namespace: Option<&str>, node: Option<&s
     items.into_iter().map(strip_noise).collect()
 }
 
+/// What a capture narrowed by `-n NS` or `--node NODE` leaves out, one sentence each (said on
+/// stderr, written into the file's `scope.leftOut`, said again by `--from`). Empty for a
+/// whole capture.
+pub fn left_out(namespace: Option<&str>, node: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(ns) = namespace {
+        out.push(format!(
+            "the snapshot holds only namespace {ns} (-n): VMs, VMIs, migrations, PDBs, quotas and events of other namespaces are left out (their pods only as node capacity); without -n it holds every namespace"
+        ));
+    }
+    if let Some(node) = node {
+        out.push(format!(
+            "the snapshot holds only the VMIs on node {node} (--node): other VMIs and their VMs, migrations and events are left out (their pods only as node capacity)"
+        ));
+    }
+    out
+}
+
 /// The objects of each kind in `items`, by `kind`.
 pub fn count_kinds(items: &[Value]) -> BTreeMap<String, usize> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();

@@ -39,6 +39,8 @@ pub struct HistoryDocument<'a> {
     pub journal: String,
     pub query: &'a Searched,
     pub matched: u64,
+    /// The namespaces of the migrations that matched.
+    pub namespaces: &'a [String],
     pub records: &'a [HistoryRow],
     pub totals: &'a Counts,
     pub by_node: &'a [NodeTotals],
@@ -58,6 +60,7 @@ pub fn document<'a>(
         journal: journal.to_string(),
         query: searched,
         matched: report.matched,
+        namespaces: &report.namespaces,
         records: &report.records,
         totals: &report.totals,
         by_node: &report.by_node,
@@ -140,6 +143,25 @@ pub fn nothing_found(searched: &Searched, journal: &str) -> String {
         "{what}{filters} {ns} since {} ({}) in journal {journal}",
         searched.since, searched.window
     ))
+}
+
+/// Where a VM's name, asked for without `-n`, was found: `vm/db is in namespace prod`, or
+/// `vm/db is in 2 namespaces: prod, staging (-n NAMESPACE for one)`. None for other targets
+/// or with `-n`.
+pub fn vm_namespaces(report: &HistoryReport, searched: &Searched) -> Option<String> {
+    let target = searched.target.as_deref()?;
+    if !target.starts_with("vm/") || searched.namespace.is_some() {
+        return None;
+    }
+    Some(printable(&match report.namespaces.as_slice() {
+        [] => return None,
+        [one] => format!("{target} is in namespace {one}"),
+        all => format!(
+            "{target} is in {} namespaces: {} (-n NAMESPACE for one)",
+            all.len(),
+            all.join(", ")
+        ),
+    }))
 }
 
 /// The table: the migrations, then by node, by cause and the totals.
@@ -291,6 +313,10 @@ pub fn render_table(
         Tone::Strong,
     ));
     out.push('\n');
+    if let Some(line) = vm_namespaces(report, searched) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out.push_str(&printable(&format!(
         "since {} ({}) · journal {journal}",
         searched.since, searched.window

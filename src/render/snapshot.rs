@@ -24,11 +24,19 @@ pub fn document(output: OutputFormat, snapshot: &Snapshot) -> Result<String> {
     text.map_err(|e| Error::Internal(format!("serialising the snapshot: {e}")))
 }
 
-/// `wrote N objects to PATH: n Kind, …` (the caller escapes it for the terminal).
-pub fn wrote(path: &str, counts: &BTreeMap<String, usize>) -> String {
+/// `wrote N objects of every namespace to PATH: n Kind, …` (`of namespace NS` with -n; the
+/// caller escapes it for the terminal).
+pub fn wrote(path: &str, namespace: Option<&str>, counts: &BTreeMap<String, usize>) -> String {
     let total: usize = counts.values().sum();
     let summary: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    format!("wrote {total} objects to {path}: {}", summary.join(", "))
+    let scope = match namespace {
+        Some(ns) => format!("namespace {ns}"),
+        None => "every namespace".to_string(),
+    };
+    format!(
+        "wrote {total} objects of {scope} to {path}: {}",
+        summary.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -39,8 +47,12 @@ mod tests {
     fn the_summary_counts_every_kind() {
         let counts = BTreeMap::from([("Pod".to_string(), 3), ("Node".to_string(), 2)]);
         assert_eq!(
-            wrote("out.yaml", &counts),
-            "wrote 5 objects to out.yaml: 2 Node, 3 Pod"
+            wrote("out.yaml", None, &counts),
+            "wrote 5 objects of every namespace to out.yaml: 2 Node, 3 Pod"
+        );
+        assert_eq!(
+            wrote("out.yaml", Some("prod"), &counts),
+            "wrote 5 objects of namespace prod to out.yaml: 2 Node, 3 Pod"
         );
     }
 }

@@ -10,10 +10,10 @@ use serde_json::value::RawValue;
 
 use super::header::{KeyIn, StrSeed, parse_header};
 use super::time::TimeNotes;
-use super::{FileText, Kind, Origin, RawFiles, SNAPSHOT_KIND, list_entries, make_entry};
+use super::{FileText, Kind, Origin, Parsed, RawFiles, SNAPSHOT_KIND, list_entries, make_entry};
 use crate::error::{Error, Result};
 
-pub(super) fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()> {
+pub(super) fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -> Result<Parsed> {
     let file = found.file_index()?;
     let origin = Origin {
         file: path.to_path_buf(),
@@ -39,17 +39,20 @@ pub(super) fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -
     let mut entries = Vec::new();
     match top {
         Top::Null => {}
+        // Not a Kubernetes document at all (`Parsed::NotKubernetes`).
         Top::Other(what) => {
-            return Err(Error::bad_input(
+            return Ok(Parsed::NotKubernetes(Error::bad_input(
                 &origin,
                 format!("expected a Kubernetes object or List, found {what}"),
-            ));
+            )));
         }
         Top::Object {
             kind,
             captured_at,
             server_version,
+            left_out,
             items: Some(items),
+            ..
         } => {
             let Items::List(items) = items else {
                 return Err(Error::bad_input(&origin, "`items` is not a list"));
@@ -62,20 +65,29 @@ pub(super) fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -
                 if let Some(v) = server_version {
                     found.server_version = Some(v.into_owned());
                 }
+                found.left_out = left_out;
             }
             let spans: Vec<(usize, usize)> = items.iter().map(|item| span_of(item.get())).collect();
             drop(items);
             entries = list_entries(kind, &spans, &text, file, 1, &origin, found)?;
         }
         Top::Object {
-            kind, items: None, ..
+            kind,
+            items: None,
+            kubernetes_like,
+            ..
         } => {
             let kind = kind.map(Cow::into_owned).unwrap_or_default();
             if kind.is_empty() {
-                return Err(Error::bad_input(
+                let e = Error::bad_input(
                     &origin,
                     "document has neither `kind` nor `items`: not a Kubernetes object or List",
-                ));
+                );
+                return if kubernetes_like {
+                    Err(e)
+                } else {
+                    Ok(Parsed::NotKubernetes(e))
+                };
             }
             match Kind::from_kind_name(&kind) {
                 Some(k) => {
@@ -100,7 +112,7 @@ pub(super) fn parse_json_into(path: &Path, text: String, found: &mut RawFiles) -
         path: path.to_path_buf(),
         text,
     });
-    Ok(())
+    Ok(Parsed::Read)
 }
 
 /// serde errors end with " at line X column Y"; the location is already in the prefix.
@@ -119,7 +131,11 @@ enum Top<'de> {
         kind: Option<Cow<'de, str>>,
         captured_at: Option<Cow<'de, str>>,
         server_version: Option<Cow<'de, str>>,
+        /// `scope.leftOut` of a vmctl snapshot.
+        left_out: Vec<String>,
         items: Option<Items<'de>>,
+        /// It has `apiVersion`, `kind` or `metadata` (see `Parsed::NotKubernetes`).
+        kubernetes_like: bool,
     },
 }
 
@@ -156,18 +172,37 @@ impl<'de> Visitor<'de> for TopVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Top<'de>, A::Error> {
         let (mut kind, mut captured_at, mut server_version, mut items) = (None, None, None, None);
+        let mut left_out = Vec::new();
+        let mut kubernetes_like = false;
         // Later duplicate keys win, as they do in a `Value`.
-        while let Some(key) =
-            map.next_key_seed(KeyIn(&["kind", "capturedAt", "items", "serverVersion"]))?
-        {
+        while let Some(key) = map.next_key_seed(KeyIn(&[
+            "kind",
+            "capturedAt",
+            "items",
+            "serverVersion",
+            "scope",
+            "apiVersion",
+            "metadata",
+        ]))? {
             match key {
-                Some(0) => kind = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
+                Some(0) => {
+                    kubernetes_like = true;
+                    kind = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?
+                }
                 Some(1) => captured_at = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?,
                 Some(2) => items = Some(map.next_value_seed(ItemsSeed)?),
                 Some(3) => {
                     server_version = map.next_value_seed(StrSeed(&mut TimeNotes::default()))?
                 }
-                _ => {
+                // A snapshot's scope: a few short lines, read as a tree.
+                Some(4) => {
+                    left_out = super::left_out(Some(&map.next_value::<serde_json::Value>()?))
+                }
+                Some(_) => {
+                    kubernetes_like = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                None => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -176,7 +211,9 @@ impl<'de> Visitor<'de> for TopVisitor {
             kind,
             captured_at,
             server_version,
+            left_out,
             items,
+            kubernetes_like,
         })
     }
 }

@@ -224,6 +224,12 @@ pub struct RawFiles {
     pub server_version: Option<String>,
     /// Kinds that were present but are not read by vmctl (e.g. `Deployment`), for messages.
     pub skipped_kinds: Vec<String>,
+    /// `scope.leftOut` of a vmctl snapshot: what its capture left out (`snapshot -n NS`).
+    pub left_out: Vec<String>,
+    /// Files of a directory that hold no Kubernetes object ([`Parsed::NotKubernetes`]),
+    /// skipped; and how many .yaml/.yml/.json files the directory held.
+    pub skipped_files: Vec<PathBuf>,
+    pub object_files: usize,
 }
 
 impl RawFiles {
@@ -359,11 +365,50 @@ fn article(word: &str) -> &'static str {
     }
 }
 
+/// `scope.leftOut` of a vmctl snapshot: the sentences its capture wrote about what it left
+/// out (`vmctl snapshot -n NS`, `--node`); anything else there is ignored.
+fn left_out(scope: Option<&Value>) -> Vec<String> {
+    scope
+        .and_then(|s| s.get("leftOut"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
 /// The `kind` vmctl writes at the top of its own snapshot files.
 pub const SNAPSHOT_KIND: &str = "Snapshot";
 
+/// What reading one file's text came to.
+#[derive(Debug)]
+pub(super) enum Parsed {
+    /// Its objects are in `found` (none, for an empty file).
+    Read,
+    /// Nothing in it is a Kubernetes object, nor looks like one: not a document vmctl (or
+    /// kubectl) would write. Nothing of it was kept; the error is what it is when the file is
+    /// named alone (`--from file.yaml`). In a directory the file is skipped with a warning:
+    /// a must-gather holds such files beside its dumps (config, notes, plain lists).
+    ///
+    /// "Looks like Kubernetes": a document (a mapping) with `apiVersion`, `kind`, `items` or
+    /// `metadata`. A file with one such document is read, and a broken object in it (no
+    /// `kind`, no `metadata.name`, a field of the wrong type) stays an error naming the file
+    /// and the field: skipping it would silently drop what the operator captured. So does a
+    /// file that is not valid YAML/JSON at all: it cannot be told from a truncated dump.
+    NotKubernetes(Error),
+}
+
 /// Parses one file's text (JSON or YAML, one or many documents); keeps the text.
 pub fn parse_text_into(path: &Path, text: String, found: &mut RawFiles) -> Result<()> {
+    match parse_text(path, text, found)? {
+        Parsed::Read => Ok(()),
+        Parsed::NotKubernetes(e) => Err(e),
+    }
+}
+
+/// [`parse_text_into`], telling a file with no Kubernetes object in it apart.
+pub(super) fn parse_text(path: &Path, text: String, found: &mut RawFiles) -> Result<Parsed> {
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
     if is_json || text.trim_start().starts_with('{') {
         json::parse_json_into(path, text, found)

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{FileObjects, RawFiles, parse_text_into};
+use super::{FileObjects, Parsed, RawFiles, parse_text};
 use crate::error::{Error, Result};
 
 fn is_object_file(path: &Path) -> bool {
@@ -143,8 +143,15 @@ pub fn read_raw_with(path: &Path, limits: ReadLimits) -> Result<RawFiles> {
                 "directory holds no .yaml, .yml or .json file",
             ));
         }
+        found.object_files = files.len();
         for file in &files {
-            read_limited_into(file, &mut found, &mut budget, limits)?;
+            // A file of the directory with no Kubernetes object in it is skipped (with a
+            // warning, `SnapshotSource`), not a reason to reject the whole directory.
+            if let Parsed::NotKubernetes(_) =
+                read_limited_into(file, &mut found, &mut budget, limits)?
+            {
+                found.skipped_files.push(file.clone());
+            }
         }
         if found.entries.is_empty() {
             return Err(Error::bad_input(
@@ -160,7 +167,11 @@ pub fn read_raw_with(path: &Path, limits: ReadLimits) -> Result<RawFiles> {
         if !meta.is_file() {
             return Err(not_regular(path, &meta));
         }
-        read_limited_into(path, &mut found, &mut budget, limits)?;
+        // A file named alone is read whole or refused.
+        if let Parsed::NotKubernetes(e) = read_limited_into(path, &mut found, &mut budget, limits)?
+        {
+            return Err(e);
+        }
         if found.entries.is_empty() {
             return Err(Error::bad_input(
                 path.display(),
@@ -187,7 +198,7 @@ fn read_limited_into(
     found: &mut RawFiles,
     budget: &mut u64,
     limits: ReadLimits,
-) -> Result<()> {
+) -> Result<Parsed> {
     use std::io::Read;
     let cannot = |e: std::io::Error| {
         Error::bad_input(path.display(), format!("cannot read: {}", io_reason(&e)))
@@ -217,17 +228,27 @@ fn read_limited_into(
         return Err(too_large(path, limits));
     }
     *budget -= read;
-    parse_text_into(path, text, found)
+    parse_text(path, text, found)
 }
 
 fn skipped_note(found: &RawFiles) -> String {
-    if found.skipped_kinds.is_empty() {
-        String::new()
-    } else {
+    let mut notes = Vec::new();
+    if !found.skipped_kinds.is_empty() {
         let mut kinds = found.skipped_kinds.clone();
         kinds.sort();
         kinds.dedup();
-        format!(" (found only {})", kinds.join(", "))
+        notes.push(format!("found only {}", kinds.join(", ")));
+    }
+    if !found.skipped_files.is_empty() {
+        notes.push(format!(
+            "{} file(s) hold no Kubernetes object",
+            found.skipped_files.len()
+        ));
+    }
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
     }
 }
 

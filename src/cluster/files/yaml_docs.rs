@@ -9,7 +9,10 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 
 use super::header::parse_header;
-use super::{FileText, Kind, Origin, RawFiles, SNAPSHOT_KIND, fill_kind, list_entries, make_entry};
+use super::{
+    FileText, Kind, Origin, Parsed, RawFiles, SNAPSHOT_KIND, fill_kind, left_out, list_entries,
+    make_entry,
+};
 use crate::cluster::yaml;
 use crate::error::{Error, Result};
 
@@ -42,7 +45,7 @@ fn forbidden_control(text: &str) -> Option<(usize, usize, char)> {
 /// overflow aborts the process. Only what is touched of it is ever memory.
 const YAML_STACK: usize = 16 << 20;
 
-pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<()> {
+pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> Result<Parsed> {
     if let Some((line, column, c)) = forbidden_control(text) {
         return Err(Error::bad_input(
             format!("{}:{line}:{column}", path.display()),
@@ -87,6 +90,25 @@ pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> 
             ),
         )
     })?;
+    // No document is, or looks like, a Kubernetes object (see `Parsed::NotKubernetes`).
+    let foreign = docs.iter().any(|d| !matches!(d, Doc::Null))
+        && docs.iter().all(|d| {
+            matches!(
+                d,
+                Doc::Null
+                    | Doc::NotObject(_)
+                    | Doc::NoKind {
+                        kubernetes_like: false
+                    }
+            )
+        });
+    let refuse = |e: Error| {
+        if foreign {
+            Ok(Parsed::NotKubernetes(e))
+        } else {
+            Err(e)
+        }
+    };
     let mut entries = Vec::new();
     // Documents are numbered as serde-saphyr hands them over: empty ones are not counted.
     for (index, doc) in docs.into_iter().enumerate() {
@@ -109,6 +131,7 @@ pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> 
                     if let Some(v) = top.get("serverVersion").and_then(Value::as_str) {
                         found.server_version = Some(v.to_string());
                     }
+                    found.left_out = left_out(top.get("scope"));
                 }
                 let more = list_entries(kind, &items, &json, file, document, &origin, found)?;
                 entries.extend(more);
@@ -130,14 +153,14 @@ pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> 
             }
             Doc::Skipped(kind) => found.skipped_kinds.push(kind),
             Doc::Null => {}
-            Doc::NoKind => {
-                return Err(Error::bad_input(
+            Doc::NoKind { .. } => {
+                return refuse(Error::bad_input(
                     &origin,
                     "document has neither `kind` nor `items`: not a Kubernetes object or List",
                 ));
             }
             Doc::NotObject(what) => {
-                return Err(Error::bad_input(
+                return refuse(Error::bad_input(
                     &origin,
                     format!("expected a Kubernetes object or List, found {what}"),
                 ));
@@ -150,7 +173,7 @@ pub(super) fn parse_yaml_into(path: &Path, text: &str, found: &mut RawFiles) -> 
         path: path.to_path_buf(),
         text: json,
     });
-    Ok(())
+    Ok(Parsed::Read)
 }
 
 /// A file's YAML documents: their objects' JSON text, one after the other, and what each
@@ -198,8 +221,9 @@ enum Doc {
     Skipped(String),
     /// `null` as a document's root (serde-saphyr skips empty documents itself).
     Null,
-    /// An object without `kind` or `items`.
-    NoKind,
+    /// An object without `kind` or `items`; `kubernetes_like` when it has `apiVersion`,
+    /// `kind` (not a string) or `metadata` all the same (a broken object, not another file).
+    NoKind { kubernetes_like: bool },
     /// A scalar or a list ("a string", "a list").
     NotObject(&'static str),
 }
@@ -270,9 +294,12 @@ impl<'de> Visitor<'de> for YamlDocVisitor {
         }
         let kind_name = top.get("kind").and_then(Value::as_str).unwrap_or("");
         if kind_name.is_empty() {
+            let kubernetes_like = ["apiVersion", "kind", "metadata"]
+                .iter()
+                .any(|k| top.contains_key(*k));
             return Ok(YamlDoc {
                 json,
-                doc: Doc::NoKind,
+                doc: Doc::NoKind { kubernetes_like },
             });
         }
         let Some(kind) = Kind::from_kind_name(kind_name) else {
