@@ -545,8 +545,9 @@ async fn abort_line(
                     plan.phase.as_str()
                 );
             }
+            // Annotated first, like `vmctl abort`: the diagnosis then says vmctl asked.
             match KubeVirtDriver::new(live)
-                .delete_vmim(&t.namespace, &t.migration)
+                .abort_vmim(&t.namespace, &t.migration, "vmctl top")
                 .await
             {
                 Ok(true) => format!(
