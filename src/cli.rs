@@ -140,6 +140,11 @@ impl Command {
     pub fn writes_html(&self) -> bool {
         matches!(self, Command::Explain(_) | Command::PlanDrain(_))
     }
+
+    /// `-o name`: the commands that list objects (status, not `--watch`).
+    pub fn writes_names(&self) -> bool {
+        matches!(self, Command::Status(a) if !a.watch)
+    }
 }
 
 const STATUS_OUTPUT: &str = "\

@@ -12,7 +12,6 @@ use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::policy::snapshot::{count_kinds, select_items};
 use crate::render::snapshot::{document, wrote};
-use crate::render::write_stdout;
 
 pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
     let node = args.node.as_deref();
@@ -51,7 +50,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs) -> Result<i32> {
     // ---- render
     let text = document(ctx.output, &snapshot)?;
     if args.file.as_os_str() == "-" {
-        write_stdout(&text)?;
+        crate::render::write_document(&text)?;
     } else {
         write_file(&args.file, &text)?;
         crate::say!("{}", wrote(&args.file.display().to_string(), &counts));

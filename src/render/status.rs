@@ -3,7 +3,7 @@
 
 use crate::policy::eviction::StrategySource;
 use crate::policy::pods::{LauncherPod, PodRole};
-use crate::render::table::{TableBuilder, plain};
+use crate::render::table::{TableBuilder, clip, plain};
 use crate::render::{Style, Tone};
 use crate::text as fmt;
 
@@ -123,8 +123,9 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
         report.as_of, report.source
     )));
+    out.push_str(&render_nodes(report, style));
     if report.vmis.is_empty() {
-        out.push_str("No VMIs found.\n");
+        out.push_str(&no_vmis(report.namespace.as_deref()));
     } else {
         let mut headers = vec![
             "namespace",
@@ -146,6 +147,8 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 StrategySource::Default => format!("{} (default)", r.eviction_strategy),
             };
             let migratable = match (r.live_migratable, r.reasons.first()) {
+                // The condition's reason fits a column; its words are in -o wide.
+                (_, Some(b)) if !wide => (format!("no: {}", clip(&b.reason, 30)), Tone::Warn),
                 (_, Some(b)) => (format!("no: {}", b.summary), Tone::Warn),
                 (Some(true), None) => ("yes".to_string(), Tone::Good),
                 (Some(false), None) => ("no".to_string(), Tone::Warn),
@@ -157,7 +160,13 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 _ => Tone::Warn,
             };
             let name = if r.evacuation.is_some() {
-                (format!("{} (evacuating)", r.name), Tone::Warn)
+                let attempt = r
+                    .evacuation_chain
+                    .as_ref()
+                    .filter(|c| c.attempt > 1)
+                    .map(|c| format!(", attempt {}", c.attempt))
+                    .unwrap_or_default();
+                (format!("{} (evacuating{attempt})", r.name), Tone::Warn)
             } else {
                 plain(r.name.clone())
             };
@@ -168,7 +177,12 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 (r.phase.clone(), phase_tone),
                 plain(eviction),
                 migratable,
-                migration_cell(r),
+                if wide {
+                    migration_cell(r)
+                } else {
+                    let (text, tone) = migration_cell(r);
+                    (clip(&text, 48), tone)
+                },
             ];
             if wide {
                 row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
@@ -232,7 +246,11 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     m.decentralized.as_ref(),
                 )),
                 (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(crate::text::printable(&m.waiting_for)),
+                plain(if wide {
+                    crate::text::printable(&m.waiting_for)
+                } else {
+                    clip(&crate::text::printable(&m.waiting_for), 48)
+                }),
             ];
             if wide {
                 let live = |pod: &Option<String>| match pod {
@@ -315,16 +333,123 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str("\nAttention:\n");
         for w in &report.warnings {
             let tone = match w.kind.as_str() {
-                "post-copy" | "blocks-drain" | "failed" | "decentralized-failure" => Tone::Bad,
+                "post-copy"
+                | "blocks-drain"
+                | "failed"
+                | "decentralized-failure"
+                | "cordoned-node" => Tone::Bad,
                 _ => Tone::Warn,
             };
+            let about = if w.vmi.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", crate::text::printable(&w.vmi))
+            };
             out.push_str(&format!(
-                "  {} {}: {}\n",
+                "  {} {about}{}\n",
                 style.paint("!", tone),
-                crate::text::printable(&w.vmi),
                 crate::text::printable(&w.message)
             ));
         }
     }
     out
+}
+
+/// What `status` says when no VMI is in scope, naming the scope and the way to widen it
+/// (kubectl: `No resources found in default namespace.`).
+pub fn no_vmis(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!(
+            "No VMIs found in namespace {} (use -A for every namespace).\n",
+            crate::text::printable(ns)
+        ),
+        None => "No VMIs found in any namespace.\n".into(),
+    }
+}
+
+/// `-o name`: one `virtualmachineinstance.kubevirt.io/NAME` line per VMI, as kubectl.
+pub fn render_names(report: &StatusReport) -> String {
+    report
+        .vmis
+        .iter()
+        .map(|v| {
+            format!(
+                "virtualmachineinstance.kubevirt.io/{}\n",
+                crate::text::printable(&v.name)
+            )
+        })
+        .collect()
+}
+
+/// `cordoned, draining`, `cordoned, drained`, `cordoned`, `evacuated, not cordoned`.
+pub fn node_state_words(n: &NodeDrain) -> &'static str {
+    match n.state.as_str() {
+        "draining" => "cordoned, draining",
+        "drained" => "cordoned, drained",
+        "cordoned" => "cordoned, nothing moving",
+        _ => "evacuated, not cordoned",
+    }
+}
+
+/// The nodes cordoned or evacuated, first: how far each drain is, counted from the API
+/// (VMIs still on the node, evictions KubeVirt accepted, migrations in flight, launcher
+/// pods left, VMIs moved), and which VMIs are still there.
+pub fn render_nodes(report: &StatusReport, style: Style) -> String {
+    if report.nodes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Nodes cordoned or evacuated:\n");
+    let mut t = TableBuilder::new(
+        style,
+        &[
+            "node",
+            "state",
+            "vmis left",
+            "evictions accepted",
+            "migrating",
+            "launcher pods left",
+            "moved",
+        ],
+    );
+    for n in &report.nodes {
+        let tone = match n.state.as_str() {
+            "drained" => Tone::Good,
+            "cordoned" => Tone::Bad,
+            _ => Tone::Warn,
+        };
+        t.row(vec![
+            plain(n.name.clone()),
+            (node_state_words(n).to_string(), tone),
+            plain(n.vmis_left.len().to_string()),
+            plain(n.evictions_accepted.to_string()),
+            plain(n.migrations_in_flight.to_string()),
+            plain(n.launcher_pods_left.to_string()),
+            plain(n.moved.len().to_string()),
+        ]);
+    }
+    out.push_str(&t.render());
+    for n in report.nodes.iter().filter(|n| !n.vmis_left.is_empty()) {
+        out.push_str(&format!(
+            "  still on {}: {}\n",
+            crate::text::printable(&n.name),
+            crate::text::printable(&names_list(&n.vmis_left))
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: `No VMIs found.` named neither the namespace nor `-A`.
+    #[test]
+    fn no_vmis_names_the_namespace_and_the_way_to_every_namespace() {
+        assert_eq!(
+            no_vmis(Some("default")),
+            "No VMIs found in namespace default (use -A for every namespace).\n"
+        );
+        assert_eq!(no_vmis(None), "No VMIs found in any namespace.\n");
+    }
 }
