@@ -372,7 +372,10 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
         let screen = t.wait_for("the drain in top's header", |s| {
             s.contains("cordoned node-1") && s.contains("batch-01")
         });
-        let header: Vec<&str> = screen.lines().take(6).collect();
+        let header: Vec<&str> = screen
+            .lines()
+            .take_while(|l| !l.starts_with('┌') && !l.starts_with('+'))
+            .collect();
         let header = header.join("\n");
         assert!(
             header.contains(&format!(

@@ -352,14 +352,20 @@ fn node_drains(
         .filter(|n| n.cordoned)
         .map(|n| (n.name.clone(), true))
         .collect();
+    let shown: std::collections::HashSet<(&str, &str)> = vmis
+        .iter()
+        .map(|v| (v.namespace.as_str(), v.name.as_str()))
+        .collect();
     let evacuated = vmis
         .iter()
         .filter_map(|v| v.evacuation.as_ref().map(|e| e.node_name.clone()))
         .chain(
+            // Of the VMIs shown (`-l`, names): the report's other counts are of those.
             inputs
                 .vmims
                 .iter()
                 .filter(|m| !m.is_final())
+                .filter(|m| shown.contains(&(m.namespace(), m.spec.vmi_name.as_str())))
                 .filter_map(|m| m.evacuation_node().map(str::to_string)),
         );
     for name in evacuated {
@@ -390,7 +396,10 @@ fn node_drains(
     }
     let mut migrating: HashMap<&str, usize> = HashMap::new();
     for m in inputs.vmims.iter().filter(|m| !m.is_final()) {
-        let vmi = by_vmi.get(&(m.namespace(), m.spec.vmi_name.as_str()));
+        let Some(vmi) = by_vmi.get(&(m.namespace(), m.spec.vmi_name.as_str())) else {
+            continue;
+        };
+        let vmi = Some(vmi);
         let mut of: Vec<&str> = [
             m.evacuation_node(),
             vmi.and_then(|v| v.node.as_deref()),

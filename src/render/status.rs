@@ -38,7 +38,9 @@ pub fn phase_words(phase: &str, decentralized: Option<&Decentralized>) -> String
     }
 }
 
-fn migration_cell(row: &VmiRow) -> (String, Tone) {
+/// The MIGRATION cell. `wide`: phase, mode, route, elapsed of budget; the default is
+/// compact (the default mode PreCopy and the budget are left out).
+fn migration_cell(row: &VmiRow, wide: bool) -> (String, Tone) {
     if let Some(m) = &row.migration {
         let nodes = route(
             m.source_node.as_deref(),
@@ -47,13 +49,17 @@ fn migration_cell(row: &VmiRow) -> (String, Tone) {
         );
         let phase = phase_words(&m.phase, m.decentralized.as_ref());
         let mut text = format!("{phase} {nodes}");
-        if let Some(mode) = &m.mode {
-            text = format!("{phase} {mode} {nodes}");
+        match m.mode.as_deref() {
+            Some(mode) if wide => text = format!("{phase} {mode} {nodes}"),
+            // Post-copy runs, by definition: its mode says more than the phase.
+            Some("PostCopy") => text = format!("PostCopy {nodes}"),
+            Some(mode) if mode != "PreCopy" => text = format!("{phase} {mode} {nodes}"),
+            _ => {}
         }
         if let Some(e) = m.elapsed_seconds {
             match m
                 .budget_seconds
-                .filter(|b| *b > 0 && m.start_timestamp.is_some())
+                .filter(|b| *b > 0 && m.start_timestamp.is_some() && wide)
             {
                 Some(b) => text.push_str(&format!(
                     " {}/{}",
@@ -64,7 +70,11 @@ fn migration_cell(row: &VmiRow) -> (String, Tone) {
             }
         }
         if m.point_of_no_return {
-            text.push_str(" POINT OF NO RETURN");
+            text.push_str(if wide {
+                " POINT OF NO RETURN"
+            } else {
+                " NO RETURN"
+            });
             return (text, Tone::Bad);
         }
         return (text, Tone::Warn);
@@ -127,15 +137,19 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
     if report.vmis.is_empty() {
         out.push_str(&no_vmis(report.namespace.as_deref()));
     } else {
-        let mut headers = vec![
-            "namespace",
-            "name",
-            "node",
-            "phase",
-            "eviction",
-            "migratable",
-            "migration",
-        ];
+        // As kubectl: the namespace column with -A only; the eviction strategy and its
+        // source, the owner, the pods and the last migration in -o wide (a default that fits
+        // near 120 columns).
+        let all = report.namespace.is_none();
+        let mut headers = Vec::new();
+        if all {
+            headers.push("namespace");
+        }
+        headers.extend(["name", "node", "phase"]);
+        if wide {
+            headers.push("eviction");
+        }
+        headers.extend(["migratable", "migration"]);
         if wide {
             headers.extend(["vm", "pods", "last migration"]);
         }
@@ -148,7 +162,19 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             };
             let migratable = match (r.live_migratable, r.reasons.first()) {
                 // The condition's reason fits a column; its words are in -o wide.
-                (_, Some(b)) if !wide => (format!("no: {}", clip(&b.reason, 30)), Tone::Warn),
+                (_, Some(b)) if !wide => (
+                    format!(
+                        "no: {}",
+                        clip(
+                            b.reason
+                                .strip_suffix("NotLiveMigratable")
+                                .filter(|r| !r.is_empty())
+                                .unwrap_or(&b.reason),
+                            22
+                        )
+                    ),
+                    Tone::Warn,
+                ),
                 (_, Some(b)) => (format!("no: {}", b.summary), Tone::Warn),
                 (Some(true), None) => ("yes".to_string(), Tone::Good),
                 (Some(false), None) => ("no".to_string(), Tone::Warn),
@@ -170,20 +196,25 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             } else {
                 plain(r.name.clone())
             };
-            let mut row = vec![
-                plain(r.namespace.clone()),
+            let mut row = Vec::new();
+            if all {
+                row.push(plain(r.namespace.clone()));
+            }
+            row.extend([
                 name,
                 plain(r.node.clone().unwrap_or_else(|| "-".into())),
                 (r.phase.clone(), phase_tone),
-                plain(eviction),
-                migratable,
-                if wide {
-                    migration_cell(r)
-                } else {
-                    let (text, tone) = migration_cell(r);
-                    (clip(&text, 48), tone)
-                },
-            ];
+            ]);
+            if wide {
+                row.push(plain(eviction));
+            }
+            row.push(migratable);
+            row.push(if wide {
+                migration_cell(r, true)
+            } else {
+                let (text, tone) = migration_cell(r, false);
+                (clip(&text, 40), tone)
+            });
             if wide {
                 row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
                 row.push(plain(pods_cell(&r.pods)));
@@ -209,21 +240,21 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str(&t.render());
     }
 
+    let all_namespaces = report.namespace.is_none();
     if !report.migrations.is_empty() {
         out.push_str(&format!(
             "\nMigrations not finished ({}):\n",
             report.migrations.len()
         ));
-        let mut headers = vec![
-            "namespace",
-            "name",
-            "vmi",
-            "phase",
-            "age",
-            "nodes",
-            "mode",
-            "waiting for",
-        ];
+        let mut headers = Vec::new();
+        if all_namespaces {
+            headers.push("namespace");
+        }
+        headers.extend(["name", "vmi", "phase", "age", "nodes"]);
+        if wide {
+            headers.push("mode");
+        }
+        headers.push("waiting for");
         if wide {
             headers.extend(["source pod", "target pod", "evacuates", "priority"]);
         }
@@ -234,24 +265,34 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             } else {
                 Tone::Plain
             };
-            let mut row = vec![
-                plain(m.namespace.clone()),
+            let mut row = Vec::new();
+            if all_namespaces {
+                row.push(plain(m.namespace.clone()));
+            }
+            row.extend([
                 plain(m.name.clone()),
                 plain(m.vmi.clone()),
-                (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
+                // The default has no MODE column: post-copy shows as the phase.
+                if !wide && m.mode.as_deref() == Some("PostCopy") {
+                    ("PostCopy".to_string(), Tone::Bad)
+                } else {
+                    (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn)
+                },
                 plain(m.age_seconds.map(fmt::age).unwrap_or_else(|| "-".into())),
                 plain(route(
                     m.source_node.as_deref(),
                     m.target_node.as_deref(),
                     m.decentralized.as_ref(),
                 )),
-                (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(if wide {
-                    crate::text::printable(&m.waiting_for)
-                } else {
-                    clip(&crate::text::printable(&m.waiting_for), 48)
-                }),
-            ];
+            ]);
+            if wide {
+                row.push((m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone));
+            }
+            row.push(plain(if wide {
+                crate::text::printable(&m.waiting_for)
+            } else {
+                clip(&crate::text::printable(&m.waiting_for), 36)
+            }));
             if wide {
                 let live = |pod: &Option<String>| match pod {
                     Some(p) if m.live_pod.as_ref() == Some(p) => format!("{p} (live)"),
@@ -404,7 +445,7 @@ pub fn render_nodes(report: &StatusReport, style: Style) -> String {
         &[
             "node",
             "state",
-            "vmis left",
+            "vmis on node",
             "evictions accepted",
             "migrating",
             "launcher pods left",
