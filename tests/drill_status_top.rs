@@ -397,7 +397,7 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
                 "{screen}"
             );
             assert!(
-                screen.contains("prod/scratch-01") && screen.contains("on cordoned node"),
+                screen.contains("prod/scratch-01") && screen.contains("not evacuated"),
                 "{screen}"
             );
             assert!(screen.contains(&format!("{source_pod}*")), "{screen}");

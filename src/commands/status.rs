@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
 
 use crate::cli::StatusArgs;
 use crate::cluster::selector::LabelSelector;
-use crate::cluster::source::list_lenient;
+use crate::cluster::source::{list_lenient, optional};
 use crate::cluster::{Kind, Query};
 use crate::context::Context;
 use crate::error::{Result, exit};
@@ -64,44 +64,20 @@ async fn gather(
         ),
         list_lenient::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
         list_lenient::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
-        async {
-            // Optional: a namespaced user may not read cluster-scoped policies.
-            match list_lenient::<MigrationPolicy>(
-                &ctx.source,
-                Kind::MigrationPolicy,
-                &vmctl_policies,
-            )
-            .await
-            {
-                Ok(found) => Ok(Ok(found)),
-                Err(crate::error::Error::Api {
-                    status: Some(status @ (403 | 404 | 429 | 500..=599)),
-                    message,
-                    ..
-                }) => Ok(Err(format!(
-                    "could not read MigrationPolicies (HTTP {status}: {message}): temporary policies vmctl may have left behind are not checked"
-                ))),
-                Err(e) => Err(e),
-            }
-        },
-        async {
-            // Cordoned nodes come first in the report; a user who may not read Nodes is
-            // told, and gets the rest.
-            match list_lenient::<Node>(&ctx.source, Kind::Node, &cluster_query).await {
-                Ok((found, _)) => Ok(Ok(found)),
-                Err(crate::error::Error::Api {
-                    status: Some(status @ (403 | 404 | 429 | 500..=599)),
-                    message,
-                    ..
-                }) => Ok(Err(format!(
-                    "could not read Nodes (HTTP {status}: {message}): cordoned nodes are not shown"
-                ))),
-                Err(e) => Err(e),
-            }
-        },
+        // Optional: a namespaced user may not read cluster-scoped policies or Nodes.
+        optional(
+            list_lenient::<MigrationPolicy>(&ctx.source, Kind::MigrationPolicy, &vmctl_policies),
+            "MigrationPolicies",
+            "temporary policies vmctl may have left behind are not checked",
+        ),
+        optional(
+            list_lenient::<Node>(&ctx.source, Kind::Node, &cluster_query),
+            "Nodes",
+            "cordoned nodes are not shown",
+        ),
     )?;
     let nodes = match nodes {
-        Ok(found) => found.iter().map(NodeFacts::of).collect(),
+        Ok((found, _)) => found.iter().map(NodeFacts::of).collect(),
         Err(note) => {
             ctx.warn(note);
             Vec::new()

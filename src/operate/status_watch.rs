@@ -144,6 +144,8 @@ struct Watching<'a> {
     dirty: bool,
     last_draw: Option<Instant>,
     first_frame: bool,
+    /// Said once that Nodes could not be read.
+    nodes_note: bool,
 }
 
 impl Watching<'_> {
@@ -181,6 +183,14 @@ impl Observer for Watching<'_> {
 
     async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
         self.poll_kubevirt()?;
+        if let Some(note) = mirror
+            .nodes_unreadable
+            .as_ref()
+            .filter(|_| !self.nodes_note)
+        {
+            self.nodes_note = true;
+            self.ctx.warn(note.clone());
+        }
         let ready = self.ready.len() == self.kinds;
         if !ready {
             if self.dirty && self.view.tty {
@@ -252,6 +262,7 @@ pub async fn run(
         dirty: true,
         last_draw: None,
         first_frame: true,
+        nodes_note: false,
     };
     match follow(&mut follower, &mut watching).await? {
         Ending::Stopped(_) | Ending::Done => {

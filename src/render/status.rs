@@ -469,7 +469,12 @@ pub fn render_nodes(report: &StatusReport, style: Style) -> String {
         ]);
     }
     out.push_str(&t.render());
-    for n in report.nodes.iter().filter(|n| !n.vmis_left.is_empty()) {
+    // Which VMIs a drain still has to move (a node evacuated but not cordoned is no drain).
+    for n in report
+        .nodes
+        .iter()
+        .filter(|n| n.cordoned && !n.vmis_left.is_empty())
+    {
         out.push_str(&format!(
             "  still on {}: {}\n",
             crate::text::printable(&n.name),

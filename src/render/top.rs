@@ -154,12 +154,12 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
                 n.moved.len()
             )
         } else {
+            // Only the VMIs top follows are counted here: no count of those on the node.
             format!(
-                "evacuated, not cordoned {}: {} evictions accepted · {} migrating · {} VMIs on it",
+                "evacuated, not cordoned {}: {} evictions accepted · {} migrating",
                 printable(&n.name),
                 n.evictions_accepted,
-                n.migrations_in_flight,
-                n.vmis_left.len()
+                n.migrations_in_flight
             )
         };
         let tone = if n.state == "drained" {
@@ -376,16 +376,12 @@ fn draw_section(
                 .iter()
                 .map(|&i| {
                     let e = &model.evacuations[i];
-                    let state = match (e.marked, e.eviction_requested, e.attempt) {
-                        (false, _, _) => "on cordoned node".to_string(),
-                        (true, req, attempt) => format!(
-                            "marked{}{}",
-                            if req { ", EvictionRequested" } else { "" },
-                            attempt
-                                .filter(|a| *a > 1)
-                                .map(|a| format!(", attempt {a}"))
-                                .unwrap_or_default()
-                        ),
+                    // Marked for evacuation (attempt n of its chain), or still on a
+                    // cordoned node with nothing evacuating it.
+                    let state = match (e.marked, e.attempt) {
+                        (false, _) => "not evacuated".to_string(),
+                        (true, Some(a)) if a > 1 => format!("evacuating #{a}"),
+                        (true, _) => "evacuating".to_string(),
                     };
                     Row::new(vec![
                         Cell::from(printable(&format!("{}/{}", e.namespace, e.vmi))),
@@ -410,11 +406,11 @@ fn draw_section(
             vec![
                 Constraint::Fill(3),
                 Constraint::Fill(2),
-                Constraint::Length(18),
-                Constraint::Fill(2),
+                Constraint::Length(14),
+                Constraint::Fill(3),
                 Constraint::Length(15),
                 Constraint::Fill(2),
-                Constraint::Fill(3),
+                Constraint::Fill(2),
             ],
             model.evacuations.len(),
         ),
