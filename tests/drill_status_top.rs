@@ -562,3 +562,76 @@ impl Drop for Tmux {
         let _ = self.cmd(&["kill-server"]).status();
     }
 }
+
+/// Issue 33, item 10: what `status` prints on a live cluster under `LANG=C`, its `-o name`,
+/// its empty answer and its clock.
+#[test]
+fn status_words_ascii_names_empty_scope_and_the_clock() {
+    let lab = lab();
+    lab.server.patch_object(
+        Kind::Node,
+        None,
+        "node-1",
+        json!({"spec": {"unschedulable": true}}),
+    );
+    let kubeconfig = lab.kubeconfig.display().to_string();
+    let run = |lang: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--kubeconfig", &kubeconfig])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("VMCTL_JOURNAL", "off")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env("LANG", lang)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", both(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // No UTF-8 locale: every line in ASCII (the cluster's names are).
+    let table = run("C", &["status", "-A", "-o", "wide"]);
+    for line in table.lines() {
+        assert!(line.is_ascii(), "not ASCII under LANG=C: {line:?}\n{table}");
+    }
+    assert!(table.contains(" | "), "{table}");
+    let utf8 = run("C.UTF-8", &["status", "-A"]);
+    assert!(utf8.contains('·'), "{utf8}");
+    // JSON is data: the same under any locale.
+    let json_c: Value = serde_json::from_str(&run("C", &["status", "-A", "-o", "json"])).unwrap();
+    // Live timestamps to the second.
+    let as_of = json_c["asOf"].as_str().unwrap();
+    assert!(
+        as_of.len() == "2026-12-06T05:17:41Z".len() && as_of.ends_with('Z'),
+        "{as_of}"
+    );
+    // -o name: one line per VMI, as kubectl, and the server's VMIs exactly.
+    let names: BTreeSet<String> = run("C.UTF-8", &["status", "-A", "-o", "name"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let want: BTreeSet<String> = lab
+        .server
+        .objects(Kind::VirtualMachineInstance)
+        .iter()
+        .map(|v| format!("virtualmachineinstance.kubevirt.io/{}", s(v, "/metadata/name")))
+        .collect();
+    assert_eq!(names, want);
+    // Other commands refuse it in one line.
+    let out = vmctl([
+        "--kubeconfig",
+        &kubeconfig,
+        "plan-drain",
+        "node-1",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+    assert_eq!(common::stderr(&out).lines().count(), 1, "{}", both(&out));
+    // An empty namespace names itself and -A.
+    let empty = run("C.UTF-8", &["status", "-n", "nothing-here"]);
+    assert!(
+        empty.contains("No VMIs found in namespace nothing-here (use -A for every namespace)."),
+        "{empty}"
+    );
+}
