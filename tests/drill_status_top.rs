@@ -370,7 +370,7 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
         let t = Tmux::start(&format!("drill{width}"), width);
         t.run_top(&lab.kubeconfig);
         let screen = t.wait_for("the drain in top's header", |s| {
-            s.contains("cordoned node-1") && s.contains("batch-01")
+            s.contains("cordoned node-1: ") && s.contains("Migrations in flight (1)")
         });
         let header: Vec<&str> = screen
             .lines()
@@ -614,7 +614,12 @@ fn status_words_ascii_names_empty_scope_and_the_clock() {
         .server
         .objects(Kind::VirtualMachineInstance)
         .iter()
-        .map(|v| format!("virtualmachineinstance.kubevirt.io/{}", s(v, "/metadata/name")))
+        .map(|v| {
+            format!(
+                "virtualmachineinstance.kubevirt.io/{}",
+                s(v, "/metadata/name")
+            )
+        })
         .collect();
     assert_eq!(names, want);
     // Other commands refuse it in one line.

@@ -318,7 +318,7 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
         counts: Counts {
             migrations: migrations.len(),
             post_copy: migrations.iter().filter(|m| m.point_of_no_return).count(),
-            evacuations: evacuations.len(),
+            evacuations: evacuations.iter().filter(|e| e.marked).count(),
             cordoned_nodes: cordoned_nodes.len(),
             evacuation_sources: evacuation_sources.len(),
             failures: failures.len(),

@@ -422,13 +422,14 @@ pub fn render_names(report: &StatusReport) -> String {
         .collect()
 }
 
-/// `cordoned, draining`, `cordoned, drained`, `cordoned`, `evacuated, not cordoned`.
+/// `cordoned, draining`, `cordoned, drained`, `cordoned, stalled` (VMIs left, nothing
+/// evacuated), `not cordoned` (VMIs evacuated from it; no drain).
 pub fn node_state_words(n: &NodeDrain) -> &'static str {
     match n.state.as_str() {
         "draining" => "cordoned, draining",
         "drained" => "cordoned, drained",
-        "cordoned" => "cordoned, nothing moving",
-        _ => "evacuated, not cordoned",
+        "cordoned" => "cordoned, stalled",
+        _ => "not cordoned",
     }
 }
 
@@ -439,16 +440,18 @@ pub fn render_nodes(report: &StatusReport, style: Style) -> String {
     if report.nodes.is_empty() {
         return String::new();
     }
+    // VMIS on the node, EVICTIONS accepted (VMIs marked for evacuation), MIGRATING (not
+    // finished), launcher PODS LEFT on it, VMIs MOVED off it by an evacuation.
     let mut out = String::from("Nodes cordoned or evacuated:\n");
     let mut t = TableBuilder::new(
         style,
         &[
             "node",
             "state",
-            "vmis on node",
-            "evictions accepted",
+            "vmis",
+            "evictions",
             "migrating",
-            "launcher pods left",
+            "pods left",
             "moved",
         ],
     );

@@ -137,21 +137,27 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
     const NODE_LINES: usize = 4;
     for n in model.nodes.iter().take(NODE_LINES) {
         let what = if n.cordoned {
+            // The counts first (a narrow terminal cuts the line), the names last.
             format!(
-                "cordoned {}: {} · {} evictions accepted · {} migrating · {} launcher pods left · {} moved",
+                "cordoned {}: {} · {} evictions accepted · {} migrating · {} launcher pods left · {} moved{}",
                 printable(&n.name),
                 match n.vmis_left.len() {
                     0 => "no VMI left".to_string(),
-                    k => format!(
-                        "{k} VMI{} still on it ({})",
-                        if k == 1 { "" } else { "s" },
-                        printable(&crate::policy::status::names_list(&n.vmis_left))
-                    ),
+                    1 => "1 VMI still on it".to_string(),
+                    k => format!("{k} VMIs still on it"),
                 },
                 n.evictions_accepted,
                 n.migrations_in_flight,
                 n.launcher_pods_left,
-                n.moved.len()
+                n.moved.len(),
+                if n.vmis_left.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " · left: {}",
+                        printable(&crate::policy::status::names_list(&n.vmis_left))
+                    )
+                }
             )
         } else {
             // Only the VMIs top follows are counted here: no count of those on the node.
