@@ -891,9 +891,10 @@ mod drain_tests {
             30,
         );
         assert!(
-            text.contains("cordoned node-1: 1 VMI still on it (prod/still-01)"),
+            text.contains("cordoned node-1: 1 VMI still on it · 0 evictions accepted"),
             "{text}"
         );
+        assert!(text.contains("left: prod/still-01"), "{text}");
         assert!(text.contains("evacuated, not cordoned node-3"), "{text}");
         assert!(!text.contains("draining nodes"), "{text}");
     }
