@@ -357,7 +357,8 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
         node_line.contains(&format!(
             "cordoned, draining: {} VMIs left",
             truth.on_node.len()
-        )) && node_line.contains(&format!("{} migrating", truth.in_flight)),
+        )) && node_line.contains(&format!("{} migrating", truth.in_flight))
+            && node_line.contains("1 moved"),
         "{node_line}"
     );
 

@@ -54,15 +54,23 @@ pub(crate) fn in_flight(
     let on_cordoned: Vec<&Key> = if cordoned.is_empty() {
         Vec::new()
     } else {
+        // …and those an evacuation moved off it (the drain's MOVED).
+        let moved: BTreeSet<(&str, &str)> = mirror
+            .vmims
+            .values()
+            .filter(|m| m.evacuation_node().is_some_and(|n| cordoned.contains(n)))
+            .map(|m| (m.namespace(), m.spec.vmi_name.as_str()))
+            .collect();
         mirror
             .vmis
             .iter()
-            .filter(|(_, v)| {
+            .filter(|(k, v)| {
                 v.evacuation_node().is_some()
                     || v.status
                         .node_name
                         .as_deref()
                         .is_some_and(|n| cordoned.contains(n))
+                    || moved.contains(&(k.0.as_str(), k.1.as_str()))
             })
             .map(|(k, _)| k)
             .collect()
