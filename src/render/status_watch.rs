@@ -79,26 +79,26 @@ pub fn render_table(
         out.push_str("No migrations in flight.\n");
         return out;
     }
-    let mut t = TableBuilder::new(
-        style,
-        &[
-            "namespace",
-            "migration",
-            "vmi",
-            "phase",
-            "source → target",
-            "mode",
-            "live pod",
-            "progress",
-        ],
-    );
+    // As kubectl: the namespace column when watching every namespace only.
+    let all = !scope.starts_with("namespace ");
+    let headers = [
+        "namespace",
+        "migration",
+        "vmi",
+        "phase",
+        "source → target",
+        "mode",
+        "live pod",
+        "progress",
+    ];
+    let mut t = TableBuilder::new(style, &headers[usize::from(!all)..]);
     for m in &report.migrations {
         let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
             Tone::Bad
         } else {
             Tone::Plain
         };
-        t.row(vec![
+        let mut row = vec![
             plain(m.namespace.clone()),
             plain(m.name.clone()),
             plain(m.vmi.clone()),
@@ -121,7 +121,11 @@ pub fn render_table(
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
             plain(crate::text::printable(&progress_cell(report, m))),
-        ]);
+        ];
+        if !all {
+            row.remove(0);
+        }
+        t.row(row);
     }
     out.push_str(&t.render());
     let loops = loop_lines(report);
