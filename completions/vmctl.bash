@@ -138,11 +138,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -204,11 +204,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -262,11 +262,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -352,11 +352,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -430,11 +430,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -718,11 +718,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -783,11 +783,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -893,11 +893,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -975,11 +975,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -1077,11 +1077,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -1171,11 +1171,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -1233,11 +1233,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -1315,11 +1315,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -1385,11 +1385,11 @@ _vmctl() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml html" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml html name" -- "${cur}"))
                     return 0
                     ;;
                 --request-timeout)

@@ -33,7 +33,8 @@ complete -c vmctl -n "__fish_vmctl_needs_command" -s o -l output -d 'Output form
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_needs_command" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -69,7 +70,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand status" -s o -l output -d 'O
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand status" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -95,7 +97,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -s o -l output -
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -128,7 +131,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -s o -l ou
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand plan-maintenance" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -155,7 +159,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -s o -l output -d 'Ou
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand drain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -184,7 +189,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -s o -l output -d '
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand explain" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -216,7 +222,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -s o -l output -d '
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand migrate" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -244,7 +251,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -s o -l output -d 'Ou
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand abort" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -265,7 +273,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -s o -l output -d 
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand snapshot" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -285,7 +294,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand top" -s o -l output -d 'Outp
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand top" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -312,7 +322,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand record" -s o -l output -d 'O
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand record" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -337,7 +348,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand history" -s o -l output -d '
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand history" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -355,7 +367,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -s o -l output 
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand completions" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r
@@ -373,7 +386,8 @@ complete -c vmctl -n "__fish_vmctl_using_subcommand man" -s o -l output -d 'Outp
 wide\t'The table with more columns'
 json\t'A stable JSON document (`apiVersion: vmctl/v1alpha1`)'
 yaml\t'The same document as YAML'
-html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'"
+html\t'A self-contained HTML report to attach to a ticket (explain and plan-drain only)'
+name\t'One `kind.group/name` line per object, as kubectl\'s `-o name` (status only)'"
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l journal -d 'The migration journal: an SQLite file, or postgres://USER@HOST/DB (default: $VMCTL_JOURNAL, else $XDG_STATE_HOME/vmctl/journal.sqlite or ~/.local/state/vmctl/journal.sqlite). `record`, `migrate`, `drain` and `abort` write to it (`off`: they do not); `history` and `explain` read it' -r
 complete -c vmctl -n "__fish_vmctl_using_subcommand man" -l now -d 'Evaluate as if the time were this RFC 3339 instant (reproducible output)' -r

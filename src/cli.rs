@@ -143,16 +143,28 @@ impl Command {
     pub fn writes_html(&self) -> bool {
         matches!(self, Command::Explain(_) | Command::PlanDrain(_))
     }
+
+    /// `-o name`: the commands that list objects (status, not `--watch`).
+    pub fn writes_names(&self) -> bool {
+        matches!(self, Command::Status(a) if !a.watch)
+    }
 }
 
 const STATUS_OUTPUT: &str = "\
 JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
     asOf, source              the clock the ages are measured from, and where objects came from
     kubevirt                  {found, version, clusterEvictionStrategy}
+    nodes[]                   nodes cordoned (spec.unschedulable) or evacuated, first in the table:
+                              {name, cordoned, state (draining|drained|cordoned|evacuation-source),
+                              vmisLeft[], evictionsAccepted, migrationsInFlight, launcherPodsLeft,
+                              moved[]}, counted from the VMIs, VMIMs and launcher pods in scope
     vmis[]                    namespace, name, vm (null for a bare VMI), node, phase,
                               evictionStrategy, evictionStrategySource (vmi-spec|cluster-config|default),
                               liveMigratable (true|false|null), reasons[] {condition, reason, message,
                               summary, fix}, evacuation {nodeName, evictionRequested} or null,
+                              evacuationChain? {node, attempt, failedAttempts, migration, result
+                              (in-flight|succeeded|failed), lastFailure?}: its evacuation VMIMs
+                              from one node as one chain,
                               pods[] {uid, name, node, phase, role (source|target|active|finished|other),
                               live}, migration (in flight) {name, uid, phase, sourceNode, targetNode,
                               sourcePod, targetPod, mode, startTimestamp, elapsedSeconds, budgetSeconds,
@@ -178,7 +190,8 @@ JSON/YAML OUTPUT (-o json|yaml), apiVersion vmctl/v1alpha1, kind StatusReport:
     warnings[]                {vmi?, kind (evacuation|post-copy|failed|blocks-drain|not-migratable|
                               migration-required|decentralized-failure|storage-not-migratable|
                               evacuation-loop|decentralized-sync-stuck|
-                              backend-storage-handoff-stuck|leftover-policy|input), message}: leftover-policy is a temporary
+                              backend-storage-handoff-stuck|leftover-policy|cordoned-node|
+                              evacuation-retry|input), message}: leftover-policy is a temporary
                               MigrationPolicy vmctl made whose migration is no longer in flight
                               (with the kubectl delete that removes it); input is what was said
                               on stderr about the input (duplicates, unknown kinds and values,

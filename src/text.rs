@@ -26,16 +26,27 @@ pub fn age(seconds: i64) -> String {
     }
 }
 
-/// A precise duration: `7m30s`, `1h02m`, `42s`.
+/// A precise duration: `7m30s`, `1h02m`, `42s`; a day or more as an age (`7d1h`, never
+/// `169h17m`): one format for long spans everywhere.
 pub fn duration(seconds: i64) -> String {
     let s = seconds.max(0);
     if s < 60 {
         format!("{s}s")
     } else if s < 3600 {
         format!("{}m{:02}s", s / 60, s % 60)
-    } else {
+    } else if s < 86_400 {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else {
+        age(s)
     }
+}
+
+/// An instant as vmctl prints it: RFC 3339 in UTC, to the second (a live clock carries
+/// nanoseconds no reader needs).
+pub fn timestamp(t: k8s_openapi::jiff::Timestamp) -> String {
+    k8s_openapi::jiff::Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .to_string()
 }
 
 /// Binary byte size: `512 B`, `1.5 KiB`, `2.0 GiB`.
@@ -125,6 +136,15 @@ mod tests {
         assert_eq!(duration(42), "42s");
         assert_eq!(duration(450), "7m30s");
         assert_eq!(duration(3720), "1h02m");
+        // A week is an age, as `age` writes it (issue 33: `169h17m` next to `7d1h`).
+        assert_eq!(duration(169 * 3600 + 17 * 60), "7d1h");
+        assert_eq!(duration(86_400), "1d");
+    }
+
+    #[test]
+    fn timestamps_to_the_second() {
+        let t: k8s_openapi::jiff::Timestamp = "2026-12-06T04:54:22.123456789Z".parse().unwrap();
+        assert_eq!(timestamp(t), "2026-12-06T04:54:22Z");
     }
 
     #[test]

@@ -654,7 +654,10 @@ fn status_names_a_backend_storage_hand_off_stuck_past_the_handoff_timeout() {
     ]));
     let y: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(y["vmis"][0]["loop"], *l);
-    let table = ok(vmctl(["--from", &from, "--now", now, "status", "-A"]));
+    // The long WAITING FOR is whole in -o wide (the default clips it to fit the terminal).
+    let table = ok(vmctl([
+        "--from", &from, "--now", now, "status", "-A", "-o", "wide",
+    ]));
     for want in [
         "Attention:",
         "! desktops/win11-07: kubevirt-migrate-vm-tpm9x finished streaming 38m58s ago but stays Running",

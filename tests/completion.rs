@@ -118,7 +118,10 @@ fn subcommands_flags_and_their_values() {
     assert_eq!(values(&lines), ["plan-drain", "plan-maintenance"]);
 
     let (lines, directive) = complete(&["status", "-o", ""]);
-    assert_eq!(values(&lines), ["table", "wide", "json", "yaml", "html"]);
+    assert_eq!(
+        values(&lines),
+        ["table", "wide", "json", "yaml", "html", "name"]
+    );
     assert_eq!(directive, 4);
     let (lines, _) = complete(&["status", "--output=j"]);
     assert_eq!(values(&lines), ["json"]);
@@ -343,7 +346,10 @@ fn kubectl_completes_through_the_plugin() {
     assert_eq!(values(&lines), ["node-1", "node-2", "node-3", "node-4"]);
     assert_eq!(directive, 4);
     let (lines, _) = kubectl_complete(&["vmctl", "-o", ""]);
-    assert_eq!(values(&lines), ["table", "wide", "json", "yaml", "html"]);
+    assert_eq!(
+        values(&lines),
+        ["table", "wide", "json", "yaml", "html", "name"]
+    );
     let (lines, _) =
         kubectl_complete(&["vmctl", "--from", &cluster, "-n", "prod", "migrate", "pg"]);
     assert_eq!(values(&lines), ["pg-orders-01", "pg-reporting-01"]);

@@ -203,6 +203,7 @@ fn status_work(c: &Cluster) -> (usize, u64) {
         pods: c.pods.clone(),
         kubevirt: Some(c.kubevirt.clone()),
         loops: Default::default(),
+        nodes: Vec::new(),
     };
     let (report, steps) = work::count(|| build_report(&inputs, now(), "test"));
     (report.migrations.len(), steps)

@@ -243,7 +243,11 @@ fn off_a_terminal_it_refuses_in_one_line_and_json_is_one_frame() {
     assert_eq!(post["targetPod"], "virt-launcher-pg-orders-01-8npf9");
     assert_eq!(post["livePod"], "virt-launcher-pg-orders-01-8npf9");
     assert_eq!(doc["evacuations"][0]["fromNode"], "node-3");
-    assert_eq!(doc["cordonedNodes"], serde_json::json!(["node-3"]));
+    // node-3 is an evacuation source, not cordoned (issue 33: it was called a draining node).
+    assert_eq!(doc["cordonedNodes"], serde_json::json!([]));
+    assert_eq!(doc["evacuationSources"], serde_json::json!(["node-3"]));
+    assert_eq!(doc["nodes"][0]["name"], "node-3");
+    assert_eq!(doc["nodes"][0]["cordoned"], false);
 
     let out = run_vmctl(&["--from", "examples/cluster", "top", "-o", "yaml"]);
     assert_eq!(out.status.code(), Some(0));

@@ -268,6 +268,26 @@ pub async fn get_as<T: DeserializeOwned>(
     }
 }
 
+/// A read the report does without when the user may not do it: `Err(note)` says what is
+/// missing.
+pub async fn optional<T>(
+    read: impl Future<Output = Result<(Vec<T>, Vec<String>)>>,
+    what: &str,
+    missing: &str,
+) -> Result<std::result::Result<(Vec<T>, Vec<String>), String>> {
+    match read.await {
+        Ok(found) => Ok(Ok(found)),
+        Err(Error::Api {
+            status: Some(status @ (403 | 404 | 429 | 500..=599)),
+            message,
+            ..
+        }) => Ok(Err(format!(
+            "could not read {what} (HTTP {status}: {message}): {missing}"
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;

@@ -32,7 +32,9 @@ use super::bounded::{raise_bound_hint, too_large_in};
 use super::live::{LiveSource, PAGE_SIZE, api_error, resource_name, root_cause};
 use super::{Kind, Query};
 use crate::error::Result;
-use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::model::{
+    Node, ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
 
 /// How long a watch keeps retrying without a single success before it gives up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(15 * 60);
@@ -57,6 +59,22 @@ pub trait Watchable:
 
 impl Watchable for Pod {
     const KIND: Kind = Kind::Pod;
+}
+
+/// A kind a [`Watch`] follows as [`Boxed`]: the namespaced ones, and Nodes (cluster-scoped,
+/// always watched across the cluster: a [`Query`] without a namespace).
+pub trait Boxable:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+    const KIND: Kind;
+}
+
+impl Boxable for Pod {
+    const KIND: Kind = Kind::Pod;
+}
+
+impl Boxable for Node {
+    const KIND: Kind = Kind::Node;
 }
 
 macro_rules! kubevirt_resource {
@@ -93,6 +111,10 @@ macro_rules! kubevirt_resource {
         impl Watchable for $ty {
             const KIND: Kind = $kind;
         }
+
+        impl Boxable for $ty {
+            const KIND: Kind = $kind;
+        }
     };
 }
 
@@ -108,7 +130,9 @@ kubevirt_resource!(
 #[serde(transparent)]
 pub struct Boxed<T>(pub Box<T>);
 
-impl<T: Watchable> Resource for Boxed<T> {
+// Namespaced as far as `Api` is concerned: a Node's watch is always `Api::all` (no namespace
+// in its query), whose path is the cluster-scoped one.
+impl<T: Boxable> Resource for Boxed<T> {
     type DynamicType = ();
     type Scope = NamespaceResourceScope;
 
@@ -137,8 +161,8 @@ impl<T: Watchable> Resource for Boxed<T> {
     }
 }
 
-impl<T: Watchable> Watchable for Boxed<T> {
-    const KIND: Kind = T::KIND;
+impl<T: Boxable> Watchable for Boxed<T> {
+    const KIND: Kind = <T as Boxable>::KIND;
 }
 
 /// What a watch reports.

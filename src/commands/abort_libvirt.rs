@@ -60,7 +60,7 @@ pub async fn run(global: &GlobalArgs, args: &AbortArgs) -> Result<i32> {
 
 fn render(output: OutputFormat, style: Style, report: &AbortReport) -> Result<()> {
     if output.is_structured() {
-        return write_stdout(&structured(output, report)?);
+        return crate::render::write_document(&structured(output, report)?);
     }
     let tone = match report.result {
         "aborted" => Tone::Good,

@@ -75,6 +75,7 @@ pub fn emit(ctx: &Context, report: &ExplainReport, clock: &str) -> Result<i32> {
         OutputFormat::Table | OutputFormat::Wide => {
             render_table(report, ctx.style, ctx.output == OutputFormat::Wide, clock)
         }
+        OutputFormat::Name => return Err(OutputFormat::name_refused()),
         OutputFormat::Html => {
             let charts =
                 crate::render::html::explain::progress_charts(report.progress_series.as_ref());

@@ -21,6 +21,7 @@ pub async fn run_libvirt(global: &GlobalArgs, args: &ExplainArgs) -> Result<i32>
     let text = match ctx.output {
         OutputFormat::Json | OutputFormat::Yaml => structured(ctx.output, &report)?,
         OutputFormat::Table | OutputFormat::Wide => render(&report, ctx.style),
+        OutputFormat::Name => return Err(OutputFormat::name_refused()),
         OutputFormat::Html => crate::render::html::explain::libvirt(
             &report.diagnosis,
             &report.job,

@@ -6,7 +6,6 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::error::{Error, Result, exit};
-use crate::render::write_stdout;
 
 pub fn completion_script(shell: clap_complete::Shell) -> String {
     let mut buf = Vec::new();
@@ -15,7 +14,7 @@ pub fn completion_script(shell: clap_complete::Shell) -> String {
 }
 
 pub fn completions(args: &CompletionsArgs) -> Result<i32> {
-    write_stdout(&completion_script(args.shell))?;
+    crate::render::write_document(&completion_script(args.shell))?;
     Ok(exit::OK)
 }
 
@@ -48,7 +47,7 @@ pub fn man(args: &ManArgs) -> Result<i32> {
     match &args.dir {
         None => {
             if let Some((_, text)) = pages.first() {
-                write_stdout(text)?;
+                crate::render::write_document(text)?;
             }
         }
         Some(dir) => {

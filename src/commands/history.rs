@@ -140,13 +140,15 @@ pub async fn run(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
             global.output,
             &document(&report, &searched, &described, now.to_string()),
         )?,
-        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Html => render_table(
-            &report,
-            &searched,
-            &described,
-            Style::detect(global.no_color),
-            global.output == OutputFormat::Wide,
-        ),
+        OutputFormat::Table | OutputFormat::Wide | OutputFormat::Html | OutputFormat::Name => {
+            render_table(
+                &report,
+                &searched,
+                &described,
+                Style::detect(global.no_color),
+                global.output == OutputFormat::Wide,
+            )
+        }
     };
     write_stdout(&text)?;
     Ok(if report.has_failures() {

@@ -40,6 +40,16 @@ pub async fn run(cli: Cli) -> Result<i32> {
     if cli.global.output == crate::render::OutputFormat::Html && !cli.command.writes_html() {
         return Err(crate::render::OutputFormat::html_refused());
     }
+    if cli.global.output == crate::render::OutputFormat::Name && !cli.command.writes_names() {
+        return Err(crate::render::OutputFormat::name_refused());
+    }
+    // Documents are data: the ASCII spelling of `LANG=C` is for tables and lines only.
+    crate::render::glyphs::set_documents(matches!(
+        cli.global.output,
+        crate::render::OutputFormat::Json
+            | crate::render::OutputFormat::Yaml
+            | crate::render::OutputFormat::Html
+    ));
     match &cli.command {
         Command::Completions(args) => generate::completions(args),
         Command::Man(args) => generate::man(args),

@@ -54,6 +54,7 @@ pub async fn run(ctx: &Context, args: &PlanDrainArgs) -> Result<i32> {
             &ctx.now.to_string(),
             &source,
         ),
+        OutputFormat::Name => return Err(OutputFormat::name_refused()),
         OutputFormat::Html => crate::render::html::plan_drain::page(
             &plan,
             &ctx.now.to_string(),

@@ -38,6 +38,7 @@ pub async fn run(ctx: &Context, args: &PlanMaintenanceArgs) -> Result<i32> {
     let plan = plan_maintenance(inputs, &options);
     let source = ctx.source_description();
     let mut text = match ctx.output {
+        OutputFormat::Name => return Err(OutputFormat::name_refused()),
         OutputFormat::Html => return Err(OutputFormat::html_refused()),
         OutputFormat::Json | OutputFormat::Yaml => structured(
             ctx.output,

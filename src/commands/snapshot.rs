@@ -12,7 +12,6 @@ use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::policy::snapshot::{count_kinds, left_out, select_items};
 use crate::render::snapshot::{document, wrote};
-use crate::render::write_stdout;
 
 /// `namespace`: `-n` as given. Not the context's scope: a capture is whole by default (every
 /// namespace, as `--from` reads it), whatever the kubeconfig context's namespace; `-n NS`
@@ -59,7 +58,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs, namespace: Option<&str>) ->
     // ---- render
     let text = document(ctx.output, &snapshot)?;
     if args.file.as_os_str() == "-" {
-        write_stdout(&text)?;
+        crate::render::write_document(&text)?;
     } else {
         write_file(&args.file, &text)?;
         crate::say!(

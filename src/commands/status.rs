@@ -4,15 +4,16 @@ use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
 
 use crate::cli::StatusArgs;
 use crate::cluster::selector::LabelSelector;
-use crate::cluster::source::list_lenient;
+use crate::cluster::source::{list_lenient, optional};
 use crate::cluster::{Kind, Query};
 use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::model::{
-    KubeVirt, MigrationPolicy, Pod, PodFacts, VirtualMachineInstance,
+    KubeVirt, MigrationPolicy, Node, Pod, PodFacts, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
 };
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
+use crate::policy::status::NodeFacts;
 use crate::render::{OutputFormat, write_stdout, write_structured};
 
 pub use crate::policy::status::{
@@ -50,7 +51,7 @@ async fn gather(
         crate::migration::kubevirt::MANAGED_BY_LABEL,
         crate::migration::kubevirt::MANAGED_BY_VALUE
     ))?;
-    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4), policies) = tokio::try_join!(
+    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4), policies, nodes) = tokio::try_join!(
         list_lenient::<VirtualMachineInstance>(
             &ctx.source,
             Kind::VirtualMachineInstance,
@@ -63,27 +64,25 @@ async fn gather(
         ),
         list_lenient::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
         list_lenient::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
-        async {
-            // Optional: a namespaced user may not read cluster-scoped policies.
-            match list_lenient::<MigrationPolicy>(
-                &ctx.source,
-                Kind::MigrationPolicy,
-                &vmctl_policies,
-            )
-            .await
-            {
-                Ok(found) => Ok(Ok(found)),
-                Err(crate::error::Error::Api {
-                    status: Some(status @ (403 | 404 | 429 | 500..=599)),
-                    message,
-                    ..
-                }) => Ok(Err(format!(
-                    "could not read MigrationPolicies (HTTP {status}: {message}): temporary policies vmctl may have left behind are not checked"
-                ))),
-                Err(e) => Err(e),
-            }
-        },
+        // Optional: a namespaced user may not read cluster-scoped policies or Nodes.
+        optional(
+            list_lenient::<MigrationPolicy>(&ctx.source, Kind::MigrationPolicy, &vmctl_policies),
+            "MigrationPolicies",
+            "temporary policies vmctl may have left behind are not checked",
+        ),
+        optional(
+            list_lenient::<Node>(&ctx.source, Kind::Node, &cluster_query),
+            "Nodes",
+            "cordoned nodes are not shown",
+        ),
     )?;
+    let nodes = match nodes {
+        Ok((found, _)) => found.iter().map(NodeFacts::of).collect(),
+        Err(note) => {
+            ctx.warn(note);
+            Vec::new()
+        }
+    };
     let (policies, s5) = match policies {
         Ok(found) => found,
         Err(note) => {
@@ -103,6 +102,7 @@ async fn gather(
             pods: pods.into_iter().map(|p| p.0).collect(),
             kubevirt: kubevirts.into_iter().next(),
             loops: args.loops.thresholds(),
+            nodes,
         },
         skipped,
         policies,
@@ -157,6 +157,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         ctx.warn(format!("skipped, it does not decode: {s}"));
     }
     report.skipped = skipped;
+    report.namespace = ctx.scope.namespace().map(str::to_string);
     // What was said about the input on stderr, for the document too (not the table's
     // Attention list: stderr already has it).
     let input_warnings = ctx.warnings();
@@ -164,6 +165,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
     drop(inputs);
     let text = match ctx.output {
         OutputFormat::Html => return Err(OutputFormat::html_refused()),
+        OutputFormat::Name => crate::render::status::render_names(&report),
         OutputFormat::Json | OutputFormat::Yaml => {
             report
                 .warnings
@@ -230,6 +232,7 @@ mod tests {
                 .map(|v| serde_json::from_value(v).unwrap())
                 .next(),
             loops: Default::default(),
+            nodes: Vec::new(),
         };
         let now: Timestamp = "2026-11-29T03:00:00Z".parse().unwrap();
         let whole = serde_json::to_value(build_report(&inputs, now, "test")).unwrap();

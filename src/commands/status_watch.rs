@@ -17,12 +17,14 @@ pub async fn run(ctx: &'static Context, args: &StatusArgs) -> Result<i32> {
         ));
     };
     let labels = vmi_selector(args)?;
-    let spec = FollowSpec::of(ctx.scope.query(), ctx.scope.query().with_labels(labels)).with_pods(
-        ctx.scope
-            .query()
-            .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
-        Some(slim_pod),
-    );
+    let spec = FollowSpec::of(ctx.scope.query(), ctx.scope.query().with_labels(labels))
+        .with_pods(
+            ctx.scope
+                .query()
+                .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
+            Some(slim_pod),
+        )
+        .with_nodes();
     let tty = std::io::stdout().is_terminal() && !ctx.output.is_structured();
     crate::operate::status_watch::run(ctx, live, spec, &args.names, tty, args.loops.thresholds())
         .await

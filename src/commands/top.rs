@@ -15,17 +15,19 @@ use crate::migration::follow::FollowSpec;
 use crate::operate::top::{Feed, Options, first_model, run as run_console};
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
 use crate::render::glyphs::Charset;
-use crate::render::{structured, write_stdout};
+use crate::render::structured;
 
 pub async fn run(ctx: &'static Context, args: &TopArgs) -> Result<i32> {
     let feed = match &ctx.source {
         AnySource::Live(live) => {
-            let spec = FollowSpec::of(ctx.scope.query(), ctx.scope.query()).with_pods(
-                ctx.scope
-                    .query()
-                    .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
-                Some(slim_pod),
-            );
+            let spec = FollowSpec::of(ctx.scope.query(), ctx.scope.query())
+                .with_pods(
+                    ctx.scope
+                        .query()
+                        .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?,
+                    Some(slim_pod),
+                )
+                .with_nodes();
             Feed::Live(live, Box::new(spec))
         }
         AnySource::Snapshot(_) => Feed::Snapshot,
@@ -39,7 +41,7 @@ pub async fn run(ctx: &'static Context, args: &TopArgs) -> Result<i32> {
     };
     if ctx.output.is_structured() {
         let model = first_model(ctx, feed, &opts).await?;
-        write_stdout(&structured(ctx.output, &model)?)?;
+        crate::render::write_document(&structured(ctx.output, &model)?)?;
         return Ok(exit::OK);
     }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {

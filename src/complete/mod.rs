@@ -683,7 +683,7 @@ mod tests {
             let c = done(line);
             assert_eq!(
                 values(&c),
-                ["table", "wide", "json", "yaml", "html"],
+                ["table", "wide", "json", "yaml", "html", "name"],
                 "{line}"
             );
             assert_eq!(c.directive, Directive::NO_FILE_COMP);

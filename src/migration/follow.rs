@@ -39,7 +39,9 @@ use crate::cluster::{Kind, Query};
 use crate::error::Result;
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::vmim::MigrationPhase;
-use crate::model::{ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::model::{
+    Node, ObjectMeta, Pod, VirtualMachineInstance, VirtualMachineInstanceMigration,
+};
 use crate::policy::links::{CREATED_BY_LABEL, MIGRATION_JOB_UID_LABEL};
 
 /// (namespace, name).
@@ -101,6 +103,11 @@ pub struct Mirror {
     gone_vmis: HashMap<Key, Box<VirtualMachineInstance>>,
     /// Applied to every pod before it is stored (e.g. dropping fields no reader needs).
     pod_filter: Option<fn(&mut Pod)>,
+    /// Nodes by name: `spec.unschedulable` (cordoned), when Nodes are watched
+    /// ([`FollowSpec::with_nodes`]). One bool per node: bounded by the cluster's size.
+    pub nodes: std::collections::BTreeMap<String, bool>,
+    /// Why Nodes could not be read (a namespaced user may not list them), when so.
+    pub nodes_unreadable: Option<String>,
 }
 
 impl Mirror {
@@ -250,6 +257,38 @@ impl Mirror {
         }
     }
 
+    // ---- Nodes
+    /// The cordoned nodes (`spec.unschedulable`), by name.
+    pub fn cordoned(&self) -> BTreeSet<&str> {
+        self.nodes
+            .iter()
+            .filter(|(_, cordoned)| **cordoned)
+            .map(|(name, _)| name.as_str())
+            .collect()
+    }
+
+    pub fn apply_nodes(&mut self, change: Change<Boxed<Node>>) {
+        let facts = |n: &Node| {
+            (
+                n.metadata.name.clone().unwrap_or_default(),
+                n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true),
+            )
+        };
+        match change {
+            Change::Applied(Boxed(n)) => {
+                let (name, cordoned) = facts(&n);
+                self.nodes.insert(name, cordoned);
+            }
+            Change::Deleted(Boxed(n)) => {
+                self.nodes.remove(&facts(&n).0);
+            }
+            Change::Listed(items) => {
+                self.nodes = items.iter().map(|n| facts(&n.0)).collect();
+            }
+            Change::Reconnecting(_) | Change::Recovered => {}
+        }
+    }
+
     // ---- launcher pods
     fn unindex_pod(&mut self, key: &Key) {
         let Some(old) = self.pods.get(key) else {
@@ -336,6 +375,8 @@ pub struct FollowSpec {
     pub tick: Option<Duration>,
     /// Report [`Stop::DeadlinePassed`] at this instant.
     pub deadline: Option<std::time::Instant>,
+    /// Also watch Nodes (cordoned or not), across the cluster.
+    pub nodes: bool,
 }
 
 impl FollowSpec {
@@ -356,7 +397,14 @@ impl FollowSpec {
             pod_filter: None,
             tick: None,
             deadline: None,
+            nodes: false,
         }
+    }
+
+    /// Also watch Nodes: a cordoned node and the VMs still on it (`top`, `status --watch`).
+    pub fn with_nodes(mut self) -> Self {
+        self.nodes = true;
+        self
     }
 
     pub fn with_pods(mut self, pods: Query, filter: Option<fn(&mut Pod)>) -> Self {
@@ -412,6 +460,7 @@ pub struct Follower {
     vmims: Watch<Boxed<VirtualMachineInstanceMigration>>,
     vmis: Watch<Boxed<VirtualMachineInstance>>,
     pods: Option<Watch<Boxed<Pod>>>,
+    nodes: Option<Watch<Boxed<Node>>>,
     ctrl_c: CtrlC,
     interrupted: bool,
     deadline: Option<Instant>,
@@ -432,6 +481,7 @@ impl Follower {
             vmims: Watch::new(live, &spec.vmims),
             vmis: Watch::new(live, &spec.vmis),
             pods: spec.pods.as_ref().map(|q| Watch::new(live, q)),
+            nodes: spec.nodes.then(|| Watch::new(live, &Query::all())),
             ctrl_c: Box::pin(tokio::signal::ctrl_c()),
             interrupted: false,
             deadline: spec.deadline.map(Instant::from_std),
@@ -453,6 +503,7 @@ impl Follower {
             vmims,
             vmis,
             pods,
+            nodes,
             ctrl_c,
             interrupted,
             deadline,
@@ -499,6 +550,28 @@ impl Follower {
                 let update = update_for(Kind::Pod, &change);
                 mirror.apply_pods(change);
                 Ok(update)
+            }
+            change = async {
+                match nodes.as_mut() {
+                    Some(n) => n.next().await,
+                    None => std::future::pending().await,
+                }
+            } => match change {
+                Ok(change) => {
+                    let update = update_for(Kind::Node, &change);
+                    mirror.apply_nodes(change);
+                    Ok(update)
+                }
+                // Nodes are an addition: a user who may not read them keeps the rest, and
+                // is told what is missing.
+                Err(e) => {
+                    *nodes = None;
+                    mirror.nodes.clear();
+                    mirror.nodes_unreadable = Some(format!(
+                        "could not read Nodes ({e}): cordoned nodes are not shown"
+                    ));
+                    Ok(Update::Changed { kind: Kind::Node, listed: true })
+                }
             }
         }
     }

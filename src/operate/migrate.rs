@@ -196,7 +196,7 @@ pub(crate) async fn finish(
             map.insert("prediction".into(), json!(p));
         }
         crate::render::with_warnings(&mut report, ctx.warnings());
-        write_stdout(&structured(ctx.output, &report)?)?;
+        crate::render::write_document(&structured(ctx.output, &report)?)?;
     } else {
         view.finish(&summary);
         if let Some(report) = &diagnosis {

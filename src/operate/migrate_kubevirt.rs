@@ -240,7 +240,7 @@ pub(crate) fn refused(
             map.extend(fields);
         }
         crate::render::with_warnings(&mut doc, ctx.warnings());
-        write_stdout(&structured(ctx.output, &doc)?)?;
+        crate::render::write_document(&structured(ctx.output, &doc)?)?;
         stderr_text(&crate::text::printable_lines(&text));
     } else {
         write_stdout(&text)?;

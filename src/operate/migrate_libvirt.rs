@@ -116,7 +116,7 @@ pub(crate) fn dry_run(
             prediction: predicted.as_ref().ok(),
             prediction_unavailable: predicted.as_ref().err().map(String::as_str),
         };
-        write_stdout(&structured(req.output, &doc)?)?;
+        crate::render::write_document(&structured(req.output, &doc)?)?;
     } else {
         let mut text = format!(
             "dry run: would live-migrate {} (nothing was changed)\n{}",
@@ -261,7 +261,7 @@ pub(crate) async fn drive(req: Request<'_>) -> Result<i32> {
             }),
             summary,
         };
-        write_stdout(&structured(req.output, &doc)?)?;
+        crate::render::write_document(&structured(req.output, &doc)?)?;
     } else {
         view.finish(summary);
     }

@@ -48,10 +48,38 @@ pub(crate) fn in_flight(
     names: &[String],
     kubevirt: Option<KubeVirt>,
 ) -> StatusInputs {
+    // With a node cordoned, also the VMIs still on it or marked for evacuation (one pass
+    // over the VMIs, only then): the drain's counts need them.
+    let cordoned = mirror.cordoned();
+    let on_cordoned: Vec<&Key> = if cordoned.is_empty() {
+        Vec::new()
+    } else {
+        // …and those an evacuation moved off it (the drain's MOVED).
+        let moved: BTreeSet<(&str, &str)> = mirror
+            .vmims
+            .values()
+            .filter(|m| m.evacuation_node().is_some_and(|n| cordoned.contains(n)))
+            .map(|m| (m.namespace(), m.spec.vmi_name.as_str()))
+            .collect();
+        mirror
+            .vmis
+            .iter()
+            .filter(|(k, v)| {
+                v.evacuation_node().is_some()
+                    || v.status
+                        .node_name
+                        .as_deref()
+                        .is_some_and(|n| cordoned.contains(n))
+                    || moved.contains(&(k.0.as_str(), k.1.as_str()))
+            })
+            .map(|(k, _)| k)
+            .collect()
+    };
     let keys: BTreeSet<&Key> = mirror
         .active_vmims
         .keys()
         .chain(mirror.migrating_vmis.iter())
+        .chain(on_cordoned)
         .filter(|(_, name)| names.is_empty() || names.iter().any(|n| n == name))
         .collect();
     let mut inputs = StatusInputs {
@@ -60,6 +88,7 @@ pub(crate) fn in_flight(
         pods: Vec::new(),
         kubevirt,
         loops: Default::default(),
+        nodes: crate::operate::top::node_facts(mirror),
     };
     let mut pod_keys: BTreeSet<Key> = BTreeSet::new();
     for key in keys {
@@ -115,12 +144,16 @@ struct Watching<'a> {
     loops: crate::triage::LoopThresholds,
     view: View,
     ready: BTreeSet<Kind>,
+    /// The kinds listed before the first frame (Nodes too when watched).
+    kinds: usize,
     kubevirt_list: Option<JoinHandle<Result<Vec<KubeVirt>>>>,
     kubevirt: Option<Option<KubeVirt>>,
     /// A frame is due (something changed).
     dirty: bool,
     last_draw: Option<Instant>,
     first_frame: bool,
+    /// Said once that Nodes could not be read.
+    nodes_note: bool,
 }
 
 impl Watching<'_> {
@@ -158,7 +191,15 @@ impl Observer for Watching<'_> {
 
     async fn settle(&mut self, mirror: &Mirror) -> Result<bool> {
         self.poll_kubevirt()?;
-        let ready = self.ready.len() == 3;
+        if let Some(note) = mirror
+            .nodes_unreadable
+            .as_ref()
+            .filter(|_| !self.nodes_note)
+        {
+            self.nodes_note = true;
+            self.ctx.warn(note.clone());
+        }
+        let ready = self.ready.len() == self.kinds;
         if !ready {
             if self.dirty && self.view.tty {
                 self.view.draw_waiting(&self.ready)?;
@@ -210,6 +251,7 @@ pub async fn run(
     // The tick: redraws elapsed times, and a throttled frame on a terminal. It never
     // interrupts a list (the watches keep their work in flight).
     let spec = spec.with_tick(if tty { TTY_REDRAW_EVERY } else { REFRESH_EVERY });
+    let kinds = if spec.nodes { 4 } else { 3 };
     let mut follower = Follower::new(live, spec);
     // Read alongside the three lists (not before them), for the completion budgets.
     let kubevirt_list = tokio::spawn(async move {
@@ -222,11 +264,13 @@ pub async fn run(
         loops,
         view: View::new(tty, scope),
         ready: BTreeSet::new(),
+        kinds,
         kubevirt_list: Some(kubevirt_list),
         kubevirt: None,
         dirty: true,
         last_draw: None,
         first_frame: true,
+        nodes_note: false,
     };
     match follow(&mut follower, &mut watching).await? {
         Ending::Stopped(_) | Ending::Done => {

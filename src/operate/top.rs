@@ -97,6 +97,14 @@ fn frame_keys(mirror: &Mirror) -> (Vec<MKey>, Vec<MKey>, Vec<MKey>) {
         .filter_map(|k| mirror.vmis.get_key_value(k))
         .map(|(k, v)| (k, &**v, true))
         .collect();
+    // A cordoned node's VMIs (those still on it, and those an evacuation moved off it).
+    let cordoned = mirror.cordoned();
+    let evacuated_from_cordoned: BTreeSet<(&str, &str)> = mirror
+        .vmims
+        .values()
+        .filter(|m| m.evacuation_node().is_some_and(|n| cordoned.contains(n)))
+        .map(|m| (m.namespace(), m.spec.vmi_name.as_str()))
+        .collect();
     chosen.extend(mirror.vmis.iter().filter_map(|(key, vmi)| {
         let failed_last = vmi
             .status
@@ -104,7 +112,14 @@ fn frame_keys(mirror: &Mirror) -> (Vec<MKey>, Vec<MKey>, Vec<MKey>) {
             .as_ref()
             .is_some_and(|s| s.completed && s.failed);
         let failed = vmi.status.phase == Some(crate::model::vmi::VmiPhase::Failed);
-        (vmi.evacuation_node().is_some() || failed_last || failed).then_some((key, &**vmi, false))
+        let on_cordoned = vmi
+            .status
+            .node_name
+            .as_deref()
+            .is_some_and(|n| cordoned.contains(n))
+            || evacuated_from_cordoned.contains(&(key.0.as_str(), key.1.as_str()));
+        (vmi.evacuation_node().is_some() || failed_last || failed || on_cordoned)
+            .then_some((key, &**vmi, false))
     }));
     // One entry per VMI, in flight first where it is both.
     chosen.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.2.cmp(&a.2)));
@@ -201,6 +216,7 @@ impl Copies {
             pods: Vec::with_capacity(pods.len()),
             kubevirt,
             loops,
+            nodes: node_facts(mirror),
         };
         for k in &vmis {
             if let Some(v) = mirror.vmis.get(k) {
@@ -245,6 +261,18 @@ impl Copies {
             .map(|v| (key(&v.metadata), v))
             .collect();
     }
+}
+
+/// The cordoned nodes the mirror holds, for `build_report`.
+pub fn node_facts(mirror: &Mirror) -> Vec<crate::policy::status::NodeFacts> {
+    mirror
+        .cordoned()
+        .into_iter()
+        .map(|name| crate::policy::status::NodeFacts {
+            name: name.to_string(),
+            cordoned: true,
+        })
+        .collect()
 }
 
 /// One frame's model.
@@ -292,12 +320,11 @@ pub async fn snapshot_mirror(ctx: &Context) -> Result<(Mirror, Option<KubeVirt>,
     mirror.apply_pods(Change::Listed(
         pods.into_iter().map(|x| Boxed(Box::new(x))).collect(),
     ));
-    let cordoned = nodes
-        .iter()
-        .filter(|n| n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true))
-        .filter_map(|n| n.metadata.name.clone())
-        .collect();
-    Ok((mirror, kubevirts.into_iter().next(), cordoned))
+    mirror.apply_nodes(Change::Listed(
+        nodes.into_iter().map(|x| Boxed(Box::new(x))).collect(),
+    ));
+    // The cordoned nodes reach the model through the report (`NodeFacts` in the mirror).
+    Ok((mirror, kubevirts.into_iter().next(), Vec::new()))
 }
 
 // ---------------------------------------------------------------- --metrics
@@ -585,9 +612,10 @@ pub async fn first_model(
         }
         Feed::Live(live, spec) => {
             let kubevirt = tokio::spawn(read_kubevirt(ctx));
-            let mut follower = Follower::new(live, *spec);
             let mut ready = BTreeSet::new();
-            while ready.len() < 3 {
+            let kinds = if spec.nodes { 4 } else { 3 };
+            let mut follower = Follower::new(live, *spec);
+            while ready.len() < kinds {
                 match follower.next().await? {
                     Update::Changed { kind, listed: true } => {
                         ready.insert(kind);
@@ -631,6 +659,10 @@ async fn read_kubevirt(ctx: &'static Context) -> Result<Option<KubeVirt>> {
 pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result<i32> {
     let scope = scope_words(ctx);
     let source = ctx.source_description();
+    let kinds = match &feed {
+        Feed::Live(_, spec) if spec.nodes => 4,
+        _ => 3,
+    };
     let (live, mut follower, mirror_owned, mut kubevirt, cordoned) = match feed {
         Feed::Snapshot => {
             let (mirror, kubevirt, cordoned) = snapshot_mirror(ctx).await?;
@@ -689,7 +721,7 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             dirty = true;
         }
         let mirror = mirror_ref(&follower, &mirror_owned);
-        let listed = live.is_none() || (ready.len() == 3 && kubevirt.is_some());
+        let listed = live.is_none() || (ready.len() == kinds && kubevirt.is_some());
         let due = last_frame.is_none_or(|t| t.elapsed() >= REDRAW_EVERY);
         if dirty && listed && due {
             let now = if live.is_some() {
@@ -711,10 +743,11 @@ pub async fn run(ctx: &'static Context, feed: Feed<'_>, opts: Options) -> Result
             reconnecting
                 .values()
                 .chain(metrics.notes.iter())
+                .chain(mirror.nodes_unreadable.iter())
                 .cloned()
                 .collect()
         } else {
-            vec!["listing VMIs, migrations and launcher pods...".into()]
+            vec!["listing VMIs, migrations, launcher pods and nodes...".into()]
         };
         if redraw {
             guard

@@ -27,9 +27,12 @@ pub struct TopModel {
     pub counts: Counts,
     pub migrations: Vec<MigrationLine>,
     pub evacuations: Vec<EvacuationLine>,
-    /// Nodes being drained: the nodes VMIs are evacuated from, and (from a snapshot with
-    /// Node objects) nodes marked unschedulable.
+    /// Nodes cordoned (`spec.unschedulable`).
     pub cordoned_nodes: Vec<String>,
+    /// Nodes VMIs are evacuated from that are not cordoned.
+    pub evacuation_sources: Vec<String>,
+    /// Each node cordoned or evacuated and how far its drain is (the status report's).
+    pub nodes: Vec<crate::policy::status::NodeDrain>,
     pub failures: Vec<FailureLine>,
 }
 
@@ -40,6 +43,7 @@ pub struct Counts {
     pub post_copy: usize,
     pub evacuations: usize,
     pub cordoned_nodes: usize,
+    pub evacuation_sources: usize,
     pub failures: usize,
 }
 
@@ -82,9 +86,16 @@ pub struct MigrationLine {
 pub struct EvacuationLine {
     pub namespace: String,
     pub vmi: String,
-    /// The node it is evacuated from.
+    /// The node it is evacuated from (or the cordoned node it is still on).
     pub from_node: String,
+    /// Marked for evacuation (`status.evacuationNodeName`): false for a VMI still on a
+    /// cordoned node that nothing evacuates.
+    pub marked: bool,
     pub eviction_requested: bool,
+    /// Its evacuation attempt from that node (1 for the first), when marked.
+    pub attempt: Option<usize>,
+    /// The failure reason of its last failed attempt, when one failed.
+    pub last_failure: Option<String>,
     /// Its migration in flight, if any.
     pub migration: Option<String>,
     pub phase: Option<String>,
@@ -203,16 +214,48 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
         });
     }
     let mut evacuations = Vec::new();
-    let mut nodes: BTreeSet<String> = cordoned.iter().cloned().collect();
+    let mut cordoned_nodes: BTreeSet<String> = cordoned.iter().cloned().collect();
+    cordoned_nodes.extend(
+        report
+            .nodes
+            .iter()
+            .filter(|n| n.cordoned)
+            .map(|n| n.name.clone()),
+    );
+    let evacuation_sources: Vec<String> = report
+        .nodes
+        .iter()
+        .filter(|n| !n.cordoned && !cordoned_nodes.contains(&n.name))
+        .map(|n| n.name.clone())
+        .collect();
     let mut failures = Vec::new();
     for v in &report.vmis {
+        let chain = v.evacuation_chain.as_ref();
         if let Some(e) = &v.evacuation {
-            nodes.insert(e.node_name.clone());
             evacuations.push(EvacuationLine {
                 namespace: v.namespace.clone(),
                 vmi: v.name.clone(),
                 from_node: e.node_name.clone(),
+                marked: true,
                 eviction_requested: e.eviction_requested,
+                attempt: chain.filter(|c| c.node == e.node_name).map(|c| c.attempt),
+                last_failure: chain
+                    .filter(|c| c.node == e.node_name)
+                    .and_then(|c| c.last_failure.clone()),
+                migration: v.migration.as_ref().and_then(|f| f.name.clone()),
+                phase: v.migration.as_ref().map(|f| f.phase.clone()),
+                target_node: v.migration.as_ref().and_then(|f| f.target_node.clone()),
+            });
+        } else if let Some(node) = v.node.as_ref().filter(|n| cordoned_nodes.contains(*n)) {
+            // Still on a cordoned node, and nothing evacuates it: the drain is not done.
+            evacuations.push(EvacuationLine {
+                namespace: v.namespace.clone(),
+                vmi: v.name.clone(),
+                from_node: node.clone(),
+                marked: false,
+                eviction_requested: false,
+                attempt: None,
+                last_failure: None,
                 migration: v.migration.as_ref().and_then(|f| f.name.clone()),
                 phase: v.migration.as_ref().map(|f| f.phase.clone()),
                 target_node: v.migration.as_ref().and_then(|f| f.target_node.clone()),
@@ -265,7 +308,7 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
     }
     // Newest failures first (unknown ages last).
     failures.sort_by_key(|f| (f.ago_seconds.is_none(), f.ago_seconds.unwrap_or(0)));
-    let cordoned_nodes: Vec<String> = nodes.into_iter().collect();
+    let cordoned_nodes: Vec<String> = cordoned_nodes.into_iter().collect();
     TopModel {
         api_version: "vmctl/v1alpha1",
         kind: "TopFrame",
@@ -275,13 +318,16 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
         counts: Counts {
             migrations: migrations.len(),
             post_copy: migrations.iter().filter(|m| m.point_of_no_return).count(),
-            evacuations: evacuations.len(),
+            evacuations: evacuations.iter().filter(|e| e.marked).count(),
             cordoned_nodes: cordoned_nodes.len(),
+            evacuation_sources: evacuation_sources.len(),
             failures: failures.len(),
         },
         migrations,
         evacuations,
         cordoned_nodes,
+        evacuation_sources,
+        nodes: report.nodes.clone(),
         failures,
     }
 }

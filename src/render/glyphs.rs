@@ -13,7 +13,73 @@ pub enum Charset {
     Ascii,
 }
 
+static CURRENT: std::sync::OnceLock<Charset> = std::sync::OnceLock::new();
+
+/// The glyphs vmctl's lines and tables use, spelled in ASCII for a terminal without UTF-8.
+const ASCII: &[(char, &str)] = &[
+    ('→', "->"),
+    ('←', "<-"),
+    ('↔', "<->"),
+    ('·', "|"),
+    ('—', "--"),
+    ('–', "-"),
+    ('−', "-"),
+    ('…', "..."),
+    ('✗', "x"),
+    ('✖', "x"),
+    ('✓', "ok"),
+    ('✔', "ok"),
+    ('⚠', "!"),
+    ('×', "x"),
+    ('÷', "/"),
+    ('≤', "<="),
+    ('≥', ">="),
+    ('≈', "~"),
+    ('▶', ">"),
+    ('▲', "^"),
+    ('█', "#"),
+    ('░', "."),
+];
+
+/// `text` in `charset`: unchanged in Unicode; in ASCII, the glyphs of [`ASCII`] spelled out
+/// (`→` is `->`). Other characters (a name from the cluster) are left as they are.
+pub fn fold(text: &str, charset: Charset) -> std::borrow::Cow<'_, str> {
+    if charset.is_unicode() || text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match ASCII.iter().find(|(g, _)| *g == c) {
+            Some((_, ascii)) => out.push_str(ascii),
+            None => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+static DOCUMENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The command writes documents (`-o json|yaml|html`): what it writes is data, never folded.
+pub fn set_documents(yes: bool) {
+    DOCUMENTS.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// [`fold`] in this process's charset: what the table and line renderers write goes
+/// through it (`render::write_stdout`, `render::stderr_line`), unless the command writes
+/// documents ([`set_documents`]).
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    if DOCUMENTS.load(std::sync::atomic::Ordering::Relaxed) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    fold(text, Charset::current())
+}
+
 impl Charset {
+    /// This process's charset, detected once.
+    pub fn current() -> Self {
+        *CURRENT.get_or_init(Self::detect)
+    }
+
     /// From this process's environment.
     pub fn detect() -> Self {
         let var = |name: &str| std::env::var(name).ok();
@@ -67,6 +133,16 @@ mod tests {
         assert_eq!(of("", "", "POSIX"), Charset::Ascii);
         assert_eq!(of("", "", ""), Charset::Ascii);
         assert_eq!(of("", "", "en_US.ISO-8859-1"), Charset::Ascii);
+    }
+
+    #[test]
+    fn ascii_spells_the_glyphs_out() {
+        let line = "node-1 → node-2 · 3 left — ✗ failed…";
+        assert_eq!(super::fold(line, Charset::Unicode), line);
+        let ascii = super::fold(line, Charset::Ascii);
+        assert_eq!(ascii, "node-1 -> node-2 | 3 left -- x failed...");
+        assert!(ascii.is_ascii());
+        assert_eq!(super::fold("ünïcode", Charset::Ascii), "ünïcode");
     }
 
     #[test]

@@ -44,11 +44,20 @@ pub enum OutputFormat {
     Yaml,
     /// A self-contained HTML report to attach to a ticket (explain and plan-drain only).
     Html,
+    /// One `kind.group/name` line per object, as kubectl's `-o name` (status only).
+    Name,
 }
 
 impl OutputFormat {
     pub fn is_structured(self) -> bool {
         matches!(self, OutputFormat::Json | OutputFormat::Yaml)
+    }
+
+    /// `-o name` on a command that lists no objects: the usage error, said before any work.
+    pub fn name_refused() -> Error {
+        Error::usage(
+            "-o name is for status only (one virtualmachineinstance.kubevirt.io/NAME line per VMI): this command writes table, wide, json or yaml",
+        )
     }
 
     /// `-o html` on a command that writes no HTML: the usage error, said before any work.
@@ -102,8 +111,14 @@ impl Style {
     }
 }
 
-/// Writes data to stdout; a closed pipe (`vmctl … | head`) ends quietly.
+/// Writes a table or lines to stdout, in the terminal's charset (`LANG=C`: `->` for `→`,
+/// see [`glyphs::fold`]); a closed pipe (`vmctl … | head`) ends quietly.
 pub fn write_stdout(text: &str) -> Result<()> {
+    write_document(&glyphs::for_terminal(text))
+}
+
+/// Writes data (a JSON or YAML document) to stdout as it is; a closed pipe ends quietly.
+pub fn write_document(text: &str) -> Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
@@ -116,12 +131,12 @@ pub fn write_stdout(text: &str) -> Result<()> {
 /// progress lines of commands whose stdout carries the result. Escaping cluster text is the
 /// caller's (the `render` function that built the line).
 pub fn stderr_line(text: &str) {
-    eprintln!("{text}");
+    eprintln!("{}", glyphs::for_terminal(text));
 }
 
 /// Writes text to stderr as it is (no newline added).
 pub fn stderr_text(text: &str) {
-    eprint!("{text}");
+    eprint!("{}", glyphs::for_terminal(text));
 }
 
 /// Adds `warnings` (what was said on stderr about the input) to a JSON document built with
@@ -137,7 +152,7 @@ pub fn with_warnings(doc: &mut serde_json::Value, warnings: Vec<String>) {
 /// closed pipe is not an error.
 pub fn write_structured<T: Serialize>(format: OutputFormat, report: &T) -> Result<()> {
     if format == OutputFormat::Yaml {
-        return write_stdout(&structured(format, report)?);
+        return write_document(&structured(format, report)?);
     }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let written = to_json_writer(&mut out, report)

@@ -3,7 +3,7 @@
 
 use crate::policy::eviction::StrategySource;
 use crate::policy::pods::{LauncherPod, PodRole};
-use crate::render::table::{TableBuilder, plain};
+use crate::render::table::{TableBuilder, clip, plain};
 use crate::render::{Style, Tone};
 use crate::text as fmt;
 
@@ -38,7 +38,9 @@ pub fn phase_words(phase: &str, decentralized: Option<&Decentralized>) -> String
     }
 }
 
-fn migration_cell(row: &VmiRow) -> (String, Tone) {
+/// The MIGRATION cell. `wide`: phase, mode, route, elapsed of budget; the default is
+/// compact (the default mode PreCopy and the budget are left out).
+fn migration_cell(row: &VmiRow, wide: bool) -> (String, Tone) {
     if let Some(m) = &row.migration {
         let nodes = route(
             m.source_node.as_deref(),
@@ -47,13 +49,17 @@ fn migration_cell(row: &VmiRow) -> (String, Tone) {
         );
         let phase = phase_words(&m.phase, m.decentralized.as_ref());
         let mut text = format!("{phase} {nodes}");
-        if let Some(mode) = &m.mode {
-            text = format!("{phase} {mode} {nodes}");
+        match m.mode.as_deref() {
+            Some(mode) if wide => text = format!("{phase} {mode} {nodes}"),
+            // Post-copy runs, by definition: its mode says more than the phase.
+            Some("PostCopy") => text = format!("PostCopy {nodes}"),
+            Some(mode) if mode != "PreCopy" => text = format!("{phase} {mode} {nodes}"),
+            _ => {}
         }
         if let Some(e) = m.elapsed_seconds {
             match m
                 .budget_seconds
-                .filter(|b| *b > 0 && m.start_timestamp.is_some())
+                .filter(|b| *b > 0 && m.start_timestamp.is_some() && wide)
             {
                 Some(b) => text.push_str(&format!(
                     " {}/{}",
@@ -64,7 +70,11 @@ fn migration_cell(row: &VmiRow) -> (String, Tone) {
             }
         }
         if m.point_of_no_return {
-            text.push_str(" POINT OF NO RETURN");
+            text.push_str(if wide {
+                " POINT OF NO RETURN"
+            } else {
+                " NO RETURN"
+            });
             return (text, Tone::Bad);
         }
         return (text, Tone::Warn);
@@ -123,18 +133,23 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         "{header} · cluster evictionStrategy {cluster_strategy}\nas of {}{clock} · {}\n\n",
         report.as_of, report.source
     )));
+    out.push_str(&render_nodes(report, style));
     if report.vmis.is_empty() {
-        out.push_str("No VMIs found.\n");
+        out.push_str(&no_vmis(report.namespace.as_deref()));
     } else {
-        let mut headers = vec![
-            "namespace",
-            "name",
-            "node",
-            "phase",
-            "eviction",
-            "migratable",
-            "migration",
-        ];
+        // As kubectl: the namespace column with -A only; the eviction strategy and its
+        // source, the owner, the pods and the last migration in -o wide (a default that fits
+        // near 120 columns).
+        let all = report.namespace.is_none();
+        let mut headers = Vec::new();
+        if all {
+            headers.push("namespace");
+        }
+        headers.extend(["name", "node", "phase"]);
+        if wide {
+            headers.push("eviction");
+        }
+        headers.extend(["migratable", "migration"]);
         if wide {
             headers.extend(["vm", "pods", "last migration"]);
         }
@@ -146,6 +161,20 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 StrategySource::Default => format!("{} (default)", r.eviction_strategy),
             };
             let migratable = match (r.live_migratable, r.reasons.first()) {
+                // The condition's reason fits a column; its words are in -o wide.
+                (_, Some(b)) if !wide => (
+                    format!(
+                        "no: {}",
+                        clip(
+                            b.reason
+                                .strip_suffix("NotLiveMigratable")
+                                .filter(|r| !r.is_empty())
+                                .unwrap_or(&b.reason),
+                            22
+                        )
+                    ),
+                    Tone::Warn,
+                ),
                 (_, Some(b)) => (format!("no: {}", b.summary), Tone::Warn),
                 (Some(true), None) => ("yes".to_string(), Tone::Good),
                 (Some(false), None) => ("no".to_string(), Tone::Warn),
@@ -157,19 +186,35 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 _ => Tone::Warn,
             };
             let name = if r.evacuation.is_some() {
-                (format!("{} (evacuating)", r.name), Tone::Warn)
+                let attempt = r
+                    .evacuation_chain
+                    .as_ref()
+                    .filter(|c| c.attempt > 1)
+                    .map(|c| format!(", attempt {}", c.attempt))
+                    .unwrap_or_default();
+                (format!("{} (evacuating{attempt})", r.name), Tone::Warn)
             } else {
                 plain(r.name.clone())
             };
-            let mut row = vec![
-                plain(r.namespace.clone()),
+            let mut row = Vec::new();
+            if all {
+                row.push(plain(r.namespace.clone()));
+            }
+            row.extend([
                 name,
                 plain(r.node.clone().unwrap_or_else(|| "-".into())),
                 (r.phase.clone(), phase_tone),
-                plain(eviction),
-                migratable,
-                migration_cell(r),
-            ];
+            ]);
+            if wide {
+                row.push(plain(eviction));
+            }
+            row.push(migratable);
+            row.push(if wide {
+                migration_cell(r, true)
+            } else {
+                let (text, tone) = migration_cell(r, false);
+                (clip(&text, 40), tone)
+            });
             if wide {
                 row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
                 row.push(plain(pods_cell(&r.pods)));
@@ -195,21 +240,21 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str(&t.render());
     }
 
+    let all_namespaces = report.namespace.is_none();
     if !report.migrations.is_empty() {
         out.push_str(&format!(
             "\nMigrations not finished ({}):\n",
             report.migrations.len()
         ));
-        let mut headers = vec![
-            "namespace",
-            "name",
-            "vmi",
-            "phase",
-            "age",
-            "nodes",
-            "mode",
-            "waiting for",
-        ];
+        let mut headers = Vec::new();
+        if all_namespaces {
+            headers.push("namespace");
+        }
+        headers.extend(["name", "vmi", "phase", "age", "nodes"]);
+        if wide {
+            headers.push("mode");
+        }
+        headers.push("waiting for");
         if wide {
             headers.extend(["source pod", "target pod", "evacuates", "priority"]);
         }
@@ -220,20 +265,34 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             } else {
                 Tone::Plain
             };
-            let mut row = vec![
-                plain(m.namespace.clone()),
+            let mut row = Vec::new();
+            if all_namespaces {
+                row.push(plain(m.namespace.clone()));
+            }
+            row.extend([
                 plain(m.name.clone()),
                 plain(m.vmi.clone()),
-                (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn),
+                // The default has no MODE column: post-copy shows as the phase.
+                if !wide && m.mode.as_deref() == Some("PostCopy") {
+                    ("PostCopy".to_string(), Tone::Bad)
+                } else {
+                    (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn)
+                },
                 plain(m.age_seconds.map(fmt::age).unwrap_or_else(|| "-".into())),
                 plain(route(
                     m.source_node.as_deref(),
                     m.target_node.as_deref(),
                     m.decentralized.as_ref(),
                 )),
-                (m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone),
-                plain(crate::text::printable(&m.waiting_for)),
-            ];
+            ]);
+            if wide {
+                row.push((m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone));
+            }
+            row.push(plain(if wide {
+                crate::text::printable(&m.waiting_for)
+            } else {
+                clip(&crate::text::printable(&m.waiting_for), 36)
+            }));
             if wide {
                 let live = |pod: &Option<String>| match pod {
                     Some(p) if m.live_pod.as_ref() == Some(p) => format!("{p} (live)"),
@@ -315,16 +374,131 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
         out.push_str("\nAttention:\n");
         for w in &report.warnings {
             let tone = match w.kind.as_str() {
-                "post-copy" | "blocks-drain" | "failed" | "decentralized-failure" => Tone::Bad,
+                "post-copy"
+                | "blocks-drain"
+                | "failed"
+                | "decentralized-failure"
+                | "cordoned-node" => Tone::Bad,
                 _ => Tone::Warn,
             };
+            let about = if w.vmi.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", crate::text::printable(&w.vmi))
+            };
             out.push_str(&format!(
-                "  {} {}: {}\n",
+                "  {} {about}{}\n",
                 style.paint("!", tone),
-                crate::text::printable(&w.vmi),
                 crate::text::printable(&w.message)
             ));
         }
     }
     out
+}
+
+/// What `status` says when no VMI is in scope, naming the scope and the way to widen it
+/// (kubectl: `No resources found in default namespace.`).
+pub fn no_vmis(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!(
+            "No VMIs found in namespace {} (use -A for every namespace).\n",
+            crate::text::printable(ns)
+        ),
+        None => "No VMIs found in any namespace.\n".into(),
+    }
+}
+
+/// `-o name`: one `virtualmachineinstance.kubevirt.io/NAME` line per VMI, as kubectl.
+pub fn render_names(report: &StatusReport) -> String {
+    report
+        .vmis
+        .iter()
+        .map(|v| {
+            format!(
+                "virtualmachineinstance.kubevirt.io/{}\n",
+                crate::text::printable(&v.name)
+            )
+        })
+        .collect()
+}
+
+/// `cordoned, draining`, `cordoned, drained`, `cordoned, stalled` (VMIs left, nothing
+/// evacuated), `not cordoned` (VMIs evacuated from it; no drain).
+pub fn node_state_words(n: &NodeDrain) -> &'static str {
+    match n.state.as_str() {
+        "draining" => "cordoned, draining",
+        "drained" => "cordoned, drained",
+        "cordoned" => "cordoned, stalled",
+        _ => "not cordoned",
+    }
+}
+
+/// The nodes cordoned or evacuated, first: how far each drain is, counted from the API
+/// (VMIs still on the node, evictions KubeVirt accepted, migrations in flight, launcher
+/// pods left, VMIs moved), and which VMIs are still there.
+pub fn render_nodes(report: &StatusReport, style: Style) -> String {
+    if report.nodes.is_empty() {
+        return String::new();
+    }
+    // VMIS on the node, EVICTIONS accepted (VMIs marked for evacuation), MIGRATING (not
+    // finished), launcher PODS LEFT on it, VMIs MOVED off it by an evacuation.
+    let mut out = String::from("Nodes cordoned or evacuated:\n");
+    let mut t = TableBuilder::new(
+        style,
+        &[
+            "node",
+            "state",
+            "vmis",
+            "evictions",
+            "migrating",
+            "pods left",
+            "moved",
+        ],
+    );
+    for n in &report.nodes {
+        let tone = match n.state.as_str() {
+            "drained" => Tone::Good,
+            "cordoned" => Tone::Bad,
+            _ => Tone::Warn,
+        };
+        t.row(vec![
+            plain(n.name.clone()),
+            (node_state_words(n).to_string(), tone),
+            plain(n.vmis_left.len().to_string()),
+            plain(n.evictions_accepted.to_string()),
+            plain(n.migrations_in_flight.to_string()),
+            plain(n.launcher_pods_left.to_string()),
+            plain(n.moved.len().to_string()),
+        ]);
+    }
+    out.push_str(&t.render());
+    // Which VMIs a drain still has to move (a node evacuated but not cordoned is no drain).
+    for n in report
+        .nodes
+        .iter()
+        .filter(|n| n.cordoned && !n.vmis_left.is_empty())
+    {
+        out.push_str(&format!(
+            "  still on {}: {}\n",
+            crate::text::printable(&n.name),
+            crate::text::printable(&names_list(&n.vmis_left))
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: `No VMIs found.` named neither the namespace nor `-A`.
+    #[test]
+    fn no_vmis_names_the_namespace_and_the_way_to_every_namespace() {
+        assert_eq!(
+            no_vmis(Some("default")),
+            "No VMIs found in namespace default (use -A for every namespace).\n"
+        );
+        assert_eq!(no_vmis(None), "No VMIs found in any namespace.\n");
+    }
 }

@@ -74,30 +74,31 @@ pub fn render_table(
         out.push('\n');
     }
     out.push('\n');
+    out.push_str(&super::status::render_nodes(report, style));
     if report.migrations.is_empty() {
         out.push_str("No migrations in flight.\n");
         return out;
     }
-    let mut t = TableBuilder::new(
-        style,
-        &[
-            "namespace",
-            "migration",
-            "vmi",
-            "phase",
-            "source → target",
-            "mode",
-            "live pod",
-            "progress",
-        ],
-    );
+    // As kubectl: the namespace column when watching every namespace only.
+    let all = !scope.starts_with("namespace ");
+    let headers = [
+        "namespace",
+        "migration",
+        "vmi",
+        "phase",
+        "source → target",
+        "mode",
+        "live pod",
+        "progress",
+    ];
+    let mut t = TableBuilder::new(style, &headers[usize::from(!all)..]);
     for m in &report.migrations {
         let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
             Tone::Bad
         } else {
             Tone::Plain
         };
-        t.row(vec![
+        let mut row = vec![
             plain(m.namespace.clone()),
             plain(m.name.clone()),
             plain(m.vmi.clone()),
@@ -120,7 +121,11 @@ pub fn render_table(
             ),
             plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
             plain(crate::text::printable(&progress_cell(report, m))),
-        ]);
+        ];
+        if !all {
+            row.remove(0);
+        }
+        t.row(row);
     }
     out.push_str(&t.render());
     let loops = loop_lines(report);
@@ -165,6 +170,27 @@ pub struct View {
     reconnecting: BTreeMap<Kind, Reconnecting>,
     /// Off a terminal: the last line printed per migration, to print changes only.
     last_lines: BTreeMap<String, String>,
+    /// Off a terminal: the last line printed per cordoned or evacuated node.
+    last_nodes: BTreeMap<String, String>,
+}
+
+/// A node's drain in one line: `node node-1 cordoned, draining: 2 VMIs left (…) · …`.
+pub fn node_line(n: &crate::policy::status::NodeDrain) -> String {
+    crate::text::printable(&format!(
+        "node {} {}: {} VMIs left{} · {} evictions accepted · {} migrating · {} launcher pods left · {} moved",
+        n.name,
+        super::status::node_state_words(n),
+        n.vmis_left.len(),
+        if n.vmis_left.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", crate::policy::status::names_list(&n.vmis_left))
+        },
+        n.evictions_accepted,
+        n.migrations_in_flight,
+        n.launcher_pods_left,
+        n.moved.len()
+    ))
 }
 
 impl View {
@@ -174,6 +200,7 @@ impl View {
             scope,
             reconnecting: BTreeMap::new(),
             last_lines: BTreeMap::new(),
+            last_nodes: BTreeMap::new(),
         }
     }
 
@@ -231,6 +258,7 @@ impl View {
             (Kind::VirtualMachineInstance, "VMIs"),
             (Kind::VirtualMachineInstanceMigration, "migrations"),
             (Kind::Pod, "launcher pods"),
+            (Kind::Node, "nodes"),
         ]
         .iter()
         .filter(|(k, _)| !ready.contains(k))
@@ -262,7 +290,24 @@ impl View {
                 render_table(report, style, &self.scope, now, &self.notes())
             ));
         }
-        // Off a terminal: one line per change of a migration (and when it ends).
+        // Off a terminal: one line per change of a node's drain, then of a migration (and
+        // when it ends).
+        for n in &report.nodes {
+            let line = node_line(n);
+            if self.last_nodes.get(&n.name) != Some(&line) {
+                self.last_nodes.insert(n.name.clone(), line.clone());
+                let text = match output {
+                    OutputFormat::Json | OutputFormat::Yaml => super::json_line(&json!({
+                        "time": fmt::timestamp(now), "node": n.name, "cordoned": n.cordoned,
+                        "state": n.state, "vmisLeft": n.vmis_left,
+                        "evictionsAccepted": n.evictions_accepted,
+                        "migrationsInFlight": n.migrations_in_flight,
+                        "launcherPodsLeft": n.launcher_pods_left, "moved": n.moved}))?,
+                    _ => format!("[{}] {line}", now.strftime("%H:%M:%S")),
+                };
+                write_stdout(&format!("{text}\n"))?;
+            }
+        }
         let mut seen = BTreeSet::new();
         for m in &report.migrations {
             let id = format!("{}/{}", m.namespace, m.name);
@@ -277,7 +322,7 @@ impl View {
                 let line = match output {
                     OutputFormat::Json | OutputFormat::Yaml => {
                         let mut line = json!({
-                        "time": now.to_string(), "namespace": m.namespace, "migration": m.name,
+                        "time": fmt::timestamp(now), "namespace": m.namespace, "migration": m.name,
                         "vmi": m.vmi, "phase": m.phase, "sourceNode": m.source_node,
                         "targetNode": m.target_node, "mode": m.mode, "livePod": m.live_pod,
                         "progress": progress_cell(report, m)});
@@ -318,7 +363,7 @@ impl View {
                 .unwrap_or_else(|| "gone (deleted)".into());
             let line = match output {
                 OutputFormat::Json | OutputFormat::Yaml => super::json_line(&json!({
-                    "time": now.to_string(), "namespace": ns, "migration": name,
+                    "time": fmt::timestamp(now), "namespace": ns, "migration": name,
                     "phase": phase, "ended": true}))?,
                 _ => format!("[{}] {id} ended: {phase}", now.strftime("%H:%M:%S")),
             };
@@ -374,6 +419,7 @@ mod tests {
             pods: Vec::new(),
             kubevirt: None,
             loops: Default::default(),
+            nodes: Vec::new(),
         };
         let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
         let report = build_report(&inputs, now, "test");

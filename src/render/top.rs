@@ -122,15 +122,8 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
         ));
     }
     second.push(Span::raw(view.dots(format!(
-        " · {} evacuating · {} draining nodes{} · {} failures",
-        c.evacuations,
-        c.cordoned_nodes,
-        if model.cordoned_nodes.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", printable(&model.cordoned_nodes.join(", ")))
-        },
-        c.failures
+        " · {} evacuating · {} failures",
+        c.evacuations, c.failures
     ))));
     if !state.filter.is_empty() {
         second.push(Span::styled(
@@ -139,6 +132,77 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
         ));
     }
     let mut lines = vec![Line::from(first), Line::from(second)];
+    // The drains first: each cordoned node with what is left on it, then the nodes VMIs
+    // are evacuated from that are not cordoned (a different thing: no drain is running).
+    const NODE_LINES: usize = 4;
+    for n in model.nodes.iter().take(NODE_LINES) {
+        let what = if n.cordoned {
+            // The counts first (a narrow terminal cuts the line), the names last.
+            format!(
+                "cordoned {}: {} · {} evictions accepted · {} migrating · {} launcher pods left · {} moved{}",
+                printable(&n.name),
+                match n.vmis_left.len() {
+                    0 => "no VMI left".to_string(),
+                    1 => "1 VMI still on it".to_string(),
+                    k => format!("{k} VMIs still on it"),
+                },
+                n.evictions_accepted,
+                n.migrations_in_flight,
+                n.launcher_pods_left,
+                n.moved.len(),
+                if n.vmis_left.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " · left: {}",
+                        printable(&crate::policy::status::names_list(&n.vmis_left))
+                    )
+                }
+            )
+        } else {
+            // Only the VMIs top follows are counted here: no count of those on the node.
+            format!(
+                "evacuated, not cordoned {}: {} evictions accepted · {} migrating",
+                printable(&n.name),
+                n.evictions_accepted,
+                n.migrations_in_flight
+            )
+        };
+        let tone = if n.state == "drained" {
+            view.fg(Color::Green)
+        } else {
+            view.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+        };
+        lines.push(Line::styled(view.dots(what), tone));
+    }
+    let others: Vec<&String> = model
+        .cordoned_nodes
+        .iter()
+        .filter(|c| !model.nodes.iter().any(|n| &n.name == *c))
+        .collect();
+    let more = model.nodes.len().saturating_sub(NODE_LINES);
+    if !others.is_empty() || more > 0 {
+        let mut words = Vec::new();
+        if more > 0 {
+            words.push(format!("{more} more nodes cordoned or evacuated"));
+        }
+        if !others.is_empty() {
+            words.push(format!(
+                "cordoned {}",
+                printable(
+                    &others
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            ));
+        }
+        lines.push(Line::styled(
+            view.dots(words.join(" · ")),
+            view.fg(Color::Yellow),
+        ));
+    }
     for n in &view.notes {
         lines.push(Line::styled(printable(n), view.fg(Color::Yellow)));
     }
@@ -318,30 +382,40 @@ fn draw_section(
                 .iter()
                 .map(|&i| {
                     let e = &model.evacuations[i];
+                    // Marked for evacuation (attempt n of its chain), or still on a
+                    // cordoned node with nothing evacuating it.
+                    let state = match (e.marked, e.attempt) {
+                        (false, _) => "not evacuated".to_string(),
+                        (true, Some(a)) if a > 1 => format!("evacuating #{a}"),
+                        (true, _) => "evacuating".to_string(),
+                    };
                     Row::new(vec![
                         Cell::from(printable(&format!("{}/{}", e.namespace, e.vmi))),
                         Cell::from(printable(&e.from_node)),
-                        Cell::from(if e.eviction_requested { "yes" } else { "no" }),
+                        Cell::from(state),
                         Cell::from(opt(e.migration.as_deref())),
                         Cell::from(opt(e.phase.as_deref())),
                         Cell::from(opt(e.target_node.as_deref())),
+                        Cell::from(opt(e.last_failure.as_deref())),
                     ])
                 })
                 .collect(),
             vec![
                 "VMI",
                 "FROM NODE",
-                "EVICTION REQ.",
+                "STATE",
                 "MIGRATION",
                 "PHASE",
                 "TO NODE",
+                "LAST FAILURE",
             ],
             vec![
                 Constraint::Fill(3),
                 Constraint::Fill(2),
-                Constraint::Length(13),
-                Constraint::Fill(2),
+                Constraint::Length(14),
+                Constraint::Fill(3),
                 Constraint::Length(15),
+                Constraint::Fill(2),
                 Constraint::Fill(2),
             ],
             model.evacuations.len(),
@@ -681,5 +755,147 @@ mod tests {
         m.progress_percent = None;
         m.waiting_for = "target pod\u{1b}".into();
         assert_eq!(progress_text(&m, Charset::Ascii), "target pod\\u{1b}");
+    }
+}
+
+#[cfg(test)]
+mod drain_tests {
+    use crate::policy::status::{NodeFacts, StatusInputs, build_report};
+    use crate::policy::top::{TopState, build_model};
+    use serde_json::json;
+
+    fn vmi(
+        name: &str,
+        node: &str,
+        evacuation: Option<&str>,
+    ) -> crate::model::VirtualMachineInstance {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "spec": {}, "status": {"phase": "Running", "nodeName": node}});
+        if let Some(e) = evacuation {
+            v["status"]["evacuationNodeName"] = json!(e);
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn vmim(
+        name: &str,
+        vmi: &str,
+        node: &str,
+        phase: &str,
+        at: &str,
+    ) -> crate::model::VirtualMachineInstanceMigration {
+        let mut m = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}"),
+                "creationTimestamp": at,
+                "annotations": {"kubevirt.io/evacuationMigration": node}},
+            "spec": {"vmiName": vmi}, "status": {"phase": phase}});
+        if phase == "Failed" {
+            m["status"]["migrationState"] = json!({"failed": true, "completed": true,
+                "failureReason": "virError(Code=9): Connection reset by peer\nmore"});
+        }
+        serde_json::from_value(m).unwrap()
+    }
+
+    /// Issue 33: top said `1 draining nodes (node-3)` (an evacuation source) while node-1,
+    /// cordoned, appeared nowhere. A cordoned node is named as cordoned with the VMIs still
+    /// on it; a node VMIs are evacuated from is an evacuation source, not a drain.
+    #[test]
+    fn a_cordoned_node_and_an_evacuation_source_are_told_apart() {
+        let inputs = StatusInputs {
+            vmis: vec![
+                vmi("still-01", "node-1", None),
+                vmi("moved-01", "node-2", None),
+                vmi("leaving-01", "node-3", Some("node-3")),
+            ],
+            vmims: vec![
+                vmim(
+                    "ev-a",
+                    "moved-01",
+                    "node-1",
+                    "Failed",
+                    "2026-12-01T00:00:00Z",
+                ),
+                vmim(
+                    "ev-b",
+                    "moved-01",
+                    "node-1",
+                    "Succeeded",
+                    "2026-12-01T00:01:00Z",
+                ),
+                vmim(
+                    "ev-c",
+                    "leaving-01",
+                    "node-3",
+                    "Running",
+                    "2026-12-01T00:02:00Z",
+                ),
+            ],
+            nodes: vec![
+                NodeFacts {
+                    name: "node-1".into(),
+                    cordoned: true,
+                },
+                NodeFacts {
+                    name: "node-2".into(),
+                    cordoned: false,
+                },
+                NodeFacts {
+                    name: "node-3".into(),
+                    cordoned: false,
+                },
+            ],
+            ..StatusInputs::default()
+        };
+        let now = "2026-12-01T00:05:00Z".parse().unwrap();
+        let report = build_report(&inputs, now, "test");
+        let model = build_model(&report, "all namespaces", &[]);
+        assert_eq!(model.cordoned_nodes, vec!["node-1".to_string()]);
+        assert_eq!(model.evacuation_sources, vec!["node-3".to_string()]);
+        let n1 = report.nodes.iter().find(|n| n.name == "node-1").unwrap();
+        assert!(n1.cordoned);
+        assert_eq!(n1.vmis_left, vec!["prod/still-01".to_string()]);
+        // A failed attempt then a successful retry: moved.
+        assert_eq!(n1.moved, vec!["prod/moved-01".to_string()]);
+        assert_eq!(n1.state, "draining");
+        let n3 = report.nodes.iter().find(|n| n.name == "node-3").unwrap();
+        assert!(!n3.cordoned);
+        assert_eq!(n3.state, "evacuation-source");
+        assert_eq!((n3.evictions_accepted, n3.migrations_in_flight), (1, 1));
+        assert!(report.nodes.iter().all(|n| n.name != "node-2"));
+        let chain = report.vmis.iter().find(|v| v.name == "moved-01").unwrap();
+        let chain = chain.evacuation_chain.as_ref().unwrap();
+        assert_eq!((chain.attempt, chain.failed_attempts), (2, 1));
+        assert_eq!(chain.result, "succeeded");
+        assert_eq!(
+            chain.last_failure.as_deref(),
+            Some("virError(Code=9): Connection reset by peer")
+        );
+        // The VMI nothing evacuates is listed under the drain, as still on the node.
+        let still = model
+            .evacuations
+            .iter()
+            .find(|e| e.vmi == "still-01")
+            .unwrap();
+        assert!(!still.marked);
+        assert_eq!(still.from_node, "node-1");
+        // The screen's header says so.
+        let text = super::screen_text(
+            &model,
+            &TopState::new(true, false),
+            &super::View {
+                charset: crate::render::glyphs::Charset::Unicode,
+                color: false,
+                notes: Vec::new(),
+                live: false,
+            },
+            160,
+            30,
+        );
+        assert!(
+            text.contains("cordoned node-1: 1 VMI still on it · 0 evictions accepted"),
+            "{text}"
+        );
+        assert!(text.contains("left: prod/still-01"), "{text}");
+        assert!(text.contains("evacuated, not cordoned node-3"), "{text}");
+        assert!(!text.contains("draining nodes"), "{text}");
     }
 }
