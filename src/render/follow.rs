@@ -414,7 +414,7 @@ mod tests {
         assert!(w.ends_with("evil\\u{1b}]0;x\\u{7}"), "{w:?}");
         let p = post_copy_warning(color, Some("n\u{1b}[2J"), None);
         assert!(p.starts_with(&color.paint("warning:", Tone::Bad)), "{p:?}");
-        assert!(p.contains("runs on n\\u{1b}[2J while"), "{p:?}");
+        assert!(p.contains("target node (predicted n\\u{1b}[2J;"), "{p:?}");
         assert!(p.contains("still on the source"), "{p:?}");
     }
 }
