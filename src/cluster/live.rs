@@ -415,13 +415,13 @@ pub fn answer_message(code: u16, body: &str) -> String {
 fn not_a_status(code: u16, body: &str) -> String {
     let first = body.trim().lines().next().unwrap_or_default().trim();
     if first.is_empty() {
-        format!("HTTP {code} with an empty answer")
-    } else {
-        format!(
-            "HTTP {code} (not a Kubernetes Status: {:?})",
-            one_line(first, 200)
-        )
+        return format!("HTTP {code} with an empty answer");
     }
+    let mut shown = one_line(first, 200);
+    if body.trim().chars().nth(200).is_some() || body.trim().lines().nth(1).is_some() {
+        shown.push('…');
+    }
+    format!("HTTP {code} (not a Kubernetes Status: {shown:?})")
 }
 
 /// At most `max` characters, newlines as spaces, control characters escaped.
