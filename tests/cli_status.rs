@@ -675,3 +675,35 @@ fn status_names_a_backend_storage_hand_off_stuck_past_the_handoff_timeout() {
         "memory transfer to converge"
     );
 }
+
+/// Issue 33 (tried cold): the migrations table's PHASE said `PostCopy`, a mode, for a VMIM
+/// whose phase is Running. Each row's PHASE starts with the VMIM's own phase (from the
+/// objects, through -o json), and a post-copy one says so beside it.
+#[test]
+fn the_migrations_phase_column_is_the_vmims_phase() {
+    let json = vmctl(["--from", "examples/cluster", "status", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let table = stdout(&vmctl(["--from", "examples/cluster", "status"]));
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("Migrations not finished"))
+        .skip(2)
+        .take_while(|l| !l.is_empty() && !l.starts_with('('))
+        .collect();
+    let migrations = report["migrations"].as_array().unwrap();
+    assert_eq!(rows.len(), migrations.len(), "{table}");
+    for m in migrations {
+        let name = m["name"].as_str().unwrap();
+        let row = rows.iter().find(|r| r.contains(name)).unwrap();
+        let phase = m["phase"].as_str().unwrap();
+        let after = row
+            .split(m["vmi"].as_str().unwrap())
+            .nth(1)
+            .unwrap()
+            .trim_start();
+        assert!(after.starts_with(phase), "{name}: {row}");
+        if m["mode"] == "PostCopy" {
+            assert!(after.starts_with(&format!("{phase} (post-copy)")), "{row}");
+        }
+    }
+}

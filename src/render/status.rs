@@ -272,9 +272,16 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             row.extend([
                 plain(m.name.clone()),
                 plain(m.vmi.clone()),
-                // The default has no MODE column: post-copy shows as the phase.
+                // The default has no MODE column: post-copy shows beside the phase, which
+                // stays the VMIM's own (issue 33: `PostCopy` under PHASE read as a phase).
                 if !wide && m.mode.as_deref() == Some("PostCopy") {
-                    ("PostCopy".to_string(), Tone::Bad)
+                    (
+                        format!(
+                            "{} (post-copy)",
+                            phase_words(&m.phase, m.decentralized.as_ref())
+                        ),
+                        Tone::Bad,
+                    )
                 } else {
                     (phase_words(&m.phase, m.decentralized.as_ref()), Tone::Warn)
                 },
@@ -314,6 +321,13 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             t.row(row);
         }
         out.push_str(&t.render());
+        let cut = report
+            .migrations
+            .iter()
+            .any(|m| crate::text::printable(&m.waiting_for).chars().count() > 36);
+        if cut && !wide {
+            out.push_str("(… cut: -o wide shows what each migration waits for whole)\n");
+        }
         out.push_str("\nLauncher pods of migrations in flight (read the logs of the live one):\n");
         for m in &report.migrations {
             let describe = |pod: &Option<String>, node: &Option<String>| -> String {
