@@ -114,7 +114,12 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
             view.fg(Color::Yellow),
         ));
     }
-    let mut second = vec![Span::raw(format!("{} migrations in flight", c.migrations))];
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut second = vec![Span::raw(format!(
+        "{} in flight",
+        plural(c.migrations, "migration", "migrations")
+    ))];
     if c.post_copy > 0 {
         second.push(Span::styled(
             format!(" ({} {} in post-copy)", view.mark(), c.post_copy),
@@ -122,9 +127,22 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
         ));
     }
     second.push(Span::raw(view.dots(format!(
-        " · {} evacuating · {} failures",
-        c.evacuations, c.failures
+        " · {} evacuating · {}",
+        c.evacuations,
+        plural(c.failures, "failure", "failures")
     ))));
+    // Issue 33 (tried cold): an empty screen of one namespace said nothing of the others,
+    // where `status` says `use -A`.
+    if c.migrations == 0
+        && c.evacuations == 0
+        && c.failures == 0
+        && model.scope.starts_with("namespace ")
+    {
+        second.push(Span::styled(
+            view.dots(" · -A for every namespace".into()),
+            view.fg(Color::Cyan),
+        ));
+    }
     if !state.filter.is_empty() {
         second.push(Span::styled(
             view.dots(format!(" · filter: {}", printable(&state.filter))),
@@ -740,6 +758,23 @@ mod tests {
         let s = on_key(s, &m, Key::Char('g')).0;
         let screen = screen_text(&m, &s, &view(), 120, 40);
         assert!(screen.contains("|> prod/vm-000"), "{screen}");
+    }
+
+    /// Issue 33 (tried cold): one namespace's empty screen said nothing of the others, and
+    /// one migration was "1 migrations".
+    #[test]
+    fn an_empty_namespace_points_at_a_and_one_is_singular() {
+        let mut empty = model(0);
+        empty.scope = "namespace default".into();
+        let screen = screen_text(&empty, &TopState::default(), &view(), 120, 20);
+        assert!(screen.contains("0 migrations in flight"), "{screen}");
+        assert!(screen.contains("-A for every namespace"), "{screen}");
+        let mut one = model(1);
+        one.counts.migrations = 1;
+        one.scope = "namespace prod".into();
+        let screen = screen_text(&one, &TopState::default(), &view(), 120, 20);
+        assert!(screen.contains("1 migration in flight"), "{screen}");
+        assert!(!screen.contains("-A for every namespace"), "{screen}");
     }
 
     #[test]
