@@ -802,3 +802,29 @@ fn a_directory_skips_files_that_hold_no_kubernetes_object_and_says_how_many() {
         &["broken.json", "has no metadata.name"],
     );
 }
+
+/// Issue 33 (tried cold): `--from DIR abort VM` said "pick it with -n NAMESPACE, not -A" to
+/// someone who never passed -A: a snapshot has no namespace of its own.
+#[test]
+fn a_namespace_asked_of_a_snapshot_does_not_blame_a_flag_not_given() {
+    for command in [
+        &["abort", "pg-orders-01", "--dry-run"][..],
+        &["migrate", "pg-orders-01", "--dry-run"][..],
+    ] {
+        let mut args = vec!["--from", "examples/cluster"];
+        args.extend_from_slice(command);
+        let o = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .env("VMCTL_JOURNAL", "off")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run vmctl");
+        assert_one_line_error(
+            &o,
+            2,
+            &["-n NAMESPACE", "--from has no namespace of its own"],
+        );
+        assert!(!stderr(&o).contains("not -A"), "{}", stderr(&o));
+    }
+}

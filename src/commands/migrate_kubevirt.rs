@@ -28,7 +28,16 @@ pub fn parse_vm_target(text: &str) -> Result<String> {
 
 pub fn require_namespace(ctx: &Context) -> Result<String> {
     ctx.scope.namespace().map(str::to_string).ok_or_else(|| {
-        Error::usage("this command acts on one namespace: pick it with -n NAMESPACE, not -A")
+        // A snapshot has no context namespace: its scope is every namespace without -A
+        // (issue 33, tried cold: "not -A" to someone who never passed it).
+        Error::usage(match ctx.source {
+            AnySource::Snapshot(_) => {
+                "this command acts on one namespace: pick it with -n NAMESPACE (a snapshot read with --from has no namespace of its own)"
+            }
+            AnySource::Live(_) => {
+                "this command acts on one namespace: pick it with -n NAMESPACE, not -A"
+            }
+        })
     })
 }
 
