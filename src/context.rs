@@ -246,7 +246,13 @@ impl Context {
         let (now, clock) = match (given_now, clock_from_source) {
             (Some(t), _) => (t, ClockSource::Given),
             (None, Some((t, c))) => (t, c),
-            (None, None) => (Timestamp::now(), ClockSource::System),
+            // To the second, as every time vmctl prints (issue 33: live `as of` carried
+            // nanoseconds where snapshots did not).
+            (None, None) => (
+                Timestamp::from_second(Timestamp::now().as_second())
+                    .unwrap_or_else(|_| Timestamp::now()),
+                ClockSource::System,
+            ),
         };
         let ctx = Context {
             source,

@@ -151,3 +151,21 @@ fn a_plain_text_answer_is_named_as_such_on_one_line() {
         "a raw newline: {all}"
     );
 }
+
+/// Issue 33 (tried cold): live `plan-drain` and `explain` printed `as of
+/// 2026-12-06T06:31:17.812563186Z`; every time vmctl prints is to the second.
+#[test]
+fn the_live_clock_is_printed_to_the_second() {
+    let server = FakeApiServer::start_from_path_blocking(&incidents());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path());
+    let kubeconfig = kubeconfig.display().to_string();
+    let out = vmctl(["--kubeconfig", &kubeconfig, "plan-drain", "node-1"]);
+    let text = stdout(&out);
+    let as_of = text
+        .lines()
+        .find_map(|l| l.strip_prefix("as of "))
+        .unwrap_or_else(|| panic!("{text}{}", stderr(&out)));
+    let time = as_of.split_whitespace().next().unwrap_or_default();
+    assert!(time.ends_with('Z') && !time.contains('.'), "{as_of}");
+}
