@@ -280,8 +280,8 @@ blocked {namespace, pod, vmi, reason (… | migration-keeps-failing | evacuation
 decentralized-sync-stuck), message}, summary (last: result drained|blocked|timeout|
 interrupted|refused|dry-run, moved[], stopped[], migrating[], blocked[], podsGone, podsLeft, resume[]).
 
-EXIT CODES: 0 drained (dry run printed, or handed off with --no-wait); 1 blocked, or refused before
-anything changed; 3 unknown node; 5 cluster error (403 names the RBAC rule: ClusterRole vmctl-drainer
+EXIT CODES: 0 drained (a dry run: it would drain; or handed off with --no-wait); 1 blocked (a dry
+run: it would block), or refused before anything changed; 3 unknown node; 5 cluster error (403 names the RBAC rule: ClusterRole vmctl-drainer
 in deploy/rbac.yaml); 6 --timeout reached; 130 interrupted.";
 
 const ABORT_OUTPUT: &str = "\
