@@ -78,12 +78,12 @@ pub async fn fallback(
     namespaces.dedup();
     let where_ = match &namespace {
         Some(_) => "",
-        None => " in any namespace",
+        None => ", in any namespace",
     };
     let ns = match namespaces.as_slice() {
         [] => {
             return Err(not_found.with_hint(format!(
-                "the journal {} has no record of it{where_} either",
+                "the journal {} has no record of it either{where_}",
                 journal.describe()
             )));
         }
