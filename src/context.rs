@@ -130,6 +130,10 @@ impl ClockSource {
 pub struct Context {
     pub source: AnySource,
     pub scope: Scope,
+    /// Whether `-n` or `-A` chose the scope (false: the kubeconfig context's namespace, or a
+    /// snapshot's every namespace). `explain`'s journal fallback searches every namespace
+    /// unless the scope was chosen.
+    pub scope_given: bool,
     pub output: OutputFormat,
     pub style: Style,
     pub now: Timestamp,
@@ -257,6 +261,7 @@ impl Context {
         let ctx = Context {
             source,
             scope,
+            scope_given: global.all_namespaces || global.namespace.is_some(),
             output: global.output,
             style: Style::detect(global.no_color),
             now,

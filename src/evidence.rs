@@ -220,7 +220,7 @@ async fn not_found(ctx: &Context, what: &str, name: &str) -> Error {
         }
     } else {
         err = err.with_hint(
-            "KubeVirt keeps only the newest 5 finished migrations per VMI, and none of a VMI that is gone; try vmi/NAME",
+            "KubeVirt keeps only the newest 5 finished migrations per VMI, and none of a VMI that is gone; try vm/NAME for a VM's latest migration",
         );
     }
     if ctx.scope.namespace().is_some() {

@@ -62,6 +62,22 @@ impl Lab {
         cmd.output().unwrap()
     }
 
+    /// vmctl without `-n`: the kubeconfig context's namespace, `default`.
+    fn run_no_namespace(&self, args: &[&str]) -> Output {
+        let journal = self.journal().display().to_string();
+        Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--kubeconfig", &self.kubeconfig, "--journal", &journal])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .env_remove("VMCTL_NOW")
+            .env_remove("VMCTL_JOURNAL")
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .output()
+            .unwrap()
+    }
+
     fn run(&self, args: &[&str]) -> Output {
         let journal = self.journal().display().to_string();
         let mut all = vec!["--journal", journal.as_str()];
@@ -168,6 +184,73 @@ fn a_failed_migration_is_journaled_with_the_diagnosis_it_printed() {
     );
     let out = lab.run(&["explain", name]);
     assert!(stdout(&out).contains("from the journal"), "{}", both(&out));
+}
+
+/// Issue 33: without -n, the context's namespace (default) is only where the cluster is
+/// searched; the journal is searched in every namespace. One namespace holds it: explained,
+/// saying which; two: both named and -n asked for.
+#[test]
+fn explain_without_n_finds_a_gone_migration_in_the_journal_in_any_namespace() {
+    let lab = lab(Script {
+        unschedulable: true,
+        running_ticks: 40,
+        ..Script::default()
+    });
+    let out = lab.run(&["migrate", "batch-01", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name = result["migration"].as_str().unwrap().to_string();
+    lab.server
+        .delete_object(Kind::VirtualMachineInstanceMigration, Some("prod"), &name)
+        .expect("the migration existed");
+
+    let out = lab.run_no_namespace(&["explain", &name, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", both(&out));
+    let explained: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        explained["cause"], result["diagnosis"]["cause"],
+        "{explained:#}"
+    );
+    assert_eq!(
+        explained["journal"]["recordedBy"], "migrate",
+        "{explained:#}"
+    );
+    assert!(
+        stderr(&out).contains("the journal has it in namespace prod"),
+        "{}",
+        both(&out)
+    );
+    // With -n default the journal is searched there only: not found, and said so.
+    let out = lab.run_no_namespace(&["-n", "default", "explain", &name]);
+    assert_eq!(out.status.code(), Some(3), "{}", both(&out));
+    assert!(
+        stderr(&out).contains("no record of it either"),
+        "{}",
+        both(&out)
+    );
+    // The hint names a form explain takes, the documented one.
+    assert!(stderr(&out).contains("try vm/NAME"), "{}", both(&out));
+    assert!(!stderr(&out).contains("vmi/NAME"), "{}", both(&out));
+
+    // The same name recorded in a second namespace: which one is asked.
+    let mut other = records(&lab.journal()).remove(0);
+    other.namespace = "staging".into();
+    other.id = format!("{}-staging", other.id);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let j = Journal::open(&JournalSpec::Sqlite(lab.journal()), Access::Write)
+            .await
+            .unwrap();
+        j.commit(&[other], &[]).await.unwrap();
+    });
+    let out = lab.run_no_namespace(&["explain", &name]);
+    assert_eq!(out.status.code(), Some(3), "{}", both(&out));
+    assert!(
+        stderr(&out).contains("in namespaces prod, staging: name one with -n NAMESPACE"),
+        "{}",
+        both(&out)
+    );
+    assert!(stdout(&out).is_empty(), "{}", both(&out));
 }
 
 #[test]

@@ -566,6 +566,57 @@ fn a_full_journal_stops_the_writing_not_the_watching() {
     );
 }
 
+/// Issue 33: a record another writer (`migrate`, a second recorder) stored while this one
+/// waited is not "recorded" by this run: no line for it, and the closing counts say what
+/// this run wrote and what was there already, and agree with each other.
+#[test]
+fn a_record_another_writer_stored_first_is_counted_as_there_already() {
+    let lab = lab();
+    let mut rec = lab.record(&[("VMCTL_JOURNAL_BUSY_MS", "200")]);
+    // Another writer holds the journal: the recorder's write waits.
+    let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    lab.migrate("mig-01", "db-01");
+    lab.wait_final("mig-01");
+    rec.wait_for("the busy journal", |r| {
+        r.err().contains("journal not writable")
+    });
+    // ... and stores the same migration (as `migrate` does, with the same id).
+    let id = format!("kubevirt:{}", lab.uid("mig-01"));
+    conn.execute(
+        "INSERT INTO migrations (id, cluster, recorded_by, platform, namespace, vm, migration, \
+         outcome, phase, plane, cause, summary, ended_ms, recorded_at) VALUES (?1, 'fake', \
+         'migrate', 'kubevirt', 'prod', 'db-01', 'mig-01', 'succeeded', 'Succeeded', 'none', \
+         'succeeded', 'moved', 0, '2026-01-01T00:00:00Z')",
+        [&id],
+    )
+    .unwrap();
+    conn.execute_batch("COMMIT").unwrap();
+    rec.wait_for("writing again", |r| {
+        r.err().contains("journal writable again")
+    });
+    assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+    assert!(
+        !rec.out().contains(" mig-01 "),
+        "not recorded by this run\n{}",
+        rec.both()
+    );
+    assert!(
+        rec.err().contains("wrote 0 waiting records"),
+        "{}",
+        rec.both()
+    );
+    assert!(
+        rec.err().contains(
+            "recorded 0 migrations (0 succeeded, 0 failed, 0 aborted); 1 were in the journal already"
+        ),
+        "{}",
+        rec.both()
+    );
+    assert_eq!(ids(&lab.journal()), [id]);
+}
+
 #[test]
 fn a_full_journal_at_stop_says_what_could_not_be_written() {
     let lab = lab();

@@ -52,19 +52,64 @@ pub async fn fallback(
         Ok(None) => return Err(not_found),
         Err(e) => return Err(not_found.with_hint(format!("the journal was not searched: {e}"))),
     };
+    // The kubeconfig context's namespace is only a default: a journal is searched in every
+    // namespace unless `-n`/`-A` chose one (as `history` reads it whole, issue 33).
+    let namespace = match ctx.scope_given {
+        true => ctx.scope.namespace().map(str::to_string),
+        false => None,
+    };
     let mut query = HistoryQuery {
-        namespace: ctx.scope.namespace().map(str::to_string),
-        limit: Some(1),
-        with_detail: true,
+        namespace: namespace.clone(),
         ..HistoryQuery::default()
     };
     match target {
         Target::Migration(n) => query.migration = Some(n.clone()),
         Target::Vmi(n) => query.vm = Some(n.clone()),
     }
+    let not_searched = |not_found: Error, e: Error| {
+        not_found.with_hint(format!("the journal was not searched: {e}"))
+    };
+    let found = match journal.query(&query).await {
+        Ok(found) => found,
+        Err(e) => return Err(not_searched(not_found, e)),
+    };
+    let mut namespaces: Vec<&str> = found.iter().map(|r| r.namespace.as_str()).collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    let where_ = match &namespace {
+        Some(_) => "",
+        None => ", in any namespace",
+    };
+    let ns = match namespaces.as_slice() {
+        [] => {
+            return Err(not_found.with_hint(format!(
+                "the journal {} has no record of it either{where_}",
+                journal.describe()
+            )));
+        }
+        [one] => one.to_string(),
+        several => {
+            return Err(not_found.with_hint(format!(
+                "the journal {} has records of it in namespaces {}: name one with -n NAMESPACE",
+                journal.describe(),
+                several.join(", ")
+            )));
+        }
+    };
+    if namespace.is_none()
+        && let Some(default) = ctx.scope.namespace()
+        && default != ns
+    {
+        crate::say!(
+            "note: not in namespace {default} (the context's); the journal has it in namespace {ns}"
+        );
+    }
+    query.namespace = Some(ns);
+    query.limit = Some(1);
+    query.with_detail = true;
     let record = match journal.query(&query).await {
         Ok(found) => found.into_iter().next(),
-        Err(e) => return Err(not_found.with_hint(format!("the journal was not searched: {e}"))),
+        Err(e) => return Err(not_searched(not_found, e)),
     };
     let Some(record) = record else {
         return Err(not_found.with_hint(format!(

@@ -131,12 +131,14 @@ pub enum Access {
 }
 
 /// What an insert did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Committed {
     /// Records new to the journal.
     pub inserted: usize,
     /// Records whose id was there already (left as they were).
     pub duplicates: usize,
+    /// Their ids: a writer says what it wrote, not what another writer had (issue 33).
+    pub duplicate_ids: Vec<String>,
 }
 
 /// An open journal.

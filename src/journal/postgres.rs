@@ -663,8 +663,12 @@ impl PostgresJournal {
         const DOING: &str = "storing records";
         // The same order in every writer: two transactions inserting overlapping ids do not
         // wait on each other round a circle (a deadlock).
-        let mut rows: Vec<StoredRecord<'_>> = records.iter().map(StoredRecord::new).collect();
-        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut rows: Vec<(StoredRecord<'_>, &str)> = records
+            .iter()
+            .map(|r| (StoredRecord::new(r), r.id.as_str()))
+            .collect();
+        rows.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+        let (rows, ids): (Vec<StoredRecord<'_>>, Vec<&str>) = rows.into_iter().unzip();
         let mut marks: Vec<(Cow<'_, str>, Cow<'_, str>)> = bookmarks
             .iter()
             .map(|(k, v)| (escape(k), escape(v)))
@@ -689,9 +693,16 @@ impl PostgresJournal {
             }
         };
         let new = inserted.iter().filter(|&&n| n > 0).count();
+        let duplicate_ids = ids
+            .iter()
+            .zip(&inserted)
+            .filter(|&(_, &n)| n == 0)
+            .map(|(id, _)| id.to_string())
+            .collect();
         Ok(Committed {
             inserted: new,
             duplicates: rows.len() - new,
+            duplicate_ids,
         })
     }
 

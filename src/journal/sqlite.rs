@@ -554,6 +554,7 @@ fn commit_locked(
             ])?;
             if n == 0 {
                 done.duplicates += 1;
+                done.duplicate_ids.push(r.id.clone());
                 continue;
             }
             done.inserted += 1;

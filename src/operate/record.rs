@@ -374,15 +374,20 @@ impl Recorder<'_> {
         match self.journal.commit(&all, &bookmarks).await {
             Ok(done) => {
                 if self.fault.take().is_some() {
-                    stderr_line(&text::journal_back(Timestamp::now(), all.len()));
+                    stderr_line(&text::journal_back(
+                        Timestamp::now(),
+                        all.len().saturating_sub(done.duplicates),
+                    ));
                 }
                 self.retry_at = None;
                 self.bookmark_written = bookmarks.into_iter().next().map(|(_, v)| v);
                 self.bookmark_at = now;
                 // Duplicates: another writer (migrate, a second recorder) had them.
+                // Those are counted as already there, not as recorded: the lines and the
+                // closing counts say what this run wrote (issue 33).
                 self.totals.already += done.duplicates;
                 self.totals.recorded += all.len().saturating_sub(done.duplicates);
-                for r in &all {
+                for r in all.iter().filter(|r| !done.duplicate_ids.contains(&r.id)) {
                     match r.outcome {
                         RecordOutcome::Succeeded => self.totals.succeeded += 1,
                         RecordOutcome::Failed => self.totals.failed += 1,

@@ -76,6 +76,9 @@ fn tone(outcome: RecordOutcome) -> Tone {
     }
 }
 
+/// What each time column of `history -o wide` measures.
+const DURATIONS_SAID: &str = "DURATION: from the migration's creation to its end, with any wait in it (pending, backoff); TRANSFER: from its start to its end (the summary's time)\n";
+
 fn ms(d: Option<i64>) -> String {
     d.map(|d| duration(d / 1000)).unwrap_or_else(|| "-".into())
 }
@@ -189,7 +192,9 @@ pub fn render_table(
         "by",
     ];
     if wide {
-        headers.extend(["ended at", "pods", "evacuating", "summary"]);
+        // The summary's "in 1s" is the transfer (start to end); duration is from creation,
+        // with any wait (pending, backoff) in it: both shown, and said below (issue 33).
+        headers.extend(["ended at", "pods", "evacuating", "transfer", "summary"]);
     }
     let mut t = TableBuilder::new(style, &headers);
     for row in &report.records {
@@ -242,12 +247,16 @@ pub fn render_table(
                     or_dash(r.target_pod.as_deref())
                 )),
                 plain(or_dash(r.evacuation_node.as_deref())),
+                plain(ms(r.transfer_ms)),
                 plain(or_dash(Some(&r.summary))),
             ]);
         }
         t.row(cells);
     }
     let mut out = t.render();
+    if wide {
+        out.push_str(DURATIONS_SAID);
+    }
     let shown = report.records.len() as u64;
     if shown < report.matched {
         out.push_str(&format!(
@@ -401,6 +410,39 @@ mod tests {
             text.contains("TOTAL 2 migrations · 2 failed · failure rate 100%"),
             "{text}"
         );
+    }
+
+    /// Issue 33: DURATION 22s next to a summary "in 1s": the wide table shows the transfer
+    /// the summary speaks of, and says what each column measures.
+    #[test]
+    fn wide_shows_the_transfer_the_summary_speaks_of_and_says_what_each_time_is() {
+        let mut r = rec("db", "The VMI moved from node-1 to node-2 in 1s.");
+        r.outcome = RecordOutcome::Succeeded;
+        r.duration_ms = Some(22_000);
+        r.transfer_ms = Some(1_000);
+        let report = report(vec![r], 0, None);
+        let text = render_table(&report, &searched(), "/j", Style { color: false }, true);
+        let header = text.lines().next().unwrap_or_default();
+        let row = text.lines().nth(1).unwrap_or_default();
+        let cell = |name: &str| {
+            let at = header
+                .find(name)
+                .unwrap_or_else(|| panic!("{name}: {text}"));
+            row[at..]
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(cell("DURATION"), "22s", "{text}");
+        assert_eq!(cell("TRANSFER"), "1s", "{text}");
+        assert!(
+            text.contains("DURATION: from the migration's creation to its end, with any wait in it (pending, backoff); TRANSFER: from its start to its end (the summary's time)"),
+            "{text}"
+        );
+        // The plain table is as it was.
+        let plain = render_table(&report, &searched(), "/j", Style { color: false }, false);
+        assert!(!plain.contains("TRANSFER"), "{plain}");
     }
 
     #[test]
