@@ -152,6 +152,14 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
                 .unwrap_or_else(|| "not live-migratable".into());
             format!("not live-migratable ({why}); KubeVirt would refuse the migration")
         }
+        // The plan's words are a drain's; here no drain is involved.
+        (Some("migration-in-flight"), _) => {
+            let words = row
+                .explanation
+                .strip_suffix(crate::policy::drain::feasibility::DRAIN_WAITS)
+                .unwrap_or(&row.explanation);
+            format!("{words}; another migration of it is refused until this one ends")
+        }
         _ => row.explanation.clone(),
     };
     Preflight {
@@ -567,6 +575,8 @@ mod tests {
         let busy = preflight(&inputs);
         assert_eq!(busy.refusal.as_deref(), Some("migration-in-flight"));
         assert!(busy.explanation.contains("m1"), "{}", busy.explanation);
+        // No drain is involved in a migrate: no word of one.
+        assert!(!busy.explanation.contains("drain"), "{}", busy.explanation);
         inputs.vmims.clear();
 
         inputs.vmi.status.conditions[0] = serde_json::from_value(json!({"type": "LiveMigratable",
