@@ -36,6 +36,8 @@ pub struct PreflightInputs {
     pub policies: Vec<MigrationPolicy>,
     /// `--node-selector`.
     pub added_node_selector: BTreeMap<String, String>,
+    /// The as-of clock: how long a migration in flight has run.
+    pub now: Option<crate::model::Time>,
 }
 
 /// The verdict: go, with the predicted target, or refused with the reason.
@@ -105,6 +107,7 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
         namespaces: inputs.namespace.clone().into_iter().collect(),
         kubevirt: inputs.kubevirt.clone(),
         policies: inputs.policies.clone(),
+        now: inputs.now.clone(),
         ..DrainInputs::default()
     };
     let plan = plan_drain(&drain_inputs);
