@@ -979,3 +979,67 @@ fn a_decentralized_migration_stuck_in_synchronizing_blocks_the_drain_at_once() {
     );
     only_the_drains_own_writes(&lab);
 }
+
+/// Interrupted while a post-copy migration runs *into* the node: the summary lists every
+/// migration its totals count, the post-copy one first and marked so, and offers no step
+/// that would stop it (stopping a post-copy migration loses the guest).
+#[test]
+fn ctrl_c_lists_every_migration_it_counts_post_copy_first() {
+    let lab = lab_with(
+        DrainFixture {
+            incoming_post_copy: true,
+            ..DrainFixture::default()
+        },
+        Script {
+            running_ticks: 60,
+            ..Script::default()
+        },
+    );
+    let mut args = vec!["drain", "node-1", "-o", "json"];
+    args.extend(FLAGS);
+    let child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(lab.args(&args))
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until KubeVirt runs an evacuation besides the post-copy one, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline
+        && !lab
+            .server
+            .objects(Kind::VirtualMachineInstanceMigration)
+            .iter()
+            .any(|m| {
+                m["status"]["phase"] == "Running"
+                    && m["metadata"]["name"] != kubevirt_sim::INCOMING_VMIM
+            })
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = child.wait_with_output().unwrap();
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    let s = summary(&out);
+    assert_eq!(s["result"], "interrupted", "{text}");
+    let migrating = s["migrating"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        Some(migrating.len() as u64),
+        s["migrationsInFlight"].as_u64(),
+        "every migration counted is listed\n{text}"
+    );
+    assert!(migrating.len() >= 2, "{text}");
+    assert_eq!(migrating[0]["vmi"], "mail-01", "{text}");
+    assert_eq!(migrating[0]["postCopy"], true, "{text}");
+    assert_eq!(migrating[0]["into"], "node-1", "{text}");
+    let resume = s["resume"].to_string();
+    assert!(!resume.contains("vm/mail-01"), "{text}");
+}

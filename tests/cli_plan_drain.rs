@@ -1972,3 +1972,55 @@ fn chart_escapes_a_hostile_vmi_name() {
         "raw control characters: {text:?}"
     );
 }
+
+/// pg-orders-01 (examples/cluster) has been in post-copy node-2 → node-1 for 10m04s at the
+/// snapshot's as-of time: plan-drain, drain --dry-run and migrate --dry-run say post-copy,
+/// the point of no return and the time it has run, and invent no time left; migrate says
+/// no word of a drain.
+#[test]
+fn a_post_copy_migration_in_flight_is_said_with_no_eta() {
+    for args in [
+        vec!["--from", "examples/cluster", "plan-drain", "node-2"],
+        vec![
+            "--from",
+            "examples/cluster",
+            "drain",
+            "node-2",
+            "--dry-run",
+            "--ignore-daemonsets",
+        ],
+        vec![
+            "--from",
+            "examples/cluster",
+            "-n",
+            "prod",
+            "migrate",
+            "pg-orders-01",
+            "--dry-run",
+        ],
+    ] {
+        let out = vmctl(args.clone());
+        let text = stdout(&out);
+        let line = text
+            .lines()
+            .find(|l| l.contains("pg-orders-01") && l.contains("kubevirt-migrate-vm-w9c4r"))
+            .unwrap_or_else(|| panic!("{args:?}: no line for pg-orders-01\n{text}"));
+        for want in [
+            "post-copy",
+            "point of no return",
+            "network failure",
+            "running for 10m04s",
+        ] {
+            assert!(line.contains(want), "{args:?}: {want:?} missing: {line}");
+        }
+        assert!(
+            !line.contains(" left;") && !line.contains("about"),
+            "{line}"
+        );
+        assert_eq!(
+            line.contains("drain"),
+            args[2] != "-n",
+            "{args:?}: the drain is named only where there is one: {line}"
+        );
+    }
+}

@@ -15,7 +15,7 @@
 mod common;
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -621,7 +621,7 @@ fn check(lab: &Lab, c: &Claims, output: &str) {
     assert!(
         c.result == "blocked"
             || c.result
-                .starts_with("blocked: node-1 not drained, 1 pods left"),
+                .starts_with("blocked: node-1 not drained, 1 pod left"),
         "{}",
         ctx("result")
     );
@@ -680,6 +680,48 @@ fn drill_piped_plain() {
     assert_eq!(out.status.code(), Some(1), "{}", both(&out));
     // Off a terminal no control sequence and no ETA.
     assert!(!text.contains('\u{1b}') && !text.contains("ETA"), "{text}");
+    // A line per change off a terminal: a pod waited for is said when the wait begins or
+    // its reason changes, never the whole list again on every change of the numbers; the
+    // 30 s repeat is one short line.
+    let events: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('[') && l.get(9..11) == Some("] "))
+        .collect();
+    let waits: Vec<&str> = events
+        .iter()
+        .filter_map(|l| l.get(11..))
+        .filter(|l| l.trim_start().starts_with("waiting for pod "))
+        .collect();
+    let mut said = BTreeMap::<&str, usize>::new();
+    for w in &waits {
+        *said.entry(w).or_default() += 1;
+    }
+    let again: Vec<_> = said.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        again.is_empty(),
+        "waits said again unchanged: {again:#?}\n{text}"
+    );
+    assert!(
+        waits.len() <= 5 * lab.drain_pods.len(),
+        "{} wait lines for {} pods:\n{text}",
+        waits.len(),
+        lab.drain_pods.len()
+    );
+    assert!(
+        text.lines().count() <= 170,
+        "{} lines for {} pods:\n{text}",
+        text.lines().count(),
+        lab.drain_pods.len()
+    );
+    for l in events.iter().filter(|l| l.contains("still waiting for ")) {
+        assert!(l.chars().count() <= 11 + 160, "{l}");
+    }
+    eprintln!(
+        "piped drain: {} lines, {} event lines, {} wait lines",
+        text.lines().count(),
+        events.len(),
+        waits.len()
+    );
     check(&lab, &text_claims(&text), &text);
 }
 

@@ -57,7 +57,8 @@ pub async fn run(ctx: &'static Context, args: &MigrateArgs) -> Result<i32> {
     };
 
     // ---- gather
-    let g = gather(&ctx.source, &namespace, &name, &added).await?;
+    let mut g = gather(&ctx.source, &namespace, &name, &added).await?;
+    g.inputs.now = Some(crate::model::Time(ctx.now));
     for w in crate::model::unknown::warnings([&g.inputs.vmi], &g.inputs.vmims, &g.inputs.kubevirt) {
         ctx.warn(w);
     }

@@ -7,7 +7,7 @@
 //! goes to `policy::drain::execute::DrainRun`, whose events `render::drain` shows) → the
 //! summary. A failed migration gets `explain`'s diagnosis inline.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
@@ -510,6 +510,8 @@ async fn follow_drain(
         last_metrics_ms: 0,
         began: false,
         last_progress: None,
+        last_waits: BTreeMap::new(),
+        last_counts: None,
         pdbs,
         loops: args.loops.thresholds(),
         journal: super::journal::RunJournal::of(ctx),
@@ -538,6 +540,8 @@ async fn follow_drain(
     let migrating: Vec<(String, String, bool)> = account
         .migrating
         .iter()
+        // No way to stop a post-copy migration is offered: stopping it loses the guest.
+        .filter(|m| !m.post_copy)
         .map(|m| (m.namespace.clone(), m.vmi.clone(), m.evacuation))
         .collect();
     let loops = draining.run.loops();
@@ -595,6 +599,10 @@ struct Draining<'a> {
     began: bool,
     /// The last progress shown (its words) and when (ms since the start).
     last_progress: Option<(String, u64)>,
+    /// The waits last said, as lines (pod → reason and migration), to say only what changed.
+    last_waits: BTreeMap<(String, String), (String, Option<String>)>,
+    /// The numbers last said, off a terminal.
+    last_counts: Option<crate::policy::drain::execute::Counts>,
     /// The PDBs as the plan read them: a 429 from one whose status never catches up is
     /// answered for good, not waited for.
     pdbs: Vec<crate::model::PodDisruptionBudget>,
@@ -878,8 +886,47 @@ impl Draining<'_> {
         if !due || (waiting_for.is_empty() && self.run.outcome().is_some()) {
             return Ok(());
         }
+        let changed = self
+            .last_progress
+            .as_ref()
+            .is_none_or(|(last, _)| *last != words);
         self.last_progress = Some((words, now_ms));
-        self.out.event(&now(), &event, None)
+        if self.out.json {
+            return self.out.event(&now(), &event, None);
+        }
+        // As lines: a wait is said when it begins or its reason changes, not again on every
+        // change of the numbers; on a terminal the numbers are the live view's last line,
+        // off one they are a line when they change, and a short line every 30 s says what
+        // is still waited for.
+        let waits: BTreeMap<(String, String), (String, Option<String>)> = waiting_for
+            .iter()
+            .map(|w| {
+                (
+                    (w.namespace.clone(), w.pod.clone()),
+                    (w.reason.clone(), w.migration.clone()),
+                )
+            })
+            .collect();
+        let new_waits: Vec<crate::policy::drain::execute::Wait> = waiting_for
+            .iter()
+            .filter(|w| {
+                self.last_waits.get(&(w.namespace.clone(), w.pod.clone()))
+                    != Some(&(w.reason.clone(), w.migration.clone()))
+            })
+            .cloned()
+            .collect();
+        let counts_changed = self.last_counts.as_ref() != Some(counts);
+        let mut lines = Vec::new();
+        if !self.out.has_bars() && counts_changed {
+            lines.push(crate::render::drain::counts_line(counts));
+        }
+        lines.extend(crate::render::drain::wait_lines(&new_waits));
+        if !changed && !self.out.has_bars() {
+            lines.push(crate::render::drain::still_waiting_line(waiting_for));
+        }
+        self.last_waits = waits;
+        self.last_counts = Some(counts.clone());
+        self.out.text_lines(&now(), &lines)
     }
 }
 

@@ -92,6 +92,7 @@ pub(crate) async fn gather(
             kubevirt: kubevirts.into_iter().next(),
             policies,
             added_node_selector: added.clone(),
+            now: None,
         },
         vmi,
         vm,

@@ -36,6 +36,8 @@ pub struct PreflightInputs {
     pub policies: Vec<MigrationPolicy>,
     /// `--node-selector`.
     pub added_node_selector: BTreeMap<String, String>,
+    /// The as-of clock: how long a migration in flight has run.
+    pub now: Option<crate::model::Time>,
 }
 
 /// The verdict: go, with the predicted target, or refused with the reason.
@@ -105,6 +107,7 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
         namespaces: inputs.namespace.clone().into_iter().collect(),
         kubevirt: inputs.kubevirt.clone(),
         policies: inputs.policies.clone(),
+        now: inputs.now.clone(),
         ..DrainInputs::default()
     };
     let plan = plan_drain(&drain_inputs);
@@ -151,6 +154,14 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
                 .map(|r| format!("{}: {}", r.reason, r.message))
                 .unwrap_or_else(|| "not live-migratable".into());
             format!("not live-migratable ({why}); KubeVirt would refuse the migration")
+        }
+        // The plan's words are a drain's; here no drain is involved.
+        (Some("migration-in-flight"), _) => {
+            let words = row
+                .explanation
+                .strip_suffix(crate::policy::drain::feasibility::DRAIN_WAITS)
+                .unwrap_or(&row.explanation);
+            format!("{words}; another migration of it is refused until this one ends")
         }
         _ => row.explanation.clone(),
     };
@@ -567,6 +578,8 @@ mod tests {
         let busy = preflight(&inputs);
         assert_eq!(busy.refusal.as_deref(), Some("migration-in-flight"));
         assert!(busy.explanation.contains("m1"), "{}", busy.explanation);
+        // No drain is involved in a migrate: no word of one.
+        assert!(!busy.explanation.contains("drain"), "{}", busy.explanation);
         inputs.vmims.clear();
 
         inputs.vmi.status.conditions[0] = serde_json::from_value(json!({"type": "LiveMigratable",

@@ -323,10 +323,18 @@ pub fn counts_line(c: &Counts) -> String {
         l.push_str(&format!(", {} blocked", c.vms_blocked));
     }
     l.push_str(&format!(
-        " · {} migrations in flight · {} evictions accepted · {} of {} pods gone",
-        c.migrations_in_flight, c.evictions_accepted, c.pods_gone, c.pods_total
+        " · {} in flight · {} accepted · {} of {} pods gone",
+        plural(c.migrations_in_flight, "migration", "migrations"),
+        plural(c.evictions_accepted, "eviction", "evictions"),
+        c.pods_gone,
+        c.pods_total
     ));
     l
+}
+
+/// `1 pod`, `2 pods`: the count with its noun, singular for 1.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// One line per pod the drain waits for, naming it and why.
@@ -347,6 +355,38 @@ pub fn wait_lines(waits: &[Wait]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The repeat, every 30 s while nothing changes: one short line naming the pods still
+/// waited for (their reasons were said when they began), cut to [`STILL_WAITING_WIDTH`].
+pub fn still_waiting_line(waits: &[Wait]) -> String {
+    let names = waits
+        .iter()
+        .map(|w| printable(&w.pod))
+        .collect::<Vec<_>>()
+        .join(", ");
+    cut(
+        &format!(
+            "still waiting for {} {}: {names}",
+            waits.len(),
+            if waits.len() == 1 { "pod" } else { "pods" }
+        ),
+        STILL_WAITING_WIDTH,
+    )
+}
+
+/// The widest the 30 s repeat gets.
+pub const STILL_WAITING_WIDTH: usize = 160;
+
+/// `s` cut to `max` characters, the cut marked with `…`.
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
 }
 
 /// The live view's last line: the numbers and the first thing waited for.
@@ -429,9 +469,9 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
             .collect::<Vec<_>>()
             .join("\n"),
         DrainResult::Blocked => format!(
-            "{}: {nodes} not drained, {} pods left",
+            "{}: {nodes} not drained, {} left",
             style.paint("blocked", Tone::Bad),
-            a.pods_left
+            plural(a.pods_left, "pod", "pods")
         ),
         DrainResult::Timeout => format!("--timeout reached: {nodes} not drained yet"),
         DrainResult::Interrupted => format!("interrupted: {nodes} stays cordoned"),
@@ -479,11 +519,20 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
         out.push(format!("  still migrating ({}):", a.migrating.len()));
         for m in &a.migrating {
             out.push(format!(
-                "    {}/{} {} {}",
+                "    {}/{} {} {}{}{}",
                 printable(&m.namespace),
                 printable(&m.vmi),
                 printable(m.migration.as_deref().unwrap_or("(no migration yet)")),
-                printable(m.phase.as_deref().unwrap_or(""))
+                printable(m.phase.as_deref().unwrap_or("")),
+                m.into
+                    .as_deref()
+                    .map(|n| format!(" (into {})", printable(n)))
+                    .unwrap_or_default(),
+                if m.post_copy {
+                    ", post-copy: past the point of no return (an abort or a network failure now loses the guest)"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -784,6 +833,16 @@ impl DrainOutput {
         self.lines(&text)
     }
 
+    /// Lines of vmctl's own (cluster text in them already escaped), each after the clock.
+    pub fn text_lines(&self, time: &str, lines: &[String]) -> crate::error::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let clock = short_time(time);
+        let text: String = lines.iter().map(|l| format!("[{clock}] {l}\n")).collect();
+        self.lines(&text)
+    }
+
     /// Bars are drawn (stdout is a terminal, no -o json|yaml).
     pub fn has_bars(&self) -> bool {
         self.bars
@@ -981,9 +1040,20 @@ mod tests {
         let l = totals_line(&counts, &waits, 95);
         assert_eq!(
             l,
-            "1 of 3 VMs moved, 1 shut down · 1 migrations in flight · 4 evictions accepted · 3 of 6 pods gone · 1m35s elapsed · waiting for virt-launcher-web-01-abcde: attempt 1, migration kubevirt-evacuation-x, Running node-1 → node-2"
+            "1 of 3 VMs moved, 1 shut down · 1 migration in flight · 4 evictions accepted · 3 of 6 pods gone · 1m35s elapsed · waiting for virt-launcher-web-01-abcde: attempt 1, migration kubevirt-evacuation-x, Running node-1 → node-2"
         );
         assert!(!l.contains("ETA"));
+        // Singular for 1, plural otherwise.
+        let one = Counts {
+            evictions_accepted: 1,
+            migrations_in_flight: 2,
+            ..counts.clone()
+        };
+        let c = counts_line(&one);
+        assert!(
+            c.contains("· 2 migrations in flight · 1 eviction accepted ·"),
+            "{c}"
+        );
         let lines = event_lines(
             Style { color: false },
             &Event::Progress {

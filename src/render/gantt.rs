@@ -253,7 +253,9 @@ pub fn of_drain_plan_capped(plan: &DrainPlan, max_rows: usize) -> Gantt {
                     code: code.to_string(),
                     more: 0,
                 }),
-                note: None,
+                // In flight with no end it can know (post-copy, or its estimate passed).
+                note: (slot == Slot::InFlight && v.end_seconds.is_none())
+                    .then(|| "no estimate".to_string()),
             })
             .collect();
         return Gantt {

@@ -410,6 +410,14 @@ pub struct InFlight {
     pub vmi: String,
     pub migration: Option<String>,
     pub phase: Option<String>,
+    /// In post-copy: past the point of no return (an abort or a network failure loses the
+    /// guest). Listed first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub post_copy: bool,
+    /// Its migration goes from this node to a drained one: the VM is no VM of the drain,
+    /// but its target pod is one the drain waits for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub into: Option<String>,
     /// KubeVirt evacuates it (marked, answered by the eviction webhook, or its migration is
     /// an evacuation one): `evacuate/cancel` stops it. False for a migration someone else
     /// created (a decentralized one, a manual one): cancelling an evacuation does nothing.
@@ -1065,31 +1073,37 @@ impl DrainRun {
         };
         for (key, vm) in &self.vms {
             if !vm.done {
-                // A VMI that never was on the node (its target pod is, or an old pod of
-                // it) is no VM of the drain: its pod is waited for, named in waiting_for.
-                if vm.blocked || vm.was_on.is_none() {
-                    continue;
-                }
-                a.vms_left += 1;
+                let active = vm.seen.migration.as_ref().filter(|m| !m.is_final());
                 // Marked (the watch showed it, or the webhook's answer said so) or migrating.
                 let handed_to_kubevirt = vm
                     .pods
                     .iter()
                     .filter_map(|k| self.pods.get(k))
                     .any(|t| t.state == PodState::Evacuating);
-                if handed_to_kubevirt
-                    || vm.seen.evacuation_node.is_some()
-                    || vm.seen.migration.as_ref().is_some_and(|m| !m.is_final())
+                let counted = !vm.blocked && vm.was_on.is_some();
+                // Every migration the counts hold is listed (a VMI never on the node, its
+                // target pod on it, included); a VM of the drain handed to KubeVirt too.
+                if active.is_some()
+                    || (counted && (handed_to_kubevirt || vm.seen.evacuation_node.is_some()))
                 {
                     a.migrating.push(InFlight {
                         namespace: key.0.clone(),
                         vmi: key.1.clone(),
                         migration: vm.seen.migration.as_ref().map(|m| m.name.clone()),
                         phase: vm.seen.migration.as_ref().map(|m| m.phase.clone()),
+                        post_copy: active.is_some_and(|m| m.mode.as_deref() == Some("PostCopy")),
+                        into: active
+                            .and_then(|m| m.target_node.clone())
+                            .filter(|t| vm.was_on.is_none() && self.nodes.contains(t)),
                         evacuation: handed_to_kubevirt
                             || vm.seen.evacuation_node.is_some()
                             || vm.seen.migration.as_ref().is_some_and(|m| m.evacuation),
                     });
+                }
+                // A VMI that never was on the node (its target pod is, or an old pod of
+                // it) is no VM of the drain: its pod is waited for, named in waiting_for.
+                if counted {
+                    a.vms_left += 1;
                 }
                 continue;
             }
@@ -1136,6 +1150,8 @@ impl DrainRun {
                 _ => a.pods_left += 1,
             }
         }
+        // Past the point of no return first.
+        a.migrating.sort_by_key(|m| !m.post_copy);
         a
     }
 

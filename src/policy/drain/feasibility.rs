@@ -45,6 +45,9 @@ pub fn over_budget(transfer: Option<u64>, budget: Option<u64>, post_copy: bool) 
     })
 }
 
+/// What the drain plan adds to an [`InFlight`]'s explanation.
+pub const DRAIN_WAITS: &str = "; the drain waits for it";
+
 /// A migration of a drained VMI already in flight, as the drain meets it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InFlight {
@@ -60,6 +63,8 @@ pub struct InFlight {
     pub running: bool,
     /// `migration NAME (phase PHASE)`, for the words of what holds it.
     pub label: String,
+    /// What it is, with no word of a drain (the migrate preflight says it too); the drain
+    /// plan adds [`DRAIN_WAITS`].
     pub explanation: String,
 }
 
@@ -83,24 +88,46 @@ pub fn in_flight(
         (Some(now), Some(t)) => (now.0.as_second() - t.0.as_second()).max(0) as u64,
         _ => 0,
     };
-    let remaining = transfer.map(|t| t.saturating_sub(elapsed).max(SETUP_SECONDS));
+    let post_copy =
+        state.is_some_and(|s| s.mode == Some(crate::model::vmi::MigrationMode::PostCopy));
+    // An estimate the elapsed time already passed is no estimate; post-copy's end depends
+    // on the pages the guest still faults in, which nothing here shows.
+    let remaining = transfer
+        .filter(|t| !post_copy && *t > elapsed)
+        .map(|t| (t - elapsed).max(SETUP_SECONDS));
     // A phase this vmctl does not know: KubeVirt counts it as running (IsRunning), and so
     // does the plan, but it makes no estimate from it.
     let unknown_phase = matches!(m.phase(), MigrationPhase::Other(_));
+    let running_for = if elapsed > 0 {
+        format!(", running for {}", crate::text::duration(elapsed as i64))
+    } else {
+        String::new()
+    };
     let explanation = if unknown_phase {
         format!(
-            "migration {} is in phase {:?}, which this vmctl does not know: KubeVirt counts it as running, so the drain waits for it, but no estimate is made",
+            "migration {} is in phase {:?}, which this vmctl does not know: KubeVirt counts it as running, but no estimate is made",
             m.name(),
             m.phase().as_str()
         )
-    } else {
+    } else if post_copy {
         format!(
-            "migration {} is already in flight (phase {}){}; the drain waits for it",
+            "migration {} is in post-copy (phase {}){running_for}: past the point of no return (an abort or a network failure now loses the guest); no time left can be estimated",
             m.name(),
             m.phase(),
-            remaining
-                .map(|r| format!(", about {} left", crate::text::duration(r as i64)))
-                .unwrap_or_default()
+        )
+    } else {
+        let left = match (transfer, remaining) {
+            (_, Some(r)) => format!(", about {} left", crate::text::duration(r as i64)),
+            (Some(t), None) => format!(
+                ", past its {} estimate: no time left can be estimated",
+                crate::text::duration(t as i64)
+            ),
+            (None, None) => String::new(),
+        };
+        format!(
+            "migration {} is already in flight (phase {}){running_for}{left}",
+            m.name(),
+            m.phase(),
         )
     };
     InFlight {
@@ -205,9 +232,49 @@ mod tests {
             &migration("Running"),
             &vmi(None, Some("2026-11-29T03:01:00Z")),
             Some(100),
-            Some(&time("2026-11-29T04:00:00Z")),
+            Some(&time("2026-11-29T03:02:35Z")),
         );
         assert_eq!(f.remaining, Some(SETUP_SECONDS));
+        // An estimate the elapsed time already passed is no estimate: none is claimed.
+        let f = in_flight(
+            &migration("Running"),
+            &vmi(None, Some("2026-11-29T03:01:00Z")),
+            Some(100),
+            Some(&time("2026-11-29T04:00:00Z")),
+        );
+        assert_eq!((f.remaining, f.estimate), (None, None));
+        assert!(!f.explanation.contains(" left,"), "{}", f.explanation);
+        assert!(
+            f.explanation.contains("running for 59m")
+                && f.explanation.contains("no time left can be estimated"),
+            "{}",
+            f.explanation
+        );
+    }
+
+    #[test]
+    fn a_post_copy_migration_is_past_the_point_of_no_return_with_no_eta() {
+        let mut v = vmi(Some("node-1"), Some("2026-11-29T03:00:00Z"));
+        if let Some(s) = v.status.migration_state.as_mut() {
+            s.mode = Some(crate::model::vmi::MigrationMode::PostCopy);
+        }
+        let f = in_flight(
+            &migration("Running"),
+            &v,
+            Some(1000),
+            Some(&time("2026-11-29T03:10:04Z")),
+        );
+        assert_eq!((f.elapsed, f.remaining, f.estimate), (604, None, None));
+        let e = &f.explanation;
+        assert!(e.contains("post-copy"), "{e}");
+        assert!(e.contains("point of no return"), "{e}");
+        assert!(e.contains("network failure"), "{e}");
+        assert!(e.contains("running for 10m04s"), "{e}");
+        assert!(!e.contains("about"), "{e}");
+        assert!(
+            !e.contains("drain"),
+            "no drain in the words of the migration: {e}"
+        );
     }
 
     #[test]

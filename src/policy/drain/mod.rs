@@ -964,7 +964,7 @@ fn already_migrating(
     plan.start_seconds = Some(0);
     plan.estimate_seconds = flight.estimate;
     plan.end_seconds = flight.estimate;
-    plan.explanation = flight.explanation.clone();
+    plan.explanation = format!("{}{}", flight.explanation, feasibility::DRAIN_WAITS);
     if flight.running {
         rows.in_flight
             .push((f.node.clone(), flight.remaining.unwrap_or(SETUP_SECONDS)));

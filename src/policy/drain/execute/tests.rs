@@ -469,6 +469,11 @@ fn a_vm_in_post_copy_into_the_node_has_not_moved_and_its_target_pod_is_named() {
     assert!(a.moved.is_empty(), "{a:?}");
     assert_eq!((a.counts.vms_total, a.vms_left), (0, 0));
     assert_eq!(a.counts.migrations_in_flight, 1);
+    // Every migration the count holds is listed: this one, post-copy, into node-1.
+    assert_eq!(a.migrating.len(), 1, "{a:?}");
+    assert_eq!(a.migrating[0].vmi, "mail-01");
+    assert!(a.migrating[0].post_copy, "{a:?}");
+    assert_eq!(a.migrating[0].into.as_deref(), Some("node-1"));
     let waits = r.waiting_for();
     assert_eq!(waits.len(), 1);
     assert_eq!(waits[0].reason, "target-pod");
