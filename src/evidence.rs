@@ -307,6 +307,57 @@ pub async fn evidence_for_migration(
     Ok(evidence)
 }
 
+/// The reads around a migration's namespace that `explain` and `record` both make: every
+/// MigrationPolicy, the Namespace (its labels select policies), its PodDisruptionBudgets.
+type AroundReads = (
+    Result<Vec<MigrationPolicy>>,
+    Result<Option<Namespace>>,
+    Result<Vec<PodDisruptionBudget>>,
+);
+
+async fn read_around(source: &impl crate::cluster::Source, ns: &str) -> AroundReads {
+    let (cluster, in_ns) = (Query::all(), Query::namespace(Some(ns)));
+    tokio::join!(
+        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
+        get_as::<Namespace>(source, Kind::Namespace, None, ns),
+        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &in_ns),
+    )
+}
+
+/// [`read_around`]'s answers, each refusal tolerated and said the one way both commands say it.
+#[allow(clippy::type_complexity)]
+fn tolerate_around(
+    (policies, namespace, pdbs): AroundReads,
+    unreadable: &mut Unreadable,
+) -> Result<(
+    Vec<MigrationPolicy>,
+    Option<Namespace>,
+    Vec<PodDisruptionBudget>,
+)> {
+    let policies = tolerate(
+        Source::MigrationPolicies,
+        "MigrationPolicies",
+        "no policy is assumed to apply",
+        policies,
+        unreadable,
+    )?;
+    let namespace = tolerate(
+        Source::Namespace,
+        "the Namespace",
+        "policies selecting namespace labels are not matched",
+        namespace,
+        unreadable,
+    )?;
+    let pdbs = tolerate(
+        Source::PodDisruptionBudgets,
+        "PodDisruptionBudgets",
+        "a budget that refuses the launcher pod's eviction is not seen",
+        pdbs,
+        unreadable,
+    )?;
+    Ok((policies, namespace, pdbs))
+}
+
 /// What `record` reads about a namespace beside its watches, as [`gather`] reads it for
 /// `explain`: the MigrationPolicies, the Namespace and its PodDisruptionBudgets (a 403, 404,
 /// 429 or 5xx is tolerated the same way: said in `notes` and as `unread`). Read once per
@@ -317,35 +368,9 @@ pub async fn around_namespace(
     notes: &mut Vec<String>,
 ) -> Result<crate::migration::ended::Around> {
     let source = &ctx.source;
-    let in_ns = Query::namespace(Some(ns));
-    let cluster = Query::all();
-    let (policies, namespace, pdbs) = tokio::join!(
-        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
-        get_as::<Namespace>(source, Kind::Namespace, None, ns),
-        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &in_ns),
-    );
     let mut unreadable = Unreadable::default();
-    let policies = tolerate(
-        Source::MigrationPolicies,
-        "MigrationPolicies",
-        "no policy is assumed to apply",
-        policies,
-        &mut unreadable,
-    )?;
-    let namespace = tolerate(
-        Source::Namespace,
-        "the Namespace",
-        "policies selecting namespace labels are not matched",
-        namespace,
-        &mut unreadable,
-    )?;
-    let pdbs = tolerate(
-        Source::PodDisruptionBudgets,
-        "PodDisruptionBudgets",
-        "a budget that refuses the launcher pod's eviction is not seen",
-        pdbs,
-        &mut unreadable,
-    )?;
+    let (policies, namespace, pdbs) =
+        tolerate_around(read_around(source, ns).await, &mut unreadable)?;
     notes.extend(unreadable.notes);
     Ok(crate::migration::ended::Around {
         events: Vec::new(),
@@ -452,16 +477,14 @@ pub async fn gather(
         Query::namespace(Some(&ns)).with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
     let event_query = Query::namespace(Some(&ns));
     let cluster = Query::all();
-    let (vmi, migrations, pods, events, kubevirts, policies, namespace, pdbs) = tokio::join!(
+    let (vmi, migrations, pods, events, kubevirts, around) = tokio::join!(
         vmi_fut,
         migrations_fut,
         list_as::<Pod>(source, Kind::Pod, &pod_query),
         // Lenient: an Event anyone in the namespace wrote badly costs that Event only.
         list_lenient::<Event>(source, Kind::Event, &event_query),
         list_as::<KubeVirt>(source, Kind::KubeVirt, &cluster),
-        list_as::<MigrationPolicy>(source, Kind::MigrationPolicy, &cluster),
-        get_as::<Namespace>(source, Kind::Namespace, None, &ns),
-        list_as::<PodDisruptionBudget>(source, Kind::PodDisruptionBudget, &event_query),
+        read_around(source, &ns),
     );
     let vmi = vmi?;
     let pods = pods?;
@@ -486,27 +509,7 @@ pub async fn gather(
     )?
     .into_iter()
     .next();
-    let policies = tolerate(
-        Source::MigrationPolicies,
-        "MigrationPolicies",
-        "no policy is assumed to apply",
-        policies,
-        &mut unreadable,
-    )?;
-    let namespace = tolerate(
-        Source::Namespace,
-        "the Namespace",
-        "policies selecting namespace labels are not matched",
-        namespace,
-        &mut unreadable,
-    )?;
-    let pdbs = tolerate(
-        Source::PodDisruptionBudgets,
-        "PodDisruptionBudgets",
-        "a budget that refuses the launcher pod's eviction is not seen",
-        pdbs,
-        &mut unreadable,
-    )?;
+    let (policies, namespace, pdbs) = tolerate_around(around, &mut unreadable)?;
     let mut migrations = migrations?;
     if let Some(m) = &resolved.migration
         && !migrations
