@@ -49,6 +49,18 @@ impl Source for AnySource {
         }
     }
 
+    async fn list_at_most(
+        &self,
+        kind: Kind,
+        query: &Query,
+        max: usize,
+    ) -> Result<Option<Vec<serde_json::Value>>> {
+        match self {
+            AnySource::Live(s) => s.list_at_most(kind, query, max).await,
+            AnySource::Snapshot(s) => s.list_at_most(kind, query, max).await,
+        }
+    }
+
     async fn get(
         &self,
         kind: Kind,

@@ -431,6 +431,50 @@ pub async fn events_about(
     Ok((events, unreadable.unread))
 }
 
+/// What [`events_about`] reads, taken from `values`, the events of namespace `ns` read
+/// whole ([`namespace_events`]): the ones whose `involvedObject.kind` and `.name` are a
+/// subject's, as the server's field selector picks them, decoded as leniently.
+pub fn events_among(
+    ctx: &Context,
+    values: &[serde_json::Value],
+    subjects: &[(&'static str, String)],
+    skipped: &mut Vec<String>,
+) -> Vec<Event> {
+    let about = |v: &serde_json::Value| {
+        let involved = v.get("involvedObject");
+        let field = |f: &str| {
+            involved
+                .and_then(|o| o.get(f))
+                .and_then(serde_json::Value::as_str)
+        };
+        subjects.iter().any(|(kind, name)| {
+            field("kind") == Some(*kind) && field("name") == Some(name.as_str())
+        })
+    };
+    let mut events = Vec::new();
+    for value in values.iter().filter(|v| about(v)) {
+        match crate::cluster::source::decode_ref::<Event, _>(&ctx.source, Kind::Event, value) {
+            Ok(event) => events.push(event),
+            Err(e) => skipped.push(e.to_string()),
+        }
+    }
+    events
+}
+
+/// Every event of namespace `ns` when there are at most `max` ([`Source::list_at_most`]):
+/// one LIST for the events of many migrations of the namespace at once, instead of one per
+/// object of each ([`events_about`]); `Ok(None)` past `max`.
+pub async fn namespace_events(
+    ctx: &Context,
+    ns: &str,
+    max: usize,
+) -> Result<Option<Vec<serde_json::Value>>> {
+    use crate::cluster::Source as _;
+    ctx.source
+        .list_at_most(Kind::Event, &Query::namespace(Some(ns)), max)
+        .await
+}
+
 pub async fn gather(
     ctx: &Context,
     resolved: Resolved,

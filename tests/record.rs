@@ -1154,3 +1154,134 @@ fn a_refused_events_read_is_said_once_and_assumed_in_the_record() {
         );
     }
 }
+
+/// Many migrations of one namespace ending together (a recorder catching up): their events
+/// are read in one LIST of the namespace, not one per object of each (five or so per
+/// migration: 50,000 LISTs for 10,000), and the diagnosis is the one `explain` gives, round
+/// two included (the deleted target pod the VMIM's events name). A namespace with more events
+/// than the recorder holds at once is read object by object, with the same diagnosis.
+#[test]
+fn a_namespace_of_ended_migrations_has_its_events_read_once_with_explains_diagnosis() {
+    for filler_events in [0usize, 1200] {
+        let mut objects = kubevirt_sim::cluster("v1.8.4");
+        let pod = "virt-launcher-db-01-tgone";
+        objects.push(json!({"apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstanceMigration",
+            "metadata": {"name": "mig-unsched", "namespace": "prod", "uid": "uid-mig-unsched",
+                "creationTimestamp": "2026-12-01T00:00:00Z",
+                "labels": {"kubevirt.io/vmi-name": "db-01"}},
+            "spec": {"vmiName": "db-01"},
+            "status": {"phase": "Failed", "phaseTransitionTimestamps": [
+                {"phase": "Pending", "phaseTransitionTimestamp": "2026-12-01T00:00:00Z"},
+                {"phase": "Failed", "phaseTransitionTimestamp": "2026-12-01T00:05:01Z"}]}}));
+        for i in 0..6 {
+            objects.push(json!({"apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstanceMigration",
+                "metadata": {"name": format!("ok-{i}"), "namespace": "prod",
+                    "creationTimestamp": "2026-12-01T01:00:00Z"},
+                "spec": {"vmiName": "batch-01"},
+                "status": {"phase": "Succeeded", "migrationState": {"sourceNode": "node-1",
+                    "targetNode": "node-2", "completed": true,
+                    "startTimestamp": "2026-12-01T01:00:10Z",
+                    "endTimestamp": "2026-12-01T01:00:40Z"}}}));
+        }
+        let event = |n: &str, kind: &str, name: &str, reason: &str, msg: &str| {
+            json!({"apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": n, "namespace": "prod"},
+                "involvedObject": {"kind": kind, "name": name, "namespace": "prod"},
+                "reason": reason, "message": msg, "type": "Warning",
+                "firstTimestamp": "2026-12-01T00:00:02Z",
+                "lastTimestamp": "2026-12-01T00:00:02Z", "count": 1})
+        };
+        let vmim = "VirtualMachineInstanceMigration";
+        objects.extend([
+            event("u.1", vmim, "mig-unsched", "SuccessfulCreate",
+                &format!("Created migration target pod prod/{pod} with uuid x for migration uid-mig-unsched")),
+            event("u.2", vmim, "mig-unsched", "migrationTargetPodUnschedulable",
+                "Migration target pod for VMI [prod/db-01] is currently unschedulable."),
+            event("u.3", "Pod", pod, "FailedScheduling",
+                "0/2 nodes are available: 2 Insufficient memory."),
+        ]);
+        for i in 0..filler_events {
+            objects.push(event(
+                &format!("noise.{i}"),
+                "ConfigMap",
+                "noise",
+                "Noise",
+                "noise",
+            ));
+        }
+        let server = Arc::new(FakeApiServer::start_blocking(objects));
+        let sim = KubeVirtSim::start(&server, fast());
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = server.write_kubeconfig(dir.path());
+        let lab = Lab {
+            server,
+            sim,
+            dir,
+            kubeconfig,
+        };
+        let live = vmctl([
+            "--kubeconfig",
+            lab.kubeconfig.to_str().unwrap(),
+            "-n",
+            "prod",
+            "explain",
+            "migration/mig-unsched",
+            "-o",
+            "json",
+        ]);
+        let doc: Value =
+            serde_json::from_slice(&live.stdout).unwrap_or_else(|e| panic!("{e}\n{}", both(&live)));
+        assert_eq!(doc["cause"], "target-pod-unschedulable", "{doc:#}");
+        let summary = doc["summary"].as_str().unwrap().to_string();
+        assert!(summary.contains("Insufficient memory"), "{summary}");
+
+        lab.server.reset_requests();
+        let mut rec = lab.record(&[]);
+        rec.wait_recorded("mig-unsched");
+        for i in 0..6 {
+            rec.wait_recorded(&format!("ok-{i}"));
+        }
+        assert_eq!(rec.signal("-TERM"), Some(0), "{}", rec.both());
+        let conn = rusqlite::Connection::open(lab.journal()).unwrap();
+        let (cause, recorded): (String, String) = conn
+            .query_row(
+                "SELECT cause, summary FROM migrations WHERE migration = 'mig-unsched'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (cause.as_str(), recorded.as_str()),
+            ("target-pod-unschedulable", summary.as_str())
+        );
+
+        let event_lists = |selected: bool| {
+            lab.server.count_requests(|r| {
+                r.is_list()
+                    && r.path == "/api/v1/namespaces/prod/events"
+                    && r.params.iter().any(|(k, _)| k == "fieldSelector") == selected
+            })
+        };
+        if filler_events == 0 {
+            assert!(
+                event_lists(false) >= 1,
+                "{:#?}",
+                lab.server
+                    .requests()
+                    .iter()
+                    .map(|r| r.line())
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(
+                event_lists(true),
+                0,
+                "one LIST for the namespace, none per object"
+            );
+        } else {
+            // Too many to hold: read object by object (5 or more per migration).
+            assert!(event_lists(true) >= 7 * 3, "{}", event_lists(true));
+        }
+    }
+}

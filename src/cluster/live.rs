@@ -616,8 +616,22 @@ impl LiveSource {
         &self,
         kind: Kind,
         query: &Query,
-        mut fill_type: impl FnMut(&mut T),
+        fill_type: impl FnMut(&mut T),
     ) -> Result<(Vec<T>, String)> {
+        self.list_pages_at_most(kind, query, fill_type, usize::MAX)
+            .await
+            .map(Option::unwrap_or_default)
+    }
+
+    /// [`Self::list_pages`], stopping at the first page that takes the count past `max`:
+    /// `None` then.
+    async fn list_pages_at_most<T: DeserializeOwned>(
+        &self,
+        kind: Kind,
+        query: &Query,
+        mut fill_type: impl FnMut(&mut T),
+        max: usize,
+    ) -> Result<Option<(Vec<T>, String)>> {
         let mut items = Vec::new();
         let mut version = String::new();
         let mut continue_token: Option<String> = None;
@@ -635,6 +649,9 @@ impl LiveSource {
                 fill_type(&mut item);
                 items.push(item);
             }
+            if items.len() > max {
+                return Ok(None);
+            }
             if version.is_empty()
                 && let Some(rv) = page.metadata.resource_version
             {
@@ -642,7 +659,7 @@ impl LiveSource {
             }
             continue_token = page.metadata.continue_token.filter(|t| !t.is_empty());
             if continue_token.is_none() {
-                return Ok((items, version));
+                return Ok(Some((items, version)));
             }
         }
     }
@@ -691,6 +708,17 @@ impl Source for LiveSource {
         self.list_with_version(kind, query)
             .await
             .map(|(items, _)| items)
+    }
+
+    async fn list_at_most(
+        &self,
+        kind: Kind,
+        query: &Query,
+        max: usize,
+    ) -> Result<Option<Vec<Value>>> {
+        self.list_pages_at_most(kind, query, |item: &mut Value| fill_kind(kind, item), max)
+            .await
+            .map(|page| page.map(|(items, _)| items))
     }
 
     /// Decodes each page straight into `T` (the model types ignore `kind`/`apiVersion`).

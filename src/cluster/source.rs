@@ -53,6 +53,21 @@ pub trait Source: Send + Sync {
     /// Lists objects of `kind` matching `query` (all pages).
     fn list(&self, kind: Kind, query: &Query) -> impl Future<Output = Result<Vec<Value>>> + Send;
 
+    /// [`Self::list`], but only an answer of at most `max` objects: `Ok(None)` when there
+    /// are more (a live source stops reading at the first page that passes `max`, so what
+    /// is held stays bounded).
+    fn list_at_most(
+        &self,
+        kind: Kind,
+        query: &Query,
+        max: usize,
+    ) -> impl Future<Output = Result<Option<Vec<Value>>>> + Send {
+        async move {
+            let values = self.list(kind, query).await?;
+            Ok((values.len() <= max).then_some(values))
+        }
+    }
+
     /// Gets one object; `Ok(None)` when it does not exist.
     fn get(
         &self,

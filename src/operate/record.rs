@@ -57,6 +57,15 @@ const RETRY_FULL: Duration = Duration::from_secs(30);
 /// not wait half a minute). Not documented for operators.
 const RETRY_FULL_ENV: &str = "VMCTL_RECORD_RETRY_FULL_SECS";
 
+/// A namespace with this many migrations in one chunk has its events read in one LIST
+/// ([`crate::evidence::namespace_events`]) rather than one per object of each migration
+/// (five or so each: at 10,000 migrations caught up at once, 50,000 LISTs).
+const NAMESPACE_EVENTS_FROM: usize = 4;
+
+/// The most events of one namespace read in one LIST (two pages); past it, one LIST per
+/// object, each bounded by its object.
+const NAMESPACE_EVENTS_MAX: usize = 1000;
+
 fn retry_full() -> Duration {
     std::env::var(RETRY_FULL_ENV)
         .ok()
@@ -262,7 +271,9 @@ impl Recorder<'_> {
     /// Completes each evidence with what `explain` reads beside the recorder's watches: per
     /// namespace once (MigrationPolicies, the Namespace, its PDBs), per migration the events
     /// about its VMIM, its VMI and its pods (then the target pods the VMIM's events name),
-    /// [`PARALLEL_READS`] migrations at a time. A read that fails is what the evidence says
+    /// [`PARALLEL_READS`] migrations at a time: taken from one LIST of the namespace's events
+    /// when the chunk holds [`NAMESPACE_EVENTS_FROM`] migrations of it and the namespace has
+    /// at most [`NAMESPACE_EVENTS_MAX`] events, else one LIST per object. A read that fails is what the evidence says
     /// it could not read (as `explain` says it); each note is said once.
     async fn read_around(&mut self, made: Vec<(Ended, Evidence)>) -> Vec<(Ended, Evidence)> {
         use futures::StreamExt;
@@ -310,9 +321,40 @@ impl Recorder<'_> {
             });
             arounds.insert(ns, around);
         }
+        // A namespace with several migrations in this chunk: its events in one LIST, when
+        // they are few enough to hold; else (and on any failure) one LIST per object.
+        let mut per_ns: HashMap<&str, usize> = HashMap::new();
+        for (_, ev) in &made {
+            *per_ns.entry(ev.vmi_namespace.as_str()).or_default() += 1;
+        }
+        let whole: Vec<String> = per_ns
+            .into_iter()
+            .filter(|(_, n)| *n >= NAMESPACE_EVENTS_FROM)
+            .map(|(ns, _)| ns.to_string())
+            .collect();
+        let ns_events: HashMap<String, Vec<serde_json::Value>> =
+            futures::stream::iter(whole.into_iter().map(|ns| async move {
+                let read = tokio::time::timeout(
+                    READ_BUDGET,
+                    crate::evidence::namespace_events(ctx, &ns, NAMESPACE_EVENTS_MAX),
+                )
+                .await;
+                (ns, read)
+            }))
+            .buffer_unordered(PARALLEL_READS)
+            .filter_map(|(ns, read)| async move {
+                match read {
+                    Ok(Ok(Some(values))) => Some((ns, values)),
+                    _ => None,
+                }
+            })
+            .collect()
+            .await;
+        let ns_events = &ns_events;
         let read: Vec<(Ended, Evidence, EventsRead)> = futures::stream::iter(made)
             .map(|(e, ev)| async move {
-                let events = read_events(ctx, &ev).await;
+                let whole = ns_events.get(&ev.vmi_namespace).map(Vec::as_slice);
+                let events = read_events(ctx, &ev, whole).await;
                 (e, ev, events)
             })
             .buffered(PARALLEL_READS)
@@ -632,7 +674,11 @@ struct EventsRead {
 
 /// The events about a migration's objects ([`ended::event_subjects`]), then about the target
 /// pods its VMIM's events name ([`ended::pods_named_by_events`]).
-async fn read_events(ctx: &Context, evidence: &Evidence) -> EventsRead {
+async fn read_events(
+    ctx: &Context,
+    evidence: &Evidence,
+    namespace_events: Option<&[serde_json::Value]>,
+) -> EventsRead {
     let ns = evidence.vmi_namespace.as_str();
     let mut out = EventsRead {
         events: Vec::new(),
@@ -646,12 +692,18 @@ async fn read_events(ctx: &Context, evidence: &Evidence) -> EventsRead {
         if round.is_empty() {
             break;
         }
-        let read = tokio::time::timeout(
-            READ_BUDGET,
-            crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped),
-        )
-        .await
-        .unwrap_or_else(|_| Err(no_answer()));
+        let read = match namespace_events {
+            Some(values) => Ok((
+                crate::evidence::events_among(ctx, values, &round, &mut out.skipped),
+                Vec::new(),
+            )),
+            None => tokio::time::timeout(
+                READ_BUDGET,
+                crate::evidence::events_about(ctx, ns, &round, &mut out.notes, &mut out.skipped),
+            )
+            .await
+            .unwrap_or_else(|_| Err(no_answer())),
+        };
         match read {
             Ok((events, unread)) => {
                 out.events.extend(events);
