@@ -1272,3 +1272,270 @@ mod drain_tests {
         assert!(!text.contains("draining nodes"), "{text}");
     }
 }
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+    use crate::policy::top::{EvacuationLine, FailureLine};
+
+    fn need(want: u16, min: u16, drop: u8) -> ColumnNeed {
+        ColumnNeed {
+            want,
+            min,
+            drop,
+            soft: want,
+        }
+    }
+
+    /// The decision alone: which columns are kept at which width, and how wide each is.
+    #[test]
+    fn the_columns_that_matter_least_go_first_and_the_name_stays_whole() {
+        // A name of 27, then columns dropped in the order 3, 2, 1.
+        let cols = [
+            need(27, 3, 0),
+            need(12, 10, 1),
+            need(30, 8, 3),
+            need(20, 14, 2),
+        ];
+        // Everything fits whole at 100 (27+12+30+20 and 3 spaces = 92).
+        assert_eq!(fit_columns(&cols, 100), vec![27, 12, 30, 20]);
+        // At 76: all kept at their minimum (27+10+8+14+3 = 62), the rest in the order kept.
+        assert_eq!(fit_columns(&cols, 76), vec![27, 12, 14, 20]);
+        // At 55 the third column (drop 3) goes; the name is still whole.
+        assert_eq!(fit_columns(&cols, 55), vec![27, 12, 0, 14]);
+        // At 40: only the name and the second column.
+        assert_eq!(fit_columns(&cols, 40), vec![27, 12, 0, 0]);
+        // At 20 the name alone, cut to the terminal.
+        assert_eq!(fit_columns(&cols, 20), vec![20, 0, 0, 0]);
+        // Columns of one drop number go together (a node and its arrow).
+        let paired = [need(10, 3, 0), need(8, 8, 2), need(2, 2, 2), need(8, 8, 1)];
+        assert_eq!(fit_columns(&paired, 31), vec![10, 8, 2, 8]);
+        assert_eq!(fit_columns(&paired, 30), vec![10, 0, 0, 8]);
+        // A long text grows to `soft` before the others get their whole text, then on.
+        let text = [
+            need(10, 3, 0),
+            ColumnNeed {
+                want: 100,
+                min: 10,
+                drop: 1,
+                soft: 20,
+            },
+            need(30, 8, 2),
+        ];
+        assert_eq!(fit_columns(&text, 50), vec![10, 20, 18]);
+        assert_eq!(fit_columns(&text, 80), vec![10, 38, 30]);
+    }
+
+    #[test]
+    fn sections_share_a_small_terminal() {
+        // Everything fits: the room left goes to the migrations.
+        assert_eq!(section_heights(30, [11, 4, 7], [5, 4, 4]), [19, 4, 7]);
+        // 24 rows (19 for the sections): each keeps a row, the rest by what each needs.
+        let h = section_heights(19, [11, 4, 7], [5, 4, 4]);
+        assert_eq!(h.iter().sum::<u16>(), 19);
+        assert!(h[0] >= 7 && h[1] == 4 && h[2] >= 5, "{h:?}");
+        // Too small for a row each: thirds.
+        assert_eq!(section_heights(9, [11, 4, 7], [5, 4, 4]), [3, 3, 3]);
+    }
+
+    /// The example cluster's rows (examples/cluster), by hand.
+    fn example() -> TopModel {
+        let mig = |ns: &str, vmi: &str, name: &str, phase: &str, from: &str, to: Option<&str>| {
+            MigrationLine {
+                namespace: ns.into(),
+                vmi: vmi.into(),
+                name: name.into(),
+                phase: phase.into(),
+                source_node: Some(from.into()),
+                target_node: to.map(str::to_string),
+                source_pod: Some(format!("virt-launcher-{vmi}-8mn7v")),
+                target_pod: Some(format!("virt-launcher-{vmi}-7d5pf")),
+                waiting_for: "target pod unschedulable: 0/4 nodes are available".into(),
+                ..MigrationLine::default()
+            }
+        };
+        let fail = |ns: &str, vmi: &str, name: &str, why: &str| FailureLine {
+            namespace: ns.into(),
+            vmi: vmi.into(),
+            migration: Some(name.into()),
+            node: Some("node-1".into()),
+            ago_seconds: Some(2040),
+            kind: "migration-failed".into(),
+            diagnosis: why.into(),
+        };
+        let mut m = TopModel {
+            source: "snapshot examples/cluster".into(),
+            scope: "all namespaces".into(),
+            as_of: "2026-11-29T03:00:00Z".into(),
+            migrations: vec![
+                mig(
+                    "tenant-a",
+                    "shop-web-01",
+                    "kubevirt-migrate-vm-t6j2v",
+                    "Pending",
+                    "node-2",
+                    None,
+                ),
+                mig(
+                    "prod",
+                    "pg-orders-01",
+                    "kubevirt-migrate-vm-w9c4r",
+                    "Running",
+                    "node-2",
+                    Some("node-1"),
+                ),
+                mig(
+                    "prod",
+                    "analytics-warehouse-01",
+                    "kubevirt-migrate-vm-q8tz4",
+                    "Scheduling",
+                    "node-3",
+                    None,
+                ),
+                mig(
+                    "prod",
+                    "app-server-02",
+                    "kubevirt-evacuation-7xk2p",
+                    "Running",
+                    "node-3",
+                    Some("node-2"),
+                ),
+            ],
+            evacuations: vec![EvacuationLine {
+                namespace: "prod".into(),
+                vmi: "app-server-02".into(),
+                from_node: "node-3".into(),
+                marked: true,
+                migration: Some("kubevirt-evacuation-7xk2p".into()),
+                phase: Some("Running".into()),
+                target_node: Some("node-2".into()),
+                ..EvacuationLine::default()
+            }],
+            failures: vec![
+                fail(
+                    "prod",
+                    "pg-reporting-01",
+                    "kubevirt-migrate-vm-f3l8x",
+                    "Live migration failed virError(Code=9, Domain=10, Message='operation failed')",
+                ),
+                fail(
+                    "dev",
+                    "jenkins-agent-01",
+                    "kubevirt-migrate-vm-n4k7t",
+                    "Live migration is not completed after 450 seconds and has been aborted",
+                ),
+            ],
+            ..TopModel::default()
+        };
+        m.migrations[1].point_of_no_return = true;
+        m.counts.migrations = 4;
+        m
+    }
+
+    fn heads(section: Section, model: &TopModel, width: u16) -> Vec<&'static str> {
+        let n = section_total(model, section);
+        let rows: Vec<Vec<CellLines>> = (0..n)
+            .map(|i| row_cells(model, section, i, &view()))
+            .collect();
+        let w = fit_section(section, &rows, width);
+        columns(section)
+            .iter()
+            .zip(w)
+            .filter(|(_, w)| *w > 0)
+            .map(|(c, _)| c.short)
+            .collect()
+    }
+
+    fn view() -> View {
+        View {
+            charset: Charset::Unicode,
+            color: false,
+            notes: Vec::new(),
+            live: false,
+        }
+    }
+
+    /// Issue 33: which columns each section keeps at 80, 100, 120 and 200 columns.
+    #[test]
+    fn which_columns_for_which_width() {
+        let m = example();
+        use Section::*;
+        assert_eq!(
+            heads(Migrations, &m, 80),
+            ["VMI", "PHASE", "SOURCE", "", "TARGET", "PROGRESS"]
+        );
+        for w in [100, 120, 200] {
+            assert_eq!(
+                heads(Migrations, &m, w),
+                [
+                    "VMI",
+                    "PHASE",
+                    "SOURCE",
+                    "",
+                    "TARGET",
+                    "PROGRESS",
+                    "DIRTY/ETA"
+                ],
+                "{w}"
+            );
+        }
+        assert_eq!(
+            heads(Evacuations, &m, 80),
+            ["VMI", "FROM", "STATE", "MIGRATION", "TO", "FAILURE"]
+        );
+        assert_eq!(
+            heads(Evacuations, &m, 60),
+            ["VMI", "FROM", "STATE", "TO", "FAILURE"]
+        );
+        assert_eq!(heads(Evacuations, &m, 40), ["VMI", "FROM", "STATE"]);
+        assert_eq!(
+            heads(Failures, &m, 80),
+            ["VMI", "MIGRATION", "AGE", "DIAGNOSIS"]
+        );
+        assert_eq!(
+            heads(Failures, &m, 120),
+            ["VMI", "MIGRATION", "AGE", "KIND", "DIAGNOSIS"]
+        );
+        assert_eq!(heads(Failures, &m, 60), ["VMI", "AGE", "DIAGNOSIS"]);
+    }
+
+    /// Issue 33: at 80 columns the names were cut to six characters and "q quit" was never
+    /// shown. Every name whole, the keys on screen and no line wider than the terminal, at
+    /// every width tried and at 24 rows.
+    #[test]
+    fn at_every_width_the_names_are_whole_and_the_keys_shown() {
+        let m = example();
+        for (w, h) in [(80, 24), (80, 30), (100, 24), (120, 40), (200, 50)] {
+            let screen = screen_text(&m, &TopState::new(true, false), &view(), w, h);
+            for name in [
+                "tenant-a/shop-web-01",
+                "prod/pg-orders-01",
+                "prod/analytics-warehouse-01",
+                "prod/pg-reporting-01",
+                "dev/jenkins-agent-01",
+                "kubevirt-migrate-vm-q8tz4",
+            ] {
+                assert!(screen.contains(name), "{w}x{h}: {name}\n{screen}");
+            }
+            assert!(screen.contains("q quit"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("a abort"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("Enter explain"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("snapshot (read-only)"), "{w}x{h}\n{screen}");
+            for line in screen.lines() {
+                assert!(text_width(line) <= w as usize, "{w}x{h}: {line}\n{screen}");
+            }
+        }
+        // A cut text says so.
+        let screen = screen_text(&m, &TopState::new(true, false), &view(), 80, 24);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("prod/pg-reporting-01"))
+            .unwrap_or_default();
+        assert!(row.contains("Live migration failed"), "{screen}");
+        assert!(row.ends_with("…│"), "{screen}");
+        // Narrower still: the keys take two lines rather than losing "q quit".
+        let screen = screen_text(&m, &TopState::new(true, false), &view(), 60, 24);
+        assert!(screen.contains("q quit"), "{screen}");
+        assert!(screen.contains("prod/analytics-warehouse-01"), "{screen}");
+    }
+}
