@@ -353,15 +353,35 @@ pub fn fit_columns(cols: &[ColumnNeed], width: u16) -> Vec<u16> {
         over -= 1;
     }
     let mut left = room.saturating_sub(widths.iter().sum());
-    let mut order: Vec<usize> = (0..cols.len()).filter(|i| kept[*i]).collect();
-    order.sort_by_key(|i| cols[*i].drop);
+    let mut drops: Vec<u8> = (0..cols.len())
+        .filter(|i| kept[*i])
+        .map(|i| cols[i].drop)
+        .collect();
+    drops.sort_unstable();
+    drops.dedup();
     for soft in [true, false] {
-        for &i in &order {
-            let c = &cols[i];
-            let to = if soft { c.soft.min(c.want) } else { c.want };
-            let more = (to as usize).saturating_sub(widths[i]).min(left);
-            widths[i] += more;
-            left -= more;
+        for &d in &drops {
+            // The columns of one number share, a cell each in turn (a source and a target).
+            let group: Vec<usize> = (0..cols.len())
+                .filter(|i| kept[*i] && cols[*i].drop == d)
+                .collect();
+            let to = |i: usize| {
+                let c = &cols[i];
+                (if soft { c.soft.min(c.want) } else { c.want }) as usize
+            };
+            while left > 0 {
+                let mut grew = false;
+                for &i in &group {
+                    if left > 0 && widths[i] < to(i) {
+                        widths[i] += 1;
+                        left -= 1;
+                        grew = true;
+                    }
+                }
+                if !grew {
+                    break;
+                }
+            }
         }
     }
     widths
@@ -505,15 +525,15 @@ const fn text(head: &'static str, short: &'static str, min: u16, soft: u16, drop
 }
 
 /// The columns of each section, left to right. Dropped first at a narrow terminal: the
-/// dirty rate, then the source, the target, the progress (migrations); the phase, the
+/// dirty rate, then the source and target together, the progress (migrations); the phase, the
 /// migration's name, the last failure, the nodes (evacuations); the kind, the migration's
 /// name, the age (failures). The VMI's name is never dropped.
 fn columns(section: Section) -> &'static [Column] {
     const MIGRATIONS: &[Column] = &[
         col("VMI / MIGRATION", "VMI", 3, 96, 0),
         col("PHASE / MODE", "PHASE", 10, 14, 1),
-        col("SOURCE NODE / POD", "SOURCE", 8, 64, 4),
-        col("", "", 2, 2, 4),
+        col("SOURCE NODE / POD", "SOURCE", 8, 64, 3),
+        col("", "", 2, 2, 3),
         col("TARGET NODE / POD (* live)", "TARGET", 8, 64, 3),
         text("PROGRESS", "PROGRESS", 14, 32, 2),
         col("DIRTY/ETA", "DIRTY/ETA", 9, 12, 5),
