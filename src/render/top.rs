@@ -648,7 +648,12 @@ fn row_cells(model: &TopModel, section: Section, i: usize, view: &View) -> Vec<C
                 plain(printable(&format!("{}/{}", x.namespace, x.vmi))),
                 plain(opt(x.migration.as_deref())),
                 plain(x.ago_seconds.map_or("-".into(), fmt::age)),
-                plain(printable(&x.kind)),
+                plain(match x.attempt {
+                    Some(n) if n > 1 || x.retry.is_some() => {
+                        format!("{} #{n}", printable(&x.kind))
+                    }
+                    _ => printable(&x.kind),
+                }),
                 plain(printable(&x.diagnosis)),
             ]
         }
@@ -1382,6 +1387,7 @@ mod fit_tests {
             ago_seconds: Some(2040),
             kind: "migration-failed".into(),
             diagnosis: why.into(),
+            ..FailureLine::default()
         };
         let mut m = TopModel {
             source: "snapshot examples/cluster".into(),
