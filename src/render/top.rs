@@ -787,10 +787,25 @@ fn section_total(model: &TopModel, section: Section) -> usize {
 fn footer(state: &TopState, view: &View, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(m) = &state.message {
-        lines.push(Line::styled(
-            cut(&printable(m), width as usize, view.charset),
-            view.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ));
+        // What the last key did, or why it was refused: whole, in up to three lines.
+        let style = view.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        let words = printable(m)
+            .split(' ')
+            .map(|w| vec![Span::styled(w.to_string(), style)])
+            .collect();
+        let mut said = pack(words, " ", width);
+        if said.len() > 3 {
+            said.truncate(3);
+            let last = said[2].to_string();
+            said[2] = Line::styled(
+                cut(&format!("{last} …"), width as usize, view.charset),
+                style,
+            );
+        }
+        lines.extend(said.into_iter().map(|l| {
+            let text = l.to_string();
+            Line::styled(cut(&text, width as usize, view.charset), style)
+        }));
     }
     let keys: Vec<String> = match &state.mode {
         Mode::Filter { .. } => vec![
@@ -1559,6 +1574,16 @@ mod fit_tests {
             .unwrap_or_default();
         assert!(row.contains("Live migration failed"), "{screen}");
         assert!(row.ends_with("…│"), "{screen}");
+        // What a key did is said whole, in more lines if needed.
+        let mut s = TopState::new(true, false);
+        s.message = Some(
+            "abort refused: prod/kubevirt-evacuation-7xk2p is read from a snapshot (--from), \
+             nothing can be changed"
+                .into(),
+        );
+        let screen = screen_text(&m, &s, &view(), 80, 24);
+        assert!(screen.contains("nothing can be changed"), "{screen}");
+        assert!(screen.contains("q quit"), "{screen}");
         // Narrower still: the keys take two lines rather than losing "q quit".
         let screen = screen_text(&m, &TopState::new(true, false), &view(), 60, 24);
         assert!(screen.contains("q quit"), "{screen}");
