@@ -315,7 +315,7 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
             };
             let diagnosis = match (&retry, attempt) {
                 (Some(r), Some(n)) => {
-                    format!("retried: attempt {} {r} in flight; {reason}", n + 1)
+                    format!("{reason}; retried: attempt {} {r} in flight", n + 1)
                 }
                 _ => reason,
             };
@@ -1130,7 +1130,7 @@ mod failure_tests {
         assert_eq!(f.migration.as_deref(), Some("ev-a"));
         assert_eq!((f.attempt, f.retry.as_deref()), (Some(1), Some("ev-b")));
         assert!(
-            f.diagnosis.starts_with("retried: attempt 2 ev-b"),
+            f.diagnosis.ends_with("; retried: attempt 2 ev-b in flight"),
             "{}",
             f.diagnosis
         );

@@ -190,10 +190,18 @@ fn header(model: &TopModel, state: &TopState, view: &View, width: u16) -> Vec<Li
         } else {
             view.fg(Color::Yellow).add_modifier(Modifier::BOLD)
         };
-        lines.push(Line::styled(
-            cut(&view.dots(what), width as usize, view.charset),
-            tone,
-        ));
+        // Its parts in as many lines as they need (at 80 columns the counts after the
+        // first three were cut off), each line cut to the terminal.
+        let parts = what
+            .split(" · ")
+            .map(|p| vec![Span::styled(p.to_string(), tone)])
+            .collect();
+        for l in pack(parts, &view.dots(" · ".into()), width) {
+            lines.push(Line::styled(
+                cut(&l.to_string(), width as usize, view.charset),
+                tone,
+            ));
+        }
     }
     let others: Vec<&String> = model
         .cordoned_nodes
@@ -551,7 +559,7 @@ fn columns(section: Section) -> &'static [Column] {
         col("VMI", "VMI", 3, 96, 0),
         col("MIGRATION", "MIGRATION", 12, 64, 3),
         col("AGE", "AGE", 3, 8, 2),
-        col("KIND", "KIND", 10, 24, 4),
+        col("KIND", "KIND", 16, 24, 4),
         text("DIAGNOSIS", "DIAGNOSIS", 30, 0, 1),
     ];
     match section {
