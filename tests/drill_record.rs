@@ -239,7 +239,12 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     };
 
     // Evening: the recorder watches three migrations end (one moves db-01 to node-2).
-    let mut rec = Recorder::start(&night.kubeconfig, &night.journal().to_string_lossy(), &[]);
+    let mut rec = Recorder::start(
+        env!("CARGO_BIN_EXE_vmctl"),
+        &night.kubeconfig,
+        &night.journal().to_string_lossy(),
+        &[],
+    );
     night.migrate("mig-ok-1", "db-01", fast());
     rec.wait_recorded("mig-ok-1");
     night.migrate("mig-unsched-1", "batch-01", unschedulable.clone());
@@ -261,7 +266,12 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     night.migrate("mig-ok-3", "db-01", fast());
 
     // Morning: the restart replays the watch from its bookmark.
-    let mut rec = Recorder::start(&night.kubeconfig, &night.journal().to_string_lossy(), &[]);
+    let mut rec = Recorder::start(
+        env!("CARGO_BIN_EXE_vmctl"),
+        &night.kubeconfig,
+        &night.journal().to_string_lossy(),
+        &[],
+    );
     for name in [
         "mig-unsched-2",
         "mig-stuck-2",

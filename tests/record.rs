@@ -53,7 +53,12 @@ impl Lab {
     }
 
     fn record_into(&self, journal: &str, extra_env: &[(&str, &str)]) -> Recorder {
-        Recorder::start(&self.kubeconfig, journal, extra_env)
+        Recorder::start(
+            env!("CARGO_BIN_EXE_vmctl"),
+            &self.kubeconfig,
+            journal,
+            extra_env,
+        )
     }
 
     /// A migration of `vmi` (created as a user would, the simulator drives it).

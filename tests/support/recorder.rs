@@ -45,9 +45,15 @@ pub struct Recorder {
 impl Recorder {
     /// `vmctl --kubeconfig K record -A --journal J` with colour off, none of the caller's
     /// KUBECONFIG / VMCTL_JOURNAL / VMCTL_CLUSTER_NAME, and `extra_env`; returns once it
-    /// says it records.
-    pub fn start(kubeconfig: &Path, journal: &str, extra_env: &[(&str, &str)]) -> Recorder {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmctl"));
+    /// says it records. `vmctl` is the test's `env!("CARGO_BIN_EXE_vmctl")` (not known
+    /// here: the benches include this module too).
+    pub fn start(
+        vmctl: &str,
+        kubeconfig: &Path,
+        journal: &str,
+        extra_env: &[(&str, &str)],
+    ) -> Recorder {
+        let mut cmd = Command::new(vmctl);
         cmd.arg("--kubeconfig")
             .arg(kubeconfig)
             .args(["record", "-A", "--journal", journal])
