@@ -399,39 +399,40 @@ pub fn fit_columns(cols: &[ColumnNeed], width: u16) -> Vec<u16> {
 }
 
 /// The heights of the three sections in `body` rows. Each needs its borders, its header
-/// and its rows (`needs`); when all fit, the room left goes to the migrations; when not,
-/// each keeps at least `floors` (one row) and the rest is shared in proportion to what each
-/// still needs, so a small terminal (24 rows) shows a few rows of every section. Pure.
-pub fn section_heights(body: u16, needs: [u16; 3], floors: [u16; 3]) -> [u16; 3] {
+/// and its rows (`needs`; a row is `steps` lines); when all fit, the room left goes to the
+/// migrations; when not, each keeps one row and the rest is dealt a row at a time to each
+/// section in turn, so a small terminal (24 rows) shows a few rows of every section and no
+/// line is left that cannot hold a row. Pure.
+pub fn section_heights(body: u16, needs: [u16; 3], steps: [u16; 3]) -> [u16; 3] {
     let total: u16 = needs.iter().sum();
     if total <= body {
         let mut h = needs;
         h[0] += body - total;
         return h;
     }
-    let floors = [
-        floors[0].min(needs[0]),
-        floors[1].min(needs[1]),
-        floors[2].min(needs[2]),
-    ];
-    let floor: u16 = floors.iter().sum();
+    let mut h = [0, 1, 2].map(|i| (3 + steps[i]).min(needs[i]));
+    let floor: u16 = h.iter().sum();
     if floor >= body {
         // Too small even for one row each: thirds.
         let third = body / 3;
         return [body - 2 * third, third, third];
     }
-    let room = (body - floor) as u32;
-    let want: [u32; 3] = [0, 1, 2].map(|i| (needs[i] - floors[i]) as u32);
-    let sum: u32 = want.iter().sum::<u32>().max(1);
-    let mut h = [0, 1, 2].map(|i| floors[i] + (room * want[i] / sum) as u16);
-    // What rounding left over goes to the first section that still needs it.
-    let mut rest = body - h.iter().sum::<u16>();
-    for i in 0..3 {
-        let more = rest.min(needs[i] - h[i]);
-        h[i] += more;
-        rest -= more;
+    let mut rest = body - floor;
+    loop {
+        let mut dealt = false;
+        for i in 0..3 {
+            if rest >= steps[i] && h[i] + steps[i] <= needs[i] {
+                h[i] += steps[i];
+                rest -= steps[i];
+                dealt = true;
+            }
+        }
+        if !dealt {
+            break;
+        }
     }
-    h[0] += rest;
+    // Less than a row left: under the last section.
+    h[2] += rest;
     h
 }
 
@@ -936,7 +937,7 @@ pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
             need(Section::Evacuations, 1),
             need(Section::Failures, 1),
         ],
-        [5, 4, 4],
+        [2, 1, 1],
     );
     let [a, b, c] = Layout::vertical([
         Constraint::Length(ha),
@@ -1377,13 +1378,14 @@ mod fit_tests {
     #[test]
     fn sections_share_a_small_terminal() {
         // Everything fits: the room left goes to the migrations.
-        assert_eq!(section_heights(30, [11, 4, 7], [5, 4, 4]), [19, 4, 7]);
-        // 24 rows (19 for the sections): each keeps a row, the rest by what each needs.
-        let h = section_heights(19, [11, 4, 7], [5, 4, 4]);
-        assert_eq!(h.iter().sum::<u16>(), 19);
-        assert!(h[0] >= 7 && h[1] == 4 && h[2] >= 5, "{h:?}");
+        assert_eq!(section_heights(30, [11, 4, 7], [2, 1, 1]), [19, 4, 7]);
+        // 24 rows (19 for the sections): each keeps a row, then a row each in turn: three
+        // migrations (of four), the evacuation, three failures (all); no line left over.
+        assert_eq!(section_heights(19, [11, 4, 6], [2, 1, 1]), [9, 4, 6]);
+        // An odd line a migration cannot use goes under the last section.
+        assert_eq!(section_heights(18, [11, 4, 4], [2, 1, 1]), [9, 4, 5]);
         // Too small for a row each: thirds.
-        assert_eq!(section_heights(9, [11, 4, 7], [5, 4, 4]), [3, 3, 3]);
+        assert_eq!(section_heights(9, [11, 4, 7], [2, 1, 1]), [3, 3, 3]);
     }
 
     /// The example cluster's rows (examples/cluster), by hand.
