@@ -26,6 +26,7 @@ use serde_json::Value;
 use support::kubevirt_sim::{
     self, DrainFixture, INCOMING_TARGET_POD, INCOMING_VMIM, KubeVirtSim, Script,
 };
+use support::tmux::{self, Tmux};
 use support::{FakeApiServer, Method};
 use vmctl::cluster::Kind;
 
@@ -736,117 +737,14 @@ fn drill_piped_json() {
 
 // ---- tmux: the drain on a terminal, the question answered with send-keys
 
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("VMCTL_REQUIRE_TMUX").as_deref() != Ok("1"),
-            "tmux is required (VMCTL_REQUIRE_TMUX=1) but not installed"
-        );
-        eprintln!("skipped: tmux is not installed (set VMCTL_REQUIRE_TMUX=1 to fail instead)");
-    }
-    found
-}
-
-struct Tmux {
-    socket: String,
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]).status();
-    }
-}
-
-impl Tmux {
-    fn start(width: u16) -> Tmux {
-        let t = Tmux {
-            socket: format!("vmctl-drill-drain-{width}-{}", std::process::id()),
-        };
-        let ok = t
-            .cmd(&[
-                "new-session",
-                "-d",
-                "-s",
-                "drill",
-                "-x",
-                &width.to_string(),
-                "-y",
-                "50",
-            ])
-            .args(["env", "-i"])
-            .arg(format!(
-                "PATH={}",
-                std::env::var("PATH").unwrap_or_default()
-            ))
-            .args([
-                "TERM=xterm-256color",
-                "LANG=C.UTF-8",
-                "NO_COLOR=1",
-                "VMCTL_JOURNAL=off",
-                "PS1=$ ",
-                "sh",
-            ])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        assert!(
-            t.cmd(&["set-option", "-t", "drill", "history-limit", "20000"])
-                .status()
-                .unwrap()
-                .success()
-        );
-        t.wait_for("the shell", Duration::from_secs(30), |s| s.contains('$'));
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
-        c
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "drill"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status().unwrap().success());
-    }
-
-    /// The visible screen.
-    fn screen(&self) -> String {
-        let out = self
-            .cmd(&["capture-pane", "-p", "-t", "drill"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Everything the pane showed, wrapped lines joined.
-    fn history(&self) -> String {
-        let out = self
-            .cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", "drill"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+/// The drill's terminal: `width` columns, colour off, no journal.
+fn terminal(width: u16) -> Tmux {
+    Tmux::start(
+        &format!("drill-drain-{width}"),
+        width,
+        50,
+        &["NO_COLOR=1", "VMCTL_JOURNAL=off"],
+    )
 }
 
 /// The last line of the screen with something on it.
@@ -860,11 +758,11 @@ fn last_line(screen: &str) -> &str {
 
 #[test]
 fn drill_on_a_terminal_the_question_is_seen_and_answered() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
-    let t = Tmux::start(200);
+    let t = terminal(200);
     let args: Vec<String> = drain_args(&lab, &[])
         .into_iter()
         .map(|a| format!("'{a}'"))
@@ -877,7 +775,7 @@ fn drill_on_a_terminal_the_question_is_seen_and_answered() {
     t.send(&[&line, "Enter"]);
     // The question is on the screen, and stays there while vmctl waits for the answer:
     // nothing draws over it (a spinner erased it: issue 33 §1).
-    t.wait_for("the question", Duration::from_secs(60), |s| {
+    t.wait_for_within("the question", Duration::from_secs(60), |s| {
         last_line(s).starts_with("shut them down? [y/N]")
     });
     for _ in 0..15 {

@@ -11,124 +11,17 @@ mod common;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{both, vmctl};
 use serde_json::{Value, json};
 use support::FakeApiServer;
 use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::recorder::{Recorder, WAIT, fast};
 use vmctl::cluster::Kind;
-
-const WAIT: Duration = Duration::from_secs(60);
-
-fn fast() -> Script {
-    Script {
-        phase_ticks: 1,
-        running_ticks: 4,
-        ..Script::default()
-    }
-}
-
-struct Recorder {
-    child: Child,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<Vec<String>>>,
-}
-
-fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&lines);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            sink.lock().unwrap().push(line);
-        }
-    });
-    lines
-}
-
-impl Recorder {
-    fn start(kubeconfig: &Path, journal: &Path) -> Recorder {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
-            .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
-            .args(["record", "-A", "--journal", journal.to_str().unwrap()])
-            .env("NO_COLOR", "1")
-            .env_remove("KUBECONFIG")
-            .env_remove("VMCTL_JOURNAL")
-            .env_remove("VMCTL_CLUSTER_NAME")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let r = Recorder {
-            stdout: collect(child.stdout.take().unwrap()),
-            stderr: collect(child.stderr.take().unwrap()),
-            child,
-        };
-        r.wait_for("the start", |r| r.err().contains("recording migrations"));
-        r
-    }
-
-    fn out(&self) -> String {
-        self.stdout.lock().unwrap().join("\n")
-    }
-
-    fn err(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
-    }
-
-    fn both(&self) -> String {
-        format!("stdout:\n{}\nstderr:\n{}", self.out(), self.err())
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&Recorder) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        while Instant::now() < deadline {
-            if f(self) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("timed out waiting for {what}\n{}", self.both());
-    }
-
-    fn wait_recorded(&self, migration: &str) {
-        self.wait_for(migration, |r| {
-            r.out()
-                .lines()
-                .any(|l| l.contains(&format!(" {migration} ")))
-        });
-    }
-
-    fn stop(&mut self) {
-        let ok = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let sent = Instant::now();
-        while sent.elapsed() < Duration::from_secs(30) {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(200));
-                assert_eq!(status.code(), Some(0), "{}", self.both());
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("still running 30 s after SIGTERM\n{}", self.both());
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// What the cluster said of one migration while it existed, once it was final.
 #[derive(Debug, Clone)]
@@ -346,7 +239,12 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     };
 
     // Evening: the recorder watches three migrations end (one moves db-01 to node-2).
-    let mut rec = Recorder::start(&night.kubeconfig, &night.journal());
+    let mut rec = Recorder::start(
+        env!("CARGO_BIN_EXE_vmctl"),
+        &night.kubeconfig,
+        &night.journal().to_string_lossy(),
+        &[],
+    );
     night.migrate("mig-ok-1", "db-01", fast());
     rec.wait_recorded("mig-ok-1");
     night.migrate("mig-unsched-1", "batch-01", unschedulable.clone());
@@ -368,7 +266,12 @@ fn a_night_of_record_then_history_and_explain_say_what_the_cluster_said() {
     night.migrate("mig-ok-3", "db-01", fast());
 
     // Morning: the restart replays the watch from its bookmark.
-    let mut rec = Recorder::start(&night.kubeconfig, &night.journal());
+    let mut rec = Recorder::start(
+        env!("CARGO_BIN_EXE_vmctl"),
+        &night.kubeconfig,
+        &night.journal().to_string_lossy(),
+        &[],
+    );
     for name in [
         "mig-unsched-2",
         "mig-stuck-2",

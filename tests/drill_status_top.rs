@@ -22,6 +22,7 @@ use common::{both, vmctl};
 use serde_json::{Value, json};
 use support::FakeApiServer;
 use support::kubevirt_sim::{self, DrainFixture, KubeVirtSim, Script};
+use support::tmux::{self, Tmux};
 use vmctl::cluster::Kind;
 
 struct Lab {
@@ -364,12 +365,12 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
 
     // top, on a terminal: node-1 as cordoned with what is left, no other node named as
     // drained, the VMI nothing evacuates, and the live source pod.
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     for width in [200, 80] {
-        let t = Tmux::start(&format!("drill{width}"), width);
-        t.run_top(&lab.kubeconfig);
+        let t = terminal(&format!("top{width}"), width);
+        run_top(&t, &lab.kubeconfig);
         let screen = t.wait_for("the drain in top's header", |s| {
             s.contains("cordoned node-1: ") && s.contains("Migrations in flight (1)")
         });
@@ -411,7 +412,7 @@ fn status_and_top_show_the_drain_as_the_server_has_it() {
 
 #[test]
 fn status_tables_fit_a_terminal_with_colour_on() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
@@ -422,7 +423,7 @@ fn status_tables_fit_a_terminal_with_colour_on() {
         json!({"spec": {"unschedulable": true}}),
     );
     for width in [200u16, 80] {
-        let t = Tmux::start(&format!("table{width}"), width);
+        let t = terminal(&format!("table{width}"), width);
         t.send(&[
             &format!(
                 "{} --kubeconfig {} status -A; echo \"ex\"\"it=$?\"",
@@ -456,112 +457,19 @@ fn status_tables_fit_a_terminal_with_colour_on() {
 
 // ---------------------------------------------------------------- tmux
 
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("VMCTL_REQUIRE_TMUX").as_deref() != Ok("1"),
-            "tmux is required (VMCTL_REQUIRE_TMUX=1) but not installed"
-        );
-        eprintln!("skipped: tmux is not installed (set VMCTL_REQUIRE_TMUX=1 to fail instead)");
-    }
-    found
+/// The drill's terminal: `width` columns, colour on (no NO_COLOR), no journal.
+fn terminal(name: &str, width: u16) -> Tmux {
+    Tmux::start(&format!("drill-{name}"), width, 50, &["VMCTL_JOURNAL=off"])
 }
 
-/// A tmux server of its own, one session running a shell, colour on (no NO_COLOR).
-struct Tmux {
-    socket: String,
-    dir: tempfile::TempDir,
-}
-
-impl Tmux {
-    fn start(name: &str, width: u16) -> Tmux {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = format!("vmctl-drill-{name}-{}", std::process::id());
-        let t = Tmux { socket, dir };
-        let ok = t
-            .cmd(&[
-                "new-session",
-                "-d",
-                "-s",
-                "drill",
-                "-x",
-                &width.to_string(),
-                "-y",
-                "50",
-            ])
-            .args(["env", "-i"])
-            .arg(format!(
-                "PATH={}",
-                std::env::var("PATH").unwrap_or_default()
-            ))
-            .args([
-                "TERM=xterm-256color",
-                "LANG=C.UTF-8",
-                "VMCTL_JOURNAL=off",
-                "PS1=$ ",
-                "sh",
-            ])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        t.wait_for("the shell", |s| s.contains('$'));
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
-        c
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "drill"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status().unwrap().success());
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd(&["capture-pane", "-p", "-t", "drill"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn run_top(&self, kubeconfig: &Path) {
-        let line = format!(
-            "{} --kubeconfig {} top -A; echo \"ex\"\"it=$?\"",
-            env!("CARGO_BIN_EXE_vmctl"),
-            kubeconfig.display()
-        );
-        let _ = &self.dir;
-        self.send(&[&line, "Enter"]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]).status();
-    }
+/// Types `vmctl top -A` against the live cluster; the shell prints its exit code after.
+fn run_top(t: &Tmux, kubeconfig: &Path) {
+    let line = format!(
+        "{} --kubeconfig {} top -A; echo \"ex\"\"it=$?\"",
+        env!("CARGO_BIN_EXE_vmctl"),
+        kubeconfig.display()
+    );
+    t.send(&[&line, "Enter"]);
 }
 
 /// Issue 33, item 10: what `status` prints on a live cluster under `LANG=C`, its `-o name`,

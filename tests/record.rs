@@ -9,33 +9,23 @@
 mod common;
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{both, vmctl};
 use serde_json::{Value, json};
 use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::recorder::{Recorder, WAIT, fast};
 use support::{FakeApiServer, Fault};
 use vmctl::cluster::Kind;
-
-const WAIT: Duration = Duration::from_secs(60);
 
 struct Lab {
     server: Arc<FakeApiServer>,
     sim: KubeVirtSim,
     dir: tempfile::TempDir,
     kubeconfig: PathBuf,
-}
-
-fn fast() -> Script {
-    Script {
-        phase_ticks: 1,
-        running_ticks: 4,
-        ..Script::default()
-    }
 }
 
 fn lab() -> Lab {
@@ -63,28 +53,12 @@ impl Lab {
     }
 
     fn record_into(&self, journal: &str, extra_env: &[(&str, &str)]) -> Recorder {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmctl"));
-        cmd.args(["--kubeconfig", self.kubeconfig.to_str().unwrap()])
-            .args(["record", "-A", "--journal", journal])
-            .env("NO_COLOR", "1")
-            .env_remove("KUBECONFIG")
-            .env_remove("VMCTL_JOURNAL")
-            .env_remove("VMCTL_CLUSTER_NAME")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let stdout = collect(child.stdout.take().unwrap());
-        let stderr = collect(child.stderr.take().unwrap());
-        let r = Recorder {
-            child,
-            stdout,
-            stderr,
-        };
-        r.wait_for("the start", |r| r.err().contains("recording migrations"));
-        r
+        Recorder::start(
+            env!("CARGO_BIN_EXE_vmctl"),
+            &self.kubeconfig,
+            journal,
+            extra_env,
+        )
     }
 
     /// A migration of `vmi` (created as a user would, the simulator drives it).
@@ -129,86 +103,6 @@ impl Lab {
                     .map(String::from)
             })
             .unwrap()
-    }
-}
-
-fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&lines);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            sink.lock().unwrap().push(line);
-        }
-    });
-    lines
-}
-
-struct Recorder {
-    child: Child,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<Vec<String>>>,
-}
-
-impl Recorder {
-    fn out(&self) -> String {
-        self.stdout.lock().unwrap().join("\n")
-    }
-
-    fn err(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
-    }
-
-    fn both(&self) -> String {
-        format!("stdout:\n{}\nstderr:\n{}", self.out(), self.err())
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&Recorder) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        while Instant::now() < deadline {
-            if f(self) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("timed out waiting for {what}\n{}", self.both());
-    }
-
-    fn wait_recorded(&self, migration: &str) {
-        self.wait_for(migration, |r| {
-            r.out()
-                .lines()
-                .any(|l| l.contains(&format!(" {migration} ")))
-        });
-    }
-
-    fn signal(&mut self, sig: &str) -> Option<i32> {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let sent = Instant::now();
-        while sent.elapsed() < Duration::from_secs(30) {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                // Let the collecting threads read to the end.
-                std::thread::sleep(Duration::from_millis(200));
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("still running 30 s after {sig}\n{}", self.both());
-    }
-
-    fn running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,8 +3,9 @@
 //! screen read with `tmux capture-pane`. The migration appears and moves on, `a` then `y`
 //! deletes its VMIM on the server, `q` exits 0 with the terminal restored (the alternate
 //! screen left); SIGTERM restores it too, and so does a panic (a key that panics exists in
-//! test builds only: `VMCTL_TEST_PANIC_KEY`, see `operate::top`). Skipped (with a message) when tmux is missing,
-//! unless `VMCTL_REQUIRE_TMUX=1` (CI) makes that a failure. Nothing here is timed beyond
+//! test builds only: `VMCTL_TEST_PANIC_KEY`, see `operate::top`). The terminal is
+//! `support::tmux`'s: skipped (with a message) when tmux is missing, unless
+//! `VMCTL_REQUIRE_TMUX=1` (CI) makes that a failure. Nothing here is timed beyond
 //! generous bounds against a hang.
 
 mod support;
@@ -16,102 +17,27 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use support::tmux::{self, Tmux};
 use support::{FakeApiServer, Fault, Method};
 use vmctl::cluster::Kind;
 
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("VMCTL_REQUIRE_TMUX").as_deref() != Ok("1"),
-            "tmux is required (VMCTL_REQUIRE_TMUX=1) but not installed"
-        );
-        eprintln!("skipped: tmux is not installed (set VMCTL_REQUIRE_TMUX=1 to fail instead)");
-    }
-    found
+/// What `vmctl top` needs of the terminal besides typing: its command line, its pid.
+trait TopTerminal {
+    fn pid_file(&self) -> PathBuf;
+    fn run_top(&self, kubeconfig: &Path);
+    fn run_top_with(&self, kubeconfig: &Path, extra: &str);
+    fn run_top_env(&self, kubeconfig: &Path, env: &str, extra: &str);
+    fn pid(&self) -> String;
 }
 
-/// A tmux server of its own (its own socket), one session running a shell.
-struct Tmux {
-    socket: String,
-    dir: tempfile::TempDir,
+/// The terminal of these tests: 160×48, colour off.
+fn terminal(name: &str) -> Tmux {
+    Tmux::start(&format!("top-{name}"), 160, 48, &["NO_COLOR=1"])
 }
 
-impl Tmux {
-    fn start(name: &str) -> Tmux {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = format!("vmctl-top-{name}-{}", std::process::id());
-        let t = Tmux { socket, dir };
-        let ok = t
-            .cmd(&["new-session", "-d", "-s", "top", "-x", "160", "-y", "48"])
-            .args(["env", "-i"])
-            .arg(format!(
-                "PATH={}",
-                std::env::var("PATH").unwrap_or_default()
-            ))
-            .args([
-                "TERM=xterm-256color",
-                "LANG=C.UTF-8",
-                "NO_COLOR=1",
-                "PS1=$ ",
-            ])
-            .args(["sh"])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        // Type only once the shell is ready (its prompt).
-        t.wait_for("the shell", |s| s.contains('$'));
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
-        c
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "top"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status().unwrap().success());
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd(&["capture-pane", "-p", "-t", "top"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn alternate_on(&self) -> String {
-        let out = self
-            .cmd(&["display", "-p", "-t", "top", "#{alternate_on}"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
+impl TopTerminal for Tmux {
     fn pid_file(&self) -> PathBuf {
-        self.dir.path().join("pid")
+        self.dir().join("pid")
     }
 
     /// Types the command line that runs `vmctl top` (its pid written first, then exec'd;
@@ -146,12 +72,6 @@ impl Tmux {
             assert!(Instant::now() < deadline, "no pid file");
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]).status();
     }
 }
 
@@ -193,11 +113,11 @@ fn migrate(server: &FakeApiServer, name: &str, vmi: &str) {
 
 #[test]
 fn top_follows_a_migration_aborts_it_and_restores_the_terminal() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
-    let t = Tmux::start("abort");
+    let t = terminal("abort");
     t.run_top(&lab.kubeconfig);
     t.wait_for("the first frame", |s| s.contains("0 migrations in flight"));
     assert_eq!(t.alternate_on(), "1", "top runs in the alternate screen");
@@ -264,12 +184,12 @@ fn top_follows_a_migration_aborts_it_and_restores_the_terminal() {
 
 #[test]
 fn sigterm_sigint_and_ctrl_c_end_it_with_the_terminal_restored() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
     migrate(&lab.server, "mig-db", "db-01");
-    let t = Tmux::start("term");
+    let t = terminal("term");
     t.run_top(&lab.kubeconfig);
     t.wait_for("the first frame", |s| s.contains("mig-db"));
     let pid = t.pid();
@@ -314,13 +234,13 @@ fn sigterm_sigint_and_ctrl_c_end_it_with_the_terminal_restored() {
 
 #[test]
 fn a_panic_restores_the_terminal_prints_the_message_and_exits_101() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     // The binary `cargo test` runs is a dev build, where `!` panics when
     // VMCTL_TEST_PANIC_KEY is set (not compiled into a release build).
     let lab = lab();
-    let t = Tmux::start("panic");
+    let t = terminal("panic");
     t.run_top_env(&lab.kubeconfig, "VMCTL_TEST_PANIC_KEY=1 ", "");
     t.wait_for("the first frame", |s| s.contains("0 migrations in flight"));
     assert_eq!(t.alternate_on(), "1", "top runs in the alternate screen");
@@ -351,7 +271,7 @@ fn a_panic_restores_the_terminal_prints_the_message_and_exits_101() {
 
 #[test]
 fn a_watch_that_gives_up_restores_the_terminal_and_says_so_in_one_line() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
@@ -362,7 +282,7 @@ fn a_watch_that_gives_up_restores_the_terminal_and_says_so_in_one_line() {
             .path("/pods")
             .message("pods is forbidden"),
     );
-    let t = Tmux::start("lost");
+    let t = terminal("lost");
     t.run_top(&lab.kubeconfig);
     let after = t.wait_for("the exit", |s| s.contains("exit="));
     assert_eq!(t.alternate_on(), "0", "{after}");
@@ -374,12 +294,12 @@ fn a_watch_that_gives_up_restores_the_terminal_and_says_so_in_one_line() {
 
 #[test]
 fn metrics_give_progress_of_the_data_the_dirty_rate_and_an_eta() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let lab = lab();
     migrate(&lab.server, "mig-db", "db-01");
-    let t = Tmux::start("metrics");
+    let t = terminal("metrics");
     t.run_top_with(&lab.kubeconfig, "--metrics");
     // Without metrics the progress is against the budget; with them, of the data (a bar).
     let s = t.wait_for("progress of the data", |s| {
@@ -399,4 +319,72 @@ fn metrics_give_progress_of_the_data_the_dirty_rate_and_an_eta() {
     t.send(&["q"]);
     let after = t.wait_for("the exit", |s| s.contains("exit="));
     assert!(after.contains("exit=0"), "{after}");
+}
+
+/// Issue 33 (tried cold): at 80 columns top cut the VM names to six characters and never
+/// showed `q quit`. On a real 80-column terminal, at 30 and 24 rows: every name of the
+/// example cluster whole, the keys of the actions and `q quit` on screen, no line wider
+/// than the terminal.
+#[test]
+fn at_80_columns_the_names_are_whole_and_the_keys_shown() {
+    if !tmux::available() {
+        return;
+    }
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster");
+    for height in [30u16, 24] {
+        let t = Tmux::start(&format!("top-80x{height}"), 80, height, &["NO_COLOR=1"]);
+        t.send(&[
+            &format!(
+                "{} --from {examples} top -A; echo \"ex\"\"it=$?\"",
+                env!("CARGO_BIN_EXE_vmctl")
+            ),
+            "Enter",
+        ]);
+        let screen = t.wait_for("the first frame", |s| s.contains("Recent failures"));
+        assert_eq!(t.alternate_on(), "1", "{screen}");
+        // The names as the example cluster has them (examples/cluster/README.md); at 24 rows
+        // the sections share the screen, so the first rows of each.
+        let mut names = vec![
+            "tenant-a/shop-web-01",
+            "kubevirt-migrate-vm-t6j2v",
+            "prod/pg-orders-01",
+            "kubevirt-migrate-vm-w9c4r",
+            "prod/analytics-warehouse-01",
+            "prod/app-server-02",
+            "prod/pg-reporting-01",
+            "prod/cache-redis-01",
+        ];
+        if height == 30 {
+            names.extend(["kubevirt-evacuation-7xk2p", "dev/jenkins-agent-01"]);
+        }
+        for name in names {
+            assert!(
+                screen.contains(name),
+                "80x{height}: {name} is not whole:\n{screen}"
+            );
+        }
+        let keys = screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        for key in ["q quit", "a abort", "Enter explain", "/ filter", "? help"] {
+            assert!(keys.contains(key), "80x{height}: no {key:?}:\n{screen}");
+        }
+        for line in screen.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "80x{height}: wider than 80: {line}"
+            );
+        }
+        // The time and the snapshot's read-only mark are not cut off the header.
+        assert!(
+            screen.contains("as of 2026-11-29T03:00:00Z")
+                && screen.contains("snapshot (read-only)"),
+            "{screen}"
+        );
+        t.send(&["q"]);
+        let after = t.wait_for("the exit", |s| s.contains("exit="));
+        assert!(after.contains("exit=0"), "{after}");
+    }
 }

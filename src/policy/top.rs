@@ -116,6 +116,12 @@ pub struct FailureLine {
     pub kind: String,
     /// One line: why.
     pub diagnosis: String,
+    /// Its attempt in the VMI's evacuation chain from its node, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<usize>,
+    /// The chain's next attempt (its VMIM), in flight now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
 }
 
 /// What progress metrics say of one migration (read by the I/O layer when it can).
@@ -261,9 +267,20 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
                 target_node: v.migration.as_ref().and_then(|f| f.target_node.clone()),
             });
         }
+        // One entry per VMI (issue 33, tried cold: pg-reporting-01's failed post-copy was
+        // listed twice, as the failed migration and as the VMI it left failed): the loop
+        // or the failed migration, with the VMI's own failure said in the same line.
         let id = format!("{}/{}", v.namespace, v.name);
-        if let Some(l) = &v.in_loop {
-            failures.push(FailureLine {
+        let vmi_failed = (v.phase == "Failed").then(|| {
+            report
+                .warnings
+                .iter()
+                .find(|w| w.vmi == id && w.kind == "failed")
+                .map(|w| w.message.clone())
+                .unwrap_or_else(|| "the VMI has failed".into())
+        });
+        let mut line = if let Some(l) = &v.in_loop {
+            Some(FailureLine {
                 namespace: v.namespace.clone(),
                 vmi: v.name.clone(),
                 migration: Some(l.migration.clone()),
@@ -271,40 +288,71 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
                 ago_seconds: None,
                 kind: l.kind.as_str().to_string(),
                 diagnosis: l.summary.clone(),
-            });
+                ..FailureLine::default()
+            })
         } else if let Some(last) = v.last_migration.as_ref().filter(|l| l.result == "failed") {
-            failures.push(FailureLine {
+            let reason = last
+                .failure_reason
+                .as_deref()
+                .and_then(|r| r.lines().next())
+                .map(str::to_string)
+                .unwrap_or_else(|| "failed; no reason recorded".into());
+            // A retry chain is one entry: the attempt that failed and the one after it.
+            let chain = chain.filter(|c| {
+                c.failed_attempts > 0 && last.source_node.as_deref() == Some(c.node.as_str())
+            });
+            let (attempt, retry) = match chain {
+                Some(c)
+                    if c.result == "in-flight" && last.name.as_deref() != Some(&c.migration) =>
+                {
+                    (
+                        Some(c.attempt.saturating_sub(1).max(1)),
+                        Some(c.migration.clone()),
+                    )
+                }
+                Some(c) => (Some(c.attempt), None),
+                None => (None, None),
+            };
+            let diagnosis = match (&retry, attempt) {
+                (Some(r), Some(n)) => {
+                    format!("{reason}; retried: attempt {} {r} in flight", n + 1)
+                }
+                _ => reason,
+            };
+            Some(FailureLine {
                 namespace: v.namespace.clone(),
                 vmi: v.name.clone(),
                 migration: last.name.clone(),
                 node: last.source_node.clone(),
                 ago_seconds: last.ago_seconds,
                 kind: "migration-failed".into(),
-                diagnosis: last
-                    .failure_reason
-                    .as_deref()
-                    .and_then(|r| r.lines().next())
-                    .map(str::to_string)
-                    .unwrap_or_else(|| "failed; no reason recorded".into()),
-            });
+                diagnosis,
+                attempt,
+                retry,
+            })
+        } else {
+            None
+        };
+        match (&mut line, vmi_failed) {
+            (Some(l), Some(why)) => {
+                l.kind = "vmi-failed".into();
+                l.diagnosis = format!("{why}; {}", l.diagnosis);
+            }
+            (None, Some(why)) => {
+                line = Some(FailureLine {
+                    namespace: v.namespace.clone(),
+                    vmi: v.name.clone(),
+                    migration: None,
+                    node: v.node.clone(),
+                    ago_seconds: None,
+                    kind: "vmi-failed".into(),
+                    diagnosis: why,
+                    ..FailureLine::default()
+                });
+            }
+            _ => {}
         }
-        if v.phase == "Failed" {
-            let why = report
-                .warnings
-                .iter()
-                .find(|w| w.vmi == id && w.kind == "failed")
-                .map(|w| w.message.clone())
-                .unwrap_or_else(|| "the VMI has failed".into());
-            failures.push(FailureLine {
-                namespace: v.namespace.clone(),
-                vmi: v.name.clone(),
-                migration: None,
-                node: v.node.clone(),
-                ago_seconds: None,
-                kind: "vmi-failed".into(),
-                diagnosis: why,
-            });
-        }
+        failures.extend(line);
     }
     // Newest failures first (unknown ages last).
     failures.sort_by_key(|f| (f.ago_seconds.is_none(), f.ago_seconds.unwrap_or(0)));
@@ -964,5 +1012,135 @@ mod tests {
             ..Rates::default()
         });
         assert_eq!((l.progress_percent, l.eta_seconds), (Some(75), None));
+    }
+}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+    use crate::policy::status::{StatusInputs, build_report};
+    use serde_json::{Value, json};
+
+    fn vmi(name: &str, phase: &str, state: Value, evacuation: Option<&str>) -> Value {
+        let mut v = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}")},
+            "spec": {}, "status": {"phase": phase, "nodeName": "node-1", "migrationState": state}});
+        if let Some(e) = evacuation {
+            v["status"]["evacuationNodeName"] = json!(e);
+        }
+        if phase == "Failed" {
+            v["status"]["conditions"] = json!([{"type": "Synchronized", "status": "False",
+                "message": "VMI is irrecoverable due to failed post-copy migration"}]);
+        }
+        v
+    }
+
+    fn vmim(name: &str, vmi: &str, phase: &str, at: &str, evacuation: bool) -> Value {
+        let mut m = json!({"metadata": {"name": name, "namespace": "prod", "uid": format!("uid-{name}"),
+                "creationTimestamp": at},
+            "spec": {"vmiName": vmi}, "status": {"phase": phase}});
+        if evacuation {
+            m["metadata"]["annotations"] = json!({"kubevirt.io/evacuationMigration": "node-1"});
+        }
+        m
+    }
+
+    fn failed_state(uid: &str, mode: &str, reason: &str) -> Value {
+        json!({"migrationUid": uid, "completed": true, "failed": true, "mode": mode,
+            "sourceNode": "node-1", "targetNode": "node-2",
+            "startTimestamp": "2026-12-01T00:00:10Z", "endTimestamp": "2026-12-01T00:01:00Z",
+            "failureReason": reason})
+    }
+
+    fn model_of(vmis: Vec<Value>, vmims: Vec<Value>) -> TopModel {
+        let inputs = StatusInputs {
+            vmis: vmis
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            vmims: vmims
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap())
+                .collect(),
+            ..StatusInputs::default()
+        };
+        let now = "2026-12-01T00:05:00Z".parse().unwrap();
+        build_model(&build_report(&inputs, now, "test"), "all namespaces", &[])
+    }
+
+    /// Issue 33 (tried cold): top listed pg-reporting-01's failed post-copy twice: once as
+    /// the failed migration, once as the VMI it left Failed. One failure, one entry.
+    #[test]
+    fn a_failed_post_copy_and_the_vmi_it_failed_are_one_entry() {
+        let m = model_of(
+            vec![vmi(
+                "pg-reporting-01",
+                "Failed",
+                failed_state(
+                    "uid-mig-pg",
+                    "PostCopy",
+                    "Live migration failed virError(Code=9)",
+                ),
+                None,
+            )],
+            vec![vmim(
+                "mig-pg",
+                "pg-reporting-01",
+                "Failed",
+                "2026-12-01T00:00:00Z",
+                false,
+            )],
+        );
+        assert_eq!(m.failures.len(), 1, "{:#?}", m.failures);
+        assert_eq!(m.counts.failures, 1);
+        let f = &m.failures[0];
+        assert_eq!(f.kind, "vmi-failed");
+        assert_eq!(f.migration.as_deref(), Some("mig-pg"));
+        assert_eq!(f.ago_seconds, Some(240));
+        assert!(
+            f.diagnosis
+                .contains("irrecoverable due to failed post-copy")
+                && f.diagnosis
+                    .contains("Live migration failed virError(Code=9)"),
+            "{}",
+            f.diagnosis
+        );
+    }
+
+    /// A retry chain is one entry: the attempt that failed, and the attempt after it in flight.
+    #[test]
+    fn a_retry_chain_is_one_entry_with_its_attempt() {
+        let m = model_of(
+            vec![vmi(
+                "kafka-01",
+                "Running",
+                failed_state(
+                    "uid-ev-a",
+                    "PreCopy",
+                    "virError(Code=38): unable to connect",
+                ),
+                Some("node-1"),
+            )],
+            vec![
+                vmim("ev-a", "kafka-01", "Failed", "2026-12-01T00:00:00Z", true),
+                vmim("ev-b", "kafka-01", "Pending", "2026-12-01T00:02:00Z", true),
+            ],
+        );
+        assert_eq!(m.failures.len(), 1, "{:#?}", m.failures);
+        let f = &m.failures[0];
+        assert_eq!(f.migration.as_deref(), Some("ev-a"));
+        assert_eq!((f.attempt, f.retry.as_deref()), (Some(1), Some("ev-b")));
+        assert!(
+            f.diagnosis.ends_with("; retried: attempt 2 ev-b in flight"),
+            "{}",
+            f.diagnosis
+        );
+        assert!(f.diagnosis.contains("unable to connect"), "{}", f.diagnosis);
+        // The same chain in the evacuations: attempt 2, the last failure.
+        let e = &m.evacuations[0];
+        assert_eq!(e.attempt, Some(2));
+        assert_eq!(
+            e.last_failure.as_deref(),
+            Some("virError(Code=38): unable to connect")
+        );
     }
 }

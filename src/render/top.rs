@@ -11,7 +11,9 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style as TuiStyle};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{
+    Block, Borders, Cell, Clear, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
+};
 
 use super::glyphs::Charset;
 use crate::policy::top::{HELP, MigrationLine, Mode, Section, TopModel, TopState, visible};
@@ -91,46 +93,41 @@ fn rate(v: Option<u64>) -> String {
     v.map_or("-".into(), |b| format!("{}/s", fmt::bytes(b)))
 }
 
-fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>> {
+fn header(model: &TopModel, state: &TopState, view: &View, width: u16) -> Vec<Line<'static>> {
     let c = &model.counts;
     let bold = TuiStyle::default().add_modifier(Modifier::BOLD);
-    let mut first = vec![
-        Span::styled("vmctl top", bold),
-        Span::raw(view.dots(format!(
-            " · {} · {} · as of {}{}",
-            printable(&model.source),
-            printable(&model.scope),
-            printable(&model.as_of),
-            if view.live {
-                ""
-            } else {
-                " · snapshot (read-only)"
-            }
-        ))),
+    // Each line is made of parts joined by ` · `; a narrow terminal breaks a line between
+    // two parts rather than cutting it (issue 33: at 80 columns "snapshot (read-only)" and
+    // the time were cut off).
+    let mut first: Vec<Vec<Span<'static>>> = vec![
+        vec![Span::styled("vmctl top", bold)],
+        vec![Span::raw(printable(&model.source))],
+        vec![Span::raw(printable(&model.scope))],
+        vec![Span::raw(format!("as of {}", printable(&model.as_of)))],
     ];
+    if !view.live {
+        first.push(vec![Span::raw("snapshot (read-only)")]);
+    }
     if state.dry_run {
-        first.push(Span::styled(
-            view.dots(" · dry run".into()),
-            view.fg(Color::Yellow),
-        ));
+        first.push(vec![Span::styled("dry run", view.fg(Color::Yellow))]);
     }
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut second = vec![Span::raw(format!(
+    let mut flight = vec![Span::raw(format!(
         "{} in flight",
         plural(c.migrations, "migration", "migrations")
     ))];
     if c.post_copy > 0 {
-        second.push(Span::styled(
+        flight.push(Span::styled(
             format!(" ({} {} in post-copy)", view.mark(), c.post_copy),
             view.fg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
-    second.push(Span::raw(view.dots(format!(
-        " · {} evacuating · {}",
-        c.evacuations,
-        plural(c.failures, "failure", "failures")
-    ))));
+    let mut second = vec![
+        flight,
+        vec![Span::raw(format!("{} evacuating", c.evacuations))],
+        vec![Span::raw(plural(c.failures, "failure", "failures"))],
+    ];
     // Issue 33 (tried cold): an empty screen of one namespace said nothing of the others,
     // where `status` says `use -A`.
     if c.migrations == 0
@@ -138,18 +135,20 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
         && c.failures == 0
         && model.scope.starts_with("namespace ")
     {
-        second.push(Span::styled(
-            view.dots(" · -A for every namespace".into()),
+        second.push(vec![Span::styled(
+            "-A for every namespace",
             view.fg(Color::Cyan),
-        ));
+        )]);
     }
     if !state.filter.is_empty() {
-        second.push(Span::styled(
-            view.dots(format!(" · filter: {}", printable(&state.filter))),
+        second.push(vec![Span::styled(
+            format!("filter: {}", printable(&state.filter)),
             view.fg(Color::Cyan),
-        ));
+        )]);
     }
-    let mut lines = vec![Line::from(first), Line::from(second)];
+    let sep = view.dots(" · ".into());
+    let mut lines = pack(first, &sep, width);
+    lines.extend(pack(second, &sep, width));
     // The drains first: each cordoned node with what is left on it, then the nodes VMIs
     // are evacuated from that are not cordoned (a different thing: no drain is running).
     const NODE_LINES: usize = 4;
@@ -191,7 +190,18 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
         } else {
             view.fg(Color::Yellow).add_modifier(Modifier::BOLD)
         };
-        lines.push(Line::styled(view.dots(what), tone));
+        // Its parts in as many lines as they need (at 80 columns the counts after the
+        // first three were cut off), each line cut to the terminal.
+        let parts = what
+            .split(" · ")
+            .map(|p| vec![Span::styled(p.to_string(), tone)])
+            .collect();
+        for l in pack(parts, &view.dots(" · ".into()), width) {
+            lines.push(Line::styled(
+                cut(&l.to_string(), width as usize, view.charset),
+                tone,
+            ));
+        }
     }
     let others: Vec<&String> = model
         .cordoned_nodes
@@ -217,12 +227,15 @@ fn header(model: &TopModel, state: &TopState, view: &View) -> Vec<Line<'static>>
             ));
         }
         lines.push(Line::styled(
-            view.dots(words.join(" · ")),
+            cut(&view.dots(words.join(" · ")), width as usize, view.charset),
             view.fg(Color::Yellow),
         ));
     }
     for n in &view.notes {
-        lines.push(Line::styled(printable(n), view.fg(Color::Yellow)));
+        lines.push(Line::styled(
+            cut(&printable(n), width as usize, view.charset),
+            view.fg(Color::Yellow),
+        ));
     }
     lines
 }
@@ -268,34 +281,419 @@ fn section_block(
     }
 }
 
-fn table<'a>(
-    rows: Vec<Row<'a>>,
-    head: &[&'a str],
-    widths: Vec<Constraint>,
-    block: Block<'a>,
-    focused: bool,
-    view: &View,
-) -> Table<'a> {
-    let highlight = if focused {
-        TuiStyle::default().add_modifier(Modifier::REVERSED)
-    } else {
-        TuiStyle::default()
-    };
-    Table::new(rows, widths)
-        .header(
-            Row::new(head.iter().map(|h| Cell::from(*h)))
-                .style(TuiStyle::default().add_modifier(Modifier::BOLD)),
-        )
-        .block(block)
-        .row_highlight_style(highlight)
-        .highlight_symbol(if !focused {
-            "  "
-        } else if view.charset.is_unicode() {
-            "▶ "
+// ---------------------------------------------------------------- fitting the terminal
+
+/// What one column of a section needs: the width of its widest text, the narrowest it is
+/// still worth showing at, and when it gives way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnNeed {
+    /// Its widest cell or header, whole.
+    pub want: u16,
+    /// Narrower than this the column is dropped rather than cut.
+    pub min: u16,
+    /// 0: never dropped (the VMI's name). The highest number is dropped first, the columns
+    /// of one number together.
+    pub drop: u8,
+    /// How wide it grows before the other columns have their whole text: `want` for most,
+    /// less for a long free text (a diagnosis, what a migration waits for), which gets the
+    /// rest of its text only when every column kept has its own.
+    pub soft: u16,
+}
+
+/// The widths of a section's columns in `width` cells with one space between the columns
+/// kept (0: dropped). The way htop and k9s fit a narrow terminal: the columns that matter
+/// least go first, the name column keeps its whole text as long as anything else can give
+/// way, and is cut only when it alone is wider than the terminal. The room left goes to the
+/// columns in the order they are kept: up to `soft` first, then up to `want`. Pure.
+pub fn fit_columns(cols: &[ColumnNeed], width: u16) -> Vec<u16> {
+    let width = width as usize;
+    let base = |c: &ColumnNeed| {
+        if c.drop == 0 {
+            c.want as usize
         } else {
-            "> "
+            c.min.min(c.want) as usize
+        }
+    };
+    let mut kept = vec![true; cols.len()];
+    let gaps = |kept: &[bool]| kept.iter().filter(|k| **k).count().saturating_sub(1);
+    loop {
+        let need: usize = cols
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| base(c))
+            .sum::<usize>()
+            + gaps(&kept);
+        if need <= width {
+            break;
+        }
+        let Some(worst) = cols
+            .iter()
+            .zip(&kept)
+            .filter(|(c, k)| **k && c.drop > 0)
+            .map(|(c, _)| c.drop)
+            .max()
+        else {
+            break;
+        };
+        for (c, k) in cols.iter().zip(kept.iter_mut()) {
+            if c.drop == worst {
+                *k = false;
+            }
+        }
+    }
+    let mut widths: Vec<usize> = cols
+        .iter()
+        .zip(&kept)
+        .map(|(c, k)| if *k { base(c) } else { 0 })
+        .collect();
+    let room = width.saturating_sub(gaps(&kept));
+    // Only names left, and still too wide: the widest gives way.
+    let mut over = widths.iter().sum::<usize>().saturating_sub(room);
+    while over > 0 {
+        let Some((i, w)) = widths.iter().copied().enumerate().max_by_key(|(_, w)| *w) else {
+            break;
+        };
+        if w <= 1 {
+            break;
+        }
+        widths[i] -= 1;
+        over -= 1;
+    }
+    let mut left = room.saturating_sub(widths.iter().sum());
+    let mut drops: Vec<u8> = (0..cols.len())
+        .filter(|i| kept[*i])
+        .map(|i| cols[i].drop)
+        .collect();
+    drops.sort_unstable();
+    drops.dedup();
+    for soft in [true, false] {
+        for &d in &drops {
+            // The columns of one number share, a cell each in turn (a source and a target).
+            let group: Vec<usize> = (0..cols.len())
+                .filter(|i| kept[*i] && cols[*i].drop == d)
+                .collect();
+            let to = |i: usize| {
+                let c = &cols[i];
+                (if soft { c.soft.min(c.want) } else { c.want }) as usize
+            };
+            while left > 0 {
+                let mut grew = false;
+                for &i in &group {
+                    if left > 0 && widths[i] < to(i) {
+                        widths[i] += 1;
+                        left -= 1;
+                        grew = true;
+                    }
+                }
+                if !grew {
+                    break;
+                }
+            }
+        }
+    }
+    widths
+        .into_iter()
+        .map(|w| w.min(u16::MAX as usize) as u16)
+        .collect()
+}
+
+/// The heights of the three sections in `body` rows. Each needs its borders, its header
+/// and its rows (`needs`; a row is `steps` lines); when all fit, the room left goes to the
+/// migrations; when not, each keeps one row and the rest is dealt a row at a time to each
+/// section in turn, so a small terminal (24 rows) shows a few rows of every section and no
+/// line is left that cannot hold a row. Pure.
+pub fn section_heights(body: u16, needs: [u16; 3], steps: [u16; 3]) -> [u16; 3] {
+    let total: u16 = needs.iter().sum();
+    if total <= body {
+        let mut h = needs;
+        h[0] += body - total;
+        return h;
+    }
+    let mut h = [0, 1, 2].map(|i| (3 + steps[i]).min(needs[i]));
+    let floor: u16 = h.iter().sum();
+    if floor >= body {
+        // Too small even for one row each: thirds.
+        let third = body / 3;
+        return [body - 2 * third, third, third];
+    }
+    let mut rest = body - floor;
+    loop {
+        let mut dealt = false;
+        for i in 0..3 {
+            if rest >= steps[i] && h[i] + steps[i] <= needs[i] {
+                h[i] += steps[i];
+                rest -= steps[i];
+                dealt = true;
+            }
+        }
+        if !dealt {
+            break;
+        }
+    }
+    // Less than a row left: under the last section.
+    h[2] += rest;
+    h
+}
+
+/// The cells a character takes (a foreign wide character two).
+fn char_width(c: char) -> usize {
+    if (c as u32) >= 0x1100 && is_wide(c) {
+        2
+    } else {
+        1
+    }
+}
+
+fn text_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// `s` in `w` cells: whole when it fits, else cut with `…` (`~` in ASCII) as its last cell,
+/// so that a cut name is never mistaken for a whole one.
+fn cut(s: &str, w: usize, charset: Charset) -> String {
+    if text_width(s) <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if used + cw > w - 1 {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push_str(if charset.is_unicode() { "…" } else { "~" });
+    out
+}
+
+/// Parts joined by `sep` into as few lines of `width` cells as they fit in; a part is
+/// never split (one wider than the terminal is cut by the screen).
+fn pack(parts: Vec<Vec<Span<'static>>>, sep: &str, width: u16) -> Vec<Line<'static>> {
+    let width = width as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0usize;
+    for part in parts {
+        let w: usize = part.iter().map(|s| s.width()).sum();
+        if !line.is_empty() && used + text_width(sep) + w > width {
+            lines.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        if !line.is_empty() {
+            line.push(Span::raw(sep.to_string()));
+            used += text_width(sep);
+        }
+        used += w;
+        line.extend(part);
+    }
+    if !line.is_empty() {
+        lines.push(Line::from(line));
+    }
+    lines
+}
+
+/// One column of a section: its header (a short one when the whole one does not fit), the
+/// narrowest it is shown at, the widest it grows to, when it gives way, and how wide a long
+/// text grows before the other columns have theirs ([`ColumnNeed::soft`]).
+struct Column {
+    head: &'static str,
+    short: &'static str,
+    min: u16,
+    cap: u16,
+    drop: u8,
+    soft: u16,
+}
+
+const fn col(head: &'static str, short: &'static str, min: u16, cap: u16, drop: u8) -> Column {
+    Column {
+        head,
+        short,
+        min,
+        cap,
+        drop,
+        soft: u16::MAX,
+    }
+}
+
+/// A long free text: `soft` wide while the other columns need the room.
+const fn text(head: &'static str, short: &'static str, min: u16, soft: u16, drop: u8) -> Column {
+    Column {
+        head,
+        short,
+        min,
+        cap: 400,
+        drop,
+        soft,
+    }
+}
+
+/// The columns of each section, left to right. Dropped first at a narrow terminal: the
+/// dirty rate, then the source and target together, the progress (migrations); the phase, the
+/// migration's name, the last failure, the nodes (evacuations); the kind, the migration's
+/// name, the age (failures). The VMI's name is never dropped.
+fn columns(section: Section) -> &'static [Column] {
+    const MIGRATIONS: &[Column] = &[
+        col("VMI / MIGRATION", "VMI", 3, 96, 0),
+        col("PHASE / MODE", "PHASE", 10, 14, 1),
+        col("SOURCE NODE / POD", "SOURCE", 8, 64, 3),
+        col("", "", 2, 2, 3),
+        col("TARGET NODE / POD (* live)", "TARGET", 8, 64, 3),
+        text("PROGRESS", "PROGRESS", 14, 32, 2),
+        col("DIRTY/ETA", "DIRTY/ETA", 9, 12, 5),
+    ];
+    const EVACUATIONS: &[Column] = &[
+        col("VMI", "VMI", 3, 96, 0),
+        col("FROM NODE", "FROM", 6, 64, 2),
+        col("STATE", "STATE", 10, 14, 1),
+        col("MIGRATION", "MIGRATION", 12, 64, 5),
+        col("PHASE", "PHASE", 9, 15, 6),
+        col("TO NODE", "TO", 6, 64, 3),
+        text("LAST FAILURE", "FAILURE", 12, 0, 4),
+    ];
+    const FAILURES: &[Column] = &[
+        col("VMI", "VMI", 3, 96, 0),
+        col("MIGRATION", "MIGRATION", 12, 64, 3),
+        col("AGE", "AGE", 3, 8, 2),
+        col("KIND", "KIND", 16, 24, 4),
+        text("DIAGNOSIS", "DIAGNOSIS", 30, 0, 1),
+    ];
+    match section {
+        Section::Migrations => MIGRATIONS,
+        Section::Evacuations => EVACUATIONS,
+        Section::Failures => FAILURES,
+    }
+}
+
+/// One cell before it is fitted: its lines, each with its style.
+type CellLines = Vec<(String, TuiStyle)>;
+
+fn plain(s: String) -> CellLines {
+    vec![(s, TuiStyle::default())]
+}
+
+/// The cells of one row of `section`.
+fn row_cells(model: &TopModel, section: Section, i: usize, view: &View) -> Vec<CellLines> {
+    let none = TuiStyle::default();
+    match section {
+        Section::Migrations => {
+            let m = &model.migrations[i];
+            let red = view.fg(Color::Red).add_modifier(Modifier::BOLD);
+            let side = |node: Option<&str>, pod: Option<&String>| {
+                let pod = match pod {
+                    Some(p) if m.live_pod.as_ref() == Some(p) => format!("{}*", printable(p)),
+                    Some(p) => printable(p),
+                    None => "-".into(),
+                };
+                vec![(opt(node), none), (pod, none)]
+            };
+            vec![
+                vec![
+                    (printable(&format!("{}/{}", m.namespace, m.vmi)), none),
+                    (printable(&m.name), none),
+                ],
+                vec![
+                    (printable(&m.phase), none),
+                    if m.point_of_no_return {
+                        (format!("{} PostCopy", view.mark()), red)
+                    } else {
+                        (opt(m.mode.as_deref()), none)
+                    },
+                ],
+                side(m.source_node.as_deref(), m.source_pod.as_ref()),
+                plain(view.arrow().to_string()),
+                side(m.target_node.as_deref(), m.target_pod.as_ref()),
+                vec![
+                    (progress_text(m, view.charset), none),
+                    if m.point_of_no_return {
+                        (format!("{} no return", view.mark()), red)
+                    } else if m.progress_percent.is_some() {
+                        (
+                            m.elapsed_seconds
+                                .map_or(String::new(), |e| format!("{} elapsed", fmt::duration(e))),
+                            none,
+                        )
+                    } else {
+                        (String::new(), none)
+                    },
+                ],
+                vec![
+                    (rate(m.dirty_rate_bps), none),
+                    (
+                        m.eta_seconds
+                            .map_or("-".into(), |s| fmt::duration(s as i64)),
+                        none,
+                    ),
+                ],
+            ]
+        }
+        Section::Evacuations => {
+            let e = &model.evacuations[i];
+            // Marked for evacuation (attempt n of its chain), or still on a cordoned node
+            // with nothing evacuating it.
+            let state = match (e.marked, e.attempt) {
+                (false, _) => "not evacuated".to_string(),
+                (true, Some(a)) if a > 1 => format!("evacuating #{a}"),
+                (true, _) => "evacuating".to_string(),
+            };
+            vec![
+                plain(printable(&format!("{}/{}", e.namespace, e.vmi))),
+                plain(printable(&e.from_node)),
+                plain(state),
+                plain(opt(e.migration.as_deref())),
+                plain(opt(e.phase.as_deref())),
+                plain(opt(e.target_node.as_deref())),
+                plain(opt(e.last_failure.as_deref())),
+            ]
+        }
+        Section::Failures => {
+            let x = &model.failures[i];
+            vec![
+                plain(printable(&format!("{}/{}", x.namespace, x.vmi))),
+                plain(opt(x.migration.as_deref())),
+                plain(x.ago_seconds.map_or("-".into(), fmt::age)),
+                plain(match x.attempt {
+                    Some(n) if n > 1 || x.retry.is_some() => {
+                        format!("{} #{n}", printable(&x.kind))
+                    }
+                    _ => printable(&x.kind),
+                }),
+                plain(printable(&x.diagnosis)),
+            ]
+        }
+    }
+}
+
+/// Which columns of `section` a terminal `width` columns wide shows, and how wide each is
+/// (0: dropped), for these rows: the table inside the section's box, after the box's two
+/// borders and the selection mark's two cells.
+fn fit_section(section: Section, rows: &[Vec<CellLines>], width: u16) -> Vec<u16> {
+    let needs: Vec<ColumnNeed> = columns(section)
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            let widest = rows
+                .iter()
+                .flat_map(|r| r[j].iter())
+                .map(|(s, _)| text_width(s))
+                .max()
+                .unwrap_or(0)
+                .max(text_width(c.head))
+                .min(c.cap as usize) as u16;
+            ColumnNeed {
+                want: widest.max(text_width(c.short) as u16),
+                min: c.min,
+                drop: c.drop,
+                soft: c.soft,
+            }
         })
-        .column_spacing(1)
+        .collect();
+    fit_columns(&needs, width.saturating_sub(4))
 }
 
 fn draw_section(
@@ -315,188 +713,156 @@ fn draw_section(
     let offset = selected.map_or(0, |i| i.saturating_sub(fits - 1));
     let shown = &all[offset.min(all.len())..(offset + fits).min(all.len())];
     let focused = state.section == section;
-    let arrow = view.arrow();
-    let (rows, head, widths, total): (Vec<Row>, Vec<&str>, Vec<Constraint>, usize) = match section {
-        Section::Migrations => (
-            shown
-                .iter()
-                .map(|&i| {
-                    let m = &model.migrations[i];
-                    let red = view.fg(Color::Red).add_modifier(Modifier::BOLD);
-                    let phase = Cell::from(Text::from(vec![
-                        Line::from(printable(&m.phase)),
-                        if m.point_of_no_return {
-                            Line::styled(format!("{} PostCopy", view.mark()), red)
-                        } else {
-                            Line::from(opt(m.mode.as_deref()))
-                        },
-                    ]));
-                    let side = |node: Option<&str>, pod: Option<&String>| {
-                        let pod = match pod {
-                            Some(p) if m.live_pod.as_ref() == Some(p) => {
-                                format!("{}*", printable(p))
-                            }
-                            Some(p) => printable(p),
-                            None => "-".into(),
-                        };
-                        Cell::from(Text::from(vec![Line::from(opt(node)), Line::from(pod)]))
-                    };
-                    let progress =
-                        Cell::from(Text::from(vec![
-                            Line::from(progress_text(m, view.charset)),
-                            if m.point_of_no_return {
-                                Line::styled(format!("{} no return", view.mark()), red)
-                            } else if m.progress_percent.is_some() {
-                                Line::from(m.elapsed_seconds.map_or(String::new(), |e| {
-                                    format!("{} elapsed", fmt::duration(e))
-                                }))
-                            } else {
-                                Line::from("")
-                            },
-                        ]));
-                    Row::new(vec![
-                        Cell::from(Text::from(vec![
-                            Line::from(printable(&format!("{}/{}", m.namespace, m.vmi))),
-                            Line::from(printable(&m.name)),
-                        ])),
-                        phase,
-                        side(m.source_node.as_deref(), m.source_pod.as_ref()),
-                        Cell::from(arrow.to_string()),
-                        side(m.target_node.as_deref(), m.target_pod.as_ref()),
-                        progress,
-                        Cell::from(Text::from(vec![
-                            Line::from(rate(m.dirty_rate_bps)),
-                            Line::from(
-                                m.eta_seconds
-                                    .map_or("-".into(), |s| fmt::duration(s as i64)),
-                            ),
-                        ])),
-                    ])
-                    .height(2)
-                })
-                .collect(),
-            vec![
-                "VMI / MIGRATION",
-                "PHASE / MODE",
-                "SOURCE NODE / POD",
-                "",
-                "TARGET NODE / POD (* live)",
-                "PROGRESS",
-                "DIRTY/ETA",
-            ],
-            vec![
-                Constraint::Fill(4),
-                Constraint::Length(15),
-                Constraint::Fill(6),
-                Constraint::Length(2),
-                Constraint::Fill(6),
-                Constraint::Length(18),
-                Constraint::Length(10),
-            ],
-            model.migrations.len(),
-        ),
-        Section::Evacuations => (
-            shown
-                .iter()
-                .map(|&i| {
-                    let e = &model.evacuations[i];
-                    // Marked for evacuation (attempt n of its chain), or still on a
-                    // cordoned node with nothing evacuating it.
-                    let state = match (e.marked, e.attempt) {
-                        (false, _) => "not evacuated".to_string(),
-                        (true, Some(a)) if a > 1 => format!("evacuating #{a}"),
-                        (true, _) => "evacuating".to_string(),
-                    };
-                    Row::new(vec![
-                        Cell::from(printable(&format!("{}/{}", e.namespace, e.vmi))),
-                        Cell::from(printable(&e.from_node)),
-                        Cell::from(state),
-                        Cell::from(opt(e.migration.as_deref())),
-                        Cell::from(opt(e.phase.as_deref())),
-                        Cell::from(opt(e.target_node.as_deref())),
-                        Cell::from(opt(e.last_failure.as_deref())),
-                    ])
-                })
-                .collect(),
-            vec![
-                "VMI",
-                "FROM NODE",
-                "STATE",
-                "MIGRATION",
-                "PHASE",
-                "TO NODE",
-                "LAST FAILURE",
-            ],
-            vec![
-                Constraint::Fill(3),
-                Constraint::Fill(2),
-                Constraint::Length(14),
-                Constraint::Fill(3),
-                Constraint::Length(15),
-                Constraint::Fill(2),
-                Constraint::Fill(2),
-            ],
-            model.evacuations.len(),
-        ),
-        Section::Failures => (
-            shown
-                .iter()
-                .map(|&i| {
-                    let x = &model.failures[i];
-                    Row::new(vec![
-                        Cell::from(printable(&format!("{}/{}", x.namespace, x.vmi))),
-                        Cell::from(opt(x.migration.as_deref())),
-                        Cell::from(x.ago_seconds.map_or("-".into(), fmt::age)),
-                        Cell::from(printable(&x.kind)),
-                        Cell::from(printable(&x.diagnosis)),
-                    ])
-                })
-                .collect(),
-            vec!["VMI", "MIGRATION", "AGE", "KIND", "DIAGNOSIS"],
-            vec![
-                Constraint::Fill(2),
-                Constraint::Fill(2),
-                Constraint::Length(6),
-                Constraint::Length(22),
-                Constraint::Fill(6),
-            ],
-            model.failures.len(),
-        ),
+    let cells: Vec<Vec<CellLines>> = shown
+        .iter()
+        .map(|&i| row_cells(model, section, i, view))
+        .collect();
+    // Issue 33: at 80 columns every column got its share and the names were cut to six
+    // characters; now the names are whole and the columns that matter least give way.
+    let widths = fit_section(section, &cells, area.width);
+    let kept: Vec<usize> = (0..widths.len()).filter(|j| widths[*j] > 0).collect();
+    let cols = columns(section);
+    let rows: Vec<Row> = cells
+        .into_iter()
+        .map(|row| {
+            Row::new(kept.iter().map(|&j| {
+                let w = widths[j] as usize;
+                Cell::from(Text::from(
+                    row[j]
+                        .iter()
+                        .map(|(s, style)| Line::styled(cut(s, w, view.charset), *style))
+                        .collect::<Vec<_>>(),
+                ))
+            }))
+            .height(row_height)
+        })
+        .collect();
+    let head: Vec<String> = kept
+        .iter()
+        .map(|&j| {
+            let w = widths[j] as usize;
+            let c = &cols[j];
+            if text_width(c.head) <= w {
+                c.head.to_string()
+            } else {
+                cut(c.short, w, view.charset)
+            }
+        })
+        .collect();
+    let constraints: Vec<Constraint> = kept
+        .iter()
+        .map(|&j| Constraint::Length(widths[j]))
+        .collect();
+    let block = section_block(
+        section,
+        all.len(),
+        section_total(model, section),
+        focused,
+        view,
+    );
+    let highlight = if focused {
+        TuiStyle::default().add_modifier(Modifier::REVERSED)
+    } else {
+        TuiStyle::default()
     };
-    let block = section_block(section, all.len(), total, focused, view);
-    let t = table(rows, &head, widths, block, focused, view);
+    let t = Table::new(rows, constraints)
+        .header(
+            Row::new(head.into_iter().map(Cell::from))
+                .style(TuiStyle::default().add_modifier(Modifier::BOLD)),
+        )
+        .block(block)
+        .row_highlight_style(highlight)
+        .highlight_spacing(HighlightSpacing::Always)
+        .highlight_symbol(if !focused {
+            "  "
+        } else if view.charset.is_unicode() {
+            "▶ "
+        } else {
+            "> "
+        })
+        .column_spacing(1);
     let mut ts = TableState::default().with_selected(selected.map(|i| i - offset));
     f.render_stateful_widget(t, area, &mut ts);
 }
 
-fn footer(state: &TopState, view: &View) -> Vec<Line<'static>> {
+fn section_total(model: &TopModel, section: Section) -> usize {
+    match section {
+        Section::Migrations => model.migrations.len(),
+        Section::Evacuations => model.evacuations.len(),
+        Section::Failures => model.failures.len(),
+    }
+}
+
+fn footer(state: &TopState, view: &View, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(m) = &state.message {
-        lines.push(Line::styled(
-            printable(m),
-            view.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ));
+        // What the last key did, or why it was refused: whole, in up to three lines.
+        let style = view.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        let words = printable(m)
+            .split(' ')
+            .map(|w| vec![Span::styled(w.to_string(), style)])
+            .collect();
+        let mut said = pack(words, " ", width);
+        if said.len() > 3 {
+            said.truncate(3);
+            let last = said[2].to_string();
+            said[2] = Line::styled(
+                cut(&format!("{last} …"), width as usize, view.charset),
+                style,
+            );
+        }
+        lines.extend(said.into_iter().map(|l| {
+            let text = l.to_string();
+            Line::styled(cut(&text, width as usize, view.charset), style)
+        }));
     }
-    let keys = match &state.mode {
-        Mode::Filter { .. } => format!(
-            "filter (namespace or node): {}_   Enter keep · Esc cancel",
-            printable(&state.filter)
-        ),
-        Mode::Explain { .. } => "Up/Down j/k scroll · PgUp/PgDn · Esc close · q quit".into(),
-        Mode::Confirm(_) => "y abort · any other key cancels".into(),
-        _ => "Up/Down j/k select · Tab section · / filter · Enter explain · a abort · ? help · q quit"
-            .into(),
+    let keys: Vec<String> = match &state.mode {
+        Mode::Filter { .. } => vec![
+            format!("filter (namespace or node): {}_", printable(&state.filter)),
+            "Enter keep".into(),
+            "Esc cancel".into(),
+        ],
+        Mode::Explain { .. } => vec![
+            "Up/Down j/k scroll".into(),
+            "PgUp/PgDn".into(),
+            "Esc close".into(),
+            "q quit".into(),
+        ],
+        Mode::Confirm(_) => vec!["y abort".into(), "any other key cancels".into()],
+        _ => vec![
+            "Up/Down j/k select".into(),
+            "Tab section".into(),
+            "/ filter".into(),
+            "Enter explain".into(),
+            "a abort".into(),
+            "? help".into(),
+            "q quit".into(),
+        ],
     };
-    lines.push(Line::styled(
-        view.dots(keys),
-        TuiStyle::default().add_modifier(Modifier::DIM),
-    ));
+    let sep = view.dots(" · ".into());
+    // Issue 33: at 80 columns the line of keys was cut before "q quit". The short names
+    // of the arrows first, then as many lines as the keys need.
+    let joined = keys.join(&sep);
+    let keys: Vec<String> = if text_width(&joined) > width as usize {
+        keys.into_iter()
+            .map(|k| k.replace("Up/Down j/k", "j/k"))
+            .collect()
+    } else {
+        keys
+    };
+    let dim = TuiStyle::default().add_modifier(Modifier::DIM);
+    let parts = keys
+        .into_iter()
+        .map(|k| vec![Span::styled(k, dim)])
+        .collect();
+    lines.extend(pack(parts, &sep, width).into_iter().map(|l| l.style(dim)));
     lines
 }
 
 /// A rectangle of `pct_x`% × `pct_y`% centred in `area` (at least `min_h` rows).
+/// At least 78 columns wide when the terminal has them (a help line is not wrapped at 80).
 fn centered(area: Rect, pct_x: u16, pct_y: u16, min_h: u16) -> Rect {
-    let w = (area.width as u32 * pct_x as u32 / 100) as u16;
+    let w = ((area.width as u32 * pct_x as u32 / 100) as u16).max(area.width.min(78));
     let h = ((area.height as u32 * pct_y as u32 / 100) as u16)
         .max(min_h)
         .min(area.height);
@@ -549,8 +915,8 @@ fn section_block_plain(title: String, view: &View) -> Block<'static> {
 /// Draws one frame.
 pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
     let area = f.area();
-    let head = header(model, state, view);
-    let foot = footer(state, view);
+    let head = header(model, state, view, area.width);
+    let foot = footer(state, view, area.width);
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(head.len() as u16),
         Constraint::Min(6),
@@ -558,16 +924,31 @@ pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
     ])
     .areas(area);
     f.render_widget(Paragraph::new(head), top);
+    // Each section as tall as its rows when they fit (an empty one takes three lines),
+    // else a share of what is left.
+    let need = |section: Section, row_height: u16| {
+        let rows = visible(model, section, &state.filter).len();
+        3 + (rows.min(u16::MAX as usize / 4) as u16).saturating_mul(row_height)
+    };
+    let [ha, hb, hc] = section_heights(
+        body.height,
+        [
+            need(Section::Migrations, 2),
+            need(Section::Evacuations, 1),
+            need(Section::Failures, 1),
+        ],
+        [2, 1, 1],
+    );
     let [a, b, c] = Layout::vertical([
-        Constraint::Fill(5),
-        Constraint::Fill(3),
-        Constraint::Fill(3),
+        Constraint::Length(ha),
+        Constraint::Length(hb),
+        Constraint::Length(hc),
     ])
     .areas(body);
     draw_section(f, a, model, state, view, Section::Migrations);
     draw_section(f, b, model, state, view, Section::Evacuations);
     draw_section(f, c, model, state, view, Section::Failures);
-    f.render_widget(Paragraph::new(foot).wrap(Wrap { trim: false }), bottom);
+    f.render_widget(Paragraph::new(foot), bottom);
 
     match &state.mode {
         Mode::Help => {
@@ -587,7 +968,13 @@ pub fn draw(f: &mut Frame, model: &TopModel, state: &TopState, view: &View) {
             lines.push(Line::from(
                 "    PROGRESS  of the data when metrics are read, else of KubeVirt's completion budget",
             ));
-            let h = lines.len() as u16 + 2;
+            // The lines wrapped in the box (2 borders) count as many rows as they take.
+            let inner = centered(area, 80, 0, 0).width.saturating_sub(2).max(1) as usize;
+            let h = lines
+                .iter()
+                .map(|l| l.width().max(1).div_ceil(inner) as u16)
+                .sum::<u16>()
+                + 2;
             overlay(
                 f,
                 centered(area, 80, 0, h),
@@ -932,5 +1319,284 @@ mod drain_tests {
         assert!(text.contains("left: prod/still-01"), "{text}");
         assert!(text.contains("evacuated, not cordoned node-3"), "{text}");
         assert!(!text.contains("draining nodes"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+    use crate::policy::top::{EvacuationLine, FailureLine};
+
+    fn need(want: u16, min: u16, drop: u8) -> ColumnNeed {
+        ColumnNeed {
+            want,
+            min,
+            drop,
+            soft: want,
+        }
+    }
+
+    /// The decision alone: which columns are kept at which width, and how wide each is.
+    #[test]
+    fn the_columns_that_matter_least_go_first_and_the_name_stays_whole() {
+        // A name of 27, then columns dropped in the order 3, 2, 1.
+        let cols = [
+            need(27, 3, 0),
+            need(12, 10, 1),
+            need(30, 8, 3),
+            need(20, 14, 2),
+        ];
+        // Everything fits whole at 100 (27+12+30+20 and 3 spaces = 92).
+        assert_eq!(fit_columns(&cols, 100), vec![27, 12, 30, 20]);
+        // At 76: all kept at their minimum (27+10+8+14+3 = 62), the rest in the order kept.
+        assert_eq!(fit_columns(&cols, 76), vec![27, 12, 14, 20]);
+        // At 55 the third column (drop 3) goes; the name is still whole.
+        assert_eq!(fit_columns(&cols, 55), vec![27, 12, 0, 14]);
+        // At 40: only the name and the second column.
+        assert_eq!(fit_columns(&cols, 40), vec![27, 12, 0, 0]);
+        // At 20 the name alone, cut to the terminal.
+        assert_eq!(fit_columns(&cols, 20), vec![20, 0, 0, 0]);
+        // Columns of one drop number go together (a node and its arrow).
+        let paired = [need(10, 3, 0), need(8, 8, 2), need(2, 2, 2), need(8, 8, 1)];
+        assert_eq!(fit_columns(&paired, 31), vec![10, 8, 2, 8]);
+        assert_eq!(fit_columns(&paired, 30), vec![10, 0, 0, 8]);
+        // A long text grows to `soft` before the others get their whole text, then on.
+        let text = [
+            need(10, 3, 0),
+            ColumnNeed {
+                want: 100,
+                min: 10,
+                drop: 1,
+                soft: 20,
+            },
+            need(30, 8, 2),
+        ];
+        assert_eq!(fit_columns(&text, 50), vec![10, 20, 18]);
+        assert_eq!(fit_columns(&text, 80), vec![10, 38, 30]);
+    }
+
+    #[test]
+    fn sections_share_a_small_terminal() {
+        // Everything fits: the room left goes to the migrations.
+        assert_eq!(section_heights(30, [11, 4, 7], [2, 1, 1]), [19, 4, 7]);
+        // 24 rows (19 for the sections): each keeps a row, then a row each in turn: three
+        // migrations (of four), the evacuation, three failures (all); no line left over.
+        assert_eq!(section_heights(19, [11, 4, 6], [2, 1, 1]), [9, 4, 6]);
+        // An odd line a migration cannot use goes under the last section.
+        assert_eq!(section_heights(18, [11, 4, 4], [2, 1, 1]), [9, 4, 5]);
+        // Too small for a row each: thirds.
+        assert_eq!(section_heights(9, [11, 4, 7], [2, 1, 1]), [3, 3, 3]);
+    }
+
+    /// The example cluster's rows (examples/cluster), by hand.
+    fn example() -> TopModel {
+        let mig = |ns: &str, vmi: &str, name: &str, phase: &str, from: &str, to: Option<&str>| {
+            MigrationLine {
+                namespace: ns.into(),
+                vmi: vmi.into(),
+                name: name.into(),
+                phase: phase.into(),
+                source_node: Some(from.into()),
+                target_node: to.map(str::to_string),
+                source_pod: Some(format!("virt-launcher-{vmi}-8mn7v")),
+                target_pod: Some(format!("virt-launcher-{vmi}-7d5pf")),
+                waiting_for: "target pod unschedulable: 0/4 nodes are available".into(),
+                ..MigrationLine::default()
+            }
+        };
+        let fail = |ns: &str, vmi: &str, name: &str, why: &str| FailureLine {
+            namespace: ns.into(),
+            vmi: vmi.into(),
+            migration: Some(name.into()),
+            node: Some("node-1".into()),
+            ago_seconds: Some(2040),
+            kind: "migration-failed".into(),
+            diagnosis: why.into(),
+            ..FailureLine::default()
+        };
+        let mut m = TopModel {
+            source: "snapshot examples/cluster".into(),
+            scope: "all namespaces".into(),
+            as_of: "2026-11-29T03:00:00Z".into(),
+            migrations: vec![
+                mig(
+                    "tenant-a",
+                    "shop-web-01",
+                    "kubevirt-migrate-vm-t6j2v",
+                    "Pending",
+                    "node-2",
+                    None,
+                ),
+                mig(
+                    "prod",
+                    "pg-orders-01",
+                    "kubevirt-migrate-vm-w9c4r",
+                    "Running",
+                    "node-2",
+                    Some("node-1"),
+                ),
+                mig(
+                    "prod",
+                    "analytics-warehouse-01",
+                    "kubevirt-migrate-vm-q8tz4",
+                    "Scheduling",
+                    "node-3",
+                    None,
+                ),
+                mig(
+                    "prod",
+                    "app-server-02",
+                    "kubevirt-evacuation-7xk2p",
+                    "Running",
+                    "node-3",
+                    Some("node-2"),
+                ),
+            ],
+            evacuations: vec![EvacuationLine {
+                namespace: "prod".into(),
+                vmi: "app-server-02".into(),
+                from_node: "node-3".into(),
+                marked: true,
+                migration: Some("kubevirt-evacuation-7xk2p".into()),
+                phase: Some("Running".into()),
+                target_node: Some("node-2".into()),
+                ..EvacuationLine::default()
+            }],
+            failures: vec![
+                fail(
+                    "prod",
+                    "pg-reporting-01",
+                    "kubevirt-migrate-vm-f3l8x",
+                    "Live migration failed virError(Code=9, Domain=10, Message='operation failed')",
+                ),
+                fail(
+                    "dev",
+                    "jenkins-agent-01",
+                    "kubevirt-migrate-vm-n4k7t",
+                    "Live migration is not completed after 450 seconds and has been aborted",
+                ),
+            ],
+            ..TopModel::default()
+        };
+        m.migrations[1].point_of_no_return = true;
+        m.counts.migrations = 4;
+        m
+    }
+
+    fn heads(section: Section, model: &TopModel, width: u16) -> Vec<&'static str> {
+        let n = section_total(model, section);
+        let rows: Vec<Vec<CellLines>> = (0..n)
+            .map(|i| row_cells(model, section, i, &view()))
+            .collect();
+        let w = fit_section(section, &rows, width);
+        columns(section)
+            .iter()
+            .zip(w)
+            .filter(|(_, w)| *w > 0)
+            .map(|(c, _)| c.short)
+            .collect()
+    }
+
+    fn view() -> View {
+        View {
+            charset: Charset::Unicode,
+            color: false,
+            notes: Vec::new(),
+            live: false,
+        }
+    }
+
+    /// Issue 33: which columns each section keeps at 80, 100, 120 and 200 columns.
+    #[test]
+    fn which_columns_for_which_width() {
+        let m = example();
+        use Section::*;
+        assert_eq!(
+            heads(Migrations, &m, 80),
+            ["VMI", "PHASE", "SOURCE", "", "TARGET", "PROGRESS"]
+        );
+        for w in [100, 120, 200] {
+            assert_eq!(
+                heads(Migrations, &m, w),
+                [
+                    "VMI",
+                    "PHASE",
+                    "SOURCE",
+                    "",
+                    "TARGET",
+                    "PROGRESS",
+                    "DIRTY/ETA"
+                ],
+                "{w}"
+            );
+        }
+        assert_eq!(
+            heads(Evacuations, &m, 80),
+            ["VMI", "FROM", "STATE", "MIGRATION", "TO", "FAILURE"]
+        );
+        assert_eq!(
+            heads(Evacuations, &m, 60),
+            ["VMI", "FROM", "STATE", "TO", "FAILURE"]
+        );
+        assert_eq!(heads(Evacuations, &m, 40), ["VMI", "FROM", "STATE"]);
+        assert_eq!(
+            heads(Failures, &m, 80),
+            ["VMI", "MIGRATION", "AGE", "DIAGNOSIS"]
+        );
+        assert_eq!(
+            heads(Failures, &m, 120),
+            ["VMI", "MIGRATION", "AGE", "KIND", "DIAGNOSIS"]
+        );
+        assert_eq!(heads(Failures, &m, 60), ["VMI", "AGE", "DIAGNOSIS"]);
+    }
+
+    /// Issue 33: at 80 columns the names were cut to six characters and "q quit" was never
+    /// shown. Every name whole, the keys on screen and no line wider than the terminal, at
+    /// every width tried and at 24 rows.
+    #[test]
+    fn at_every_width_the_names_are_whole_and_the_keys_shown() {
+        let m = example();
+        for (w, h) in [(80, 24), (80, 30), (100, 24), (120, 40), (200, 50)] {
+            let screen = screen_text(&m, &TopState::new(true, false), &view(), w, h);
+            for name in [
+                "tenant-a/shop-web-01",
+                "prod/pg-orders-01",
+                "prod/analytics-warehouse-01",
+                "prod/pg-reporting-01",
+                "dev/jenkins-agent-01",
+                "kubevirt-migrate-vm-q8tz4",
+            ] {
+                assert!(screen.contains(name), "{w}x{h}: {name}\n{screen}");
+            }
+            assert!(screen.contains("q quit"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("a abort"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("Enter explain"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("snapshot (read-only)"), "{w}x{h}\n{screen}");
+            for line in screen.lines() {
+                assert!(text_width(line) <= w as usize, "{w}x{h}: {line}\n{screen}");
+            }
+        }
+        // A cut text says so.
+        let screen = screen_text(&m, &TopState::new(true, false), &view(), 80, 24);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("prod/pg-reporting-01"))
+            .unwrap_or_default();
+        assert!(row.contains("Live migration failed"), "{screen}");
+        assert!(row.ends_with("…│"), "{screen}");
+        // What a key did is said whole, in more lines if needed.
+        let mut s = TopState::new(true, false);
+        s.message = Some(
+            "abort refused: prod/kubevirt-evacuation-7xk2p is read from a snapshot (--from), \
+             nothing can be changed"
+                .into(),
+        );
+        let screen = screen_text(&m, &s, &view(), 80, 24);
+        assert!(screen.contains("nothing can be changed"), "{screen}");
+        assert!(screen.contains("q quit"), "{screen}");
+        // Narrower still: the keys take two lines rather than losing "q quit".
+        let screen = screen_text(&m, &TopState::new(true, false), &view(), 60, 24);
+        assert!(screen.contains("q quit"), "{screen}");
+        assert!(screen.contains("prod/analytics-warehouse-01"), "{screen}");
     }
 }

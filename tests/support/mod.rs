@@ -5,5 +5,7 @@
 pub mod apiserver;
 pub mod http;
 pub mod kubevirt_sim;
+pub mod recorder;
+pub mod tmux;
 
 pub use apiserver::{FakeApiServer, Fault, Hook, HookReply, HookRequest, Method, RecordedRequest};
