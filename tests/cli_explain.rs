@@ -936,7 +936,7 @@ fn a_migration_without_status_is_explained_not_a_crash() {
     // And the table renders too.
     let out = vmctl(["--from", &fixture("no-status.yaml"), "explain", "bare-vmim"]);
     assert!(
-        stdout(&out).contains("BLOCKED · unknown · unknown"),
+        stdout(&out).contains("BLOCKED · cause unknown\n"),
         "{}",
         stdout(&out)
     );
