@@ -481,7 +481,7 @@ fn in_progress_pre_copy_reads_the_source_logs() {
     );
     assert!(
         d.summary
-            .contains("The completion budget is 7m30s (150 s/GiB × 3 GB of guest memory)."),
+            .contains("The completion budget is 7m30s (150 s × 3: the guest's 2.0 GiB of memory counted as KubeVirt counts it, in started units of 10^9 bytes)."),
         "{}",
         d.summary
     );
@@ -684,8 +684,13 @@ fn not_converging_v18_string() {
     );
     assert!(
         d.summary
-            .contains("7m30s (150 s/GiB × 3 GB of guest memory)"),
+            .contains("7m30s (150 s × 3: the guest's 2.0 GiB of memory"),
         "{}",
+        d.summary
+    );
+    assert!(
+        !d.summary.contains(" GB") && !d.summary.contains("s/GiB"),
+        "one unit (GiB) in one expression: {}",
         d.summary
     );
     assert!(d.next_steps.iter().any(|s| s.contains("allowPostCopy")));

@@ -937,3 +937,22 @@ fn active_pod<'a>(pods: &[&'a Pod], vmi: Option<&VirtualMachineInstance>) -> Opt
         .copied()
         .find(|p| pod_phase(p) == Some("Running") && pod_node(p) == Some(node))
 }
+
+#[cfg(test)]
+mod hint_tests {
+    use super::history_hint;
+
+    /// Issue 33: the one history hint names the VM as the docs do (`vm/`), and a name a
+    /// shell would read is quoted so the command runs as pasted.
+    #[test]
+    fn the_history_hint_is_one_pasteable_command() {
+        assert_eq!(
+            history_hint("prod", "db-01"),
+            "See every attempt and the backoff between them: vmctl explain vm/db-01 -n prod --history"
+        );
+        assert_eq!(
+            history_hint("a b", "x'$(y)"),
+            "See every attempt and the backoff between them: vmctl explain vm/'x'\\''$(y)' -n 'a b' --history"
+        );
+    }
+}
