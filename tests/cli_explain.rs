@@ -2299,3 +2299,46 @@ fn the_history_hint_is_one_command_that_runs_as_printed() {
         "the example cluster has VMs with several migrations"
     );
 }
+
+/// Issue 33 (cold trial): explain said of sip-gateway-01 "a drain of node-3 shuts it down"
+/// where plan-drain says a PodDisruptionBudget refuses its pod's eviction, so the drain
+/// blocks. For every VM plan-drain lists under a PDB blocker of its node, explain names that
+/// budget and does not promise a shutdown that cannot happen.
+#[test]
+fn explain_and_plan_drain_agree_on_a_pdb_that_blocks_a_shutdown() {
+    let mut checked = 0;
+    for node in ["node-1", "node-2", "node-3", "node-4"] {
+        let out = vmctl([
+            "--from",
+            "examples/cluster",
+            "plan-drain",
+            node,
+            "-o",
+            "json",
+        ]);
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for b in plan["blockers"].as_array().into_iter().flatten() {
+            let Some(pdb) = b["name"].as_str().filter(|_| b["vmis"].is_array()) else {
+                continue;
+            };
+            for vmi in b["vmis"].as_array().unwrap() {
+                let (ns, name) = vmi.as_str().unwrap().split_once('/').unwrap();
+                let (r, _) = explain_json("examples/cluster", &format!("vm/{name}"));
+                assert!(
+                    r.summary
+                        .contains(&format!("PodDisruptionBudget {ns}/{pdb}"))
+                        || r.summary.contains(&format!("PodDisruptionBudget {pdb}")),
+                    "{vmi}: plan-drain {node} says {pdb} blocks it; explain: {}",
+                    r.summary
+                );
+                assert!(
+                    !r.summary.contains("shuts it down."),
+                    "{vmi}: {}",
+                    r.summary
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 1, "sip-gateway-01's budget on node-3");
+}
