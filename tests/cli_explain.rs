@@ -2318,7 +2318,10 @@ fn explain_and_plan_drain_agree_on_a_pdb_that_blocks_a_shutdown() {
         ]);
         let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         for b in plan["blockers"].as_array().into_iter().flatten() {
-            let Some(pdb) = b["name"].as_str().filter(|_| b["vmis"].is_array()) else {
+            let Some(pdb) = b["name"]
+                .as_str()
+                .filter(|_| b["kind"] == "pdb" && b["vmis"].is_array())
+            else {
                 continue;
             };
             for vmi in b["vmis"].as_array().unwrap() {
