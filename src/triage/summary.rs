@@ -218,9 +218,10 @@ pub fn attention(view: &View) -> Vec<String> {
             .collect();
         if !newer.is_empty() {
             out.push(format!(
-                "This is not the VMI's latest migration; newer: {} (vmctl explain vmi/{} -n {ns} explains the latest).",
+                "This is not the VMI's latest migration; newer: {} (vmctl explain vm/{} -n {} explains the latest).",
                 newer.join(", "),
-                view.vmi_name()
+                crate::migration::postcopy_fate::sh_word(view.vmi_name()),
+                crate::migration::postcopy_fate::sh_word(ns)
             ));
         }
     }
