@@ -31,22 +31,39 @@ pub fn verdict_line(d: &Diagnosis, as_of: &str) -> String {
             None => "SUCCEEDED".into(),
         },
         (Outcome::InProgress, Some(m)) => in_progress(d, m, as_of),
-        (outcome, _) => {
-            let mut parts = vec![outcome_words(outcome).to_string()];
-            match (d.plane, d.cause.id) {
-                (Plane::None, _) => {}
-                // One "unknown" says both: nothing tells the plane without a cause.
-                (Plane::Unknown, "unknown") => {}
-                (plane, _) => parts.push(plane.as_str().to_string()),
-            }
-            parts.push(if d.cause.id == "unknown" {
-                format!("cause unknown{inferred}")
-            } else {
-                format!("{}{inferred}", d.cause)
-            });
-            parts.join(" · ")
-        }
+        (outcome, _) => finding_words(
+            outcome_words(outcome),
+            d.plane.as_str(),
+            d.cause.id,
+            inferred,
+        ),
     }
+}
+
+/// `FAILED · data-plane · cpu-feature-mismatch`, `ABORTED · aborted-by-request`, `FAILED ·
+/// cause unknown`: an outcome with its plane and cause, each said once — no plane of
+/// "none", one "unknown" for an unknown plane and cause, no cause that repeats the outcome.
+/// Also for a journal record's verdict (strings, as the journal keeps them).
+pub fn finding_words(outcome: &str, plane: &str, cause: &str, inferred: &str) -> String {
+    let mut parts = vec![outcome.to_string()];
+    match (plane, cause) {
+        (p, _) if p == Plane::None.as_str() => {}
+        // One "unknown" says both: nothing tells the plane without a cause.
+        (p, "unknown") if p == Plane::Unknown.as_str() => {}
+        (p, _) => parts.push(p.to_string()),
+    }
+    let repeats = cause.replace('-', " ").eq_ignore_ascii_case(outcome);
+    if cause == "unknown" {
+        parts.push(format!("cause unknown{inferred}"));
+    } else if !repeats || !inferred.is_empty() {
+        parts.push(format!("{cause}{inferred}"));
+    }
+    parts.join(" · ")
+}
+
+/// A journal record's outcome (`failed`, `in-progress` …) as the verdict's first word.
+pub fn outcome_word(outcome: &str) -> String {
+    outcome.replace('-', " ").to_uppercase()
 }
 
 fn outcome_words(o: Outcome) -> &'static str {
