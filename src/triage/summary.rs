@@ -220,8 +220,8 @@ pub fn attention(view: &View) -> Vec<String> {
             out.push(format!(
                 "This is not the VMI's latest migration; newer: {} (vmctl explain vm/{} -n {} explains the latest).",
                 newer.join(", "),
-                crate::migration::postcopy_fate::sh_word(view.vmi_name()),
-                crate::migration::postcopy_fate::sh_word(ns)
+                crate::text::sh_word(view.vmi_name()),
+                crate::text::sh_word(ns)
             ));
         }
     }

@@ -67,7 +67,7 @@ pub fn target_pods_named(events: &[Event], vmim: &VirtualMachineInstanceMigratio
 /// way every rule words it: `vmctl explain vm/NAME -n NS --history`, each name a shell word
 /// (quoted when it holds anything a shell would read), so it can be pasted as printed.
 pub fn history_hint(namespace: &str, vmi: &str) -> String {
-    use crate::migration::postcopy_fate::sh_word;
+    use crate::text::sh_word;
     format!(
         "See every attempt and the backoff between them: vmctl explain vm/{} -n {} --history",
         sh_word(vmi),
