@@ -1784,3 +1784,47 @@ fn a_journal_record_diagnoses_again_as_it_was_diagnosed() {
         d3.outcome
     );
 }
+
+/// Issue 33 (cold trial): a migration that ended before the hand-off (its target pod never
+/// scheduled, no migrationState of its own) had no source node. It left from the node the
+/// VMI still runs on — unless something moved the VMI since, and then vmctl does not guess.
+#[test]
+fn a_migration_that_never_reached_the_hand_off_left_from_the_vmis_node_unless_it_moved() {
+    let mut m = scheduling(MigrationPhase::Failed);
+    m.status.migration_state = None;
+    let mut v = vmi();
+    v.metadata.creation_timestamp = Some(t("01:00:00"));
+    let source = |e: &Evidence| diagnose(e).migration.and_then(|m| m.source_node.clone());
+    let e = evidence(
+        Some(m.clone()),
+        Some(v.clone()),
+        vec![source_pod()],
+        Vec::new(),
+    );
+    assert_eq!(source(&e).as_deref(), Some("node-1"));
+    assert_eq!(
+        diagnose(&e)
+            .pods
+            .iter()
+            .find(|p| p.role == "source")
+            .and_then(|p| p.node.as_deref()),
+        Some("node-1")
+    );
+    // A later migration moved the VMI to node-2: its node says nothing of m1's source.
+    let later = vmim(
+        "m2",
+        "uid-2",
+        MigrationPhase::Succeeded,
+        &[("Pending", "02:10:00"), ("Succeeded", "02:12:00")],
+    );
+    let mut moved = v.clone();
+    moved.status.node_name = Some("node-2".into());
+    let mut e = evidence(Some(m.clone()), Some(moved), Vec::new(), Vec::new());
+    e.migrations.push(later);
+    assert_eq!(source(&e), None);
+    // A VMI younger than the migration was started anew (a restart), maybe elsewhere.
+    let mut restarted = v;
+    restarted.metadata.creation_timestamp = Some(t("02:30:00"));
+    let e = evidence(Some(m), Some(restarted), Vec::new(), Vec::new());
+    assert_eq!(source(&e), None);
+}
