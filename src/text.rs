@@ -49,6 +49,19 @@ pub fn timestamp(t: k8s_openapi::jiff::Timestamp) -> String {
         .to_string()
 }
 
+/// A word for a POSIX shell: as is when it has nothing special, else single-quoted; for
+/// commands vmctl prints to be pasted (next steps, hints).
+pub fn sh_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+@%,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Binary byte size: `512 B`, `1.5 KiB`, `2.0 GiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

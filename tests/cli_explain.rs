@@ -936,7 +936,7 @@ fn a_migration_without_status_is_explained_not_a_crash() {
     // And the table renders too.
     let out = vmctl(["--from", &fixture("no-status.yaml"), "explain", "bare-vmim"]);
     assert!(
-        stdout(&out).contains("BLOCKED · unknown · unknown"),
+        stdout(&out).contains("BLOCKED · cause unknown\n"),
         "{}",
         stdout(&out)
     );
@@ -2079,4 +2079,269 @@ fn no_progress_series_is_said() {
             && notes.contains("has no migration metrics of dev/jenkins-agent-01"),
         "{notes}"
     );
+}
+
+// ------------------------------------------------- issue 33: the verdict, the history hint
+
+/// Every VM and every migration of the example cluster, as `explain` targets (namespace,
+/// target): the VMs from `status -A`, the migrations from each VM's `--history`.
+fn every_example_target() -> Vec<(String, String)> {
+    let status: serde_json::Value = serde_json::from_str(&ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    let mut targets = Vec::new();
+    for v in status["vmis"].as_array().unwrap() {
+        let (ns, name) = (
+            v["namespace"].as_str().unwrap(),
+            v["name"].as_str().unwrap(),
+        );
+        targets.push((ns.to_string(), format!("vm/{name}")));
+        let out = vmctl([
+            "--from",
+            "examples/cluster",
+            "explain",
+            "-n",
+            ns,
+            &format!("vm/{name}"),
+            "--history",
+            "-o",
+            "json",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for h in doc["history"].as_array().into_iter().flatten() {
+            let target = format!("migration/{}", h["name"].as_str().unwrap());
+            if !targets.iter().any(|(n, t)| n == ns && *t == target) {
+                targets.push((ns.to_string(), target));
+            }
+        }
+    }
+    targets
+}
+
+/// Issue 33 (cold trial): the verdict line of a migration still running read
+/// "IN-PROGRESS · none · in-progress": the outcome three times and a plane of "none". Each
+/// part of the verdict now says something of its own; a migration in progress says what it
+/// is doing, since when, between the nodes `status` names for it, and that nothing failed.
+#[test]
+fn the_verdict_line_says_each_fact_once_and_what_is_true() {
+    let status: serde_json::Value = serde_json::from_str(&ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    let targets = every_example_target();
+    assert!(targets.len() > 20, "{targets:?}");
+    let mut in_progress = 0;
+    for (ns, target) in &targets {
+        let text = stdout(&vmctl([
+            "--from",
+            "examples/cluster",
+            "explain",
+            "-n",
+            ns,
+            target,
+        ]));
+        let json = vmctl([
+            "--from",
+            "examples/cluster",
+            "explain",
+            "-n",
+            ns,
+            target,
+            "-o",
+            "json",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let verdict = text.lines().nth(3).unwrap_or_default();
+        let parts: Vec<&str> = verdict.split(" · ").collect();
+        let what = format!("explain -n {ns} {target}: {verdict:?}\n{text}");
+        for (i, p) in parts.iter().enumerate() {
+            assert!(!parts[..i].contains(p), "{what}: {p:?} twice");
+            assert!(!matches!(*p, "none" | "unknown"), "{what}: a bare {p:?}");
+        }
+        let outcome = doc["outcome"].as_str().unwrap();
+        assert!(
+            !parts[1..]
+                .iter()
+                .any(|p| p.replace(' ', "-").to_lowercase() == outcome),
+            "{what}: the outcome {outcome} again"
+        );
+        if outcome != "in-progress" {
+            continue;
+        }
+        in_progress += 1;
+        let m = &doc["migration"];
+        let source = m["sourceNode"].as_str().expect("the source node is known");
+        let target_node = m["targetNode"].as_str().unwrap_or("not scheduled");
+        assert!(
+            verdict.contains(&format!(" · {source} → {target_node} · ")),
+            "{what}"
+        );
+        assert!(verdict.ends_with(" · no failure so far"), "{what}");
+        match m["mode"].as_str() {
+            Some("PostCopy") => assert!(
+                verdict.starts_with("IN PROGRESS · post-copy, past the point of no return · copying since 02:49:56 (10m04s)"),
+                "{what}"
+            ),
+            Some("PreCopy") => assert!(verdict.starts_with("IN PROGRESS · pre-copy · copying since "), "{what}"),
+            _ => assert!(verdict.starts_with("PENDING · ") || verdict.starts_with("IN PROGRESS · "), "{what}"),
+        }
+        // The nodes are status's for the same migration.
+        let name = m["name"].as_str().unwrap();
+        let listed = status["migrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name && s["namespace"] == ns.as_str())
+            .unwrap_or_else(|| panic!("{what}: status does not list {name}"));
+        assert_eq!(
+            (listed["sourceNode"].as_str(), listed["targetNode"].as_str()),
+            (Some(source), m["targetNode"].as_str()),
+            "{what}"
+        );
+    }
+    assert!(
+        in_progress >= 4,
+        "the post-copy and pre-copy migrations, both by VM and by name"
+    );
+    // A migration that failed before its target pod was scheduled: the source and "not
+    // scheduled", not "?".
+    let text = stdout(&vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "-n",
+        "prod",
+        "kubevirt-migrate-vm-h2b6c",
+    ]));
+    let route = text.lines().nth(5).unwrap_or_default();
+    assert!(
+        route.starts_with("node-3 → not scheduled · phase Failed"),
+        "{text}"
+    );
+}
+
+/// Issue 33 (cold trial): the next step that shows every attempt was written out in several
+/// rules, as `vmi/NAME`, while the docs say `vm/NAME`. It is one sentence now, and the
+/// command it prints runs, pasted as printed into a shell, and shows the history.
+#[test]
+fn the_history_hint_is_one_command_that_runs_as_printed() {
+    let mut seen = 0;
+    for (ns, target) in every_example_target() {
+        let out = vmctl([
+            "--from",
+            "examples/cluster",
+            "explain",
+            "-n",
+            &ns,
+            &target,
+            "-o",
+            "json",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let vmi = doc["vmi"]["name"].as_str().unwrap();
+        let steps: Vec<&str> = doc["nextSteps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s.as_str())
+            .filter(|s| s.contains("--history"))
+            .collect();
+        if steps.is_empty() {
+            continue;
+        }
+        seen += 1;
+        assert_eq!(
+            steps,
+            [format!(
+                "See every attempt and the backoff between them: vmctl explain vm/{vmi} -n {ns} --history"
+            )
+            .as_str()],
+            "{ns} {target}"
+        );
+        let command = steps[0].split_once(": ").unwrap().1;
+        let run = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command.replacen(
+                "vmctl ",
+                &format!("{} --from examples/cluster ", env!("CARGO_BIN_EXE_vmctl")),
+                1,
+            ))
+            .env("NO_COLOR", "1")
+            .env("VMCTL_JOURNAL", "off")
+            .env_remove("KUBECONFIG")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            matches!(run.status.code(), Some(0 | 1)),
+            "{command}: {}",
+            both(&run)
+        );
+        assert!(
+            stdout(&run).contains(&format!("History of VMI {ns}/{vmi} (")),
+            "{command}: {}",
+            both(&run)
+        );
+    }
+    assert!(
+        seen >= 2,
+        "the example cluster has VMs with several migrations"
+    );
+}
+
+/// Issue 33 (cold trial): explain said of sip-gateway-01 "a drain of node-3 shuts it down"
+/// where plan-drain says a PodDisruptionBudget refuses its pod's eviction, so the drain
+/// blocks. For every VM plan-drain lists under a PDB blocker of its node, explain names that
+/// budget and does not promise a shutdown that cannot happen.
+#[test]
+fn explain_and_plan_drain_agree_on_a_pdb_that_blocks_a_shutdown() {
+    let mut checked = 0;
+    for node in ["node-1", "node-2", "node-3", "node-4"] {
+        let out = vmctl([
+            "--from",
+            "examples/cluster",
+            "plan-drain",
+            node,
+            "-o",
+            "json",
+        ]);
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for b in plan["blockers"].as_array().into_iter().flatten() {
+            let Some(pdb) = b["name"]
+                .as_str()
+                .filter(|_| b["kind"] == "pdb" && b["vmis"].is_array())
+            else {
+                continue;
+            };
+            for vmi in b["vmis"].as_array().unwrap() {
+                let (ns, name) = vmi.as_str().unwrap().split_once('/').unwrap();
+                let (r, _) = explain_json("examples/cluster", &format!("vm/{name}"));
+                assert!(
+                    r.summary
+                        .contains(&format!("PodDisruptionBudget {ns}/{pdb}"))
+                        || r.summary.contains(&format!("PodDisruptionBudget {pdb}")),
+                    "{vmi}: plan-drain {node} says {pdb} blocks it; explain: {}",
+                    r.summary
+                );
+                assert!(
+                    !r.summary.contains("shuts it down."),
+                    "{vmi}: {}",
+                    r.summary
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 1, "sip-gateway-01's budget on node-3");
 }

@@ -239,7 +239,7 @@ impl Plan {
         row(
             "completion budget",
             format!(
-                "{} s per GiB x ceil(decimal GB of guest memory)",
+                "{} s x the guest's memory in started units of 10^9 bytes (completionTimeoutPerGiB, counted as KubeVirt counts it)",
                 self.completion_timeout_per_gib
             ),
         );

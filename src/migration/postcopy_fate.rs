@@ -91,17 +91,7 @@ pub struct Fate {
 /// libvirt 11.3.0, whose destination daemon crashes on `--postcopy-resume`.
 const CRASHES_ON_RESUME: u32 = 11_003_000;
 
-/// A word for a POSIX shell: as is when it has nothing special, else single-quoted.
-pub fn sh_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+@%,".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+pub use crate::text::sh_word;
 
 /// The guest's fate after `error` (the migrate call's) in post-copy.
 pub fn fate(error: &str, src: SourceSide, dst: &DestinationSide, n: &Names<'_>) -> Fate {

@@ -95,33 +95,7 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     header + &body
 }
 
-/// `node-1 → node-2 · phase Failed · mode PostCopy · streamed 5m17s of a 4m30s budget`
-/// (unescaped: the caller escapes it for its medium).
-pub fn route_line(d: &Diagnosis) -> Option<String> {
-    let m = d.migration.as_ref()?;
-    let mut parts = vec![format!(
-        "{} → {}",
-        m.source_node.as_deref().unwrap_or("?"),
-        m.target_node.as_deref().unwrap_or("?")
-    )];
-    parts.push(format!("phase {}", m.phase));
-    if let Some(mode) = &m.mode {
-        parts.push(format!("mode {mode}"));
-    }
-    match (m.elapsed_seconds, m.budget_seconds) {
-        (Some(e), Some(b)) if b > 0 => parts.push(format!(
-            "streamed {} of a {} budget",
-            fmt::duration(e),
-            fmt::duration(b as i64)
-        )),
-        (Some(e), _) => parts.push(format!("streamed {}", fmt::duration(e))),
-        (None, _) => parts.push("never streamed".into()),
-    }
-    if let Some(p) = &m.policy {
-        parts.push(format!("policy {p}"));
-    }
-    Some(parts.join(" · "))
-}
+pub use super::explain_verdict::route_line;
 
 pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &str) -> String {
     let d = &report.diagnosis;
@@ -157,19 +131,13 @@ pub fn render_table(report: &ExplainReport, style: Style, wide: bool, clock: &st
         report.as_of, report.source
     )));
     out.push_str("\n\n");
-    let head = format!(
-        "{} · {} · {}{}",
-        d.outcome.as_str().to_uppercase(),
-        d.plane.as_str(),
-        d.cause,
-        if d.inferred { " (inferred)" } else { "" }
-    );
-    out.push_str(&style.paint(&head, outcome_tone(d.outcome)));
+    let head = super::explain_verdict::verdict_line(d, &report.as_of);
+    out.push_str(&style.paint(&fmt::printable(&head), outcome_tone(d.outcome)));
     out.push('\n');
     out.push_str(&fmt::printable(&d.summary));
     out.push('\n');
     if let Some(route) = route_line(d) {
-        out.push_str(&style.paint(&route, Tone::Dim));
+        out.push_str(&style.paint(&fmt::printable(&route), Tone::Dim));
         out.push('\n');
     }
     out.push_str(&confidence_line(d, style));

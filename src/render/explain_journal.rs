@@ -7,6 +7,7 @@ use super::{Style, Tone};
 use crate::model::journal::{MigrationRecord, RecordOutcome};
 use crate::text::{duration, printable};
 use crate::triage::report::JournalOrigin;
+use crate::triage::route_words;
 
 /// `explain -o json|yaml` of a record without objects: kind Diagnosis, the record's own
 /// verdict, the record and where it came from.
@@ -68,20 +69,22 @@ pub fn render_record(doc: &RecordDocument, style: Style) -> String {
     out.push('\n');
     out.push_str(&printable(&name(r)));
     out.push_str("\n\n");
-    let head = format!(
-        "{} · {} · {}",
-        r.outcome.as_str().to_uppercase(),
-        r.plane,
-        r.cause
+    let head = super::explain_verdict::finding_words(
+        &super::explain_verdict::outcome_word(r.outcome.as_str()),
+        &r.plane,
+        &r.cause,
+        "",
     );
     out.push_str(&style.paint(&printable(&head), tone(r.outcome)));
     out.push('\n');
     out.push_str(&printable(&r.summary));
     out.push('\n');
-    let mut route = format!(
-        "{} → {}",
-        r.source_node.as_deref().unwrap_or("?"),
-        r.target_node.as_deref().unwrap_or("?")
+    let mut route = route_words(
+        r.source_node.as_deref(),
+        r.target_node.as_deref(),
+        &r.phase,
+        &r.cause,
+        r.started_at.is_some(),
     );
     route.push_str(&format!(" · phase {}", r.phase));
     if let Some(m) = &r.mode {
@@ -105,12 +108,17 @@ pub fn latest_line(records: &[MigrationRecord], vm: &str) -> Option<String> {
     let n = records.len();
     let plural = if n == 1 { "migration" } else { "migrations" };
     Some(format!(
-        "the journal has {n} {plural} of vm/{vm}; the last: {} {} ({}, {} → {}, {}) — `vmctl history vm/{vm}`",
+        "the journal has {n} {plural} of vm/{vm}; the last: {} {} ({}, {}, {}) — `vmctl history vm/{vm}`",
         last.migration,
         last.outcome.as_str(),
         last.cause,
-        last.source_node.as_deref().unwrap_or("?"),
-        last.target_node.as_deref().unwrap_or("?"),
+        route_words(
+            last.source_node.as_deref(),
+            last.target_node.as_deref(),
+            &last.phase,
+            &last.cause,
+            last.started_at.is_some(),
+        ),
         last.ended_at
             .as_deref()
             .map_or_else(|| "end unknown".to_string(), |t| format!("ended {t}")),
@@ -195,6 +203,54 @@ mod tests {
             "{text:?}"
         );
         assert!(text.contains("x\\u{1b}]0;pwned"), "{text}");
+    }
+
+    /// Issue 33: a record's verdict says each fact once ("SUCCEEDED · none · succeeded"
+    /// before), and a target pod never scheduled reads "not scheduled", not "?".
+    #[test]
+    fn a_record_verdict_says_each_fact_once() {
+        let verdict = |outcome, plane: &str, cause: &str, phase: &str| {
+            let r = MigrationRecord {
+                plane: plane.into(),
+                cause: cause.into(),
+                phase: phase.into(),
+                mode: None,
+                ..rec("m1", outcome)
+            };
+            let text = render_record(&RecordDocument::new(&r, origin()), Style { color: false });
+            let lines: Vec<String> = text.lines().map(String::from).collect();
+            (lines[3].clone(), lines[5].clone())
+        };
+        assert_eq!(
+            verdict(RecordOutcome::Succeeded, "none", "succeeded", "Succeeded").0,
+            "SUCCEEDED"
+        );
+        assert_eq!(
+            verdict(
+                RecordOutcome::Aborted,
+                "none",
+                "aborted-by-request",
+                "Failed"
+            )
+            .0,
+            "ABORTED · aborted-by-request"
+        );
+        assert_eq!(
+            verdict(RecordOutcome::Failed, "unknown", "unknown", "Failed").0,
+            "FAILED · cause unknown"
+        );
+        assert_eq!(
+            verdict(
+                RecordOutcome::Failed,
+                "control-plane",
+                "target-pod-unschedulable",
+                "Failed"
+            ),
+            (
+                "FAILED · control-plane · target-pod-unschedulable".to_string(),
+                "node-1 → not scheduled · phase Failed · took 2m05s".to_string()
+            )
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod drain;
 pub mod explain;
 pub mod explain_journal;
 pub mod explain_libvirt;
+pub mod explain_verdict;
 pub mod follow;
 pub mod gantt;
 pub mod glyphs;

@@ -10,6 +10,7 @@ use super::OutputFormat;
 use crate::error::Result;
 use crate::model::journal::MigrationRecord;
 use crate::text::{self as fmt, printable};
+use crate::triage::route_words;
 
 fn hms(t: Timestamp) -> String {
     t.strftime("%H:%M:%S").to_string()
@@ -56,10 +57,8 @@ pub fn recorded(output: OutputFormat, record: &MigrationRecord) -> Result<String
             super::structured(OutputFormat::Yaml, &document(record))?
         )),
         OutputFormat::Wide => Ok(format!(
-            "{} route={} → {} mode={} pods={} → {}\n",
+            "{} mode={} pods={} → {}\n",
             line(record),
-            printable(record.source_node.as_deref().unwrap_or("-")),
-            printable(record.target_node.as_deref().unwrap_or("-")),
             printable(record.mode.as_deref().unwrap_or("-")),
             printable(record.source_pod.as_deref().unwrap_or("-")),
             printable(record.target_pod.as_deref().unwrap_or("-")),
@@ -68,17 +67,26 @@ pub fn recorded(output: OutputFormat, record: &MigrationRecord) -> Result<String
     }
 }
 
-/// `2026-12-04T20:41:02Z prod/db-01 kubevirt-migrate-vm-x succeeded cause=succeeded took 1m2s`;
-/// `end-unknown` first when the objects did not say when it ended.
+/// `2026-12-04T20:41:02Z prod/db-01 kubevirt-migrate-vm-x succeeded cause=succeeded
+/// node-1 → node-2 took 1m2s`; `end-unknown` first when the objects did not say when it
+/// ended; the route as `explain` says it (`node-3 → not scheduled` for a target pod that
+/// never reached a node).
 fn line(record: &MigrationRecord) -> String {
     format!(
-        "{} {}/{} {} {} cause={} took {}",
+        "{} {}/{} {} {} cause={} {} took {}",
         printable(record.ended_at.as_deref().unwrap_or("end-unknown")),
         printable(&record.namespace),
         printable(&record.vm),
         printable(&record.migration),
         record.outcome.as_str(),
         printable(&record.cause),
+        printable(&route_words(
+            record.source_node.as_deref(),
+            record.target_node.as_deref(),
+            &record.phase,
+            &record.cause,
+            record.started_at.is_some(),
+        )),
         millis(record.duration_ms),
     )
 }
@@ -289,11 +297,23 @@ mod tests {
         assert!(!text.contains('\u{1b}'), "{text:?}");
         assert!(
             text.starts_with("2026-12-04T20:00:00Z prod/db")
-                && text.contains("mig-1 failed cause=not-converging took 1m02s"),
+                && text.contains("mig-1 failed cause=not-converging node-1 → node-2 took 1m02s"),
             "{text}"
         );
         let wide = recorded(OutputFormat::Wide, &record()).unwrap();
-        assert!(wide.contains("route=node-1 → node-2"), "{wide}");
+        assert!(wide.contains("node-1 → node-2 took 1m02s mode=-"), "{wide}");
+        // A target pod that never reached a node: said so, the source still named.
+        let never = MigrationRecord {
+            target_node: None,
+            cause: "target-pod-unschedulable".into(),
+            plane: "control-plane".into(),
+            ..record()
+        };
+        let text = recorded(OutputFormat::Table, &never).unwrap();
+        assert!(
+            text.contains("cause=target-pod-unschedulable node-1 → not scheduled took"),
+            "{text}"
+        );
         let json = recorded(OutputFormat::Json, &record()).unwrap();
         assert_eq!(json.lines().count(), 1);
         let doc: Value = serde_json::from_str(&json).unwrap();

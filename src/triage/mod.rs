@@ -40,6 +40,7 @@ pub use cause::Cause;
 pub use history::{HistoryEntry, backoff as migration_backoff, history};
 pub use loops::{Loop, LoopKind, LoopThresholds};
 pub use rules::{CATALOGUE, Rule};
+pub use summary::{route_words, target_words};
 pub use unexplained::{
     BENIGN_POD_CONDITIONS, BENIGN_VMI_CONDITIONS, Confidence, Source, Unexplained, Unread,
 };

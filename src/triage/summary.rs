@@ -48,10 +48,12 @@ pub fn migration_info(view: &View) -> Option<MigrationInfo> {
             .or_else(|| st.and_then(|st| st.source_node.clone()))
             .or_else(|| view.source_pod.and_then(pod_node).map(str::to_string))
             .or_else(|| {
-                (!is_final && !receiver)
+                ((!is_final || view.vmi_unmoved) && !receiver)
                     .then(|| view.vmi.and_then(|v| v.status.node_name.clone()))
                     .flatten()
-            }),
+            })
+            // An evacuation migration leaves the node it evacuates, whatever else is known.
+            .or_else(|| m.and_then(|m| m.evacuation_node()).map(str::to_string)),
         target_node: side_node(|d| d.target.as_ref())
             .or_else(|| st.and_then(|st| st.target_node.clone()))
             .or_else(|| view.target_pod.and_then(pod_node).map(str::to_string)),
@@ -216,11 +218,59 @@ pub fn attention(view: &View) -> Vec<String> {
             .collect();
         if !newer.is_empty() {
             out.push(format!(
-                "This is not the VMI's latest migration; newer: {} (vmctl explain vmi/{} -n {ns} explains the latest).",
+                "This is not the VMI's latest migration; newer: {} (vmctl explain vm/{} -n {} explains the latest).",
                 newer.join(", "),
-                view.vmi_name()
+                crate::text::sh_word(view.vmi_name()),
+                crate::text::sh_word(ns)
             ));
         }
     }
     out
+}
+
+/// Causes of a migration that waits for, or ended without, a target pod on a node.
+const NO_TARGET_NODE_CAUSES: &[&str] = &[
+    "target-pod-unschedulable",
+    "target-pod-create-failed",
+    "resource-quota-exceeded",
+    "no-node-for-cpu-model",
+    "queued-parallel-limit",
+    "another-migration-in-progress",
+    "blocked-by-backup",
+    "blocked-by-utility-volumes",
+    "not-live-migratable",
+    "migration-backoff",
+];
+
+/// A migration's target node in words, the one way `explain` and `record` say it: the node;
+/// `not scheduled` when the migration never had a target pod on a node (it waits for one in
+/// phase Pending or Scheduling, or it ended, before any memory was copied, for a cause that
+/// means none was scheduled); `?` when that cannot be told. `started`: memory was copied.
+/// Pure.
+pub fn target_words(target_node: Option<&str>, phase: &str, cause: &str, started: bool) -> String {
+    match target_node {
+        Some(node) => node.to_string(),
+        None if !started
+            && (matches!(phase, "" | "(none)" | "Pending" | "Scheduling")
+                || NO_TARGET_NODE_CAUSES.contains(&cause)) =>
+        {
+            "not scheduled".into()
+        }
+        None => "?".into(),
+    }
+}
+
+/// `node-3 → node-2`, `node-3 → not scheduled`, `? → ?`: a migration's route in words.
+pub fn route_words(
+    source_node: Option<&str>,
+    target_node: Option<&str>,
+    phase: &str,
+    cause: &str,
+    started: bool,
+) -> String {
+    format!(
+        "{} → {}",
+        source_node.unwrap_or("?"),
+        target_words(target_node, phase, cause, started)
+    )
 }

@@ -481,7 +481,7 @@ fn in_progress_pre_copy_reads_the_source_logs() {
     );
     assert!(
         d.summary
-            .contains("The completion budget is 7m30s (150 s/GiB × 3 GB of guest memory)."),
+            .contains("The completion budget is 7m30s (150 s × 3: the guest's 2.0 GiB of memory counted as KubeVirt counts it, in started units of 10^9 bytes)."),
         "{}",
         d.summary
     );
@@ -684,8 +684,13 @@ fn not_converging_v18_string() {
     );
     assert!(
         d.summary
-            .contains("7m30s (150 s/GiB × 3 GB of guest memory)"),
+            .contains("7m30s (150 s × 3: the guest's 2.0 GiB of memory"),
         "{}",
+        d.summary
+    );
+    assert!(
+        !d.summary.contains(" GB") && !d.summary.contains("s/GiB"),
+        "one unit (GiB) in one expression: {}",
         d.summary
     );
     assert!(d.next_steps.iter().any(|s| s.contains("allowPostCopy")));
@@ -1778,4 +1783,48 @@ fn a_journal_record_diagnoses_again_as_it_was_diagnosed() {
         "{:?}",
         d3.outcome
     );
+}
+
+/// Issue 33 (cold trial): a migration that ended before the hand-off (its target pod never
+/// scheduled, no migrationState of its own) had no source node. It left from the node the
+/// VMI still runs on — unless something moved the VMI since, and then vmctl does not guess.
+#[test]
+fn a_migration_that_never_reached_the_hand_off_left_from_the_vmis_node_unless_it_moved() {
+    let mut m = scheduling(MigrationPhase::Failed);
+    m.status.migration_state = None;
+    let mut v = vmi();
+    v.metadata.creation_timestamp = Some(t("01:00:00"));
+    let source = |e: &Evidence| diagnose(e).migration.and_then(|m| m.source_node.clone());
+    let e = evidence(
+        Some(m.clone()),
+        Some(v.clone()),
+        vec![source_pod()],
+        Vec::new(),
+    );
+    assert_eq!(source(&e).as_deref(), Some("node-1"));
+    assert_eq!(
+        diagnose(&e)
+            .pods
+            .iter()
+            .find(|p| p.role == "source")
+            .and_then(|p| p.node.as_deref()),
+        Some("node-1")
+    );
+    // A later migration moved the VMI to node-2: its node says nothing of m1's source.
+    let later = vmim(
+        "m2",
+        "uid-2",
+        MigrationPhase::Succeeded,
+        &[("Pending", "02:10:00"), ("Succeeded", "02:12:00")],
+    );
+    let mut moved = v.clone();
+    moved.status.node_name = Some("node-2".into());
+    let mut e = evidence(Some(m.clone()), Some(moved), Vec::new(), Vec::new());
+    e.migrations.push(later);
+    assert_eq!(source(&e), None);
+    // A VMI younger than the migration was started anew (a restart), maybe elsewhere.
+    let mut restarted = v;
+    restarted.metadata.creation_timestamp = Some(t("02:30:00"));
+    let e = evidence(Some(m), Some(restarted), Vec::new(), Vec::new());
+    assert_eq!(source(&e), None);
 }

@@ -63,6 +63,18 @@ pub fn target_pods_named(events: &[Event], vmim: &VirtualMachineInstanceMigratio
     names
 }
 
+/// The next step that shows a VMI's every migration and the backoff between them, the one
+/// way every rule words it: `vmctl explain vm/NAME -n NS --history`, each name a shell word
+/// (quoted when it holds anything a shell would read), so it can be pasted as printed.
+pub fn history_hint(namespace: &str, vmi: &str) -> String {
+    use crate::text::sh_word;
+    format!(
+        "See every attempt and the backoff between them: vmctl explain vm/{} -n {} --history",
+        sh_word(vmi),
+        sh_word(namespace)
+    )
+}
+
 pub struct View<'a> {
     pub ev: &'a Evidence,
     pub now: Timestamp,
@@ -80,6 +92,11 @@ pub struct View<'a> {
     pub target_pod_name: Option<String>,
     pub source_pod: Option<&'a Pod>,
     pub source_pod_name: Option<String>,
+    /// The VMI still runs where it ran when this migration was created: the migration is not
+    /// final, or it ended without a migrationState of its own (it never reached the hand-off,
+    /// e.g. its target pod was never scheduled) and neither a later migration nor a restart
+    /// moved the VMI since. Its node is then the migration's source.
+    pub vmi_unmoved: bool,
     /// Events about this migration, its pods and (in its time window) its VMI, oldest first.
     pub events: Vec<&'a Event>,
     pub config: EffectiveMigrationConfig,
@@ -178,17 +195,19 @@ impl<'a> View<'a> {
                 .and_then(|n| ev.pods.iter().find(|p| pod_name(p) == n))
         });
 
+        let vmi_unmoved = vmim.is_some_and(|m| !m.is_final() || unmoved_since(ev, m, state));
         let source_pod_name = state
             .and_then(|st| st.source_pod.clone())
             .or_else(|| vmim_state.and_then(|st| st.source_pod.clone()))
             .or_else(|| {
-                // Before the hand-off the source is simply the pod the guest runs in — except
-                // on a decentralized receiver, whose own pod is the target.
-                (vmim.is_some_and(|m| {
-                    !m.is_final()
-                        && m.decentralized_role()
+                // Before the hand-off the source is simply the pod the guest runs in (still,
+                // when a migration that never got that far ended and nothing moved the VMI
+                // since) — except on a decentralized receiver, whose own pod is the target.
+                (vmi_unmoved
+                    && vmim.is_some_and(|m| {
+                        m.decentralized_role()
                             != Some(crate::model::vmim::DecentralizedRole::Receiver)
-                }))
+                    }))
                 .then(|| active_pod(&pods, vmi))
                 .flatten()
                 .map(|p| pod_name(p).to_string())
@@ -261,6 +280,7 @@ impl<'a> View<'a> {
             target_pod_name,
             source_pod,
             source_pod_name,
+            vmi_unmoved,
             events: Vec::new(),
             config,
             config_origin,
@@ -834,10 +854,7 @@ impl<'a> View<'a> {
             }
         }
         if self.ev.migrations.len() > 1 && self.has_migration() {
-            steps.push(format!(
-                "See every attempt and the backoff between them: vmctl explain vmi/{} -n {ns} --history",
-                self.vmi_name()
-            ));
+            steps.push(history_hint(ns, self.vmi_name()));
         }
         steps
     }
@@ -881,9 +898,61 @@ fn pod_belongs(p: &Pod, ev: &Evidence, vmi: Option<&VirtualMachineInstance>) -> 
 }
 
 /// The pod the guest runs in: Running, on the VMI's node.
+/// Whether nothing moved the VMI since the final migration `m` was created, when `m` itself
+/// never reached the hand-off (`state`, its own migrationState, is absent): no later
+/// migration of the VMI succeeded, the VMI's migrationState records no later move, and the
+/// VMI object is not younger than the migration (a restart schedules it anew). Pure.
+fn unmoved_since(
+    ev: &Evidence,
+    m: &VirtualMachineInstanceMigration,
+    state: Option<&MigrationState>,
+) -> bool {
+    let (Some(vmi), Some(created), None) = (
+        ev.vmi.as_ref(),
+        m.metadata.creation_timestamp.as_ref().map(ts),
+        state,
+    ) else {
+        return false;
+    };
+    let after = |t: Option<&Time>| t.is_none_or(|t| ts(t) >= created);
+    let later_success = ev.migrations.iter().any(|o| {
+        o.uid() != m.uid()
+            && o.phase() == MigrationPhase::Succeeded
+            && after(o.metadata.creation_timestamp.as_ref())
+    });
+    let moved_by_state = vmi.status.migration_state.as_ref().is_some_and(|st| {
+        !state_is_for(st, m) && st.completed && !st.failed && after(st.end_timestamp.as_ref())
+    });
+    let restarted = vmi
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .is_none_or(|t| ts(t) > created);
+    vmi.status.node_name.is_some() && !later_success && !moved_by_state && !restarted
+}
+
 fn active_pod<'a>(pods: &[&'a Pod], vmi: Option<&VirtualMachineInstance>) -> Option<&'a Pod> {
     let node = vmi?.status.node_name.as_deref()?;
     pods.iter()
         .copied()
         .find(|p| pod_phase(p) == Some("Running") && pod_node(p) == Some(node))
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::history_hint;
+
+    /// Issue 33: the one history hint names the VM as the docs do (`vm/`), and a name a
+    /// shell would read is quoted so the command runs as pasted.
+    #[test]
+    fn the_history_hint_is_one_pasteable_command() {
+        assert_eq!(
+            history_hint("prod", "db-01"),
+            "See every attempt and the backoff between them: vmctl explain vm/db-01 -n prod --history"
+        );
+        assert_eq!(
+            history_hint("a b", "x'$(y)"),
+            "See every attempt and the backoff between them: vmctl explain vm/'x'\\''$(y)' -n 'a b' --history"
+        );
+    }
 }

@@ -138,7 +138,7 @@ pub fn page(report: &ExplainReport, clock_note: &str, charts: &[Chart]) -> Strin
         @if let Some(origin) = &report.journal {
             p.journal { (crate::text::printable(&origin.line())) }
         }
-        (verdict(d, &kubevirt))
+        (verdict(d, &kubevirt, &report.as_of))
         (attention(&d.attention))
         (next_steps(&d.next_steps))
         (evidence(d))
@@ -184,7 +184,7 @@ pub fn libvirt(
         &mut rows,
     );
     let body = html! {
-        (verdict(d, "libvirt"))
+        (verdict(d, "libvirt", as_of))
         (next_steps(&d.next_steps))
         (evidence(d))
         (charts_section(charts))
@@ -206,19 +206,13 @@ pub fn libvirt(
     )
 }
 
-/// The verdict box: outcome · plane · cause, the one-line summary, the route, confidence.
-fn verdict(d: &Diagnosis, platform: &str) -> Markup {
+/// The verdict box: the verdict line (explain's), the one-line summary, the route, confidence.
+fn verdict(d: &Diagnosis, platform: &str, as_of: &str) -> Markup {
     let class = outcome_class(d.outcome);
-    let headline = format!(
-        "{} · {} · {}{}",
-        d.outcome.as_str().to_uppercase(),
-        d.plane.as_str(),
-        d.cause,
-        if d.inferred { " (inferred)" } else { "" }
-    );
+    let headline = crate::render::explain_verdict::verdict_line(d, as_of);
     html! {
         section id="diagnosis" class=(format!("verdict v-{class}")) {
-            p class=(format!("headline {class}")) { (headline) }
+            p class=(format!("headline {class}")) { (t(&headline)) }
             p class="summary" { (t(&d.summary)) }
             @if let Some(route) = crate::render::explain::route_line(d) {
                 p class="dim" { (t(&route)) }

@@ -129,9 +129,6 @@ pub(super) fn evacuation_loop(v: &View) -> Option<Finding> {
     }
     f.summary = summary;
     f.next_steps = l.steps();
-    f.next_steps.push(format!(
-        "See every attempt and the backoff between them: vmctl explain vmi/{} -n {ns} --history",
-        v.vmi_name()
-    ));
+    f.next_steps.push(history_hint(ns, v.vmi_name()));
     Some(f)
 }

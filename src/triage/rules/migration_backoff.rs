@@ -82,9 +82,6 @@ pub(super) fn migration_backoff(v: &View) -> Option<Finding> {
             );
         }
     }
-    f.next_steps.push(format!(
-        "See every attempt and the backoff between them: vmctl explain vmi/{} -n {ns} --history",
-        v.vmi_name()
-    ));
+    f.next_steps.push(history_hint(ns, v.vmi_name()));
     Some(f)
 }

@@ -9,7 +9,7 @@
 use super::kubevirt19 as kv19;
 use super::objects::*;
 use super::strings::{self as s, FailureText, classify_failure};
-use super::view::View;
+use super::view::{View, history_hint};
 use super::{Cause, Fact, Outcome, Plane};
 use crate::model::Quantity;
 use crate::model::vmi::{AbortStatus, MigrationMode, VmiPhase};

@@ -64,14 +64,15 @@ pub(super) fn timing_facts(v: &View) -> Vec<Fact> {
 
 pub(super) fn budget_words(v: &View) -> String {
     let per_gib = v.config.completion_timeout_per_gib;
-    let gb = v
-        .vmi
-        .and_then(|x| x.guest_memory())
-        .map(Quantity::ceil_decimal_gb);
-    match (v.budget, gb) {
-        (Some(b), Some(gb)) => format!(
-            "{} ({per_gib} s/GiB × {gb} GB of guest memory)",
-            dur(b as i64)
+    let memory = v.vmi.and_then(|x| x.guest_memory());
+    match (v.budget, memory) {
+        // KubeVirt multiplies completionTimeoutPerGiB by the memory in whole decimal
+        // gigabytes (10^9 bytes, rounded up), not GiB: say the count, and the memory in GiB.
+        (Some(b), Some(mem)) => format!(
+            "{} ({per_gib} s × {}: the guest's {} of memory counted as KubeVirt counts it, in started units of 10^9 bytes)",
+            dur(b as i64),
+            mem.ceil_decimal_gb(),
+            fmt::bytes(mem.bytes())
         ),
         (Some(b), None) => dur(b as i64),
         _ => "unknown".into(),

@@ -45,9 +45,19 @@ pub(super) fn not_live_migratable(v: &View) -> Option<Finding> {
             " With evictionStrategy LiveMigrate, a drain of {node} blocks on it until this is fixed."
         ),
         (Some(crate::model::EvictionStrategy::LiveMigrateIfPossible), Some(node)) => {
-            format!(
-                " With evictionStrategy LiveMigrateIfPossible, a drain of {node} shuts it down."
-            )
+            // As plan-drain says it: the eviction that would shut it down may itself be
+            // refused by a PodDisruptionBudget.
+            match super::pdb_blocks_eviction::blocking_pdb(v) {
+                Some((_, pdb, answer)) => format!(
+                    " With evictionStrategy LiveMigrateIfPossible, a drain of {node} would evict its pod and shut it down, but PodDisruptionBudget {}/{} refuses that eviction ({}): the drain blocks on it.",
+                    v.namespace(),
+                    pdb.metadata.name.as_deref().unwrap_or("?"),
+                    answer.api_text()
+                ),
+                None => format!(
+                    " With evictionStrategy LiveMigrateIfPossible, a drain of {node} shuts it down."
+                ),
+            }
         }
         _ => String::new(),
     };

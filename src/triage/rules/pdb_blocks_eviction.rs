@@ -45,43 +45,7 @@ pub(super) fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
     if intercepted {
         return None;
     }
-    let pod = v.pods.iter().copied().find(|p| !pod_is_finished(p))?;
-    // The PDBs as the eviction API reads them (policy::pdb, the code plan-drain uses):
-    // `selector: {}` selects the whole namespace, null nothing, an invalid one nothing.
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    let ns_pods: Vec<&crate::model::Pod> = v.ev.pods.iter().collect();
-    let selected: Vec<(&crate::model::PodDisruptionBudget, EvaluatedPdb)> =
-        v.ev.pdbs
-            .iter()
-            .filter(|pdb| {
-                pdb.metadata
-                    .namespace
-                    .as_deref()
-                    .is_none_or(|n| n == v.namespace())
-            })
-            .filter_map(|pdb| {
-                let selector = PdbSelector::of(pdb);
-                if !selector.matches(&labels) {
-                    return None;
-                }
-                let pods: Vec<&crate::model::Pod> = ns_pods
-                    .iter()
-                    .copied()
-                    .filter(|p| {
-                        selector.matches(p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()))
-                    })
-                    .collect();
-                // Explain reads only launcher pods: a computed budget is an estimate.
-                let evaluated = EvaluatedPdb::new(pdb, &selector, budget(pdb, &pods, false));
-                Some((pdb, evaluated))
-            })
-            .collect();
-    let refs: Vec<&EvaluatedPdb> = selected.iter().map(|(_, e)| e).collect();
-    let answer = evict(pod, &refs);
-    if !answer.blocks() {
-        return None;
-    }
-    let pdb = selected.first().map(|(p, _)| *p)?;
+    let (pod, pdb, answer) = blocking_pdb(v)?;
     let name = pdb.metadata.name.clone().unwrap_or_default();
     let ns = v.namespace();
     let object = format!("PodDisruptionBudget/{ns}/{name}");
@@ -202,4 +166,54 @@ pub(super) fn pdb_blocks_eviction(v: &View) -> Option<Finding> {
     f.next_steps
         .push(format!("See the whole drain: vmctl plan-drain {node}"));
     Some(f)
+}
+
+/// The launcher pod's eviction as the eviction API answers it (policy::pdb, the code
+/// plan-drain uses): the live launcher pod, the first PodDisruptionBudget that selects it
+/// and the answer, when that answer refuses the eviction. None when no budget refuses it.
+pub(super) fn blocking_pdb<'a>(
+    v: &View<'a>,
+) -> Option<(
+    &'a crate::model::Pod,
+    &'a crate::model::PodDisruptionBudget,
+    EvictionAnswer,
+)> {
+    let pod = v.pods.iter().copied().find(|p| !pod_is_finished(p))?;
+    // The PDBs as the eviction API reads them (policy::pdb, the code plan-drain uses):
+    // `selector: {}` selects the whole namespace, null nothing, an invalid one nothing.
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let ns_pods: Vec<&crate::model::Pod> = v.ev.pods.iter().collect();
+    let selected: Vec<(&crate::model::PodDisruptionBudget, EvaluatedPdb)> =
+        v.ev.pdbs
+            .iter()
+            .filter(|pdb| {
+                pdb.metadata
+                    .namespace
+                    .as_deref()
+                    .is_none_or(|n| n == v.namespace())
+            })
+            .filter_map(|pdb| {
+                let selector = PdbSelector::of(pdb);
+                if !selector.matches(&labels) {
+                    return None;
+                }
+                let pods: Vec<&crate::model::Pod> = ns_pods
+                    .iter()
+                    .copied()
+                    .filter(|p| {
+                        selector.matches(p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()))
+                    })
+                    .collect();
+                // Explain reads only launcher pods: a computed budget is an estimate.
+                let evaluated = EvaluatedPdb::new(pdb, &selector, budget(pdb, &pods, false));
+                Some((pdb, evaluated))
+            })
+            .collect();
+    let refs: Vec<&EvaluatedPdb> = selected.iter().map(|(_, e)| e).collect();
+    let answer = evict(pod, &refs);
+    if !answer.blocks() {
+        return None;
+    }
+    let pdb = selected.first().map(|(p, _)| *p)?;
+    Some((pod, pdb, answer))
 }
