@@ -9,15 +9,16 @@ use crate::cluster::{Kind, Query};
 use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::model::{
-    KubeVirt, MigrationPolicy, Node, Pod, PodFacts, VirtualMachineInstance,
+    KubeVirt, MigrationPolicy, Node, Pod, PodDisruptionBudget, PodFacts, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
 };
 use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
-use crate::policy::status::NodeFacts;
+use crate::policy::status::{DrainFacts, NodeFacts};
 use crate::render::{OutputFormat, write_stdout, write_structured};
 
 pub use crate::policy::status::{
-    MigrationRow, StatusInputs, StatusReport, Warning, build_report, filter_names, leftover_warning,
+    MigrationRow, StatusInputs, StatusReport, Warning, build_report, build_report_with,
+    filter_names, leftover_warning,
 };
 pub use crate::render::status::{phase_words, render_table, route};
 
@@ -32,10 +33,17 @@ pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
 }
 
 /// The inputs, and the objects skipped because they do not decode (named, with the field).
-async fn gather(
-    ctx: &Context,
-    args: &StatusArgs,
-) -> Result<(StatusInputs, Vec<String>, Vec<MigrationPolicy>)> {
+/// What `gather` returns: the inputs, the objects skipped (named, with the field), the
+/// temporary policies vmctl may have left, and what plan-drain's decision reads besides (the
+/// PodDisruptionBudgets in scope and the server's version; None: PDBs not readable).
+type Gathered = (
+    StatusInputs,
+    Vec<String>,
+    Vec<MigrationPolicy>,
+    Option<DrainFacts>,
+);
+
+async fn gather(ctx: &Context, args: &StatusArgs) -> Result<Gathered> {
     let vmi_query = ctx.scope.query().with_labels(vmi_selector(args)?);
     let pod_query = ctx
         .scope
@@ -51,7 +59,16 @@ async fn gather(
         crate::migration::kubevirt::MANAGED_BY_LABEL,
         crate::migration::kubevirt::MANAGED_BY_VALUE
     ))?;
-    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4), policies, nodes) = tokio::try_join!(
+    let (
+        (vmis, s1),
+        (vmims, s2),
+        (pods, s3),
+        (kubevirts, s4),
+        policies,
+        nodes,
+        pdbs,
+        mut server_version,
+    ) = tokio::try_join!(
         list_lenient::<VirtualMachineInstance>(
             &ctx.source,
             Kind::VirtualMachineInstance,
@@ -75,12 +92,44 @@ async fn gather(
             "Nodes",
             "cordoned nodes are not shown",
         ),
+        // What a drain does to a VM that cannot migrate is plan-drain's decision, and a PDB
+        // may refuse its shutdown.
+        optional(
+            list_lenient::<PodDisruptionBudget>(
+                &ctx.source,
+                Kind::PodDisruptionBudget,
+                &scope_query
+            ),
+            "PodDisruptionBudgets",
+            "what a drain does to a VM that cannot migrate is said without them",
+        ),
+        // The server's version, as plan-drain reads it (`/version`, a snapshot's
+        // serverVersion, else the newest kubelet below); quietly none when unreadable.
+        async {
+            use crate::cluster::Source as _;
+            Ok::<_, crate::error::Error>(ctx.source.server_version().await.ok().flatten())
+        },
     )?;
     let nodes = match nodes {
-        Ok((found, _)) => found.iter().map(NodeFacts::of).collect(),
+        Ok((found, _)) => {
+            if server_version.is_none() {
+                server_version = crate::model::ServerVersion::from_kubelets(&found);
+            }
+            found.iter().map(NodeFacts::of).collect()
+        }
         Err(note) => {
             ctx.warn(note);
             Vec::new()
+        }
+    };
+    let drain_facts = match pdbs {
+        Ok((pdbs, _)) => Some(DrainFacts {
+            pdbs,
+            server_version,
+        }),
+        Err(note) => {
+            ctx.warn(note);
+            None
         }
     };
     let (policies, s5) = match policies {
@@ -106,6 +155,7 @@ async fn gather(
         },
         skipped,
         policies,
+        drain_facts,
     ))
 }
 
@@ -141,7 +191,7 @@ impl<'de> serde::Deserialize<'de> for LauncherPodFacts {
 }
 
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
-    let (mut inputs, skipped, policies) = gather(ctx, args).await?;
+    let (mut inputs, skipped, policies, drain_facts) = gather(ctx, args).await?;
     let leftovers = crate::policy::preflight::leftover_temporary_policies(
         &policies,
         &inputs.vmims,
@@ -149,7 +199,12 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         ctx.scope.namespace(),
     );
     filter_names(&mut inputs, &args.names)?;
-    let mut report = build_report(&inputs, ctx.now, &ctx.source_description());
+    let mut report = build_report_with(
+        &inputs,
+        drain_facts.as_ref(),
+        ctx.now,
+        &ctx.source_description(),
+    );
     report
         .warnings
         .extend(leftovers.iter().map(leftover_warning));

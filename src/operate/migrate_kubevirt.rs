@@ -501,14 +501,55 @@ async fn start_migration(
     })
 }
 
+/// The pre-flight's words without its estimate, and the one predicted time, labelled: the
+/// target pod's start plus the memory transfer (the dirty-rate prediction's when there is
+/// one, else memory over bandwidth). Never two bare times (issue 33).
+fn preflight_and_predicted(plan: &MigrationPlan) -> (String, Option<String>) {
+    use crate::policy::drain::SETUP_SECONDS;
+    let pre = &plan.preflight;
+    let Some(estimate) = pre.plan.as_ref().and_then(|p| p.estimate_seconds) else {
+        return (pre.explanation.clone(), None);
+    };
+    let words = pre
+        .explanation
+        .replacen(&format!(", about {}", fmt::duration(estimate as i64)), "", 1);
+    let transfer = plan
+        .prediction
+        .as_ref()
+        .filter(|p| p.completes != Some(false))
+        .and_then(|p| p.predicted_seconds)
+        .map(|s| s.ceil() as u64)
+        .map(|s| (s, "predicted from the guest's dirty rate below"))
+        .unwrap_or((
+            estimate.saturating_sub(SETUP_SECONDS),
+            "the guest's memory over the bandwidth",
+        ));
+    let total = SETUP_SECONDS + transfer.0;
+    (
+        words,
+        Some(format!(
+            "predicted: about {} in all ({} to create and start the target pod, then {} to move the memory: {})",
+            fmt::duration(total as i64),
+            fmt::duration(SETUP_SECONDS as i64),
+            fmt::duration(transfer.0 as i64),
+            transfer.1
+        )),
+    )
+}
+
 fn render_plan(plan: &MigrationPlan, style: Style) -> String {
+    let (words, predicted) = preflight_and_predicted(plan);
     let mut out = format!(
         "{} {}/{}: pre-flight passed: {}\n",
         style.paint("dry run:", Tone::Strong),
         plan.namespace,
         plan.vmi,
-        plan.preflight.explanation
+        words
     );
+    if let Some(p) = predicted {
+        out.push_str(&p);
+        out.push('\n');
+    }
     for l in &plan.prediction_lines {
         out.push_str(&text::prediction(l));
         out.push('\n');

@@ -2,7 +2,7 @@
 //!
 //! On a terminal: indicatif bars on stderr — the current pass's memory (a pass that starts
 //! with more than the last one ended with opens a new bar instead of running it backwards),
-//! transfer rate against dirty rate, expected downtime, elapsed against the budget, ETA — with
+//! transfer rate against dirty rate, expected downtime, elapsed against the budget, time left — with
 //! mode changes and controller decisions printed above the bars as they happen. Off a
 //! terminal: one greppable line per second on stderr, in Proxmox's style
 //! (`migration active, transferred X of Y, Z/s, ...`). At the end a summary on stdout.
@@ -485,7 +485,7 @@ fn clock_text(s: &JobSample, budget: Option<BudgetClock>) -> String {
         Some(b) => b.text(s),
         None => format!("{elapsed} (no budget)"),
     };
-    text.push_str(&format!(" · ETA {}", eta_text(s)));
+    text.push_str(&format!(" · {}", eta_text(s)));
     text
 }
 
@@ -559,12 +559,17 @@ pub fn eta_secs(s: &JobSample) -> Option<u64> {
     }
 }
 
+/// What is left, live, in words that cannot be taken for the prediction made before the
+/// start (`predicted …`): `about 12s left`.
 fn eta_text(s: &JobSample) -> String {
     match eta(s) {
-        Eta::Secs(secs) => duration(secs as i64),
-        Eta::AtLeast(secs) => format!("{} or more (dirty rate unknown)", duration(secs as i64)),
-        Eta::Unknown => "unknown".to_string(),
-        Eta::Never => "never at these rates".to_string(),
+        Eta::Secs(secs) => format!("about {} left", duration(secs as i64)),
+        Eta::AtLeast(secs) => format!(
+            "at least {} left (dirty rate unknown)",
+            duration(secs as i64)
+        ),
+        Eta::Unknown => "time left unknown".to_string(),
+        Eta::Never => "time left: never at these rates".to_string(),
     }
 }
 
@@ -598,7 +603,7 @@ pub fn status_line(s: &JobSample, passes: &PassTracker, budget: Option<BudgetClo
         Some(b) => format!("elapsed {elapsed} of {}", duration(b.secs as i64)),
         None => format!("elapsed {elapsed}"),
     });
-    parts.push(format!("eta {}", eta_text(s)));
+    parts.push(eta_text(s));
     parts.push(format!("mode {}", s.mode.as_str()));
     parts.join(", ")
 }
@@ -1138,7 +1143,7 @@ mod tests {
             ),
             "migration active, transferred 192.0 MiB of 256.0 MiB, 32.0 MiB/s, remaining 64.0 MiB, \
              dirty 16.0 MiB/s (measured before start), pass 1, expected downtime 300 ms, \
-             elapsed 12s of 2m30s, eta 17s, mode pre-copy"
+             elapsed 12s of 2m30s, about 17s left, mode pre-copy"
         );
     }
 
@@ -1155,7 +1160,7 @@ mod tests {
         let line = status_line(&unknown, &PassTracker::default(), None);
         assert!(line.contains("dirty unknown,"), "{line}");
         assert!(
-            line.contains("eta 2s or more (dirty rate unknown)"),
+            line.contains("at least 2s left (dirty rate unknown)"),
             "{line}"
         );
         let style = Style { color: false };
@@ -1209,7 +1214,7 @@ mod tests {
         view.sample(&post);
         let text = out.text();
         assert!(text.contains("[0.9s] mode: post-copy (the guest runs on the destination now"));
-        assert!(text.contains("postcopy requests 12, elapsed 0s, eta 2s, mode post-copy"));
+        assert!(text.contains("postcopy requests 12, elapsed 0s, about 2s left, mode post-copy"));
     }
 
     #[test]
