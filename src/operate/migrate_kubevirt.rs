@@ -510,20 +510,23 @@ fn preflight_and_predicted(plan: &MigrationPlan) -> (String, Option<String>) {
     let Some(estimate) = pre.plan.as_ref().and_then(|p| p.estimate_seconds) else {
         return (pre.explanation.clone(), None);
     };
-    let words = pre
-        .explanation
-        .replacen(&format!(", about {}", fmt::duration(estimate as i64)), "", 1);
-    let transfer = plan
-        .prediction
-        .as_ref()
-        .filter(|p| p.completes != Some(false))
-        .and_then(|p| p.predicted_seconds)
-        .map(|s| s.ceil() as u64)
-        .map(|s| (s, "predicted from the guest's dirty rate below"))
-        .unwrap_or((
+    let words = pre.explanation.replacen(
+        &format!(", about {}", fmt::duration(estimate as i64)),
+        "",
+        1,
+    );
+    let transfer = match &plan.prediction {
+        // Predicted not to complete: no time is predicted (the prediction says so).
+        Some(p) if p.completes == Some(false) => return (words, None),
+        Some(p) if p.predicted_seconds.is_some() => (
+            p.predicted_seconds.unwrap_or(0.0).ceil() as u64,
+            "the prediction from the guest's dirty rate above",
+        ),
+        _ => (
             estimate.saturating_sub(SETUP_SECONDS),
             "the guest's memory over the bandwidth",
-        ));
+        ),
+    };
     let total = SETUP_SECONDS + transfer.0;
     (
         words,
@@ -546,12 +549,12 @@ fn render_plan(plan: &MigrationPlan, style: Style) -> String {
         plan.vmi,
         words
     );
-    if let Some(p) = predicted {
-        out.push_str(&p);
-        out.push('\n');
-    }
     for l in &plan.prediction_lines {
         out.push_str(&text::prediction(l));
+        out.push('\n');
+    }
+    if let Some(p) = predicted {
+        out.push_str(&p);
         out.push('\n');
     }
     if let Some(b) = plan.preflight.budget_seconds.filter(|b| *b > 0) {

@@ -841,7 +841,10 @@ pub fn build_report_with(
                     crate::model::EvictionStrategy::LiveMigrate
                         | crate::model::EvictionStrategy::LiveMigrateIfPossible
                 ) && vmi.status.node_name.is_some()
-                    && !inputs.nodes.iter().any(|n| Some(&n.name) == vmi.status.node_name.as_ref()) =>
+                    && !inputs
+                        .nodes
+                        .iter()
+                        .any(|n| Some(&n.name) == vmi.status.node_name.as_ref()) =>
                 {
                     Some((
                         "not-migratable",
@@ -983,7 +986,11 @@ fn drain_warning(
             format!(
                 "not live-migratable ({why}): a drain of {node} would shut it down, but {} {} the eviction: the drain blocks here (vmctl plan-drain {node})",
                 holders.join(" and "),
-                if holders.len() == 1 { "refuses" } else { "refuse" }
+                if holders.len() == 1 {
+                    "refuses"
+                } else {
+                    "refuse"
+                }
             ),
         )),
         Action::Shutdown | Action::ShutdownNotMigratable => Some((

@@ -459,11 +459,9 @@ pub fn shutdown_question(shutdowns: &[String]) -> String {
 /// scheduler chose); nothing when it did or there was no prediction.
 fn not_as_predicted(to: &str, predicted: Option<&str>) -> String {
     match predicted {
-        Some(p) if p != to && !to.is_empty() => format!(
-            " (went to {}; predicted {})",
-            printable(to),
-            printable(p)
-        ),
+        Some(p) if p != to && !to.is_empty() => {
+            format!(" (went to {}; predicted {})", printable(to), printable(p))
+        }
         _ => String::new(),
     }
 }

@@ -77,8 +77,7 @@ pub fn fates(inputs: &FateInputs) -> BTreeMap<(String, String), DrainFate> {
     for vmi in inputs.vmis {
         work::step(1);
         let node = vmi_node(vmi);
-        if !known.contains(node.as_str())
-            || vmi.status.phase.as_ref().is_some_and(|p| p.is_final())
+        if !known.contains(node.as_str()) || vmi.status.phase.as_ref().is_some_and(|p| p.is_final())
         {
             continue;
         }
@@ -118,10 +117,9 @@ pub fn fates(inputs: &FateInputs) -> BTreeMap<(String, String), DrainFate> {
     // namespace.
     let mut unsynced_in: HashMap<String, Vec<Pod>> = HashMap::new();
     if let Some(pdbs) = inputs.pdbs.filter(|p| !p.is_empty()) {
-        let (kept, ()) =
-            super::pods_of_unsynced_pdbs(inputs.pods.iter().cloned(), pdbs, |rest| {
-                rest.for_each(drop)
-            });
+        let (kept, ()) = super::pods_of_unsynced_pdbs(inputs.pods.iter().cloned(), pdbs, |rest| {
+            rest.for_each(drop)
+        });
         for p in kept {
             unsynced_in
                 .entry(p.metadata.namespace.clone().unwrap_or_default())
