@@ -80,7 +80,10 @@ fn the_summary_says_where_the_vm_went_and_where_it_was_predicted_to_go() {
     assert_eq!(out.status.code(), Some(0), "{}", both(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("-o json");
     assert_eq!(doc["targetNode"], "node-0", "{doc}");
-    assert_eq!(doc["targetNode"].as_str(), Some(lab.node_of("db-01").as_str()));
+    assert_eq!(
+        doc["targetNode"].as_str(),
+        Some(lab.node_of("db-01").as_str())
+    );
     assert_eq!(doc["predictedTargetNode"], "node-2", "{doc}");
     assert_eq!(doc["asPredicted"], false, "{doc}");
 

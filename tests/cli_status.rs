@@ -790,9 +790,11 @@ fn status_says_of_a_drain_what_plan_drain_says() {
                 );
                 continue;
             }
-            let planned = plan["vmis"].as_array().unwrap().iter().find(|v| {
-                v["namespace"] == row["namespace"] && v["name"] == row["name"]
-            });
+            let planned = plan["vmis"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["namespace"] == row["namespace"] && v["name"] == row["name"]);
             let said = &row["drain"];
             checked += 1;
             match (said.is_null(), planned) {
@@ -811,11 +813,9 @@ fn status_says_of_a_drain_what_plan_drain_says() {
                 (false, None) => panic!("{from} {id}: status says {said}, plan-drain skips it"),
                 (true, Some(p)) => {
                     let action = p["action"].as_str().unwrap();
-                    let placement = matches!(
-                        action,
-                        "live-migrate" | "already-migrating" | "no-target"
-                    ) || (action == "blocks-drain"
-                        && plan_blockers(plan, &id).is_empty());
+                    let placement =
+                        matches!(action, "live-migrate" | "already-migrating" | "no-target")
+                            || (action == "blocks-drain" && plan_blockers(plan, &id).is_empty());
                     assert!(
                         placement,
                         "{from} {id}: status says nothing of a drain, plan-drain says {action}: {}",
@@ -887,7 +887,10 @@ fn stderr_is_ascii_without_a_utf8_locale() {
             "{args:?}: {err}"
         );
         for line in err.lines() {
-            assert!(line.is_ascii(), "{args:?}: not ASCII under LANG=C: {line:?}");
+            assert!(
+                line.is_ascii(),
+                "{args:?}: not ASCII under LANG=C: {line:?}"
+            );
         }
     }
 }
