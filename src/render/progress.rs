@@ -65,6 +65,9 @@ struct Bars {
     charset: Charset,
     /// Cells per sparkline.
     spark_width: usize,
+    /// A terminal under 88 columns: shorter names and bars, the clock line without the
+    /// total elapsed, so no line wraps at 80 columns.
+    narrow: bool,
 }
 
 /// The lines of [`trend_lines`].
@@ -321,13 +324,25 @@ impl Drop for ProgressView {
 impl Bars {
     fn new(title: &str, target: ProgressDrawTarget, charset: Charset, spark_width: usize) -> Self {
         let multi = MultiProgress::with_draw_target(target);
+        let narrow = spark_width < 40;
+        let (pass_style, clock_style) = if narrow {
+            (
+                "{prefix:<12!} [{bar:16.cyan/blue}] {msg}",
+                "{prefix:<12!} [{bar:16.green/white}] {msg}",
+            )
+        } else {
+            (
+                "{prefix:<22} [{bar:32.cyan/blue}] {msg}",
+                "{prefix:<22} [{bar:32.green/white}] {msg}",
+            )
+        };
         let pass = multi.add(ProgressBar::new(1));
-        pass.set_style(bar_style("{prefix:<22} [{bar:32.cyan/blue}] {msg}"));
+        pass.set_style(bar_style(pass_style));
         pass.set_prefix(crate::text::printable(title));
         let rates = multi.add(ProgressBar::new(1));
         rates.set_style(bar_style("  {msg}"));
         let clock = multi.add(ProgressBar::new(1));
-        clock.set_style(bar_style("{prefix:<22} [{bar:32.green/white}] {msg}"));
+        clock.set_style(bar_style(clock_style));
         clock.set_prefix("  elapsed");
         // A sample updates seven lines, more than indicatif's rate limit draws at once: a
         // steady redraw shows the last of them within a quarter of a second.
@@ -345,6 +360,7 @@ impl Bars {
             trend,
             charset,
             spark_width,
+            narrow,
         }
     }
 
@@ -392,7 +408,7 @@ impl Bars {
                 self.clock.set_position(0);
             }
         }
-        self.clock.set_message(clock_text(s, budget));
+        self.clock.set_message(clock_text(s, budget, self.narrow));
         self.clock.tick();
     }
 
@@ -478,9 +494,10 @@ impl BudgetClock {
     }
 }
 
-fn clock_text(s: &JobSample, budget: Option<BudgetClock>) -> String {
+fn clock_text(s: &JobSample, budget: Option<BudgetClock>, narrow: bool) -> String {
     let elapsed = duration(s.elapsed_secs() as i64);
     let mut text = match budget {
+        Some(b) if b.from_ms > 0 && narrow => b.text(s),
         Some(b) if b.from_ms > 0 => format!("elapsed {elapsed}, {}", b.text(s)),
         Some(b) => b.text(s),
         None => format!("{elapsed} (no budget)"),
@@ -1124,7 +1141,9 @@ mod tests {
             line.contains("elapsed 20s, streaming 6s of 7m30s budget"),
             "{line}"
         );
-        assert!(clock_text(&s, budget).starts_with("elapsed 20s, streaming 6s of 7m30s budget"));
+        assert!(
+            clock_text(&s, budget, false).starts_with("elapsed 20s, streaming 6s of 7m30s budget")
+        );
     }
 
     #[test]

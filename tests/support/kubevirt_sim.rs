@@ -595,6 +595,7 @@ impl Inner {
                 script
                     .place_on
                     .filter(|n| *n != source_node)
+                    .filter(|n| server.object(Kind::Node, None, n).is_some())
                     .map(str::to_string)
             })
             .or_else(|| pick_node(server, Some(&source_node)))
