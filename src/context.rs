@@ -291,7 +291,11 @@ impl Context {
     /// document's `warnings[]`: nothing vmctl ignores or assumes about its input is silent.
     pub fn warn(&self, message: String) {
         // One line: a newline in a name must not start a line of its own.
-        eprintln!("warning: {}", crate::text::printable(&message));
+        // In ASCII where the locale is not UTF-8, as the tables are.
+        eprintln!(
+            "warning: {}",
+            crate::render::glyphs::for_stderr(&crate::text::printable(&message))
+        );
         if let Ok(mut all) = self.warnings.lock() {
             all.push(message);
         }

@@ -70,9 +70,16 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// A message for stderr: escaped ([`crate::text::printable`]) and in the locale's
+/// charset ([`crate::render::glyphs::for_stderr`]).
+fn stderr_words(text: &str) -> String {
+    crate::render::glyphs::for_stderr(&crate::text::printable(text)).into_owned()
+}
+
 fn report(err: &Error) -> ExitCode {
-    // Errors quote names and messages from the cluster and from files: escaped, one line.
-    let printable = crate::text::printable;
+    // Errors quote names and messages from the cluster and from files: escaped, one line,
+    // in ASCII where the locale is not UTF-8.
+    let printable = stderr_words;
     eprintln!("error: {}", printable(&err.to_string()));
     for hint in err.hints() {
         eprintln!("hint: {}", printable(hint));
@@ -92,7 +99,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit()
     }
-    let printable = crate::text::printable;
+    let printable = stderr_words;
     let text = e.render().to_string();
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid arguments");

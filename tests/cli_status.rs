@@ -707,3 +707,190 @@ fn the_migrations_phase_column_is_the_vmims_phase() {
         }
     }
 }
+
+/// The clusters status and plan-drain are checked against each other on: the example
+/// cluster and every fixture cluster of tests/fixtures (a directory of YAML files, or one
+/// file when the directory has no YAML of its own).
+fn fixture_clusters() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![root.join("examples/cluster")];
+    let mut stack = vec![root.join("tests/fixtures")];
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        let yaml = entries
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "yaml" || e == "json"));
+        if yaml {
+            out.push(dir.clone());
+        }
+        stack.extend(entries.into_iter().filter(|p| p.is_dir()));
+    }
+    out
+}
+
+/// `kind namespace/name` of the blockers that hold `vmi` (blocking only; a ResourceQuota
+/// on a migration's target pod is the placement's, which status does not judge).
+fn plan_blockers(plan: &serde_json::Value, vmi: &str) -> Vec<String> {
+    let mut b: Vec<String> = plan["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["blocking"] == true && b["kind"] != "quota")
+        .filter(|b| b["vmis"].as_array().unwrap().iter().any(|v| v == vmi))
+        .map(|b| {
+            format!(
+                "{} {}/{}",
+                b["kind"].as_str().unwrap(),
+                b["namespace"].as_str().unwrap_or(""),
+                b["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    b.sort();
+    b
+}
+
+/// Issue 33 (i33-k, 1): what status says a drain does to a VM is what plan-drain says for
+/// that VM's node, on every VM of every fixture cluster, by program (both `-o json`).
+#[test]
+fn status_says_of_a_drain_what_plan_drain_says() {
+    let mut checked = 0;
+    let mut claims = 0;
+    for cluster in fixture_clusters() {
+        let from = cluster.display().to_string();
+        let out = vmctl(["--from", from.as_str(), "status", "-A", "-o", "json"]);
+        if out.status.code() != Some(0) {
+            continue;
+        }
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut plans: std::collections::BTreeMap<String, serde_json::Value> = Default::default();
+        for row in status["vmis"].as_array().unwrap() {
+            let Some(node) = row["node"].as_str() else {
+                continue;
+            };
+            let id = format!(
+                "{}/{}",
+                row["namespace"].as_str().unwrap(),
+                row["name"].as_str().unwrap()
+            );
+            let plan = plans.entry(node.to_string()).or_insert_with(|| {
+                let out = vmctl(["--from", from.as_str(), "plan-drain", node, "-o", "json"]);
+                // A node the snapshot has no Node object for: plan-drain refuses it.
+                serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+            });
+            if plan.is_null() {
+                assert!(
+                    row["drain"].is_null(),
+                    "{from} {id}: status claims {} of node {node}, which plan-drain does not know",
+                    row["drain"]
+                );
+                continue;
+            }
+            let planned = plan["vmis"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["namespace"] == row["namespace"] && v["name"] == row["name"]);
+            let said = &row["drain"];
+            checked += 1;
+            match (said.is_null(), planned) {
+                (false, Some(p)) => {
+                    claims += 1;
+                    assert_eq!(said["action"], p["action"], "{from} {id}: {said} vs {p}");
+                    assert_eq!(said["node"], node, "{from} {id}: {said}");
+                    let by: Vec<String> = said["blockedBy"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|b| b.as_str().unwrap().to_string())
+                        .collect();
+                    assert_eq!(by, plan_blockers(plan, &id), "{from} {id}: {said}");
+                }
+                (false, None) => panic!("{from} {id}: status says {said}, plan-drain skips it"),
+                (true, Some(p)) => {
+                    let action = p["action"].as_str().unwrap();
+                    let placement =
+                        matches!(action, "live-migrate" | "already-migrating" | "no-target")
+                            || (action == "blocks-drain" && plan_blockers(plan, &id).is_empty());
+                    assert!(
+                        placement,
+                        "{from} {id}: status says nothing of a drain, plan-drain says {action}: {}",
+                        p["explanation"]
+                    );
+                }
+                (true, None) => {}
+            }
+        }
+    }
+    eprintln!("{checked} VMs checked, {claims} claims");
+    assert!(checked >= 50, "only {checked} VMs checked");
+    assert!(claims >= 15, "only {claims} claims checked");
+}
+
+/// The example's sip-gateway-01: not live-migratable, LiveMigrateIfPossible, and a PDB
+/// that allows no disruption: status says the drain blocks on the PDB, as plan-drain does.
+#[test]
+fn status_names_the_pdb_that_blocks_a_shutdown() {
+    let out = ok(vmctl(["--from", "examples/cluster", "status", "-A"]));
+    let line = out
+        .lines()
+        .find(|l| l.contains("prod/sip-gateway-01: not live-migratable"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!line.ends_with("a drain shuts it down"), "{line}");
+    assert!(
+        line.contains("PodDisruptionBudget prod/sip-gateway-pdb refuses the eviction"),
+        "{line}"
+    );
+    assert!(line.contains("vmctl plan-drain node-3"), "{line}");
+}
+
+/// Issue 33 (i33-k, 5): under `LANG=C` what vmctl writes on stderr (warnings, errors) is
+/// ASCII, as its tables are.
+#[test]
+fn stderr_is_ascii_without_a_utf8_locale() {
+    let dir = tempfile::tempdir().unwrap();
+    // A VMI whose creationTimestamp does not parse: a warning (status) and an error
+    // (explain), each quoting the value cut with an ellipsis.
+    let vmi = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [{
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+        "metadata": {"name": "vm-a", "namespace": "prod", "creationTimestamp": "x".repeat(300)},
+        "spec": {}, "status": {"phase": "Running", "nodeName": "node-1"}}]});
+    std::fs::write(dir.path().join("vmis.json"), vmi.to_string()).unwrap();
+    let from = dir.path().display().to_string();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--from", from.as_str()])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("LANG", "C")
+            .env("LC_ALL", "C")
+            .env_remove("LC_CTYPE")
+            .env_remove("KUBECONFIG")
+            .env("VMCTL_JOURNAL", "off")
+            .output()
+            .unwrap()
+    };
+    for (args, code) in [
+        (&["status", "-A"][..], 0),
+        (&["status", "-A", "-o", "json"][..], 0),
+        (&["explain", "vm/vm-a", "-n", "prod"][..], 4),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", both(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("warning:") || err.contains("error:"),
+            "{args:?}: {err}"
+        );
+        for line in err.lines() {
+            assert!(
+                line.is_ascii(),
+                "{args:?}: not ASCII under LANG=C: {line:?}"
+            );
+        }
+    }
+}

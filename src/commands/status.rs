@@ -1,147 +1,19 @@
 //! `vmctl status [VM...]`: one screen that answers "what is going on with my VMs".
 
-use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
-
 use crate::cli::StatusArgs;
-use crate::cluster::selector::LabelSelector;
-use crate::cluster::source::{list_lenient, optional};
-use crate::cluster::{Kind, Query};
 use crate::context::Context;
 use crate::error::{Result, exit};
-use crate::model::{
-    KubeVirt, MigrationPolicy, Node, Pod, PodFacts, VirtualMachineInstance,
-    VirtualMachineInstanceMigration,
-};
-use crate::policy::pods::{LAUNCHER_LABEL, LAUNCHER_VALUE};
-use crate::policy::status::NodeFacts;
 use crate::render::{OutputFormat, write_stdout, write_structured};
 
+pub use crate::operate::status::{gather, slim_pod, vmi_selector};
 pub use crate::policy::status::{
-    MigrationRow, StatusInputs, StatusReport, Warning, build_report, filter_names, leftover_warning,
+    MigrationRow, StatusInputs, StatusReport, Warning, build_report, build_report_with,
+    filter_names, leftover_warning,
 };
 pub use crate::render::status::{phase_words, render_table, route};
 
-// ---------------------------------------------------------------- gather
-
-/// The VMIs `status` reads: `-l SELECTOR` and `--node NODE` (the VMI's node label).
-pub fn vmi_selector(args: &StatusArgs) -> Result<LabelSelector> {
-    Ok(LabelSelector::for_vmis(
-        args.selector.as_deref(),
-        args.node.as_deref(),
-    )?)
-}
-
-/// The inputs, and the objects skipped because they do not decode (named, with the field).
-async fn gather(
-    ctx: &Context,
-    args: &StatusArgs,
-) -> Result<(StatusInputs, Vec<String>, Vec<MigrationPolicy>)> {
-    let vmi_query = ctx.scope.query().with_labels(vmi_selector(args)?);
-    let pod_query = ctx
-        .scope
-        .query()
-        .with_label(&format!("{LAUNCHER_LABEL}={LAUNCHER_VALUE}"))?;
-    let scope_query = ctx.scope.query();
-    let cluster_query = Query::all();
-    // One object that does not decode costs that object, not the whole fleet view: it is
-    // named under `skipped` (issue 11).
-    // vmctl's own temporary policies, to find any that outlived its migration.
-    let vmctl_policies = Query::all().with_label(&format!(
-        "{}={}",
-        crate::migration::kubevirt::MANAGED_BY_LABEL,
-        crate::migration::kubevirt::MANAGED_BY_VALUE
-    ))?;
-    let ((vmis, s1), (vmims, s2), (pods, s3), (kubevirts, s4), policies, nodes) = tokio::try_join!(
-        list_lenient::<VirtualMachineInstance>(
-            &ctx.source,
-            Kind::VirtualMachineInstance,
-            &vmi_query
-        ),
-        list_lenient::<VirtualMachineInstanceMigration>(
-            &ctx.source,
-            Kind::VirtualMachineInstanceMigration,
-            &scope_query
-        ),
-        list_lenient::<LauncherPodFacts>(&ctx.source, Kind::Pod, &pod_query),
-        list_lenient::<KubeVirt>(&ctx.source, Kind::KubeVirt, &cluster_query),
-        // Optional: a namespaced user may not read cluster-scoped policies or Nodes.
-        optional(
-            list_lenient::<MigrationPolicy>(&ctx.source, Kind::MigrationPolicy, &vmctl_policies),
-            "MigrationPolicies",
-            "temporary policies vmctl may have left behind are not checked",
-        ),
-        optional(
-            list_lenient::<Node>(&ctx.source, Kind::Node, &cluster_query),
-            "Nodes",
-            "cordoned nodes are not shown",
-        ),
-    )?;
-    let nodes = match nodes {
-        Ok((found, _)) => found.iter().map(NodeFacts::of).collect(),
-        Err(note) => {
-            ctx.warn(note);
-            Vec::new()
-        }
-    };
-    let (policies, s5) = match policies {
-        Ok(found) => found,
-        Err(note) => {
-            ctx.warn(note);
-            (Vec::new(), Vec::new())
-        }
-    };
-    let skipped: Vec<String> = [s1, s2, s3, s4, s5].into_iter().flatten().collect();
-    for w in crate::model::unknown::warnings(&vmis, &vmims, &kubevirts) {
-        ctx.warn(w);
-    }
-    Ok((
-        StatusInputs {
-            vmis,
-            vmims,
-            // Same size: collected in place, no second vector of pods.
-            pods: pods.into_iter().map(|p| p.0).collect(),
-            kubevirt: kubevirts.into_iter().next(),
-            loops: args.loops.thresholds(),
-            nodes,
-        },
-        skipped,
-        policies,
-    ))
-}
-
-/// A launcher pod as far as `build_report` reads it: metadata, `spec.nodeName`,
-/// `status.phase` and `status.conditions`. Containers, volumes and container statuses are
-/// most of a pod's size, times 100,000 pods. (A test checks the report is unchanged.)
-pub fn slim_pod(pod: &mut Pod) {
-    if let Some(spec) = pod.spec.as_mut() {
-        *spec = PodSpec {
-            node_name: spec.node_name.take(),
-            ..PodSpec::default()
-        };
-    }
-    if let Some(status) = pod.status.as_mut() {
-        *status = PodStatus {
-            phase: status.phase.take(),
-            conditions: status.conditions.take(),
-            ..PodStatus::default()
-        };
-    }
-}
-
-/// A launcher pod decoded straight into its slim form (see [`slim_pod`]): no other copy of
-/// the pods exists at any time.
-struct LauncherPodFacts(Pod);
-
-impl<'de> serde::Deserialize<'de> for LauncherPodFacts {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let mut pod = Pod::from(PodFacts::deserialize(d)?);
-        slim_pod(&mut pod);
-        Ok(LauncherPodFacts(pod))
-    }
-}
-
 pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
-    let (mut inputs, skipped, policies) = gather(ctx, args).await?;
+    let (mut inputs, skipped, policies, drain_facts) = gather(ctx, args).await?;
     let leftovers = crate::policy::preflight::leftover_temporary_policies(
         &policies,
         &inputs.vmims,
@@ -149,7 +21,12 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
         ctx.scope.namespace(),
     );
     filter_names(&mut inputs, &args.names)?;
-    let mut report = build_report(&inputs, ctx.now, &ctx.source_description());
+    let mut report = build_report_with(
+        &inputs,
+        drain_facts.as_ref(),
+        ctx.now,
+        &ctx.source_description(),
+    );
     report
         .warnings
         .extend(leftovers.iter().map(leftover_warning));
@@ -191,6 +68,7 @@ pub async fn run(ctx: &Context, args: &StatusArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Pod;
     use crate::policy::status::{StatusInputs, build_report};
     use k8s_openapi::jiff::Timestamp;
     use serde_json::Value;

@@ -33,7 +33,7 @@ use crate::policy::drain::evict::{
 };
 use crate::policy::drain::execute::{
     DrainRun, Event, MigrationSeen, Outcome, Settings, StuckSeen, VmSeen, VmStart, World,
-    actions_of,
+    actions_of, predicted_targets,
 };
 use crate::policy::drain::{Action, DrainPlan, Verdict, VmiPlan};
 use crate::render::drain::{DrainOutput, DrainResult, Summary};
@@ -386,7 +386,8 @@ pub async fn run(ctx: &'static Context, args: &DrainArgs) -> Result<i32> {
             give_up_after: args.loops.loop_failures,
             ..Settings::default()
         },
-    );
+    )
+    .with_predictions(&predicted_targets(&plan));
     // With --force-partial: a VM the plan knows cannot go anywhere is named now, not evicted;
     // so is one caught in a loop (an eviction of a VM in an evacuation loop marks it again).
     for v in &plan.vmis {
@@ -767,6 +768,7 @@ impl Draining<'_> {
             reason,
             failures,
             retry,
+            give_up_after,
         } = event
         else {
             return self.out.event(&now(), event, None);
@@ -811,6 +813,7 @@ impl Draining<'_> {
             reason,
             failures: *failures,
             retry: *retry,
+            give_up_after: *give_up_after,
         };
         self.out.event(&now(), &event, diagnosis.as_ref())
     }

@@ -128,21 +128,27 @@ pub(crate) async fn finish(
         .as_ref()
         .map(|m| m.name().to_string())
         .unwrap_or_default();
+    // Where the VM went, from the API (the VMI's migrationState.targetNode), beside where
+    // the pre-flight predicted it would go (the scheduler chooses).
+    let went = state.as_ref().and_then(|s| s.target_node.clone());
+    let predicted = f.predicted_target.clone();
+    let as_predicted = went
+        .as_ref()
+        .zip(predicted.as_ref())
+        .map(|(went, predicted)| went == predicted);
     let message = match outcome {
         Outcome::Succeeded => format!(
-            "{namespace}/{name} runs on {} now ({} → {})",
-            state
-                .as_ref()
-                .and_then(|s| s.target_node.clone())
-                .unwrap_or_else(|| "the target".into()),
+            "{namespace}/{name} runs on {} now ({} → {}{})",
+            went.clone().unwrap_or_else(|| "the target".into()),
             state
                 .as_ref()
                 .and_then(|s| s.source_node.clone())
                 .unwrap_or_default(),
-            state
-                .as_ref()
-                .and_then(|s| s.target_node.clone())
-                .unwrap_or_default()
+            went.clone().unwrap_or_default(),
+            match (&went, &predicted, as_predicted) {
+                (Some(w), Some(p), Some(false)) => format!("; went to {w}; predicted {p}"),
+                _ => String::new(),
+            }
         ),
         Outcome::Aborted if f.vmim_deleted && !aborted => {
             format!("the migration {vmim_name} was deleted (aborted) while vmctl followed it")
@@ -184,7 +190,9 @@ pub(crate) async fn finish(
             "outcome": outcome.as_str(),
             "summary": summary,
             "sourceNode": state.as_ref().and_then(|s| s.source_node.clone()),
-            "targetNode": state.as_ref().and_then(|s| s.target_node.clone()),
+            "targetNode": went,
+            "predictedTargetNode": predicted,
+            "asPredicted": as_predicted,
             "sourcePod": state.as_ref().and_then(|s| s.source_pod.clone()),
             "targetPod": state.as_ref().and_then(|s| s.target_pod.clone()),
             "migrationPolicy": state.as_ref().and_then(|s| s.migration_policy_name.clone()),

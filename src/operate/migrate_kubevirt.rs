@@ -501,16 +501,60 @@ async fn start_migration(
     })
 }
 
+/// The pre-flight's words without its estimate, and the one predicted time, labelled: the
+/// target pod's start plus the memory transfer (the dirty-rate prediction's when there is
+/// one, else memory over bandwidth). Never two bare times (issue 33).
+fn preflight_and_predicted(plan: &MigrationPlan) -> (String, Option<String>) {
+    use crate::policy::drain::SETUP_SECONDS;
+    let pre = &plan.preflight;
+    let Some(estimate) = pre.plan.as_ref().and_then(|p| p.estimate_seconds) else {
+        return (pre.explanation.clone(), None);
+    };
+    let words = pre.explanation.replacen(
+        &format!(", about {}", fmt::duration(estimate as i64)),
+        "",
+        1,
+    );
+    let transfer = match &plan.prediction {
+        // Predicted not to complete: no time is predicted (the prediction says so).
+        Some(p) if p.completes == Some(false) => return (words, None),
+        Some(p) if p.predicted_seconds.is_some() => (
+            p.predicted_seconds.unwrap_or(0.0).ceil() as u64,
+            "the prediction from the guest's dirty rate above",
+        ),
+        _ => (
+            estimate.saturating_sub(SETUP_SECONDS),
+            "the guest's memory over the bandwidth",
+        ),
+    };
+    let total = SETUP_SECONDS + transfer.0;
+    (
+        words,
+        Some(format!(
+            "predicted: about {} in all ({} to create and start the target pod, then {} to move the memory: {})",
+            fmt::duration(total as i64),
+            fmt::duration(SETUP_SECONDS as i64),
+            fmt::duration(transfer.0 as i64),
+            transfer.1
+        )),
+    )
+}
+
 fn render_plan(plan: &MigrationPlan, style: Style) -> String {
+    let (words, predicted) = preflight_and_predicted(plan);
     let mut out = format!(
         "{} {}/{}: pre-flight passed: {}\n",
         style.paint("dry run:", Tone::Strong),
         plan.namespace,
         plan.vmi,
-        plan.preflight.explanation
+        words
     );
     for l in &plan.prediction_lines {
         out.push_str(&text::prediction(l));
+        out.push('\n');
+    }
+    if let Some(p) = predicted {
+        out.push_str(&p);
         out.push('\n');
     }
     if let Some(b) = plan.preflight.budget_seconds.filter(|b| *b > 0) {

@@ -9,5 +9,6 @@ pub mod migrate;
 pub mod migrate_kubevirt;
 pub mod migrate_libvirt;
 pub mod record;
+pub mod status;
 pub mod status_watch;
 pub mod top;

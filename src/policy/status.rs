@@ -11,9 +11,13 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::model::vmi::{MigrationMode, MigrationState};
 use crate::model::vmim::DecentralizedRole;
-use crate::model::{KubeVirt, Pod, Time, VirtualMachineInstance, VirtualMachineInstanceMigration};
+use crate::model::{
+    KubeVirt, Pod, PodDisruptionBudget, Time, VirtualMachineInstance,
+    VirtualMachineInstanceMigration,
+};
 use crate::names::suggest;
 use crate::policy::budget::completion_budget_seconds;
+use crate::policy::drain::fate::{DrainFate, FateInputs, fates};
 use crate::policy::eviction::{StrategySource, effective_eviction_strategy};
 use crate::policy::index::{MigrationIndex, PodIndex};
 use crate::policy::migratability::{Blocker, migratability};
@@ -161,6 +165,11 @@ pub struct VmiRow {
     /// the last failure's cause and the way out.
     #[serde(rename = "loop", skip_serializing_if = "Option::is_none")]
     pub in_loop: Option<Loop>,
+    /// What a drain of its node would do to it, as plan-drain decides it
+    /// ([`crate::policy::drain::fate`]): only the fates that need no placement (a VMI that
+    /// live-migrates has none here: where it goes is plan-drain's to say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain: Option<DrainFate>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -543,7 +552,39 @@ fn migration_conditions(vmi: &VirtualMachineInstance, evacuation_shown: bool) ->
 
 /// Builds the report. Pure: the inputs and the clock in, the report out.
 pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> StatusReport {
+    build_report_with(inputs, None, now, source)
+}
+
+/// What `status` reads besides [`StatusInputs`] so that what it says a drain does is
+/// plan-drain's decision ([`fates`]): the PodDisruptionBudgets in scope and the API
+/// server's version (how the eviction API reads `selector: {}`).
+#[derive(Debug, Clone, Default)]
+pub struct DrainFacts {
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub server_version: Option<crate::model::ServerVersion>,
+}
+
+/// [`build_report`] with [`DrainFacts`] (None: not read; a PDB may then still refuse a
+/// shutdown status says a drain makes).
+pub fn build_report_with(
+    inputs: &StatusInputs,
+    drain_facts: Option<&DrainFacts>,
+    now: Timestamp,
+    source: &str,
+) -> StatusReport {
     let kubevirt = inputs.kubevirt.as_ref();
+    let node_names: Vec<String> = inputs.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut drain_fates = fates(&FateInputs {
+        vmis: &inputs.vmis,
+        nodes: &node_names,
+        vmims: &inputs.vmims,
+        pods: &inputs.pods,
+        pdbs: drain_facts.map(|f| f.pdbs.as_slice()),
+        kubevirt,
+        server_version: drain_facts.and_then(|f| f.server_version.as_ref()),
+        now: Some(Time(now)),
+        loops: inputs.loops,
+    });
     let cluster_config = kubevirt.map(KubeVirt::migration_config);
     let cluster_per_gib = cluster_config
         .as_ref()
@@ -786,23 +827,41 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
                 message: format!("the VMI has failed: {why}"),
             });
         }
+        let drain = drain_fates.remove(&(vmi.namespace().to_string(), vmi.name().to_string()));
         if !mig.is_migratable() && mig.live_migratable == Some(false) {
+            // What a drain does to it is plan-drain's decision, PDBs included: never guessed
+            // from the strategy alone.
             let why = mig.short();
-            match strategy.strategy {
-                crate::model::EvictionStrategy::LiveMigrate => warnings.push(Warning {
+            let said = match &drain {
+                Some(f) => drain_warning(f, &strategy.strategy, &why),
+                // Its node is not among the cluster's Nodes (or they were not read): what a
+                // drain does is plan-drain's to say, not guessed here.
+                None if matches!(
+                    strategy.strategy,
+                    crate::model::EvictionStrategy::LiveMigrate
+                        | crate::model::EvictionStrategy::LiveMigrateIfPossible
+                ) && vmi.status.node_name.is_some()
+                    && !inputs
+                        .nodes
+                        .iter()
+                        .any(|n| Some(&n.name) == vmi.status.node_name.as_ref()) =>
+                {
+                    Some((
+                        "not-migratable",
+                        format!(
+                            "not live-migratable ({why}); its node {} is not among the Nodes read: vmctl plan-drain says what a drain does to it",
+                            vmi.status.node_name.as_deref().unwrap_or("")
+                        ),
+                    ))
+                }
+                None => None,
+            };
+            if let Some((kind, message)) = said {
+                warnings.push(Warning {
                     vmi: id.clone(),
-                    kind: "blocks-drain".into(),
-                    message: format!(
-                        "evictionStrategy LiveMigrate but not live-migratable ({why}): a drain of {} is refused until this is fixed",
-                        vmi.status.node_name.as_deref().unwrap_or("its node")
-                    ),
-                }),
-                crate::model::EvictionStrategy::LiveMigrateIfPossible => warnings.push(Warning {
-                    vmi: id.clone(),
-                    kind: "not-migratable".into(),
-                    message: format!("not live-migratable ({why}): a drain shuts it down"),
-                }),
-                _ => {}
+                    kind: kind.into(),
+                    message,
+                });
             }
         }
 
@@ -829,6 +888,7 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
             last_migration,
             migration_conditions,
             in_loop,
+            drain,
         });
     }
 
@@ -883,6 +943,68 @@ pub fn build_report(inputs: &StatusInputs, now: Timestamp, source: &str) -> Stat
         warnings,
         skipped: Vec::new(),
         namespace: None,
+    }
+}
+
+/// The Attention line for a VMI that cannot live-migrate, from what a drain of its node does
+/// to it ([`DrainFate`], plan-drain's decision): `(kind, message)`; None for a fate that
+/// needs no word here (External, a loop has its own line).
+fn drain_warning(
+    fate: &DrainFate,
+    strategy: &crate::model::EvictionStrategy,
+    why: &str,
+) -> Option<(&'static str, String)> {
+    use crate::policy::drain::Action;
+    let node = &fate.node;
+    let holders: Vec<String> = fate
+        .blocked_by
+        .iter()
+        .filter_map(|b| {
+            let (kind, name) = b.split_once(' ')?;
+            Some(match kind {
+                "pdb" => format!("PodDisruptionBudget {name}"),
+                "vmi" => return None,
+                _ => format!("{kind} {name}"),
+            })
+        })
+        .collect();
+    match fate.action {
+        Action::BlocksDrain if *strategy == crate::model::EvictionStrategy::LiveMigrate => Some((
+            "blocks-drain",
+            format!(
+                "evictionStrategy LiveMigrate but not live-migratable ({why}): a drain of {node} is refused until this is fixed"
+            ),
+        )),
+        Action::BlocksDrain => Some((
+            "blocks-drain",
+            format!(
+                "not live-migratable ({why}): a drain of {node} blocks on it (vmctl plan-drain {node})"
+            ),
+        )),
+        Action::Shutdown | Action::ShutdownNotMigratable if !holders.is_empty() => Some((
+            "blocks-drain",
+            format!(
+                "not live-migratable ({why}): a drain of {node} would shut it down, but {} {} the eviction: the drain blocks here (vmctl plan-drain {node})",
+                holders.join(" and "),
+                if holders.len() == 1 {
+                    "refuses"
+                } else {
+                    "refuse"
+                }
+            ),
+        )),
+        Action::Shutdown | Action::ShutdownNotMigratable => Some((
+            "not-migratable",
+            format!(
+                "not live-migratable ({why}): a drain of {node} shuts it down{}",
+                if fate.pdbs_read {
+                    ""
+                } else {
+                    " (PodDisruptionBudgets not read: one may refuse the eviction; vmctl plan-drain tells)"
+                }
+            ),
+        )),
+        _ => None,
     }
 }
 

@@ -207,6 +207,7 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             reason,
             failures,
             retry,
+            give_up_after,
         } => {
             let mut lines = vec![format!(
                 "{}: migration {} failed: {}",
@@ -227,7 +228,7 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             }
             lines.push(if *retry {
                 format!(
-                    "  KubeVirt tries again after a backoff (20 s, doubling per failure); failure {failures}, vmctl waits up to 3"
+                    "  KubeVirt tries again after a backoff (20 s, doubling per failure); failure {failures} of the {give_up_after} after which vmctl stops waiting (--loop-failures)"
                 )
             } else {
                 "  no retry: the VM is no longer marked for evacuation, or vmctl stops waiting".to_string()
@@ -241,11 +242,13 @@ pub fn event_lines(style: Style, event: &Event, diagnosis: Option<&Diagnosis>) -
             to,
             migration,
             attempt,
+            predicted,
         } => format!(
-            "{} moved {} → {}{}",
+            "{} moved {} → {}{}{}",
             vm(namespace, vmi),
             printable(from),
             printable(to),
+            not_as_predicted(to, predicted.as_deref()),
             match (migration, attempt) {
                 (Some(m), 2..) => format!(
                     " (migration {}, attempt {attempt}: KubeVirt's retry after {} failed)",
@@ -452,6 +455,17 @@ pub fn shutdown_question(shutdowns: &[String]) -> String {
     q
 }
 
+/// ` (went to NODE; predicted OTHER)` when a VM did not go where the plan predicted (the
+/// scheduler chose); nothing when it did or there was no prediction.
+fn not_as_predicted(to: &str, predicted: Option<&str>) -> String {
+    match predicted {
+        Some(p) if p != to && !to.is_empty() => {
+            format!(" (went to {}; predicted {})", printable(to), printable(p))
+        }
+        _ => String::new(),
+    }
+}
+
 /// The summary, in lines.
 pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
     let nodes = s
@@ -491,11 +505,12 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
         out.push(format!("  moved ({}):", a.moved.len()));
         for m in &a.moved {
             out.push(format!(
-                "    {}/{} {} → {}{}",
+                "    {}/{} {} → {}{}{}",
                 printable(&m.namespace),
                 printable(&m.vmi),
                 printable(&m.from),
                 printable(&m.to),
+                not_as_predicted(&m.to, m.predicted.as_deref()),
                 if m.attempt > 1 {
                     format!(" (attempt {}: KubeVirt's retry)", m.attempt)
                 } else {

@@ -74,6 +74,12 @@ pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     fold(text, Charset::current())
 }
 
+/// [`fold`] in this process's charset, for stderr (warnings, errors, progress lines): never
+/// data, so folded under `-o json` too.
+pub fn for_stderr(text: &str) -> std::borrow::Cow<'_, str> {
+    fold(text, Charset::current())
+}
+
 impl Charset {
     /// This process's charset, detected once.
     pub fn current() -> Self {

@@ -132,12 +132,12 @@ pub fn write_document(text: &str) -> Result<()> {
 /// progress lines of commands whose stdout carries the result. Escaping cluster text is the
 /// caller's (the `render` function that built the line).
 pub fn stderr_line(text: &str) {
-    eprintln!("{}", glyphs::for_terminal(text));
+    eprintln!("{}", glyphs::for_stderr(text));
 }
 
 /// Writes text to stderr as it is (no newline added).
 pub fn stderr_text(text: &str) {
-    eprint!("{}", glyphs::for_terminal(text));
+    eprint!("{}", glyphs::for_stderr(text));
 }
 
 /// Adds `warnings` (what was said on stderr about the input) to a JSON document built with
@@ -282,7 +282,10 @@ impl serde_json::ser::Formatter for NoControls<'_> {
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!("{}", $crate::text::printable_lines(&format!($($arg)*)))
+        eprintln!(
+            "{}",
+            $crate::render::glyphs::for_stderr(&$crate::text::printable_lines(&format!($($arg)*)))
+        )
     };
 }
 

@@ -2,7 +2,7 @@
 //!
 //! On a terminal: indicatif bars on stderr — the current pass's memory (a pass that starts
 //! with more than the last one ended with opens a new bar instead of running it backwards),
-//! transfer rate against dirty rate, expected downtime, elapsed against the budget, ETA — with
+//! transfer rate against dirty rate, expected downtime, elapsed against the budget, time left — with
 //! mode changes and controller decisions printed above the bars as they happen. Off a
 //! terminal: one greppable line per second on stderr, in Proxmox's style
 //! (`migration active, transferred X of Y, Z/s, ...`). At the end a summary on stdout.
@@ -65,6 +65,9 @@ struct Bars {
     charset: Charset,
     /// Cells per sparkline.
     spark_width: usize,
+    /// A terminal under 88 columns: shorter names and bars, the clock line without the
+    /// total elapsed, so no line wraps at 80 columns.
+    narrow: bool,
 }
 
 /// The lines of [`trend_lines`].
@@ -321,13 +324,25 @@ impl Drop for ProgressView {
 impl Bars {
     fn new(title: &str, target: ProgressDrawTarget, charset: Charset, spark_width: usize) -> Self {
         let multi = MultiProgress::with_draw_target(target);
+        let narrow = spark_width < 40;
+        let (pass_style, clock_style) = if narrow {
+            (
+                "{prefix:<12!} [{bar:16.cyan/blue}] {msg}",
+                "{prefix:<12!} [{bar:16.green/white}] {msg}",
+            )
+        } else {
+            (
+                "{prefix:<22} [{bar:32.cyan/blue}] {msg}",
+                "{prefix:<22} [{bar:32.green/white}] {msg}",
+            )
+        };
         let pass = multi.add(ProgressBar::new(1));
-        pass.set_style(bar_style("{prefix:<22} [{bar:32.cyan/blue}] {msg}"));
+        pass.set_style(bar_style(pass_style));
         pass.set_prefix(crate::text::printable(title));
         let rates = multi.add(ProgressBar::new(1));
         rates.set_style(bar_style("  {msg}"));
         let clock = multi.add(ProgressBar::new(1));
-        clock.set_style(bar_style("{prefix:<22} [{bar:32.green/white}] {msg}"));
+        clock.set_style(bar_style(clock_style));
         clock.set_prefix("  elapsed");
         // A sample updates seven lines, more than indicatif's rate limit draws at once: a
         // steady redraw shows the last of them within a quarter of a second.
@@ -345,6 +360,7 @@ impl Bars {
             trend,
             charset,
             spark_width,
+            narrow,
         }
     }
 
@@ -392,7 +408,7 @@ impl Bars {
                 self.clock.set_position(0);
             }
         }
-        self.clock.set_message(clock_text(s, budget));
+        self.clock.set_message(clock_text(s, budget, self.narrow));
         self.clock.tick();
     }
 
@@ -478,14 +494,15 @@ impl BudgetClock {
     }
 }
 
-fn clock_text(s: &JobSample, budget: Option<BudgetClock>) -> String {
+fn clock_text(s: &JobSample, budget: Option<BudgetClock>, narrow: bool) -> String {
     let elapsed = duration(s.elapsed_secs() as i64);
     let mut text = match budget {
+        Some(b) if b.from_ms > 0 && narrow => b.text(s),
         Some(b) if b.from_ms > 0 => format!("elapsed {elapsed}, {}", b.text(s)),
         Some(b) => b.text(s),
         None => format!("{elapsed} (no budget)"),
     };
-    text.push_str(&format!(" · ETA {}", eta_text(s)));
+    text.push_str(&format!(" · {}", eta_text(s)));
     text
 }
 
@@ -559,12 +576,17 @@ pub fn eta_secs(s: &JobSample) -> Option<u64> {
     }
 }
 
+/// What is left, live, in words that cannot be taken for the prediction made before the
+/// start (`predicted …`): `about 12s left`.
 fn eta_text(s: &JobSample) -> String {
     match eta(s) {
-        Eta::Secs(secs) => duration(secs as i64),
-        Eta::AtLeast(secs) => format!("{} or more (dirty rate unknown)", duration(secs as i64)),
-        Eta::Unknown => "unknown".to_string(),
-        Eta::Never => "never at these rates".to_string(),
+        Eta::Secs(secs) => format!("about {} left", duration(secs as i64)),
+        Eta::AtLeast(secs) => format!(
+            "at least {} left (dirty rate unknown)",
+            duration(secs as i64)
+        ),
+        Eta::Unknown => "time left unknown".to_string(),
+        Eta::Never => "time left: never at these rates".to_string(),
     }
 }
 
@@ -598,7 +620,7 @@ pub fn status_line(s: &JobSample, passes: &PassTracker, budget: Option<BudgetClo
         Some(b) => format!("elapsed {elapsed} of {}", duration(b.secs as i64)),
         None => format!("elapsed {elapsed}"),
     });
-    parts.push(format!("eta {}", eta_text(s)));
+    parts.push(eta_text(s));
     parts.push(format!("mode {}", s.mode.as_str()));
     parts.join(", ")
 }
@@ -1119,7 +1141,9 @@ mod tests {
             line.contains("elapsed 20s, streaming 6s of 7m30s budget"),
             "{line}"
         );
-        assert!(clock_text(&s, budget).starts_with("elapsed 20s, streaming 6s of 7m30s budget"));
+        assert!(
+            clock_text(&s, budget, false).starts_with("elapsed 20s, streaming 6s of 7m30s budget")
+        );
     }
 
     #[test]
@@ -1138,7 +1162,7 @@ mod tests {
             ),
             "migration active, transferred 192.0 MiB of 256.0 MiB, 32.0 MiB/s, remaining 64.0 MiB, \
              dirty 16.0 MiB/s (measured before start), pass 1, expected downtime 300 ms, \
-             elapsed 12s of 2m30s, eta 17s, mode pre-copy"
+             elapsed 12s of 2m30s, about 17s left, mode pre-copy"
         );
     }
 
@@ -1155,7 +1179,7 @@ mod tests {
         let line = status_line(&unknown, &PassTracker::default(), None);
         assert!(line.contains("dirty unknown,"), "{line}");
         assert!(
-            line.contains("eta 2s or more (dirty rate unknown)"),
+            line.contains("at least 2s left (dirty rate unknown)"),
             "{line}"
         );
         let style = Style { color: false };
@@ -1209,7 +1233,7 @@ mod tests {
         view.sample(&post);
         let text = out.text();
         assert!(text.contains("[0.9s] mode: post-copy (the guest runs on the destination now"));
-        assert!(text.contains("postcopy requests 12, elapsed 0s, eta 2s, mode post-copy"));
+        assert!(text.contains("postcopy requests 12, elapsed 0s, about 2s left, mode post-copy"));
     }
 
     #[test]

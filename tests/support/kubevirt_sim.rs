@@ -75,6 +75,9 @@ pub struct Script {
     /// the new VMIM waits in Pending and the VMI gets one Warning event `MigrationBackoff`
     /// `backoff migrating vmi <ns>/<name>` per held VMIM.
     pub evacuation_backoff_ticks: u32,
+    /// The scheduler puts every new target pod on this node (when it is not the source), a
+    /// choice vmctl's prediction need not share; `None`: the first schedulable node.
+    pub place_on: Option<&'static str>,
 }
 
 impl Default for Script {
@@ -95,6 +98,7 @@ impl Default for Script {
             evacuation_failures_for: None,
             evacuation_backoff_ticks: 5,
             guest_dirty_rate: Some(0),
+            place_on: None,
         }
     }
 }
@@ -586,6 +590,13 @@ impl Inner {
                 (vmi["status"]["migrationState"]["migrationUid"] == json!(uid))
                     .then(|| s(&vmi, "/status/migrationState/targetNode").to_string())
                     .filter(|t| !t.is_empty())
+            })
+            .or_else(|| {
+                script
+                    .place_on
+                    .filter(|n| *n != source_node)
+                    .filter(|n| server.object(Kind::Node, None, n).is_some())
+                    .map(str::to_string)
             })
             .or_else(|| pick_node(server, Some(&source_node)))
             .unwrap_or_default();

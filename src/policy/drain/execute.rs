@@ -202,6 +202,9 @@ pub enum Event {
         reason: Option<String>,
         failures: u32,
         retry: bool,
+        /// Failed evacuations of the VM after which vmctl stops waiting for it
+        /// (`--loop-failures`, [`Settings::give_up_after`]).
+        give_up_after: u32,
     },
     /// The VM runs elsewhere now: the VMI was on `from` (a drained node) and its
     /// `status.nodeName` is `to`.
@@ -214,6 +217,9 @@ pub enum Event {
         migration: Option<String>,
         /// The attempt that moved it (2: one failed before, KubeVirt's retry succeeded).
         attempt: u32,
+        /// The node the plan predicted for it (the scheduler chose `to`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        predicted: Option<String>,
     },
     /// The VM was shut down (its pod evicted); `back_on`: its VM started it again there.
     #[serde(rename_all = "camelCase")]
@@ -311,6 +317,8 @@ struct VmTask {
     /// It came onto the node during the drain, by this migration (or by one unnamed).
     came_by: Option<Option<String>>,
     action: Option<Action>,
+    /// The target node the plan predicted (a live migration's).
+    predicted: Option<String>,
     seen: VmSeen,
     /// The VMI's migrations during the drain, oldest first (its chain of attempts).
     attempts: Vec<String>,
@@ -401,6 +409,13 @@ pub struct Moved {
     /// It was not on the node when the drain began: this migration brought it there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub came_by: Option<String>,
+    /// The target the plan predicted (`to` is where the VMI's `status.nodeName` says it
+    /// runs now, from the API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<String>,
+    /// `to` is the predicted node (absent without a prediction).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_predicted: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -443,6 +458,20 @@ pub fn actions_of(plan: &DrainPlan) -> BTreeMap<PodKey, Action> {
         .collect()
 }
 
+/// The target node the plan predicts for each VM it live-migrates (or that migrates
+/// already): what the summary compares with where the VM went.
+pub fn predicted_targets(plan: &DrainPlan) -> BTreeMap<PodKey, String> {
+    plan.vmis
+        .iter()
+        .filter(|v| matches!(v.action, Action::LiveMigrate | Action::AlreadyMigrating))
+        .filter_map(|v| {
+            v.target
+                .clone()
+                .map(|t| ((v.namespace.clone(), v.name.clone()), t))
+        })
+        .collect()
+}
+
 /// The drain in progress; see the module documentation.
 #[derive(Debug, Clone)]
 pub struct DrainRun {
@@ -454,6 +483,15 @@ pub struct DrainRun {
 }
 
 impl DrainRun {
+    /// The plan's predicted targets ([`predicted_targets`]), to say after each move whether
+    /// the VM went there.
+    pub fn with_predictions(mut self, targets: &BTreeMap<PodKey, String>) -> DrainRun {
+        for (key, vm) in self.vms.iter_mut() {
+            vm.predicted = targets.get(key).cloned();
+        }
+        self
+    }
+
     /// The pods kubectl's filters let go (`selection.evict`), and the plan's action for
     /// each VM ([`actions_of`]).
     pub fn new(
@@ -813,6 +851,7 @@ impl DrainRun {
                         reason: m.failure.clone(),
                         failures,
                         retry,
+                        give_up_after: self.settings.give_up_after,
                     });
                     if give_up && !vm.blocked {
                         vm.blocked = true;
@@ -921,6 +960,7 @@ impl DrainRun {
                         to: seen.node.clone().unwrap_or_default(),
                         migration,
                         attempt,
+                        predicted: vm.predicted.clone(),
                     });
                 }
             }
@@ -1120,11 +1160,14 @@ impl DrainRun {
                     (Some(_), _) => 1,
                     (None, _) => 0,
                 };
+                let to = vm.seen.node.clone().unwrap_or_default();
                 a.moved.push(Moved {
                     namespace: key.0.clone(),
                     vmi: key.1.clone(),
                     from: from.clone(),
-                    to: vm.seen.node.clone().unwrap_or_default(),
+                    as_predicted: vm.predicted.as_ref().map(|p| *p == to),
+                    predicted: vm.predicted.clone(),
+                    to,
                     migration,
                     attempt,
                     came_by: vm

@@ -22,6 +22,7 @@
 pub mod convergence;
 pub mod evict;
 pub mod execute;
+pub mod fate;
 pub mod feasibility;
 pub mod migratability;
 pub mod pdbs;

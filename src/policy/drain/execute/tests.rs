@@ -706,6 +706,8 @@ fn a_move_the_api_does_not_show_is_not_claimed() {
             migration: None,
             attempt: 1,
             came_by: None,
+            predicted: None,
+            as_predicted: None,
         });
     }
     let now: BTreeMap<PodKey, Option<VmStart>> = [

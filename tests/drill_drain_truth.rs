@@ -1,0 +1,225 @@
+//! Drills of issue 33 (i33-k): what `vmctl drain` says after the fact is what the cluster
+//! did. The scripted KubeVirt (`support::kubevirt_sim`) places target pods where vmctl did
+//! not predict (`Script::place_on`); the summary must say where each VM went (from the API)
+//! and where it was predicted to go, by program (`-o json`) and in the text. A failed
+//! evacuation's retry line must carry the `--loop-failures` value, not a constant.
+
+mod common;
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::*;
+use serde_json::Value;
+use support::FakeApiServer;
+use support::kubevirt_sim::{self, KubeVirtSim, Script};
+use vmctl::cluster::Kind;
+
+const NODE: &str = "node-1";
+
+struct Lab {
+    server: Arc<FakeApiServer>,
+    _sim: KubeVirtSim,
+    _dir: tempfile::TempDir,
+    kubeconfig: String,
+}
+
+fn new_lab(script: Script) -> Lab {
+    let server = Arc::new(FakeApiServer::start_blocking(kubevirt_sim::drain_cluster()));
+    let sim = KubeVirtSim::start(&server, script);
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    Lab {
+        server,
+        _sim: sim,
+        _dir: dir,
+        kubeconfig,
+    }
+}
+
+/// Every target pod goes to node-3, whatever vmctl predicted.
+fn to_node_3() -> Script {
+    Script {
+        running_ticks: 8,
+        place_on: Some("node-3"),
+        ..Script::default()
+    }
+}
+
+impl Lab {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["--kubeconfig".to_string(), self.kubeconfig.clone()];
+        all.extend(args.iter().map(|s| s.to_string()));
+        vmctl(all)
+    }
+
+    fn drain(&self, extra: &[&str]) -> std::process::Output {
+        let mut args = vec![
+            "drain",
+            NODE,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            "--allow-shutdowns",
+            "--timeout",
+            "90s",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    /// `namespace/name -> target` as plan-drain predicts it now.
+    fn predicted(&self) -> BTreeMap<String, String> {
+        let out = self.run(&["plan-drain", NODE, "-o", "json"]);
+        let plan: Value = serde_json::from_slice(&out.stdout).expect("plan-drain -o json");
+        plan["vmis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    format!("{}/{}", v["namespace"].as_str()?, v["name"].as_str()?),
+                    v["target"].as_str()?.to_string(),
+                ))
+            })
+            .collect()
+    }
+
+    /// `namespace/name -> status.nodeName` on the API server now.
+    fn nodes_now(&self) -> BTreeMap<String, String> {
+        self.server
+            .objects(Kind::VirtualMachineInstance)
+            .into_iter()
+            .map(|v| {
+                (
+                    format!(
+                        "{}/{}",
+                        v["metadata"]["namespace"].as_str().unwrap_or(""),
+                        v["metadata"]["name"].as_str().unwrap_or("")
+                    ),
+                    v["status"]["nodeName"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn json_lines(out: &std::process::Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn the_summary_says_where_each_vm_went_and_where_it_was_predicted_to_go() {
+    // By program: -o json carries both, the actual from the API server.
+    let lab = new_lab(to_node_3());
+    let predicted = lab.predicted();
+    assert_eq!(
+        predicted.get("prod/batch-01").map(String::as_str),
+        Some("node-2"),
+        "the scenario needs a prediction the simulator does not follow: {predicted:?}"
+    );
+    let out = lab.drain(&["-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let docs = json_lines(&out);
+    let summary = docs
+        .iter()
+        .rev()
+        .find(|d| d["type"] == "summary")
+        .unwrap_or_else(|| panic!("no summary\n{}", both(&out)));
+    let actual = lab.nodes_now();
+    let moved = summary["moved"].as_array().expect("moved");
+    assert_eq!(moved.len(), 2, "{summary}");
+    let mut differed = 0;
+    for m in moved {
+        let id = format!(
+            "{}/{}",
+            m["namespace"].as_str().unwrap(),
+            m["vmi"].as_str().unwrap()
+        );
+        assert_eq!(m["to"].as_str(), actual.get(&id).map(String::as_str), "{m}");
+        assert_eq!(m["to"], "node-3", "{m}");
+        assert_eq!(
+            m["predicted"].as_str(),
+            predicted.get(&id).map(String::as_str),
+            "{m}"
+        );
+        if m["predicted"] != m["to"] {
+            differed += 1;
+            assert_eq!(m["asPredicted"], false, "{m}");
+        } else {
+            assert_eq!(m["asPredicted"], true, "{m}");
+        }
+    }
+    assert_eq!(differed, 1, "{summary}");
+    // The Moved event says it too.
+    let event = docs
+        .iter()
+        .find(|d| d["type"] == "moved" && d["vmi"] == "batch-01")
+        .unwrap_or_else(|| panic!("no moved event\n{}", both(&out)));
+    assert_eq!(event["to"], "node-3", "{event}");
+    assert_eq!(event["predicted"], "node-2", "{event}");
+
+    // In words: the VM that went elsewhere is said to, the other is not.
+    let lab = new_lab(to_node_3());
+    let out = lab.drain(&[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+    let summary = &text[text.find("node/node-1 drained").expect(&text)..];
+    let batch = summary
+        .lines()
+        .find(|l| l.contains("prod/batch-01 node-1 → node-3"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(
+        batch.contains("went to node-3; predicted node-2"),
+        "{batch}\n{summary}"
+    );
+    let web = summary
+        .lines()
+        .find(|l| l.contains("prod/web-01 node-1 → node-3"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(!web.contains("predicted"), "{web}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("vm prod/batch-01 moved node-1 → node-3")
+                && l.contains("predicted node-2")),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_retry_line_carries_the_loop_failures_value() {
+    let failing = || Script {
+        running_ticks: 8,
+        evacuation_failures: 1,
+        evacuation_failures_for: Some("web-01"),
+        evacuation_backoff_ticks: 5,
+        ..Script::default()
+    };
+    for (extra, n) in [(&["--loop-failures", "5"][..], 5), (&[][..], 3)] {
+        let lab = new_lab(failing());
+        let out = lab.drain(extra);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{}", both(&out));
+        let line = text
+            .lines()
+            .find(|l| l.contains("KubeVirt tries again after a backoff"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains(&format!(
+                "failure 1 of the {n} after which vmctl stops waiting (--loop-failures)"
+            )),
+            "{extra:?}: {line}"
+        );
+        let lab = new_lab(failing());
+        let out = lab.drain(&[extra, &["-o", "json"][..]].concat());
+        let failed = json_lines(&out)
+            .into_iter()
+            .find(|d| d["type"] == "migration-failed")
+            .unwrap_or_else(|| panic!("{}", both(&out)));
+        assert_eq!(failed["giveUpAfter"], n, "{failed}");
+    }
+}
