@@ -52,6 +52,14 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
         day(&e.time) == first_day && e.last_time.as_deref().is_none_or(|l| day(l) == first_day)
     });
     let mut t = TableBuilder::new(style, &["time", "+step", "object", "what", "detail"]);
+    // The detail (an event's message, a condition's) under its row: the default fits near
+    // 120 columns; -o wide keeps it a column. On a narrow terminal the step goes under too.
+    t.indent(2);
+    if wide {
+        t.fold(&["detail", "+step"]);
+    } else {
+        t.fold_always(&["detail"]).fold(&["+step"]);
+    }
     for e in timeline {
         let step = match e.since_previous_seconds {
             None => "-".to_string(),
@@ -91,8 +99,7 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     } else {
         "Timeline (UTC):\n".to_string()
     };
-    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
-    header + &body
+    header + &t.render()
 }
 
 /// `node-1 → node-2 · phase Failed · mode PostCopy · streamed 5m17s of a 4m30s budget`
