@@ -33,7 +33,7 @@ fn day(time: &str) -> &str {
 }
 
 fn clip(text: &str, wide: bool) -> String {
-    const MAX: usize = 110;
+    const MAX: usize = 100;
     if wide || text.chars().count() <= MAX {
         text.to_string()
     } else {
@@ -365,6 +365,13 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
         return String::new();
     }
     let mut t = TableBuilder::new(style, &["time", "object", "reason", "count", "message"]);
+    // As the timeline: the message under its row by default, a column in -o wide.
+    t.indent(2);
+    if wide {
+        t.fold(&["message"]);
+    } else {
+        t.fold_always(&["message"]);
+    }
     for u in items {
         t.row(vec![
             plain(
@@ -390,7 +397,7 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
             plain(clip(&fmt::printable(&u.message), wide)),
         ]);
     }
-    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
+    let body = t.render();
     format!(
         "\nUnexplained (on record in the migration's window, not accounted for by the diagnosis):\n{body}"
     )

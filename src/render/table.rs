@@ -468,6 +468,90 @@ mod tests {
     }
 
     #[test]
+    fn wrap_breaks_at_spaces_then_after_hyphens_never_inside_a_piece() {
+        assert_eq!(wrap("a b c", 3), vec!["a b", "c"]);
+        assert_eq!(
+            wrap("pod virt-launcher-db-01-x7k2p", 16),
+            vec!["pod virt-", "launcher-db-01-", "x7k2p"]
+        );
+        // A piece longer than the line stays whole.
+        assert_eq!(
+            wrap("DisksNotLiveMigratable", 8),
+            vec!["DisksNotLiveMigratable"]
+        );
+        assert_eq!(wrap("", 5), vec![""]);
+    }
+
+    fn sample() -> TableBuilder {
+        let mut t = TableBuilder::new(Style { color: false }, &["name", "action", "reason"]);
+        t.fold(&["reason"]);
+        t.row(vec![
+            plain("analytics-warehouse-01"),
+            plain("shutdown-not-migratable"),
+            plain("InterfaceNotLiveMigratable [1]"),
+        ]);
+        t.row(vec![
+            plain("app-server-02 (evacuating)"),
+            plain("live-migrate"),
+            plain("-"),
+        ]);
+        t
+    }
+
+    #[test]
+    fn a_table_is_its_natural_width_without_a_terminal_or_when_it_fits() {
+        let t = sample();
+        let natural = t.render_width(None);
+        assert_eq!(t.render_width(Some(200)), natural);
+        assert!(
+            natural
+                .lines()
+                .any(|l| l.ends_with("InterfaceNotLiveMigratable [1]"))
+        );
+    }
+
+    #[test]
+    fn a_narrow_terminal_folds_then_wraps_and_keeps_every_name_whole() {
+        let t = sample();
+        let text = t.render_width(Some(60));
+        assert!(text.lines().all(|l| l.chars().count() <= 60), "{text}");
+        assert_eq!(
+            text,
+            "NAME                         ACTION\n\
+             analytics-warehouse-01       shutdown-not-migratable\n    \
+             reason: InterfaceNotLiveMigratable [1]\n\
+             app-server-02 (evacuating)   live-migrate\n"
+        );
+        let text = t.render_width(Some(40));
+        assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");
+        // Broken only after a hyphen: each piece whole.
+        for piece in ["analytics-warehouse-", "shutdown-not-", "InterfaceNotLiveMigratable"] {
+            assert!(text.contains(piece), "{piece}:\n{text}");
+        }
+        // Indented (as explain's timeline), the indent counts.
+        let mut t = sample();
+        t.indent(2);
+        let text = t.render_width(Some(60));
+        assert!(
+            text.lines()
+                .all(|l| l.chars().count() <= 60 && l.starts_with("  ")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn notes_are_numbered_under_the_table() {
+        let mut n = Notes::default();
+        assert_eq!(n.render("Reasons:"), "");
+        assert_eq!(n.add("prod/a: long".into()), "[1]");
+        assert_eq!(n.add("prod/b: \u{1b}[2J".into()), "[2]");
+        assert_eq!(
+            n.render("Reasons:"),
+            "\nReasons:\n  [1] prod/a: long\n  [2] prod/b: \\u{1b}[2J\n"
+        );
+    }
+
+    #[test]
     fn renders_like_kubectl() {
         let mut t = TableBuilder::new(Style { color: false }, &["name", "node"]);
         t.row(vec![plain("vm-a"), plain("node-1")]);
