@@ -58,7 +58,7 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     if wide {
         t.fold(&["detail", "+step"]);
     } else {
-        t.fold_always(&["detail"]).fold(&["+step"]);
+        t.fold_always(&["detail"]).fold(&["+step"]).budget(120);
     }
     for e in timeline {
         let step = match e.since_previous_seconds {
@@ -370,7 +370,7 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
     if wide {
         t.fold(&["message"]);
     } else {
-        t.fold_always(&["message"]);
+        t.fold_always(&["message"]).budget(120);
     }
     for u in items {
         t.row(vec![

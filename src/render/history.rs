@@ -179,14 +179,14 @@ pub fn render_table(
         return format!("{}\n", nothing_found(searched, journal));
     }
     // The default fits near 120 columns (as kubectl): when, what, the outcome and its
-    // cause, the route and how long; the plane, mode, data, recorder and the rest in -o wide.
+    // cause and how long (per node: the table below); the plane, route, mode, data,
+    // recorder and the rest in -o wide.
     let mut headers = vec!["ended", "vm", "migration", "outcome", "cause"];
     if wide {
         headers.push("plane");
     }
-    headers.push("route");
     if wide {
-        headers.push("mode");
+        headers.extend(["route", "mode"]);
     }
     headers.push("duration");
     if wide {
@@ -242,12 +242,12 @@ pub fn render_table(
         if wide {
             cells.push(plain(r.plane.clone()));
         }
-        cells.push(plain(format!(
-            "{} → {}",
-            or_dash(r.source_node.as_deref()),
-            or_dash(r.target_node.as_deref())
-        )));
         if wide {
+            cells.push(plain(format!(
+                "{} → {}",
+                or_dash(r.source_node.as_deref()),
+                or_dash(r.target_node.as_deref())
+            )));
             cells.push(plain(or_dash(r.mode.as_deref())));
         }
         cells.push(plain(ms(r.duration_ms)));

@@ -66,7 +66,7 @@ fn short_action(a: Action) -> &'static str {
 }
 
 /// The most characters of blockers the default table names in a row.
-const SHORT_BLOCKERS: usize = 40;
+const SHORT_BLOCKERS: usize = 20;
 
 /// The first items, whole, joined by `, ` within `budget` characters (at least one), and how
 /// many are left out.
@@ -137,7 +137,7 @@ pub fn render_table(
     );
     // On a terminal narrower than the table, these go under each row first.
     table.fold(&["blockers"]);
-    // The default names the first blockers whole within a few words, then `+N more [n]`:
+    // The default names the first blockers whole within a few words, then `+N [n]`:
     // the note under the table lists them all (-o wide: the column does).
     let mut notes = Notes::default();
     for b in &plan.batches {
@@ -171,7 +171,12 @@ pub fn render_table(
                         b.nodes.join(", "),
                         blockers.join(", ")
                     ));
-                    (format!("{shown} +{more} more {mark}"), Tone::Bad)
+                    let cell = format!("{shown} +{more} {mark}");
+                    if cell.chars().count() <= SHORT_BLOCKERS + 8 {
+                        (cell, Tone::Bad)
+                    } else {
+                        (format!("{} blockers {mark}", blockers.len()), Tone::Bad)
+                    }
                 }
             },
         ]);

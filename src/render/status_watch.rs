@@ -94,7 +94,11 @@ pub fn render_table(
     ];
     let mut t = TableBuilder::new(style, &headers[usize::from(!all)..]);
     // On a terminal narrower than the frame, these go under each row first.
-    t.fold(&["progress", "live pod", "mode"]);
+    t.fold(&["progress", "live pod", "mode", "source → target"]);
+    if !wide {
+        // A frame of prose cells (what a migration waits for) stays near 120 columns.
+        t.budget(120);
+    }
     for m in &report.migrations {
         let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
             Tone::Bad

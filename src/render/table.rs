@@ -45,6 +45,8 @@ pub struct TableBuilder {
     style: Style,
     /// Columns moved under the row when the table is too wide, first first.
     fold_order: Vec<usize>,
+    /// The most columns this table takes, terminal or not (a default table of prose cells).
+    budget: Option<usize>,
     /// Columns always under the row.
     folded_always: Vec<usize>,
     indent: usize,
@@ -57,6 +59,7 @@ impl TableBuilder {
             rows: Vec::new(),
             style,
             fold_order: Vec::new(),
+            budget: None,
             folded_always: Vec::new(),
             indent: 0,
         }
@@ -89,6 +92,13 @@ impl TableBuilder {
         self
     }
 
+    /// At most this wide, on a terminal or not: for a default table whose cells are prose
+    /// (a timeline's events), laid out as for a terminal that wide; -o wide sets none.
+    pub fn budget(&mut self, columns: usize) -> &mut Self {
+        self.budget = Some(columns);
+        self
+    }
+
     /// Every line starts with this many spaces (counted in the width).
     pub fn indent(&mut self, spaces: usize) -> &mut Self {
         self.indent = spaces;
@@ -115,9 +125,19 @@ impl TableBuilder {
         self.render_width(terminal_width())
     }
 
+    /// The width to lay out for: the terminal's or the budget, the narrower.
+    fn width_for(&self, terminal: Option<usize>) -> Option<usize> {
+        match (terminal, self.budget) {
+            (Some(t), Some(b)) => Some(t.min(b)),
+            (t, b) => t.or(b),
+        }
+    }
+
     /// The table as text, trailing spaces trimmed (also those inside the colour codes that
-    /// close a line), ending with a newline; with `width`, laid out to fit it (see the type).
-    pub fn render_width(&self, width: Option<usize>) -> String {
+    /// close a line), ending with a newline; laid out to fit the `terminal` width and the
+    /// budget, when there is one (see the type).
+    pub fn render_width(&self, terminal: Option<usize>) -> String {
+        let width = self.width_for(terminal);
         let n = self.headers.len();
         let natural: Vec<usize> = (0..n)
             .map(|c| {
@@ -138,28 +158,38 @@ impl TableBuilder {
             self.indent + shown.iter().sum::<usize>() + GAP * shown.len().saturating_sub(1)
         };
         let mut widths = natural.clone();
-        if let Some(w) = width {
-            for c in &self.fold_order {
-                if table_width(&folded, &natural) <= w {
-                    break;
-                }
-                folded[*c] = true;
-            }
-            if table_width(&folded, &natural) > w {
-                let min: Vec<usize> = (0..n)
+        if let Some(w) = width
+            && table_width(&folded, &natural) > w
+        {
+            // The least each column takes with its words whole, then with its words broken
+            // after a `-` or `/` only.
+            let least = |piece: fn(&str) -> usize| -> Vec<usize> {
+                (0..n)
                     .map(|c| {
                         self.rows
                             .iter()
-                            .map(|r| longest_piece(&r[c].0))
+                            .map(|r| piece(&r[c].0))
                             .chain([text_width(&self.headers[c])])
                             .max()
                             .unwrap_or(0)
                     })
-                    .collect();
-                let shown = folded.iter().filter(|f| !**f).count();
-                let room = w.saturating_sub(self.indent + GAP * shown.saturating_sub(1));
-                widths = share(&natural, &min, &folded, room);
+                    .collect()
+            };
+            let words = least(longest_word);
+            for c in &self.fold_order {
+                if table_width(&folded, &words) <= w {
+                    break;
+                }
+                folded[*c] = true;
             }
+            let min = if table_width(&folded, &words) <= w {
+                words
+            } else {
+                least(longest_piece)
+            };
+            let shown = folded.iter().filter(|f| !**f).count();
+            let room = w.saturating_sub(self.indent + GAP * shown.saturating_sub(1));
+            widths = share(&natural, &min, &folded, room);
         }
 
         let mut table = Table::new();
@@ -269,6 +299,14 @@ fn text_width(text: &str) -> usize {
 /// The pieces a word may be broken into: after each `-` or `/`.
 fn pieces(word: &str) -> impl Iterator<Item = &str> {
     word.split_inclusive(['-', '/'])
+}
+
+/// The widest word of a text.
+fn longest_word(text: &str) -> usize {
+    text.split(' ')
+        .map(|w| w.chars().count())
+        .max()
+        .unwrap_or(0)
 }
 
 /// The widest piece of a text that [`wrap`] never breaks.
@@ -525,7 +563,11 @@ mod tests {
         let text = t.render_width(Some(40));
         assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");
         // Broken only after a hyphen: each piece whole.
-        for piece in ["analytics-warehouse-", "shutdown-not-", "InterfaceNotLiveMigratable"] {
+        for piece in [
+            "analytics-warehouse-",
+            "shutdown-not-",
+            "InterfaceNotLiveMigratable",
+        ] {
             assert!(text.contains(piece), "{piece}:\n{text}");
         }
         // Indented (as explain's timeline), the indent counts.
