@@ -370,7 +370,7 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
     if wide {
         t.fold(&["message"]);
     } else {
-        t.fold_always(&["message"]).budget(120);
+        t.fold_always(&["message"]);
     }
     for u in items {
         t.row(vec![

@@ -49,6 +49,13 @@ fn short_reason(v: &crate::policy::drain::VmiPlan) -> String {
         return r.reason.clone();
     }
     match v.action {
+        Action::LiveMigrate
+            if v.convergence
+                .as_ref()
+                .is_some_and(|c| c.completes == Some(false)) =>
+        {
+            "predicted not to complete"
+        }
         Action::LiveMigrate => "live-migrates",
         Action::AlreadyMigrating => "migration in flight",
         Action::Shutdown => "shut down",
