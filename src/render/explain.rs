@@ -53,12 +53,12 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     });
     let mut t = TableBuilder::new(style, &["time", "+step", "object", "what", "detail"]);
     // The detail (an event's message, a condition's) under its row: the default fits near
-    // 120 columns; -o wide keeps it a column. On a narrow terminal the step goes under too.
+    // 120 columns; -o wide keeps it a column.
     t.indent(2);
     if wide {
-        t.fold(&["detail", "+step"]);
+        t.fold(&["detail"]);
     } else {
-        t.fold_always(&["detail"]).fold(&["+step"]).budget(120);
+        t.fold_always(&["detail"]).budget(120);
     }
     for e in timeline {
         let step = match e.since_previous_seconds {

@@ -207,6 +207,7 @@ pub fn render_table(
         "mode",
         "plane",
         "route",
+        "cause",
     ]);
     for row in &report.records {
         let r = &row.record;

@@ -183,13 +183,16 @@ impl TableBuilder {
                 folded[*c] = true;
             }
             let min = if table_width(&folded, &words) <= w {
-                words
+                words.clone()
             } else {
                 least(longest_piece)
             };
             let shown = folded.iter().filter(|f| !**f).count();
             let room = w.saturating_sub(self.indent + GAP * shown.saturating_sub(1));
-            widths = share(&natural, &min, &folded, room);
+            // Words whole first (names), then the rest to the prose.
+            widths = share(&words, &min, &folded, room);
+            let used: usize = (0..n).filter(|c| !folded[*c]).map(|c| widths[c]).sum();
+            widths = share(&natural, &widths, &folded, used.max(room));
         }
 
         let mut table = Table::new();
