@@ -259,21 +259,45 @@ impl TableBuilder {
                     push(&mut out, &line);
                 }
             }
+            // The folded cells of the row, `header: value`, side by side as they fit.
+            let room = width.map(|w| w.saturating_sub(self.indent + FOLD_INDENT).max(20));
+            let mut lines: Vec<Vec<(String, Tone)>> = Vec::new();
+            let mut len = 0;
             for c in (0..n).filter(|c| folded[*c]) {
                 let (text, tone) = &row[c];
                 if text.is_empty() || text == "-" {
                     continue;
                 }
                 let said = format!("{}: {text}", self.headers[c].to_lowercase());
-                let said = match width {
-                    Some(w) => wrap(&said, w.saturating_sub(self.indent + FOLD_INDENT).max(20)),
-                    None => vec![said],
-                };
-                for line in said {
-                    out.push_str(&under);
-                    out.push_str(&style.paint(&line, *tone));
-                    out.push('\n');
+                let said_len = said.chars().count();
+                match (room, lines.last_mut()) {
+                    (Some(r), Some(line)) if len + GAP + said_len <= r => {
+                        line.push((said, *tone));
+                        len += GAP + said_len;
+                    }
+                    (None, Some(line)) => {
+                        line.push((said, *tone));
+                    }
+                    (Some(r), _) if said_len > r => {
+                        for piece in wrap(&said, r) {
+                            lines.push(vec![(piece, *tone)]);
+                        }
+                        len = usize::MAX / 2;
+                    }
+                    _ => {
+                        lines.push(vec![(said, *tone)]);
+                        len = said_len;
+                    }
                 }
+            }
+            for line in lines {
+                out.push_str(&under);
+                let painted: Vec<String> = line
+                    .iter()
+                    .map(|(text, tone)| style.paint(text, *tone))
+                    .collect();
+                out.push_str(&painted.join(&" ".repeat(GAP)));
+                out.push('\n');
             }
         }
         out
