@@ -175,13 +175,15 @@ impl TableBuilder {
                     })
                     .collect()
             };
-            let words = least(longest_word);
+            // Named columns under the row until the rest fits whole (a column of prose is
+            // better read under its row, side by side with the others, than wrapped narrow).
             for c in &self.fold_order {
-                if table_width(&folded, &words) <= w {
+                if table_width(&folded, &natural) <= w {
                     break;
                 }
                 folded[*c] = true;
             }
+            let words = least(longest_word);
             let min = if table_width(&folded, &words) <= w {
                 words.clone()
             } else {
