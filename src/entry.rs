@@ -56,6 +56,8 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    // Tables fit the terminal when stdout is one (issue 33): decided once, here.
+    crate::render::table::fit_to_terminal(std::io::IsTerminal::is_terminal(&std::io::stdout()));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -33,7 +33,7 @@ fn day(time: &str) -> &str {
 }
 
 fn clip(text: &str, wide: bool) -> String {
-    const MAX: usize = 110;
+    const MAX: usize = 100;
     if wide || text.chars().count() <= MAX {
         text.to_string()
     } else {
@@ -52,6 +52,14 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
         day(&e.time) == first_day && e.last_time.as_deref().is_none_or(|l| day(l) == first_day)
     });
     let mut t = TableBuilder::new(style, &["time", "+step", "object", "what", "detail"]);
+    // The detail (an event's message, a condition's) under its row: the default fits near
+    // 120 columns; -o wide keeps it a column.
+    t.indent(2);
+    if wide {
+        t.fold(&["detail"]);
+    } else {
+        t.fold_always(&["detail"]).budget(120);
+    }
     for e in timeline {
         let step = match e.since_previous_seconds {
             None => "-".to_string(),
@@ -91,8 +99,7 @@ pub fn render_timeline(timeline: &[TimelineEntry], style: Style, wide: bool) -> 
     } else {
         "Timeline (UTC):\n".to_string()
     };
-    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
-    header + &body
+    header + &t.render()
 }
 
 pub use super::explain_verdict::route_line;
@@ -326,6 +333,13 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
         return String::new();
     }
     let mut t = TableBuilder::new(style, &["time", "object", "reason", "count", "message"]);
+    // As the timeline: the message under its row by default, a column in -o wide.
+    t.indent(2);
+    if wide {
+        t.fold(&["message"]);
+    } else {
+        t.fold_always(&["message"]);
+    }
     for u in items {
         t.row(vec![
             plain(
@@ -351,7 +365,7 @@ fn render_unexplained(items: &[Unexplained], style: Style, wide: bool) -> String
             plain(clip(&fmt::printable(&u.message), wide)),
         ]);
     }
-    let body: String = t.render().lines().map(|l| format!("  {l}\n")).collect();
+    let body = t.render();
     format!(
         "\nUnexplained (on record in the migration's window, not accounted for by the diagnosis):\n{body}"
     )

@@ -178,25 +178,37 @@ pub fn render_table(
     if report.matched == 0 {
         return format!("{}\n", nothing_found(searched, journal));
     }
-    let mut headers = vec![
-        "ended",
-        "vm",
-        "migration",
-        "outcome",
-        "cause",
-        "plane",
-        "route",
-        "mode",
-        "duration",
-        "data",
-        "by",
-    ];
+    // The default fits near 120 columns (as kubectl): when, what, the outcome and its
+    // cause and how long (per node: the table below); the plane, route, mode, data,
+    // recorder and the rest in -o wide.
+    let mut headers = vec!["ended", "vm", "migration", "outcome", "cause"];
     if wide {
+        headers.push("plane");
+    }
+    if wide {
+        headers.extend(["route", "mode"]);
+    }
+    headers.push("duration");
+    if wide {
+        headers.extend(["data", "by"]);
         // The summary's "in 1s" is the transfer (start to end); duration is from creation,
         // with any wait (pending, backoff) in it: both shown, and said below (issue 33).
         headers.extend(["ended at", "pods", "evacuating", "transfer", "summary"]);
     }
     let mut t = TableBuilder::new(style, &headers);
+    // On a terminal narrower than the table, these go under each row first.
+    t.fold(&[
+        "summary",
+        "pods",
+        "evacuating",
+        "ended at",
+        "by",
+        "data",
+        "mode",
+        "plane",
+        "route",
+        "cause",
+    ]);
     for row in &report.records {
         let r = &row.record;
         let vm = if r.namespace.is_empty() {
@@ -227,19 +239,23 @@ pub fn render_table(
                     Tone::Plain
                 },
             ),
-            plain(r.plane.clone()),
-            plain(format!(
+        ];
+        if wide {
+            cells.push(plain(r.plane.clone()));
+        }
+        if wide {
+            cells.push(plain(format!(
                 "{} → {}",
                 or_dash(r.source_node.as_deref()),
                 or_dash(r.target_node.as_deref())
-            )),
-            plain(or_dash(r.mode.as_deref())),
-            plain(ms(r.duration_ms)),
-            plain(data),
-            (r.recorded_by.as_str().to_string(), Tone::Dim),
-        ];
+            )));
+            cells.push(plain(or_dash(r.mode.as_deref())));
+        }
+        cells.push(plain(ms(r.duration_ms)));
         if wide {
             cells.extend([
+                plain(data),
+                (r.recorded_by.as_str().to_string(), Tone::Dim),
                 plain(r.ended_at.clone().unwrap_or_else(|| "unknown".into())),
                 plain(format!(
                     "{} → {}",

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::policy::drain::{Action, DrainPlan, Verdict};
-use crate::render::table::{TableBuilder, plain};
+use crate::render::table::{Notes, TableBuilder, plain};
 use crate::render::{Style, Tone};
 use crate::text as fmt;
 
@@ -37,6 +37,34 @@ fn action_tone(a: Action) -> Tone {
         Action::Shutdown | Action::ShutdownNotMigratable | Action::External => Tone::Warn,
         Action::BlocksDrain | Action::NoTarget => Tone::Bad,
     }
+}
+
+/// The longest explanation the default table shows whole in REASON.
+const SHORT_REASON: usize = 40;
+
+/// The REASON cell of the default table when the explanation is longer: the condition's
+/// reason (`DisksNotLiveMigratable`), else the action in a few words.
+fn short_reason(v: &crate::policy::drain::VmiPlan) -> String {
+    if let Some(r) = v.reasons.first().filter(|r| !r.reason.is_empty()) {
+        return r.reason.clone();
+    }
+    match v.action {
+        Action::LiveMigrate
+            if v.convergence
+                .as_ref()
+                .is_some_and(|c| c.completes == Some(false)) =>
+        {
+            "predicted not to complete"
+        }
+        Action::LiveMigrate => "live-migrates",
+        Action::AlreadyMigrating => "migration in flight",
+        Action::Shutdown => "shut down",
+        Action::ShutdownNotMigratable => "not live-migratable",
+        Action::External => "external controller",
+        Action::BlocksDrain => "blocks the drain",
+        Action::NoTarget => "no target node",
+    }
+    .to_string()
 }
 
 pub fn render_table(
@@ -144,14 +172,12 @@ pub fn render_table(
     if plan.vmis.is_empty() {
         out.push_str("No VMIs on these nodes: the drain does not touch any VM.\n");
     } else {
-        let mut headers = vec![
-            "namespace",
-            "name",
-            "action",
-            "target",
-            "eviction",
-            "reason",
-        ];
+        let mut headers = vec!["namespace", "name", "action", "target", "reason"];
+        // The eviction strategy in -o wide (the default fits near 120 columns; the reason
+        // and its note say what the strategy does to the VM).
+        if wide {
+            headers.insert(4, "eviction");
+        }
         let predicted = plan.convergence.is_some();
         if predicted {
             headers.insert(3, "converges");
@@ -160,9 +186,25 @@ pub fn render_table(
             headers.extend(["memory", "policy", "budget", "wave", "start", "eta"]);
         }
         let mut t = TableBuilder::new(style, &headers);
+        // On a terminal narrower than the table, these go under each row first.
+        t.fold(&[
+            "reason",
+            "eta",
+            "start",
+            "wave",
+            "budget",
+            "policy",
+            "memory",
+            "eviction",
+            "converges",
+        ]);
+        // The default's REASON is a short phrase; a longer explanation is a note under the
+        // table (-o wide has it in the column).
+        let mut notes = Notes::default();
         for v in &plan.vmis {
             let name = match &v.evacuation_node {
-                Some(n) => format!("{} (evacuating from {n})", v.name),
+                Some(n) if wide => format!("{} (evacuating from {n})", v.name),
+                Some(_) => format!("{} (evacuating)", v.name),
                 None => v.name.clone(),
             };
             let mut row = vec![
@@ -176,11 +218,18 @@ pub fn render_table(
                     None => plain("-".to_string()),
                 });
             }
-            row.extend([
-                plain(fmt::printable(v.target.as_deref().unwrap_or("-"))),
-                plain(fmt::printable(&v.eviction_strategy)),
-                plain(fmt::printable(&v.explanation)),
-            ]);
+            row.push(plain(fmt::printable(v.target.as_deref().unwrap_or("-"))));
+            if wide {
+                row.push(plain(fmt::printable(&v.eviction_strategy)));
+            }
+            row.extend([plain(
+                if wide || v.explanation.chars().count() <= SHORT_REASON {
+                    fmt::printable(&v.explanation)
+                } else {
+                    let mark = notes.add(format!("{}: {}", v.id(), v.explanation));
+                    format!("{} {mark}", short_reason(v))
+                },
+            )]);
             if wide {
                 row.push(plain(
                     v.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "?".into()),
@@ -210,6 +259,7 @@ pub fn render_table(
             t.row(row);
         }
         out.push_str(&t.render());
+        out.push_str(&notes.render("Reasons (-o wide shows them in the table):"));
     }
 
     if !plan.incoming.is_empty() {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::table::{TableBuilder, plain};
+use super::table::{Notes, TableBuilder, plain};
 use super::{Style, Tone};
 use crate::policy::drain::{Action, Verdict};
 use crate::policy::maintenance::{MaintenancePlan, Order, Summary, Targets};
@@ -65,6 +65,28 @@ fn short_action(a: Action) -> &'static str {
     a.as_str()
 }
 
+/// The most characters of blockers the default table names in a row.
+const SHORT_BLOCKERS: usize = 20;
+
+/// The first items, whole, joined by `, ` within `budget` characters (at least one), and how
+/// many are left out.
+fn first_items(items: &[String], budget: usize) -> (String, usize) {
+    let mut shown = String::new();
+    let mut count = 0;
+    for item in items {
+        let added = if shown.is_empty() { 0 } else { 2 } + item.chars().count();
+        if count > 0 && shown.chars().count() + added > budget {
+            break;
+        }
+        if !shown.is_empty() {
+            shown.push_str(", ");
+        }
+        shown.push_str(item);
+        count += 1;
+    }
+    (shown, items.len() - count)
+}
+
 /// The table (and with `wide`, every VM row of every batch).
 pub fn render_table(
     plan: &MaintenancePlan,
@@ -113,6 +135,11 @@ pub fn render_table(
             "BLOCKERS",
         ],
     );
+    // On a terminal narrower than the table, these go under each row first.
+    table.fold(&["blockers"]);
+    // The default names the first blockers whole within a few words, then `+N [n]`:
+    // the note under the table lists them all (-o wide: the column does).
+    let mut notes = Notes::default();
     for b in &plan.batches {
         let (_, tone) = verdict_words(b.verdict);
         let blockers: Vec<String> = b
@@ -131,12 +158,31 @@ pub fn render_table(
             plain(duration(b.duration_seconds as i64)),
             if blockers.is_empty() {
                 plain("-".to_string())
-            } else {
+            } else if wide {
                 (blockers.join(", "), Tone::Bad)
+            } else {
+                let (shown, more) = first_items(&blockers, SHORT_BLOCKERS);
+                if more == 0 {
+                    (shown, Tone::Bad)
+                } else {
+                    let mark = notes.add(format!(
+                        "batch {} ({}): {}",
+                        b.index,
+                        b.nodes.join(", "),
+                        blockers.join(", ")
+                    ));
+                    let cell = format!("{shown} +{more} {mark}");
+                    if cell.chars().count() <= SHORT_BLOCKERS + 8 {
+                        (cell, Tone::Bad)
+                    } else {
+                        (format!("{} blockers {mark}", blockers.len()), Tone::Bad)
+                    }
+                }
             },
         ]);
     }
     out.push_str(&table.render());
+    out.push_str(&notes.render("Blockers (-o wide shows them in the table):"));
     if wide {
         for b in &plan.batches {
             out.push_str(&format!(

@@ -154,6 +154,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             headers.extend(["vm", "pods", "last migration"]);
         }
         let mut t = TableBuilder::new(style, &headers);
+        t.fold(&["last migration", "pods", "vm", "eviction", "migration"]);
         for r in &report.vmis {
             let eviction = match r.eviction_strategy_source {
                 StrategySource::VmiSpec => r.eviction_strategy.clone(),
@@ -259,6 +260,15 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             headers.extend(["source pod", "target pod", "evacuates", "priority"]);
         }
         let mut t = TableBuilder::new(style, &headers);
+        t.fold(&[
+            "priority",
+            "evacuates",
+            "target pod",
+            "source pod",
+            "waiting for",
+            "nodes",
+            "age",
+        ]);
         for m in &report.migrations {
             let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
                 Tone::Bad

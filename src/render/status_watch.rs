@@ -64,6 +64,7 @@ pub fn render_table(
     scope: &str,
     now: Timestamp,
     notes: &[String],
+    wide: bool,
 ) -> String {
     let mut out = format!(
         "Migrations in flight ({scope}) · {} · watching (Ctrl-C to stop)\n",
@@ -92,6 +93,12 @@ pub fn render_table(
         "progress",
     ];
     let mut t = TableBuilder::new(style, &headers[usize::from(!all)..]);
+    // On a terminal narrower than the frame, these go under each row first.
+    t.fold(&["progress", "live pod", "mode", "source → target"]);
+    if !wide {
+        // A frame of prose cells (what a migration waits for) stays near 120 columns.
+        t.budget(120);
+    }
     for m in &report.migrations {
         let mode_tone = if m.mode.as_deref() == Some("PostCopy") {
             Tone::Bad
@@ -119,7 +126,7 @@ pub fn render_table(
                 },
                 mode_tone,
             ),
-            plain(m.live_pod.clone().unwrap_or_else(|| "-".into())),
+            plain(live_pod(m, wide)),
             plain(crate::text::printable(&progress_cell(report, m))),
         ];
         if !all {
@@ -138,6 +145,24 @@ pub fn render_table(
         }
     }
     out
+}
+
+/// The LIVE POD cell: the default says which of the migration's pods runs the guest
+/// (`source`, `target`; the name when it is neither); -o wide names it.
+fn live_pod(m: &MigrationRow, wide: bool) -> String {
+    let Some(live) = &m.live_pod else {
+        return "-".into();
+    };
+    if wide {
+        return live.clone();
+    }
+    if m.source_pod.as_ref() == Some(live) {
+        "source".into()
+    } else if m.target_pod.as_ref() == Some(live) {
+        "target".into()
+    } else {
+        live.clone()
+    }
 }
 
 /// One line per VMI caught in a loop: `ns/name: kind since …, N attempts, blocking field`.
@@ -287,7 +312,14 @@ impl View {
         if self.tty {
             return write_stdout(&format!(
                 "\x1b[H\x1b[2J{}",
-                render_table(report, style, &self.scope, now, &self.notes())
+                render_table(
+                    report,
+                    style,
+                    &self.scope,
+                    now,
+                    &self.notes(),
+                    output == OutputFormat::Wide
+                )
             ));
         }
         // Off a terminal: one line per change of a node's drain, then of a migration (and
@@ -424,7 +456,7 @@ mod tests {
         let now: Timestamp = "2026-12-01T12:00:00Z".parse().unwrap();
         let report = build_report(&inputs, now, "test");
         assert_eq!(report.migrations.len(), 2);
-        let text = render_table(&report, Style { color: false }, "prod", now, &[]);
+        let text = render_table(&report, Style { color: false }, "prod", now, &[], false);
         assert!(text.contains("WaitingForSync (receiver)"), "{text}");
         assert!(text.contains("dc1-node-2 → node-7"), "{text}");
         assert!(text.contains("Synchronizing (sender)"), "{text}");
