@@ -7,20 +7,19 @@
 //! The commands: `plan-drain`, `plan-maintenance`, `explain` (its timeline), `history` and
 //! `status --watch -A`, on examples/cluster and the fixture clusters in tests/fixtures.
 //!
-//! The tmux part fails (not skips) when tmux is missing and `VMCTL_REQUIRE_TMUX=1` (CI). Its
-//! harness is a minimal copy of tests/drill_status_top.rs's (to be unified in tests/support).
+//! The tmux part (tests/support/tmux.rs, the screen captured with wrapped lines joined) fails
+//! (not skips) when tmux is missing and `VMCTL_REQUIRE_TMUX=1` (CI).
 
 mod common;
 mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 use common::{both, vmctl};
 use serde_json::Value;
 use support::FakeApiServer;
+use support::tmux::{self, Tmux};
 use vmctl::journal::{Access, Journal, JournalSpec};
 use vmctl::model::journal::{MigrationRecord, Platform, RecordOutcome, RecordedBy};
 
@@ -351,7 +350,7 @@ fn history_default_fits_120_columns_piped() {
 /// still shows (whole, on one line); at 200 the table is the one the pipe gets.
 #[test]
 fn tables_fit_the_terminal_at_80_and_are_unchanged_at_200() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let from = common::example_cluster().display().to_string();
@@ -431,13 +430,13 @@ fn tables_fit_the_terminal_at_80_and_are_unchanged_at_200() {
         let piped = common::stdout(&vmctl(args));
         let piped_table = table(&piped, header);
         for width in [80u16, 200] {
-            let t = Tmux::start(&format!("fit{width}"), width);
+            let t = Tmux::start(&format!("fit{width}"), width, 200, &["VMCTL_JOURNAL=off"]);
             let line: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
             t.send(&[
                 &format!("{bin} {}; echo \"ex\"\"it=$?\"", line.join(" ")),
                 "Enter",
             ]);
-            let screen = t.wait_for(what, |s| s.contains("exit="));
+            let screen = t.wait_for_joined(what, |s| s.contains("exit="));
             let lines = table(&screen, header);
             let w = widest(&lines);
             assert!(
@@ -470,7 +469,7 @@ fn tables_fit_the_terminal_at_80_and_are_unchanged_at_200() {
 /// the frame's migrations table fits 80 columns and names every migration and VMI.
 #[test]
 fn status_watch_fits_the_terminal_at_80() {
-    if !tmux_available() {
+    if !tmux::available() {
         return;
     }
     let server = FakeApiServer::start_from_path_blocking(&common::example_cluster());
@@ -486,7 +485,7 @@ fn status_watch_fits_the_terminal_at_80() {
     words.extend(names(&status, "/migrations", "vmi"));
     assert!(words.len() >= 2, "{status}");
     for width in [80u16, 200] {
-        let t = Tmux::start(&format!("watch{width}"), width);
+        let t = Tmux::start(&format!("watch{width}"), width, 200, &["VMCTL_JOURNAL=off"]);
         t.send(&[
             &format!(
                 "{} --kubeconfig {} status --watch -A",
@@ -495,7 +494,7 @@ fn status_watch_fits_the_terminal_at_80() {
             ),
             "Enter",
         ]);
-        let screen = t.wait_for("the frame", |s| {
+        let screen = t.wait_for_joined("the frame", |s| {
             s.contains("MIGRATION") && s.contains("watching")
         });
         t.send(&["C-c"]);
@@ -511,105 +510,5 @@ fn status_watch_fits_the_terminal_at_80() {
                 lines.join("\n")
             );
         }
-    }
-}
-
-// ---------------------------------------------------------------- tmux (a copy of
-// tests/drill_status_top.rs's harness, capturing joined lines: a line wider than the
-// terminal shows as one long line)
-
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("VMCTL_REQUIRE_TMUX").as_deref() != Ok("1"),
-            "tmux is required (VMCTL_REQUIRE_TMUX=1) but not installed"
-        );
-        eprintln!("skipped: tmux is not installed (set VMCTL_REQUIRE_TMUX=1 to fail instead)");
-    }
-    found
-}
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str, width: u16) -> Tmux {
-        let socket = format!("vmctl-fit-{name}-{}", std::process::id());
-        let t = Tmux { socket };
-        let ok = t
-            .cmd(&[
-                "new-session",
-                "-d",
-                "-s",
-                "fit",
-                "-x",
-                &width.to_string(),
-                "-y",
-                "200",
-            ])
-            .args(["env", "-i"])
-            .arg(format!(
-                "PATH={}",
-                std::env::var("PATH").unwrap_or_default()
-            ))
-            .args([
-                "TERM=xterm-256color",
-                "LANG=C.UTF-8",
-                "VMCTL_JOURNAL=off",
-                "PS1=$ ",
-                "sh",
-            ])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        t.wait_for("the shell", |s| s.contains('$'));
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]).args(args);
-        c
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "fit"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status().unwrap().success());
-    }
-
-    /// The pane, wrapped lines joined.
-    fn screen(&self) -> String {
-        let out = self
-            .cmd(&["capture-pane", "-p", "-J", "-t", "fit"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; the screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]).status();
     }
 }

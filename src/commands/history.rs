@@ -104,7 +104,12 @@ pub async fn run(cli: &Cli, args: &HistoryArgs) -> Result<i32> {
     }
     let journal = Journal::open(&spec, Access::Read).await?;
     let now_ms = now.as_millisecond();
-    let since_ms = now_ms.saturating_sub(i64::try_from(args.since.as_millis()).unwrap_or(i64::MAX));
+    // Whole seconds, as the window is printed ("since 2026-12-06T09:05:35Z"): the filter is
+    // what the line says.
+    let since_ms = now_ms
+        .saturating_sub(i64::try_from(args.since.as_millis()).unwrap_or(i64::MAX))
+        .div_euclid(1000)
+        .saturating_mul(1000);
     let mut query = HistoryQuery {
         namespace: scope.namespace().map(str::to_string),
         since_ms: Some(since_ms),

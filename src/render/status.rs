@@ -10,11 +10,13 @@ use crate::text as fmt;
 use crate::policy::status::*;
 
 /// `source→target`; for a decentralized migration the side in the other cluster is named
-/// as the peer when its node is not reported.
+/// as the peer when its node is not reported; a target not chosen yet (a migration still
+/// Pending or Scheduling) is `not scheduled`, as explain and record say it.
 pub fn route(
     source: Option<&str>,
     target: Option<&str>,
     decentralized: Option<&Decentralized>,
+    phase: &str,
 ) -> String {
     let text = match (decentralized, source, target) {
         (Some(d), s, None) if d.role == "sender" => format!(
@@ -25,7 +27,11 @@ pub fn route(
         (Some(d), None, t) if d.role == "receiver" => {
             format!("peer cluster→{}", t.unwrap_or("?"))
         }
-        (_, s, t) => format!("{}→{}", s.unwrap_or("?"), t.unwrap_or("?")),
+        (_, s, t) => format!(
+            "{}→{}",
+            s.unwrap_or("?"),
+            crate::triage::target_words(t, phase, "", false)
+        ),
     };
     crate::text::printable(&text)
 }
@@ -46,6 +52,7 @@ fn migration_cell(row: &VmiRow, wide: bool) -> (String, Tone) {
             m.source_node.as_deref(),
             m.target_node.as_deref(),
             m.decentralized.as_ref(),
+            &m.phase,
         );
         let phase = phase_words(&m.phase, m.decentralized.as_ref());
         let mut text = format!("{phase} {nodes}");
@@ -300,6 +307,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     m.source_node.as_deref(),
                     m.target_node.as_deref(),
                     m.decentralized.as_ref(),
+                    &m.phase,
                 )),
             ]);
             if wide {

@@ -51,7 +51,8 @@ pub fn row_line(report: &StatusReport, m: &MigrationRow) -> String {
         route(
             m.source_node.as_deref(),
             m.target_node.as_deref(),
-            m.decentralized.as_ref()
+            m.decentralized.as_ref(),
+            &m.phase,
         ),
         m.mode.as_deref().unwrap_or("-"),
         crate::text::printable(&progress_cell(report, m))
@@ -115,6 +116,7 @@ pub fn render_table(
                     m.source_node.as_deref(),
                     m.target_node.as_deref(),
                     m.decentralized.as_ref(),
+                    &m.phase,
                 )
                 .replacen('→', " → ", 1),
             ),

@@ -101,6 +101,16 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The visible screen, wrapped lines joined: a line wider than the terminal is one long
+    /// line (what a table that does not fit looks like).
+    pub fn joined(&self) -> String {
+        let out = self
+            .cmd(&["capture-pane", "-p", "-J", "-t", SESSION])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Everything the pane showed, wrapped lines joined.
     pub fn history(&self) -> String {
         let out = self
@@ -125,11 +135,26 @@ impl Tmux {
         self.wait_for_within(what, Duration::from_secs(60), f)
     }
 
+    /// [`Tmux::wait_for`] on the [`Tmux::joined`] screen.
+    pub fn wait_for_joined(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
+        self.wait_on(what, Duration::from_secs(60), Tmux::joined, f)
+    }
+
     /// [`Tmux::wait_for`] with another bound.
     pub fn wait_for_within(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
+        self.wait_on(what, limit, Tmux::screen, f)
+    }
+
+    fn wait_on(
+        &self,
+        what: &str,
+        limit: Duration,
+        capture: fn(&Tmux) -> String,
+        f: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + limit;
         loop {
-            let s = self.screen();
+            let s = capture(self);
             if f(&s) {
                 return s;
             }
