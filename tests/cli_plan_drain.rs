@@ -2024,3 +2024,53 @@ fn a_post_copy_migration_in_flight_is_said_with_no_eta() {
         );
     }
 }
+
+/// A migration in flight that a VMIM condition keeps Pending moves nothing until the
+/// condition clears (examples/incidents: mig-quota held by migrationRejectedByResourceQuota,
+/// mig-backup by migrationBlockedByBackup). The quota needs someone to act: the drain blocks
+/// (explain says `resource-quota-exceeded`, Pending, retried forever); the backup ends by
+/// itself: a wait. Neither gets an estimate ("about 47s left" was invented).
+#[test]
+fn a_migration_held_pending_by_its_condition_is_no_estimate_and_a_quota_blocks() {
+    let out = vmctl([
+        "--from",
+        "examples/incidents",
+        "plan-drain",
+        "node-3",
+        "-o",
+        "json",
+    ]);
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["verdict"], "will-block", "{plan:#}");
+    assert_eq!(out.status.code(), Some(1));
+    let quota = vmi(&plan, "cache-02");
+    assert_eq!(quota["action"], "blocks-drain", "{quota:#}");
+    assert_eq!(quota["estimateSeconds"], Value::Null);
+    let backup = vmi(&plan, "ledger-01");
+    assert_eq!(backup["action"], "already-migrating", "{backup:#}");
+    assert_eq!(backup["estimateSeconds"], Value::Null, "{backup:#}");
+    let blockers = plan["blockers"].as_array().unwrap();
+    let by = |name: &str| {
+        blockers
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {blockers:#?}"))
+    };
+    assert_eq!(by("cache-02")["reason"], "migrationRejectedByResourceQuota");
+    assert_eq!(by("cache-02")["blocking"], true);
+    assert_eq!(by("ledger-01")["reason"], "migrationBlockedByBackup");
+    assert_eq!(by("ledger-01")["blocking"], false);
+    // explain says the same of the quota.
+    let explained = vmctl([
+        "--from",
+        "examples/incidents",
+        "-n",
+        "quota",
+        "explain",
+        "mig-quota",
+        "-o",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_slice(&explained.stdout).unwrap();
+    assert_eq!(doc["cause"], "resource-quota-exceeded", "{doc:#}");
+}

@@ -739,7 +739,11 @@ fn plan_blockers(plan: &serde_json::Value, vmi: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|b| b["blocking"] == true && b["kind"] != "quota")
+        .filter(|b| {
+            b["blocking"] == true
+                && b["kind"] != "quota"
+                && b["reason"] != "migrationRejectedByResourceQuota"
+        })
         .filter(|b| b["vmis"].as_array().unwrap().iter().any(|v| v == vmi))
         .map(|b| {
             format!(

@@ -183,7 +183,15 @@ pub fn fates(inputs: &FateInputs) -> BTreeMap<(String, String), DrainFate> {
             let mut blocked_by: Vec<String> = plan
                 .blockers
                 .iter()
-                .filter(|b| b.blocking && b.kind != "quota" && b.vmis.contains(&id))
+                .filter(|b| {
+                    // Quotas status does not read: a quota's blocker (named, or KubeVirt's
+                    // migrationRejectedByResourceQuota on a migration in flight) is not
+                    // named here; the action says it blocks.
+                    b.blocking
+                        && b.kind != "quota"
+                        && b.reason != "migrationRejectedByResourceQuota"
+                        && b.vmis.contains(&id)
+                })
                 .map(|b| {
                     format!(
                         "{} {}/{}",

@@ -66,6 +66,9 @@ pub struct InFlight {
     /// What it is, with no word of a drain (the migrate preflight says it too); the drain
     /// plan adds [`DRAIN_WAITS`].
     pub explanation: String,
+    /// The VMIM condition that keeps it Pending (quota, utility volumes, backup,
+    /// decentralized), and its message: it moves nothing until that clears, so no estimate.
+    pub held_by: Option<(&'static str, String)>,
 }
 
 /// What is left of `m`, the active migration of `vmi`, whose whole transfer takes `transfer`.
@@ -92,8 +95,15 @@ pub fn in_flight(
         state.is_some_and(|s| s.mode == Some(crate::model::vmi::MigrationMode::PostCopy));
     // An estimate the elapsed time already passed is no estimate; post-copy's end depends
     // on the pages the guest still faults in, which nothing here shows.
+    let held_by = super::waves::held_by(m).map(|c| {
+        let message = m
+            .condition(c)
+            .and_then(|c| c.message.clone())
+            .unwrap_or_default();
+        (c, message)
+    });
     let remaining = transfer
-        .filter(|t| !post_copy && *t > elapsed)
+        .filter(|t| !post_copy && *t > elapsed && held_by.is_none())
         .map(|t| (t - elapsed).max(SETUP_SECONDS));
     // A phase this vmctl does not know: KubeVirt counts it as running (IsRunning), and so
     // does the plan, but it makes no estimate from it.
@@ -108,6 +118,16 @@ pub fn in_flight(
             "migration {} is in phase {:?}, which this vmctl does not know: KubeVirt counts it as running, but no estimate is made",
             m.name(),
             m.phase().as_str()
+        )
+    } else if let Some((condition, message)) = &held_by {
+        let why = if message.is_empty() {
+            String::new()
+        } else {
+            format!(": {message}")
+        };
+        format!(
+            "migration {} is held Pending by its condition {condition}{why}; it moves nothing until that clears: no time can be estimated",
+            m.name(),
         )
     } else if post_copy {
         format!(
@@ -138,6 +158,7 @@ pub fn in_flight(
         running,
         label: format!("migration {} (phase {})", m.name(), m.phase()),
         explanation,
+        held_by,
     }
 }
 

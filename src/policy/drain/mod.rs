@@ -761,7 +761,12 @@ fn vmi_facts<'v>(
         .get(vmi.namespace())
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let quota = quota::quota_problem(ns_quotas, needs.memory, needs.memory_limit);
+    let quota = quota::quota_problem(
+        ns_quotas,
+        needs.memory,
+        needs.memory_limit,
+        needs.requests.get("cpu").copied().unwrap_or(0),
+    );
     let bandwidth = feasibility::bandwidth(config.bandwidth_per_migration, inputs.bandwidth);
     let vm = at.vms.get(&(vmi.namespace(), vmi.name())).copied();
     VmiFacts {
@@ -970,6 +975,10 @@ fn already_migrating(
         rows.in_flight
             .push((f.node.clone(), flight.remaining.unwrap_or(SETUP_SECONDS)));
     }
+    if let Some((condition, message)) = &flight.held_by {
+        held(plan, flight, f, condition, message, rows);
+        return;
+    }
     if plan.target.is_some() {
         return;
     }
@@ -998,6 +1007,95 @@ fn already_migrating(
         {
             last.1 = UNSCHEDULABLE_TIMEOUT_SECONDS.saturating_sub(flight.elapsed);
         }
+    }
+}
+
+/// A migration in flight that a VMIM condition keeps Pending (`HOLDING_CONDITIONS` in
+/// waves.rs; KubeVirt sets them in `pkg/virt-controller/watch/migration/migration.go`): it
+/// takes no slot and moves nothing until the condition clears. A quota that refuses the
+/// target pod, utility volumes and a blocked decentralized migration need someone to act:
+/// the drain cannot finish, a blocker. A backup ends by itself: the drain waits, with no
+/// time claimed.
+fn held(
+    plan: &mut VmiPlan,
+    flight: &InFlight,
+    f: &VmiFacts,
+    condition: &str,
+    message: &str,
+    rows: &mut Rows,
+) {
+    if condition == "migrationRejectedByResourceQuota" {
+        // The quota named, with its numbers when vmctl's count finds it short too.
+        let (hold, fix) = match f.quota.clone() {
+            Some((quota, words)) => (
+                quota::quota_hold(quota.clone(), words),
+                quota::quota_fix(&plan.namespace, &quota, f.pod_memory),
+            ),
+            // Which quota, KubeVirt's condition does not say: the VMI holds the drain.
+            None => (
+                Hold {
+                    kind: "vmi",
+                    object: None,
+                    reason: condition.to_string(),
+                    message: if message.is_empty() {
+                        flight.explanation.clone()
+                    } else {
+                        message.to_string()
+                    },
+                    blocking: true,
+                },
+                format!(
+                    "make room in namespace {}'s ResourceQuota for the migration target pod (vmctl explain vm/{} -n {} names the resource and how much); KubeVirt retries by itself",
+                    plan.namespace, plan.name, plan.namespace
+                ),
+            ),
+        };
+        let explanation = format!("{}; the drain blocks here", flight.explanation);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+        return;
+    }
+    let (blocking, fix) = match condition {
+        "migrationBlockedByUtilityVolumes" => (
+            true,
+            format!(
+                "remove the utility volumes from VMI {}/{} (they cannot migrate); KubeVirt retries by itself",
+                plan.namespace, plan.name
+            ),
+        ),
+        "migrationBlockedByBackup" => (
+            false,
+            "wait for the backup to end, then the migration starts".to_string(),
+        ),
+        _ => (
+            true,
+            format!(
+                "see vmctl explain vm/{} -n {}: the decentralized migration waits for its peer",
+                plan.name, plan.namespace
+            ),
+        ),
+    };
+    let hold = Hold {
+        kind: "vmi",
+        object: None,
+        reason: condition.to_string(),
+        message: if message.is_empty() {
+            flight.explanation.clone()
+        } else {
+            message.to_string()
+        },
+        blocking,
+    };
+    if blocking {
+        let explanation = format!("{}; the drain blocks here", flight.explanation);
+        rows.blockers
+            .push(plan.hold(Action::BlocksDrain, hold, explanation, fix));
+    } else {
+        plan.explanation = format!("{}{}", flight.explanation, feasibility::DRAIN_WAITS);
+        plan.estimate_seconds = None;
+        plan.end_seconds = None;
+        plan.fix = Some(fix);
+        rows.blockers.push(hold.blocker(plan));
     }
 }
 

@@ -11,11 +11,13 @@ pub(super) fn quantity_bytes(
         .map(|q| q.bytes())
 }
 
-/// Quota headroom for one more launcher pod, or the reason there is none.
+/// Quota headroom for one more launcher pod (its memory, memory limit, CPU request in
+/// millicores and the pod itself), or the reason there is none.
 pub fn quota_problem(
     quotas: &[&ResourceQuota],
     pod_memory: u64,
     pod_memory_limit: u64,
+    pod_cpu_millis: i128,
 ) -> Option<(String, String)> {
     for q in quotas {
         let name = q.metadata.name.clone().unwrap_or_default();
@@ -49,6 +51,25 @@ pub fn quota_problem(
                     name.clone(),
                     format!(
                         "{resource} has {fmt_free} left, the migration target pod needs {fmt_needed} (migrationRejectedByResourceQuota)"
+                    ),
+                ));
+            }
+        }
+        // CPU in millicores, as the quota admission counts `requests.cpu` (and `cpu`).
+        for resource in ["requests.cpu", "cpu"] {
+            let millis = |q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+                q.and_then(|q| Quantity::parse(&q.0).ok())
+                    .map(|q| q.millis())
+            };
+            let Some(h) = millis(hard.get(resource)) else {
+                continue;
+            };
+            let free = (h - millis(used.get(resource)).unwrap_or(0)).max(0);
+            if pod_cpu_millis > 0 && free < pod_cpu_millis {
+                return Some((
+                    name.clone(),
+                    format!(
+                        "{resource} has {free}m left, the migration target pod needs {pod_cpu_millis}m (migrationRejectedByResourceQuota)"
                     ),
                 ));
             }
@@ -108,36 +129,54 @@ mod tests {
     }
 
     #[test]
+    fn a_cpu_quota_without_room_for_the_target_pods_request_holds_it() {
+        // examples/incidents' quota/compute: 16 CPUs, 14500m used; the target pod asks 2.
+        let q = quota(&[("requests.cpu", "16")], &[("requests.cpu", "14500m")]);
+        let (name, message) = quota_problem(&[&q], GI, GI, 2000).unwrap();
+        assert_eq!(name, "compute");
+        assert_eq!(
+            message,
+            "requests.cpu has 1500m left, the migration target pod needs 2000m (migrationRejectedByResourceQuota)"
+        );
+        assert_eq!(quota_problem(&[&q], GI, GI, 1500), None, "1500m fits");
+        assert_eq!(
+            quota_problem(&[&q], GI, GI, 0),
+            None,
+            "no request, nothing counted"
+        );
+    }
+
+    #[test]
     fn memory_short_by_a_launcher_pod_is_a_problem() {
         let q = quota(
             &[("requests.memory", "10Gi")],
             &[("requests.memory", "8Gi")],
         );
-        let (name, message) = quota_problem(&[&q], 3 * GI, 3 * GI).unwrap();
+        let (name, message) = quota_problem(&[&q], 3 * GI, 3 * GI, 0).unwrap();
         assert_eq!(name, "compute");
         assert_eq!(
             message,
             "requests.memory has 2.0 GiB left, the migration target pod needs 3.0 GiB (migrationRejectedByResourceQuota)"
         );
-        assert_eq!(quota_problem(&[&q], GI, GI), None, "1 GiB fits");
+        assert_eq!(quota_problem(&[&q], GI, GI, 0), None, "1 GiB fits");
     }
 
     #[test]
     fn pods_and_limits_count_too_and_a_quota_without_status_is_skipped() {
         let q = quota(&[("pods", "10")], &[("pods", "10")]);
-        let (_, message) = quota_problem(&[&q], GI, GI).unwrap();
+        let (_, message) = quota_problem(&[&q], GI, GI, 0).unwrap();
         assert!(
             message.starts_with("pods has 0 left, the migration target pod needs 1"),
             "{message}"
         );
         let q = quota(&[("limits.memory", "4Gi")], &[]);
         assert!(
-            quota_problem(&[&q], GI, 5 * GI).is_some(),
+            quota_problem(&[&q], GI, 5 * GI, 0).is_some(),
             "the limit is 5 GiB"
         );
         let mut unsynced = quota(&[("pods", "0")], &[]);
         unsynced.status = None;
-        assert_eq!(quota_problem(&[&unsynced], GI, GI), None);
+        assert_eq!(quota_problem(&[&unsynced], GI, GI, 0), None);
     }
 
     #[test]

@@ -161,7 +161,7 @@ const HOLDING_CONDITIONS: [&str; 4] = [
     "decentralizedMigrationBlocked",
 ];
 
-fn held_by(m: &VirtualMachineInstanceMigration) -> Option<&'static str> {
+pub(super) fn held_by(m: &VirtualMachineInstanceMigration) -> Option<&'static str> {
     HOLDING_CONDITIONS
         .into_iter()
         .find(|c| m.condition(c).is_some_and(|c| c.is_true()))
