@@ -158,3 +158,31 @@ fn one_time_before_the_start_and_one_while_it_runs_each_labelled() {
     }
     assert!(!err.lines().any(timings), "{err}");
 }
+
+/// `migrate --dry-run` evicts nothing: a refusal says what the migration meets, never a
+/// drain's "the eviction is refused" (cold trial: cache-redis-01, app-server-01).
+#[test]
+fn a_refused_migration_speaks_of_the_migration_not_of_an_eviction() {
+    for vm in ["cache-redis-01", "app-server-01"] {
+        let out = common::vmctl([
+            "--from",
+            "examples/cluster",
+            "-n",
+            "prod",
+            "migrate",
+            vm,
+            "--dry-run",
+        ]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("not migrated"), "{vm}: {text}");
+        assert!(!text.contains("eviction"), "{vm}: {text}");
+        assert!(
+            text.contains("until KubeVirt fails the migration"),
+            "{vm}: {text}"
+        );
+    }
+}

@@ -163,6 +163,25 @@ pub fn preflight(inputs: &PreflightInputs) -> Preflight {
                 .unwrap_or(&row.explanation);
             format!("{words}; another migration of it is refused until this one ends")
         }
+        // A drain's words end in what its eviction meets; a migration evicts nothing.
+        (Some("no-feasible-target"), _) => match row
+            .explanation
+            .strip_suffix(crate::policy::drain::NO_TARGET_REFUSES_EVICTION)
+        {
+            Some(words) => format!(
+                "{words}; the target pod would stay Pending until KubeVirt fails the migration"
+            ),
+            None => row.explanation.clone(),
+        },
+        (Some("quota"), _) => match row
+            .explanation
+            .strip_suffix(crate::policy::drain::QUOTA_REFUSES_EVICTION)
+        {
+            Some(words) => format!(
+                "{words}; the migration would stay Pending (KubeVirt retries it) until the quota has room"
+            ),
+            None => row.explanation.clone(),
+        },
         _ => row.explanation.clone(),
     };
     Preflight {

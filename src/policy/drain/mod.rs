@@ -1099,6 +1099,16 @@ fn held(
     }
 }
 
+/// What a drain's eviction meets when the quota refuses the target pod (the end of the
+/// plan's words; `vmctl migrate`'s preflight, which evicts nothing, says its own).
+pub const QUOTA_REFUSES_EVICTION: &str =
+    "; the migration stays Pending and the eviction is refused";
+
+/// What a drain's eviction meets when no node takes the target pod (as
+/// [`QUOTA_REFUSES_EVICTION`]).
+pub const NO_TARGET_REFUSES_EVICTION: &str =
+    "; the target pod stays Pending and the eviction is refused";
+
 /// A live migration the drain starts: the namespace's quota must admit the second launcher
 /// pod, then a node must take it. With a prediction, its estimate is the predicted time (a
 /// migration that does not complete has none, and holds its slot until KubeVirt aborts it).
@@ -1113,9 +1123,7 @@ fn live_migrate(
     rows: &mut Rows,
 ) {
     if let Some((quota, message)) = f.quota.clone() {
-        let explanation = format!(
-            "ResourceQuota {quota}: {message}; the migration stays Pending and the eviction is refused"
-        );
+        let explanation = format!("ResourceQuota {quota}: {message}{QUOTA_REFUSES_EVICTION}");
         let fix = quota::quota_fix(&plan.namespace, &quota, f.pod_memory);
         let hold = quota::quota_hold(quota, message);
         rows.blockers
@@ -1156,8 +1164,7 @@ fn live_migrate(
         }
         Err(no_fit) => {
             let message = no_fit.explained();
-            let explanation =
-                format!("{message}; the target pod stays Pending and the eviction is refused");
+            let explanation = format!("{message}{NO_TARGET_REFUSES_EVICTION}");
             let hold = placement::no_target(message);
             rows.blockers
                 .push(plan.hold(Action::NoTarget, hold, explanation, no_fit.fix()));
