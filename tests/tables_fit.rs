@@ -512,3 +512,50 @@ fn status_watch_fits_the_terminal_at_80() {
         }
     }
 }
+
+/// Issue 33 (tried cold): `history --since 30d` at 80 columns checked only its first table;
+/// BY NODE split node names (`worker-` / `01`) and was still wider than 80, and the
+/// MIGRATION column split names while columns could have gone under the row. Every table
+/// history prints fits 80, node names and migration names whole.
+#[test]
+fn history_every_table_fits_80_with_names_whole() {
+    if !tmux::available() {
+        return;
+    }
+    let (_d, j, _) = journal();
+    let bin = env!("CARGO_BIN_EXE_vmctl");
+    let t = Tmux::start("fit-history-80", 80, 200, &["VMCTL_JOURNAL=off"]);
+    t.send(&[
+        &format!(
+            "{bin} --journal '{}' history -A --since 30d; echo \"ex\"\"it=$?\"",
+            j.display()
+        ),
+        "Enter",
+    ]);
+    let screen = t.wait_for_joined("history", |s| s.contains("exit="));
+    for header in ["ENDED", "NODE", "CAUSE"] {
+        let lines = table(&screen, header);
+        let w = widest(&lines);
+        assert!(
+            w <= 80,
+            "history's {header} table at 80: {w} columns:\n{screen}"
+        );
+    }
+    for word in [
+        "worker-01",
+        "kubevirt-evacuation-00001",
+        "kubevirt-evacuation-00003",
+    ] {
+        assert!(
+            screen.lines().any(|l| l.contains(word)),
+            "{word} not whole at 80:\n{screen}"
+        );
+    }
+    for line in screen.lines() {
+        let l = line.trim_end();
+        assert!(
+            !l.ends_with("worker-") && !l.ends_with("evacuation-"),
+            "a name broken at 80: {l:?}\n{screen}"
+        );
+    }
+}

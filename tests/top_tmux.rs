@@ -388,3 +388,61 @@ fn at_80_columns_the_names_are_whole_and_the_keys_shown() {
         assert!(after.contains("exit=0"), "{after}");
     }
 }
+
+/// Issue 33 (tried cold): at 80 columns both pod columns were cut to `virt-la…`, so the `*`
+/// marking the live launcher pod (whose logs to read) was never seen, while an all-`-`
+/// DIRTY/ETA column kept its room. Now: for every migration in flight on screen, its live
+/// pod's own suffix with its star is there, and the empty DIRTY/ETA column is gone.
+#[test]
+fn at_80_columns_the_live_pod_and_its_star_are_shown() {
+    if !tmux::available() {
+        return;
+    }
+    for example in ["cluster", "incidents"] {
+        let dir = format!("{}/examples/{example}", env!("CARGO_MANIFEST_DIR"));
+        let out = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+            .args(["--from", &dir, "top", "-A", "-o", "json"])
+            .output()
+            .expect("vmctl runs");
+        assert!(out.status.success(), "{out:?}");
+        let frame: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let t = Tmux::start(&format!("top-live-{example}"), 80, 60, &["NO_COLOR=1"]);
+        t.send(&[
+            &format!("{} --from {dir} top -A", env!("CARGO_BIN_EXE_vmctl")),
+            "Enter",
+        ]);
+        let screen = t.wait_for("the first frame", |s| s.contains("Recent failures"));
+        let lines: Vec<&str> = screen.lines().collect();
+        let mut checked = 0;
+        for m in frame["migrations"].as_array().into_iter().flatten() {
+            let vmi = format!(
+                "{}/{}",
+                m["namespace"].as_str().unwrap_or(""),
+                m["vmi"].as_str().unwrap_or("")
+            );
+            let Some(live) = m["livePod"].as_str() else {
+                continue;
+            };
+            // The row's second line (the pods) follows the line that names the VMI.
+            let Some(at) = lines.iter().position(|l| l.contains(&format!(" {vmi} "))) else {
+                continue;
+            };
+            let suffix = &live[live.len().saturating_sub(5)..];
+            let pods = lines.get(at + 1).copied().unwrap_or_default();
+            assert!(
+                pods.contains(&format!("{suffix}*")),
+                "{example} at 80: {vmi}'s live pod {live} is not marked:\n{screen}"
+            );
+            checked += 1;
+        }
+        assert!(
+            checked >= 3,
+            "{example}: only {checked} migrations on screen:\n{screen}"
+        );
+        assert!(
+            !screen.contains("DIRTY"),
+            "{example} at 80: an all-'-' DIRTY/ETA column kept:\n{screen}"
+        );
+        t.send(&["q"]);
+    }
+}

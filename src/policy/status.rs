@@ -99,6 +99,80 @@ pub struct EvacuationChain {
     pub last_failure: Option<String>,
 }
 
+/// A Failed VMIM the VMI's migrationState does not describe (see [`VmiRow::unrecorded_failure`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailedAttempt {
+    pub name: String,
+    /// Since its Failed phase transition (its creation when that is not recorded).
+    pub ago_seconds: Option<i64>,
+    pub source_node: Option<String>,
+    pub failure_reason: Option<String>,
+    /// Its place among the VMI's VMIMs since the last one that succeeded, oldest first.
+    pub attempt: usize,
+    /// The VMI's VMIM in flight, created after it: the retry.
+    pub retry: Option<String>,
+}
+
+/// The VMI's newest Failed VMIM, when `state` (its migrationState) does not describe it and
+/// nothing newer has succeeded.
+fn unrecorded_failure(
+    vmi: &VirtualMachineInstance,
+    of_vmi: &[&VirtualMachineInstanceMigration],
+    state: Option<&MigrationState>,
+    now: Timestamp,
+) -> Option<FailedAttempt> {
+    use crate::model::vmim::MigrationPhase as P;
+    let mut all: Vec<&VirtualMachineInstanceMigration> = of_vmi.to_vec();
+    all.sort_by_key(|m| {
+        (
+            m.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            m.name().to_string(),
+        )
+    });
+    let since_success = all
+        .iter()
+        .rposition(|m| m.phase() == P::Succeeded)
+        .map_or(0, |i| i + 1);
+    let attempts = &all[since_success..];
+    let at = attempts.iter().rposition(|m| m.phase() == P::Failed)?;
+    let failed = attempts[at];
+    if state.is_some_and(|s| state_belongs_to(s, failed)) {
+        return None;
+    }
+    let failed_at = failed
+        .status
+        .phase_transition_timestamps
+        .iter()
+        .rev()
+        .find(|t| t.phase == "Failed")
+        .and_then(|t| t.phase_transition_timestamp.as_ref())
+        .or(failed.metadata.creation_timestamp.as_ref());
+    // migrationState describes a newer migration than this one: it is not unrecorded.
+    let state_end = state.and_then(|s| s.end_timestamp.as_ref().or(s.start_timestamp.as_ref()));
+    if let (Some(end), Some(at)) = (state_end, failed_at)
+        && end.0 > at.0
+    {
+        return None;
+    }
+    let own = failed.status.migration_state.as_ref();
+    Some(FailedAttempt {
+        name: failed.name().to_string(),
+        ago_seconds: failed_at.map(|t| secs_between(t, now)),
+        source_node: own
+            .and_then(|s| s.source_node.clone())
+            .or_else(|| vmi.status.node_name.clone()),
+        failure_reason: own
+            .and_then(|s| s.failure_reason.as_ref())
+            .map(|r| r.trim_end().to_string()),
+        attempt: at + 1,
+        retry: attempts[at + 1..]
+            .iter()
+            .rev()
+            .find(|m| !m.is_final())
+            .map(|m| m.name().to_string()),
+    })
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
@@ -155,6 +229,11 @@ pub struct VmiRow {
     pub migration: Option<InFlight>,
     /// The most recent finished migration, from the VMI's migrationState.
     pub last_migration: Option<LastMigration>,
+    /// Its newest Failed VMIM when the VMI's migrationState does not describe it (its target
+    /// pod never ran, so migrationState still tells an older migration): `top` lists it as a
+    /// failure. Not part of status's output.
+    #[serde(skip)]
+    pub unrecorded_failure: Option<FailedAttempt>,
     /// v1.6+ migration conditions besides LiveMigratable and EvictionRequested (which
     /// `reasons` and `evacuation` carry): MigrationRequired, DecentralizedLiveMigrationFailure,
     /// StorageLiveMigratable=False.
@@ -886,6 +965,12 @@ pub fn build_report_with(
             pods,
             migration,
             last_migration,
+            unrecorded_failure: unrecorded_failure(
+                vmi,
+                migration_index.of_vmi(vmi.namespace(), vmi.name()),
+                state,
+                now,
+            ),
             migration_conditions,
             in_loop,
             drain,

@@ -353,6 +353,36 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
             _ => {}
         }
         failures.extend(line);
+        // A failed VMIM the VMI's migrationState does not describe (its target pod never
+        // ran, so migrationState still tells an older migration) is a failure of its own,
+        // newer than the one above; with its retry in flight it is marked as retried.
+        if let Some(f) = v
+            .unrecorded_failure
+            .as_ref()
+            .filter(|_| v.in_loop.is_none())
+        {
+            let reason = f
+                .failure_reason
+                .as_deref()
+                .and_then(|r| r.lines().next())
+                .map(str::to_string)
+                .unwrap_or_else(|| "failed; no reason recorded".into());
+            let diagnosis = match &f.retry {
+                Some(r) => format!("{reason}; retried: attempt {} {r} in flight", f.attempt + 1),
+                None => reason,
+            };
+            failures.push(FailureLine {
+                namespace: v.namespace.clone(),
+                vmi: v.name.clone(),
+                migration: Some(f.name.clone()),
+                node: f.source_node.clone(),
+                ago_seconds: f.ago_seconds,
+                kind: "migration-failed".into(),
+                diagnosis,
+                attempt: Some(f.attempt),
+                retry: f.retry.clone(),
+            });
+        }
     }
     // Newest failures first (unknown ages last).
     failures.sort_by_key(|f| (f.ago_seconds.is_none(), f.ago_seconds.unwrap_or(0)));
@@ -1141,6 +1171,52 @@ mod failure_tests {
         assert_eq!(
             e.last_failure.as_deref(),
             Some("virError(Code=38): unable to connect")
+        );
+    }
+
+    /// Issue 33 (tried cold): top dropped kubevirt-migrate-vm-h2b6c, the newest failure on
+    /// examples/cluster: its target pod never ran, so the VMI's migrationState still tells an
+    /// older, succeeded migration. A failure whose retry is in flight stays listed, retried.
+    #[test]
+    fn a_failure_migration_state_never_described_is_listed_with_its_retry() {
+        let old = json!({"migrationUid": "uid-old", "completed": true, "failed": false,
+            "mode": "PreCopy", "sourceNode": "node-2", "targetNode": "node-1",
+            "startTimestamp": "2026-11-20T00:00:00Z", "endTimestamp": "2026-11-20T00:01:00Z"});
+        let mut failed = vmim(
+            "mig-a",
+            "warehouse-01",
+            "Failed",
+            "2026-12-01T00:00:00Z",
+            false,
+        );
+        failed["status"]["phaseTransitionTimestamps"] = json!([
+            {"phase": "Pending", "phaseTransitionTimestamp": "2026-12-01T00:00:00Z"},
+            {"phase": "Failed", "phaseTransitionTimestamp": "2026-12-01T00:01:00Z"}]);
+        let m = model_of(
+            vec![vmi("warehouse-01", "Running", old, None)],
+            vec![
+                failed,
+                vmim(
+                    "mig-b",
+                    "warehouse-01",
+                    "Scheduling",
+                    "2026-12-01T00:02:00Z",
+                    false,
+                ),
+            ],
+        );
+        assert_eq!(m.failures.len(), 1, "{:#?}", m.failures);
+        assert_eq!(m.counts.failures, 1);
+        let f = &m.failures[0];
+        assert_eq!(f.kind, "migration-failed");
+        assert_eq!(f.migration.as_deref(), Some("mig-a"));
+        assert_eq!(f.ago_seconds, Some(240));
+        assert_eq!((f.attempt, f.retry.as_deref()), (Some(1), Some("mig-b")));
+        assert!(
+            f.diagnosis
+                .ends_with("; retried: attempt 2 mig-b in flight"),
+            "{}",
+            f.diagnosis
         );
     }
 }

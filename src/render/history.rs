@@ -208,6 +208,8 @@ pub fn render_table(
         "plane",
         "route",
         "cause",
+        // Under the row rather than a migration's name broken (issue 33, tried cold).
+        "duration",
     ]);
     for row in &report.records {
         let r = &row.record;
@@ -296,6 +298,9 @@ pub fn render_table(
             "p95",
         ],
     );
+    // At a narrow terminal the spread goes under the row before a node's name is broken
+    // (issue 33, tried cold: `node-` / `1`, and still wider than 80).
+    n.fold(&["p95", "median", "aborted", "evacuations"]);
     for node in &report.by_node {
         let c = &node.counts;
         n.row(vec![
@@ -315,6 +320,7 @@ pub fn render_table(
     out.push_str(&n.render());
     out.push_str("\nBY CAUSE\n");
     let mut k = TableBuilder::new(style, &["cause", "plane", "migrations", "failed", "nodes"]);
+    k.fold(&["nodes", "plane"]);
     for c in &report.by_cause {
         k.row(vec![
             plain(c.cause.clone()),

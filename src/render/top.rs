@@ -472,6 +472,31 @@ fn cut(s: &str, w: usize, charset: Charset) -> String {
     out
 }
 
+/// `s` in `w` cells, its end kept: whole when it fits, else `…` (`~` in ASCII) then its last
+/// cells. A launcher pod's name differs from its sibling's only at the end (its suffix and
+/// the live pod's `*`), so that end is what a narrow column keeps.
+fn cut_start(s: &str, w: usize, charset: Charset) -> String {
+    if text_width(s) <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let cw = char_width(c);
+        if used + cw > w - 1 {
+            break;
+        }
+        tail.push(c);
+        used += cw;
+    }
+    let mut out = String::from(if charset.is_unicode() { "…" } else { "~" });
+    out.extend(tail.into_iter().rev());
+    out
+}
+
 /// Parts joined by `sep` into as few lines of `width` cells as they fit in; a part is
 /// never split (one wider than the terminal is cut by the screen).
 fn pack(parts: Vec<Vec<Span<'static>>>, sep: &str, width: u16) -> Vec<Line<'static>> {
@@ -532,6 +557,9 @@ const fn text(head: &'static str, short: &'static str, min: u16, soft: u16, drop
         soft,
     }
 }
+
+/// The migrations' source and target columns (their second line is the launcher pod).
+const POD_COLUMNS: (usize, usize) = (2, 4);
 
 /// The columns of each section, left to right. Dropped first at a narrow terminal: the
 /// dirty rate, then the source and target together, the progress (migrations); the phase, the
@@ -673,7 +701,7 @@ fn row_cells(model: &TopModel, section: Section, i: usize, view: &View) -> Vec<C
 /// (0: dropped), for these rows: the table inside the section's box, after the box's two
 /// borders and the selection mark's two cells.
 fn fit_section(section: Section, rows: &[Vec<CellLines>], width: u16) -> Vec<u16> {
-    let needs: Vec<ColumnNeed> = columns(section)
+    let needs: Vec<(ColumnNeed, bool)> = columns(section)
         .iter()
         .enumerate()
         .map(|(j, c)| {
@@ -685,15 +713,52 @@ fn fit_section(section: Section, rows: &[Vec<CellLines>], width: u16) -> Vec<u16
                 .unwrap_or(0)
                 .max(text_width(c.head))
                 .min(c.cap as usize) as u16;
-            ColumnNeed {
-                want: widest.max(text_width(c.short) as u16),
-                min: c.min,
-                drop: c.drop,
-                soft: c.soft,
-            }
+            // A column with nothing to say (every cell `-`, as DIRTY/ETA without metrics)
+            // is the first to give way.
+            let empty = section == Section::Migrations
+                && !rows.is_empty()
+                && rows
+                    .iter()
+                    .flat_map(|r| r[j].iter())
+                    .all(|(s, _)| s.trim().is_empty() || s.trim() == "-");
+            (
+                ColumnNeed {
+                    want: widest.max(text_width(c.short) as u16),
+                    min: c.min,
+                    drop: c.drop,
+                    soft: c.soft,
+                },
+                empty && c.drop > 0,
+            )
         })
         .collect();
-    fit_columns(&needs, width.saturating_sub(4))
+    fit_dropping_empty(&needs, width.saturating_sub(4))
+}
+
+/// [`fit_columns`], except that a column with nothing to say (`true` beside it) goes first,
+/// whole, when the columns do not all have their whole text in `width`. Pure.
+fn fit_dropping_empty(needs: &[(ColumnNeed, bool)], width: u16) -> Vec<u16> {
+    let all: Vec<ColumnNeed> = needs.iter().map(|(c, _)| *c).collect();
+    let whole = all.iter().map(|c| c.want as usize + 1).sum::<usize>();
+    if whole <= width as usize + 1 || !needs.iter().any(|(_, empty)| *empty) {
+        return fit_columns(&all, width);
+    }
+    let kept: Vec<ColumnNeed> = needs
+        .iter()
+        .filter(|(_, empty)| !empty)
+        .map(|(c, _)| *c)
+        .collect();
+    let mut fitted = fit_columns(&kept, width).into_iter();
+    needs
+        .iter()
+        .map(|(_, empty)| {
+            if *empty {
+                0
+            } else {
+                fitted.next().unwrap_or(0)
+            }
+        })
+        .collect()
 }
 
 fn draw_section(
@@ -730,7 +795,19 @@ fn draw_section(
                 Cell::from(Text::from(
                     row[j]
                         .iter()
-                        .map(|(s, style)| Line::styled(cut(s, w, view.charset), *style))
+                        .enumerate()
+                        .map(|(n, (s, style))| {
+                            // A pod's line keeps its end: the suffix and the live mark.
+                            let pod_line = section == Section::Migrations
+                                && n == 1
+                                && (j == POD_COLUMNS.0 || j == POD_COLUMNS.1);
+                            let text = if pod_line {
+                                cut_start(s, w, view.charset)
+                            } else {
+                                cut(s, w, view.charset)
+                            };
+                            Line::styled(text, *style)
+                        })
                         .collect::<Vec<_>>(),
                 ))
             }))
@@ -1336,6 +1413,36 @@ mod fit_tests {
         }
     }
 
+    /// Issue 33 (tried cold): a column of `-` only (DIRTY/ETA without metrics) kept its room
+    /// at 80 columns while the pods were cut; it goes first now, and only when the columns
+    /// do not all fit whole.
+    #[test]
+    fn a_column_with_nothing_to_say_goes_first() {
+        let needs = [
+            (need(20, 3, 0), false),
+            (need(30, 8, 3), false),
+            (need(9, 9, 5), true),
+        ];
+        // Too narrow for every column whole: the empty one goes, the pods get its room.
+        assert_eq!(fit_dropping_empty(&needs, 45), vec![20, 24, 0]);
+        // Wide enough for all: kept.
+        assert_eq!(fit_dropping_empty(&needs, 61), vec![20, 30, 9]);
+        // Nothing empty: fit_columns's own decision.
+        let full = [(need(20, 3, 0), false), (need(30, 8, 3), false)];
+        assert_eq!(fit_dropping_empty(&full, 45), vec![20, 24]);
+    }
+
+    /// A launcher pod cut at a narrow terminal keeps its end: its suffix and the live `*`.
+    #[test]
+    fn a_pod_keeps_its_end_and_its_star() {
+        use crate::render::glyphs::Charset;
+        let pod = "virt-launcher-pg-orders-01-8npf9*";
+        assert_eq!(cut_start(pod, 12, Charset::Unicode), "…s-01-8npf9*");
+        assert_eq!(cut_start(pod, 8, Charset::Ascii), "~-8npf9*");
+        assert_eq!(cut_start(pod, 40, Charset::Unicode), pod);
+        assert_eq!(cut_start(pod, 0, Charset::Unicode), "");
+    }
+
     /// The decision alone: which columns are kept at which width, and how wide each is.
     #[test]
     fn the_columns_that_matter_least_go_first_and_the_name_stays_whole() {
@@ -1515,21 +1622,27 @@ mod fit_tests {
             heads(Migrations, &m, 80),
             ["VMI", "PHASE", "SOURCE", "", "TARGET", "PROGRESS"]
         );
-        for w in [100, 120, 200] {
+        // Without metrics DIRTY/ETA is `-` on every row: it goes first while the pods are
+        // not whole (issue 33, tried cold), and is there when everything fits.
+        for w in [100, 120] {
             assert_eq!(
                 heads(Migrations, &m, w),
-                [
-                    "VMI",
-                    "PHASE",
-                    "SOURCE",
-                    "",
-                    "TARGET",
-                    "PROGRESS",
-                    "DIRTY/ETA"
-                ],
+                ["VMI", "PHASE", "SOURCE", "", "TARGET", "PROGRESS"],
                 "{w}"
             );
         }
+        assert_eq!(
+            heads(Migrations, &m, 200),
+            [
+                "VMI",
+                "PHASE",
+                "SOURCE",
+                "",
+                "TARGET",
+                "PROGRESS",
+                "DIRTY/ETA"
+            ]
+        );
         assert_eq!(
             heads(Evacuations, &m, 80),
             ["VMI", "FROM", "STATE", "MIGRATION", "TO", "FAILURE"]
