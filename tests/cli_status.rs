@@ -87,6 +87,48 @@ fn status_json_is_the_documented_shape() {
     }
 }
 
+/// The last migration is the VMI's newest finished VMIM (h2b6c, Failed at 02:49:12), not
+/// the VMI's stale status.migrationState, which describes a 2026-11-12 migration whose VMIM
+/// is gone (explain and history agree).
+#[test]
+fn last_migration_is_the_newest_finished_vmim_not_a_stale_state() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let vmis = v["vmis"].as_array().unwrap();
+    let find = |n: &str| vmis.iter().find(|x| x["name"] == n).unwrap();
+    let last = &find("analytics-warehouse-01")["lastMigration"];
+    assert_eq!(last["name"], "kubevirt-migrate-vm-h2b6c", "{last}");
+    assert_eq!(last["result"], "failed", "{last}");
+    assert_eq!(last["endTimestamp"], "2026-11-29T02:49:12Z", "{last}");
+    assert_eq!(last["recordedIn"], "vmim", "{last}");
+    // A migrationState naming its VMIM still gives the nodes.
+    let app = &find("app-server-01")["lastMigration"];
+    assert_eq!(app["name"], "kubevirt-migrate-vm-5m8qz", "{app}");
+    assert_eq!(app["sourceNode"], "node-3");
+    assert_eq!(app["targetNode"], "node-1");
+    let wide = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "wide",
+    ]));
+    let line = wide
+        .lines()
+        .find(|l| l.contains("analytics-warehouse-01"))
+        .unwrap();
+    assert!(line.contains("failed kubevirt-migrate-vm-h2b6c"), "{line}");
+    assert!(!line.contains("succeeded"), "{line}");
+}
+
 #[test]
 fn status_yaml_parses_back() {
     let out = ok(vmctl([

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::model::vmi::{MigrationMode, MigrationState};
-use crate::model::vmim::DecentralizedRole;
+use crate::model::vmim::{DecentralizedRole, MigrationPhase};
 use crate::model::{
     KubeVirt, Pod, PodDisruptionBudget, Time, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
@@ -246,6 +246,9 @@ pub struct LastMigration {
     pub source_node: Option<String>,
     pub target_node: Option<String>,
     pub failure_reason: Option<String>,
+    /// Where this was read: `vmim` (the VMIM, or the VMI's migrationState naming it) or
+    /// `vmi-status` (the VMI's migrationState alone: no VMIM of it is left, so no name).
+    pub recorded_in: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -497,6 +500,100 @@ fn secs_between(from: &Time, now: Timestamp) -> i64 {
     now.as_second() - from.0.as_second()
 }
 
+/// When a finished VMIM ended: its Succeeded/Failed phase transition, else its own
+/// migrationState's end.
+fn vmim_end(m: &VirtualMachineInstanceMigration) -> Option<&Time> {
+    m.phase_entered(m.phase().as_str()).or_else(|| {
+        m.status
+            .migration_state
+            .as_ref()
+            .and_then(|s| s.end_timestamp.as_ref())
+    })
+}
+
+fn result_words(s: &MigrationState) -> &'static str {
+    if !s.failed {
+        "succeeded"
+    } else if s.abort_requested && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
+    {
+        "aborted"
+    } else {
+        "failed"
+    }
+}
+
+/// The VMI's last finished migration: its newest finished VMIM (by the time it ended), or
+/// the VMI's `status.migrationState` when that is the same migration (its migrationUid
+/// names the VMIM: it has the nodes) or a newer one whose VMIM is gone, or when no finished
+/// VMIM exists. A migrationState left from an older migration never stands for the last one.
+fn last_migration(
+    state: Option<&MigrationState>,
+    vmims: &[&VirtualMachineInstanceMigration],
+    now: Timestamp,
+) -> Option<LastMigration> {
+    let state = state.filter(|s| s.completed);
+    let newest = vmims
+        .iter()
+        .filter(|m| m.is_final())
+        .max_by_key(|m| {
+            vmim_end(m)
+                .or(m.metadata.creation_timestamp.as_ref())
+                .map(|t| t.0)
+        })
+        .copied();
+    let from_state =
+        |s: &MigrationState, vmim: Option<&VirtualMachineInstanceMigration>| LastMigration {
+            name: vmim.map(|m| m.name().to_string()),
+            uid: s.migration_uid.clone(),
+            result: result_words(s).into(),
+            end_timestamp: s.end_timestamp.as_ref().map(ts),
+            ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
+            source_node: s.source_node.clone(),
+            target_node: s.target_node.clone(),
+            failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
+            recorded_in: if vmim.is_some() { "vmim" } else { "vmi-status" }.into(),
+        };
+    let Some(m) = newest else {
+        return state.map(|s| from_state(s, None));
+    };
+    if let Some(s) = state {
+        if state_belongs_to(s, m) {
+            return Some(from_state(s, Some(m)));
+        }
+        // A newer migration whose VMIM is gone (deleted after it finished): the VMI's
+        // status is its only record.
+        let vmim_gone = !vmims.iter().any(|x| state_belongs_to(s, x));
+        let newer = match (s.end_timestamp.as_ref(), vmim_end(m)) {
+            (Some(a), Some(b)) => a.0 > b.0,
+            _ => false,
+        };
+        if vmim_gone && newer {
+            return Some(from_state(s, None));
+        }
+    }
+    let ms = m.status.migration_state.as_ref();
+    let end = vmim_end(m);
+    let result = match (m.phase(), ms) {
+        (MigrationPhase::Succeeded, _) => "succeeded",
+        (_, Some(s)) if s.abort_requested => result_words(s),
+        _ if m.condition("migrationAbortRequested").is_some() => "aborted",
+        _ => "failed",
+    };
+    Some(LastMigration {
+        name: Some(m.name().to_string()),
+        uid: m.uid().map(str::to_string),
+        result: result.into(),
+        end_timestamp: end.map(ts),
+        ago_seconds: end.map(|t| secs_between(t, now)),
+        source_node: ms.and_then(|s| s.source_node.clone()),
+        target_node: ms.and_then(|s| s.target_node.clone()),
+        failure_reason: ms
+            .and_then(|s| s.failure_reason.as_ref())
+            .map(|r| r.trim_end().to_string()),
+        recorded_in: "vmim".into(),
+    })
+}
+
 fn state_belongs_to(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
     state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
 }
@@ -673,31 +770,11 @@ pub fn build_report_with(
         } else {
             None
         };
-        let last_migration = match state {
-            Some(s) if s.completed && state_in_flight.is_none() => {
-                let result = if !s.failed {
-                    "succeeded"
-                } else if s.abort_requested
-                    && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
-                {
-                    "aborted"
-                } else {
-                    "failed"
-                };
-                let vmim = migration_index.by_uid(s.migration_uid.as_deref());
-                Some(LastMigration {
-                    name: vmim.map(|m| m.name().to_string()),
-                    uid: s.migration_uid.clone(),
-                    result: result.into(),
-                    end_timestamp: s.end_timestamp.as_ref().map(ts),
-                    ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
-                    source_node: s.source_node.clone(),
-                    target_node: s.target_node.clone(),
-                    failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
-                })
-            }
-            _ => None,
-        };
+        let last_migration = last_migration(
+            state.filter(|_| state_in_flight.is_none()),
+            migration_index.of_vmi(vmi.namespace(), vmi.name()),
+            now,
+        );
         let pods = launcher_pods(
             vmi,
             pod_index.candidates_for(vmi),
