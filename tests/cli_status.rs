@@ -129,6 +129,51 @@ fn last_migration_is_the_newest_finished_vmim_not_a_stale_state() {
     assert!(!line.contains("succeeded"), "{line}");
 }
 
+/// waitingFor names a slot only when a parallel limit is full (counted as plan-drain counts);
+/// a backoff is KubeVirt's backoff (as explain computes it); otherwise the target pod, not
+/// created yet. The VM table and the migrations table take the target node from the same
+/// place (the target pod's node before migrationState names one).
+#[test]
+fn waiting_for_names_a_slot_only_when_the_limits_are_full() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/incidents",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let migs = v["migrations"].as_array().unwrap();
+    let mig = |n: &str| migs.iter().find(|x| x["name"] == n).unwrap();
+    let waits = |n: &str| mig(n)["waitingFor"].as_str().unwrap().to_string();
+    // 5 of 8 cluster-wide, node-2 and node-3 each 1 of 2 outbound: slots are free.
+    assert_eq!(
+        waits("mig-create-forbidden"),
+        "the target pod (not created yet)"
+    );
+    let backoff = waits("kubevirt-evacuation-pp4wc");
+    assert!(!backoff.contains("slot"), "{backoff}");
+    assert!(
+        backoff.contains("KubeVirt's backoff until 2026-12-03T10:00:10Z"),
+        "{backoff}"
+    );
+    // node-4 runs 2 of its 2 outbound: this one does wait for a slot.
+    let queued = waits("mig-batch-03");
+    assert!(
+        queued.contains("a free migration slot (2 of 2 outbound from node-4)"),
+        "{queued}"
+    );
+
+    let vmis = v["vmis"].as_array().unwrap();
+    let gw = vmis.iter().find(|x| x["name"] == "api-gw-01").unwrap();
+    assert_eq!(gw["migration"]["targetNode"], "node-3", "{gw}");
+    assert_eq!(mig("mig-target-imagepull")["targetNode"], "node-3");
+    let table = ok(vmctl(["--from", "examples/incidents", "status", "-A"]));
+    let line = table.lines().find(|l| l.contains(" api-gw-01 ")).unwrap();
+    assert!(line.contains("node-2→node-3"), "{line}");
+}
+
 #[test]
 fn status_yaml_parses_back() {
     let out = ok(vmctl([

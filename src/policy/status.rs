@@ -745,9 +745,16 @@ pub fn build_report_with(
                             .then(|| vmi.status.node_name.clone())
                             .flatten()
                     }),
+                // Before the hand-off migrationState names no target node: the target
+                // pod's node, as the migrations table says.
                 target_node: tgt_side
                     .and_then(|x| x.node.clone())
-                    .or_else(|| s.and_then(|s| s.target_node.clone())),
+                    .or_else(|| s.and_then(|s| s.target_node.clone()))
+                    .or_else(|| {
+                        pod_index
+                            .target_of(active.and_then(|m| m.uid()))
+                            .and_then(|p| p.spec.as_ref()?.node_name.clone())
+                    }),
                 source_pod: src_side
                     .and_then(|x| x.pod.clone())
                     .or_else(|| s.and_then(|s| s.source_pod.clone()))
@@ -973,6 +980,59 @@ pub fn build_report_with(
         .iter()
         .map(|r| ((r.namespace.clone(), r.name.clone()), r))
         .collect();
+    // What a Pending migration waits for, counted as plan-drain counts: the running
+    // migrations against parallelMigrationsPerCluster and, from its VMI's node,
+    // parallelOutboundMigrationsPerNode. A slot is named only when a limit is full.
+    let vmi_nodes: HashMap<(&str, &str), &str> = inputs
+        .vmis
+        .iter()
+        .filter_map(|v| Some(((v.namespace(), v.name()), v.status.node_name.as_deref()?)))
+        .collect();
+    let node_of = |m: &VirtualMachineInstanceMigration| {
+        vmi_nodes
+            .get(&(m.namespace(), m.spec.vmi_name.as_str()))
+            .copied()
+    };
+    let running: Vec<&VirtualMachineInstanceMigration> = inputs
+        .vmims
+        .iter()
+        .filter(|m| m.status.phase.is_some() && m.phase().counts_as_running())
+        .collect();
+    let pending_words = |m: &VirtualMachineInstanceMigration| -> String {
+        if let Some(b) = crate::triage::migration_backoff(
+            migration_index.of_vmi(m.namespace(), &m.spec.vmi_name),
+            m,
+        )
+        .filter(|b| b.until.as_second() > now.as_second())
+        {
+            return format!(
+                "KubeVirt's backoff until {} ({} failed attempt(s), the last {}), then the target pod",
+                crate::text::timestamp(b.until),
+                b.failures,
+                b.previous
+            );
+        }
+        let others: Vec<_> = running.iter().filter(|r| r.uid() != m.uid()).collect();
+        if let Some(c) = cluster_config.as_ref() {
+            let cluster_limit = c.parallel_migrations_per_cluster as usize;
+            if others.len() >= cluster_limit {
+                return format!(
+                    "a free migration slot ({} of {cluster_limit} running cluster-wide), then the target pod",
+                    others.len()
+                );
+            }
+            let node_limit = c.parallel_outbound_migrations_per_node as usize;
+            if let Some(node) = node_of(m) {
+                let out = others.iter().filter(|r| node_of(r) == Some(node)).count();
+                if out >= node_limit {
+                    return format!(
+                        "a free migration slot ({out} of {node_limit} outbound from {node}), then the target pod"
+                    );
+                }
+            }
+        }
+        "the target pod (not created yet)".into()
+    };
     let mut migrations: Vec<MigrationRow> = inputs
         .vmims
         .iter()
@@ -982,7 +1042,7 @@ pub fn build_report_with(
             let vmi = shown
                 .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
                 .copied();
-            let mut row = migration_row(m, vmi, &pod_index, now);
+            let mut row = migration_row(m, vmi, &pod_index, now, pending_words);
             row.loop_kind = vmi.and_then(|v| v.in_loop.as_ref()).map(|l| l.kind);
             // A Running migration whose stream ended long ago waits for the backend-storage
             // hand-off, not for memory to converge (kubevirt#17203; triage::loops).
@@ -1161,6 +1221,7 @@ fn migration_row(
     vmi: Option<&VmiRow>,
     pods: &PodIndex,
     now: Timestamp,
+    pending_words: impl Fn(&VirtualMachineInstanceMigration) -> String,
 ) -> MigrationRow {
     let in_flight = vmi
         .and_then(|v| v.migration.as_ref())
@@ -1184,7 +1245,7 @@ fn migration_row(
         }
         P::Pending if has("migrationBlockedByUtilityVolumes") => "utility volumes to detach".into(),
         P::Pending if has("migrationBlockedByBackup") => "a backup to finish".into(),
-        P::Pending => "a free migration slot, then the target pod".into(),
+        P::Pending => pending_words(m),
         P::Scheduling => match &unschedulable {
             Some(msg) => format!("target pod unschedulable: {}", scheduler_summary(msg)),
             None => "the target pod to be scheduled and ready".into(),

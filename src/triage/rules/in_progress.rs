@@ -55,7 +55,7 @@ pub(super) fn in_progress(v: &View) -> Option<Finding> {
             format!("Created {age} ago; waiting for virt-controller to pick it up.")
         }
         MigrationPhase::Pending => format!(
-            "Pending for {age}: waiting for a free migration slot, then for virt-controller to create the target pod. Nothing blocks it (no quota, backup, utility-volume or backoff condition, and the parallel limits are not reached)."
+            "Pending for {age}: waiting for virt-controller to create the target pod (not created yet). Nothing blocks it (no quota, backup, utility-volume or backoff condition, and the parallel limits are not reached)."
         ),
         MigrationPhase::Scheduling => format!(
             "Scheduling: waiting for the target pod {} to be scheduled and become ready (phase {}).",
