@@ -567,6 +567,48 @@ fn json_is_the_documented_shape() {
     assert!(r.unexplained.is_empty() && r.assumptions.is_empty());
 }
 
+/// KubeVirt records when streaming started, not when the monitor switched to post-copy:
+/// the time since the start (10m04s) is the migration's, never the post-copy's. The switch
+/// is inferred from the 540 s completion budget (database-postcopy allows post-copy), so
+/// about 1m04s in post-copy, and said to be inferred.
+#[test]
+fn post_copy_time_is_not_the_time_since_the_start() {
+    let (r, _) = explain_json("examples/cluster", "vm/pg-orders-01");
+    assert!(
+        !r.summary.contains("post-copy for 10m04s"),
+        "the time since the start is not time in post-copy: {}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("the point of no return"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("The migration has run 10m04s"),
+        "{}",
+        r.summary
+    );
+    assert!(
+        r.summary.contains("KubeVirt records no switch time")
+            && r.summary.contains("(9m00s)")
+            && r.summary.contains("about 1m04s in post-copy (inferred)"),
+        "{}",
+        r.summary
+    );
+    let text = stdout(&vmctl([
+        "--from",
+        "examples/cluster",
+        "explain",
+        "vm/pg-orders-01",
+    ]));
+    assert!(!text.contains("post-copy for 10m04s"), "{text}");
+    assert!(
+        text.contains("about 1m04s in post-copy (inferred)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn json_names_the_log_pod_and_the_point_of_no_return() {
     let (r, code) = explain_json("examples/cluster", "kubevirt-migrate-vm-w9c4r");

@@ -87,6 +87,93 @@ fn status_json_is_the_documented_shape() {
     }
 }
 
+/// The last migration is the VMI's newest finished VMIM (h2b6c, Failed at 02:49:12), not
+/// the VMI's stale status.migrationState, which describes a 2026-11-12 migration whose VMIM
+/// is gone (explain and history agree).
+#[test]
+fn last_migration_is_the_newest_finished_vmim_not_a_stale_state() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let vmis = v["vmis"].as_array().unwrap();
+    let find = |n: &str| vmis.iter().find(|x| x["name"] == n).unwrap();
+    let last = &find("analytics-warehouse-01")["lastMigration"];
+    assert_eq!(last["name"], "kubevirt-migrate-vm-h2b6c", "{last}");
+    assert_eq!(last["result"], "failed", "{last}");
+    assert_eq!(last["endTimestamp"], "2026-11-29T02:49:12Z", "{last}");
+    assert_eq!(last["recordedIn"], "vmim", "{last}");
+    // A migrationState naming its VMIM still gives the nodes.
+    let app = &find("app-server-01")["lastMigration"];
+    assert_eq!(app["name"], "kubevirt-migrate-vm-5m8qz", "{app}");
+    assert_eq!(app["sourceNode"], "node-3");
+    assert_eq!(app["targetNode"], "node-1");
+    let wide = ok(vmctl([
+        "--from",
+        "examples/cluster",
+        "status",
+        "-A",
+        "-o",
+        "wide",
+    ]));
+    let line = wide
+        .lines()
+        .find(|l| l.contains("analytics-warehouse-01"))
+        .unwrap();
+    assert!(line.contains("failed kubevirt-migrate-vm-h2b6c"), "{line}");
+    assert!(!line.contains("succeeded"), "{line}");
+}
+
+/// waitingFor names a slot only when a parallel limit is full (counted as plan-drain counts);
+/// a backoff is KubeVirt's backoff (as explain computes it); otherwise the target pod, not
+/// created yet. The VM table and the migrations table take the target node from the same
+/// place (the target pod's node before migrationState names one).
+#[test]
+fn waiting_for_names_a_slot_only_when_the_limits_are_full() {
+    let out = ok(vmctl([
+        "--from",
+        "examples/incidents",
+        "status",
+        "-A",
+        "-o",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let migs = v["migrations"].as_array().unwrap();
+    let mig = |n: &str| migs.iter().find(|x| x["name"] == n).unwrap();
+    let waits = |n: &str| mig(n)["waitingFor"].as_str().unwrap().to_string();
+    // 5 of 8 cluster-wide, node-2 and node-3 each 1 of 2 outbound: slots are free.
+    assert_eq!(
+        waits("mig-create-forbidden"),
+        "the target pod (not created yet)"
+    );
+    let backoff = waits("kubevirt-evacuation-pp4wc");
+    assert!(!backoff.contains("slot"), "{backoff}");
+    assert!(
+        backoff.contains("KubeVirt's backoff until 2026-12-03T10:00:10Z"),
+        "{backoff}"
+    );
+    // node-4 runs 2 of its 2 outbound: this one does wait for a slot.
+    let queued = waits("mig-batch-03");
+    assert!(
+        queued.contains("a free migration slot (2 of 2 outbound from node-4)"),
+        "{queued}"
+    );
+
+    let vmis = v["vmis"].as_array().unwrap();
+    let gw = vmis.iter().find(|x| x["name"] == "api-gw-01").unwrap();
+    assert_eq!(gw["migration"]["targetNode"], "node-3", "{gw}");
+    assert_eq!(mig("mig-target-imagepull")["targetNode"], "node-3");
+    let table = ok(vmctl(["--from", "examples/incidents", "status", "-A"]));
+    let line = table.lines().find(|l| l.contains(" api-gw-01 ")).unwrap();
+    assert!(line.contains("node-2→node-3"), "{line}");
+}
+
 #[test]
 fn status_yaml_parses_back() {
     let out = ok(vmctl([

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::model::vmi::{MigrationMode, MigrationState};
-use crate::model::vmim::DecentralizedRole;
+use crate::model::vmim::{DecentralizedRole, MigrationPhase};
 use crate::model::{
     KubeVirt, Pod, PodDisruptionBudget, Time, VirtualMachineInstance,
     VirtualMachineInstanceMigration,
@@ -325,6 +325,9 @@ pub struct LastMigration {
     pub source_node: Option<String>,
     pub target_node: Option<String>,
     pub failure_reason: Option<String>,
+    /// Where this was read: `vmim` (the VMIM, or the VMI's migrationState naming it) or
+    /// `vmi-status` (the VMI's migrationState alone: no VMIM of it is left, so no name).
+    pub recorded_in: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -576,6 +579,100 @@ fn secs_between(from: &Time, now: Timestamp) -> i64 {
     now.as_second() - from.0.as_second()
 }
 
+/// When a finished VMIM ended: its Succeeded/Failed phase transition, else its own
+/// migrationState's end.
+fn vmim_end(m: &VirtualMachineInstanceMigration) -> Option<&Time> {
+    m.phase_entered(m.phase().as_str()).or_else(|| {
+        m.status
+            .migration_state
+            .as_ref()
+            .and_then(|s| s.end_timestamp.as_ref())
+    })
+}
+
+fn result_words(s: &MigrationState) -> &'static str {
+    if !s.failed {
+        "succeeded"
+    } else if s.abort_requested && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
+    {
+        "aborted"
+    } else {
+        "failed"
+    }
+}
+
+/// The VMI's last finished migration: its newest finished VMIM (by the time it ended), or
+/// the VMI's `status.migrationState` when that is the same migration (its migrationUid
+/// names the VMIM: it has the nodes) or a newer one whose VMIM is gone, or when no finished
+/// VMIM exists. A migrationState left from an older migration never stands for the last one.
+fn last_migration(
+    state: Option<&MigrationState>,
+    vmims: &[&VirtualMachineInstanceMigration],
+    now: Timestamp,
+) -> Option<LastMigration> {
+    let state = state.filter(|s| s.completed);
+    let newest = vmims
+        .iter()
+        .filter(|m| m.is_final())
+        .max_by_key(|m| {
+            vmim_end(m)
+                .or(m.metadata.creation_timestamp.as_ref())
+                .map(|t| t.0)
+        })
+        .copied();
+    let from_state =
+        |s: &MigrationState, vmim: Option<&VirtualMachineInstanceMigration>| LastMigration {
+            name: vmim.map(|m| m.name().to_string()),
+            uid: s.migration_uid.clone(),
+            result: result_words(s).into(),
+            end_timestamp: s.end_timestamp.as_ref().map(ts),
+            ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
+            source_node: s.source_node.clone(),
+            target_node: s.target_node.clone(),
+            failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
+            recorded_in: if vmim.is_some() { "vmim" } else { "vmi-status" }.into(),
+        };
+    let Some(m) = newest else {
+        return state.map(|s| from_state(s, None));
+    };
+    if let Some(s) = state {
+        if state_belongs_to(s, m) {
+            return Some(from_state(s, Some(m)));
+        }
+        // A newer migration whose VMIM is gone (deleted after it finished): the VMI's
+        // status is its only record.
+        let vmim_gone = !vmims.iter().any(|x| state_belongs_to(s, x));
+        let newer = match (s.end_timestamp.as_ref(), vmim_end(m)) {
+            (Some(a), Some(b)) => a.0 > b.0,
+            _ => false,
+        };
+        if vmim_gone && newer {
+            return Some(from_state(s, None));
+        }
+    }
+    let ms = m.status.migration_state.as_ref();
+    let end = vmim_end(m);
+    let result = match (m.phase(), ms) {
+        (MigrationPhase::Succeeded, _) => "succeeded",
+        (_, Some(s)) if s.abort_requested => result_words(s),
+        _ if m.condition("migrationAbortRequested").is_some() => "aborted",
+        _ => "failed",
+    };
+    Some(LastMigration {
+        name: Some(m.name().to_string()),
+        uid: m.uid().map(str::to_string),
+        result: result.into(),
+        end_timestamp: end.map(ts),
+        ago_seconds: end.map(|t| secs_between(t, now)),
+        source_node: ms.and_then(|s| s.source_node.clone()),
+        target_node: ms.and_then(|s| s.target_node.clone()),
+        failure_reason: ms
+            .and_then(|s| s.failure_reason.as_ref())
+            .map(|r| r.trim_end().to_string()),
+        recorded_in: "vmim".into(),
+    })
+}
+
 fn state_belongs_to(state: &MigrationState, vmim: &VirtualMachineInstanceMigration) -> bool {
     state.migration_uid.is_some() && state.migration_uid.as_deref() == vmim.uid()
 }
@@ -727,9 +824,16 @@ pub fn build_report_with(
                             .then(|| vmi.status.node_name.clone())
                             .flatten()
                     }),
+                // Before the hand-off migrationState names no target node: the target
+                // pod's node, as the migrations table says.
                 target_node: tgt_side
                     .and_then(|x| x.node.clone())
-                    .or_else(|| s.and_then(|s| s.target_node.clone())),
+                    .or_else(|| s.and_then(|s| s.target_node.clone()))
+                    .or_else(|| {
+                        pod_index
+                            .target_of(active.and_then(|m| m.uid()))
+                            .and_then(|p| p.spec.as_ref()?.node_name.clone())
+                    }),
                 source_pod: src_side
                     .and_then(|x| x.pod.clone())
                     .or_else(|| s.and_then(|s| s.source_pod.clone()))
@@ -752,31 +856,11 @@ pub fn build_report_with(
         } else {
             None
         };
-        let last_migration = match state {
-            Some(s) if s.completed && state_in_flight.is_none() => {
-                let result = if !s.failed {
-                    "succeeded"
-                } else if s.abort_requested
-                    && s.abort_status == Some(crate::model::vmi::AbortStatus::Succeeded)
-                {
-                    "aborted"
-                } else {
-                    "failed"
-                };
-                let vmim = migration_index.by_uid(s.migration_uid.as_deref());
-                Some(LastMigration {
-                    name: vmim.map(|m| m.name().to_string()),
-                    uid: s.migration_uid.clone(),
-                    result: result.into(),
-                    end_timestamp: s.end_timestamp.as_ref().map(ts),
-                    ago_seconds: s.end_timestamp.as_ref().map(|t| secs_between(t, now)),
-                    source_node: s.source_node.clone(),
-                    target_node: s.target_node.clone(),
-                    failure_reason: s.failure_reason.as_ref().map(|r| r.trim_end().to_string()),
-                })
-            }
-            _ => None,
-        };
+        let last_migration = last_migration(
+            state.filter(|_| state_in_flight.is_none()),
+            migration_index.of_vmi(vmi.namespace(), vmi.name()),
+            now,
+        );
         let pods = launcher_pods(
             vmi,
             pod_index.candidates_for(vmi),
@@ -981,6 +1065,59 @@ pub fn build_report_with(
         .iter()
         .map(|r| ((r.namespace.clone(), r.name.clone()), r))
         .collect();
+    // What a Pending migration waits for, counted as plan-drain counts: the running
+    // migrations against parallelMigrationsPerCluster and, from its VMI's node,
+    // parallelOutboundMigrationsPerNode. A slot is named only when a limit is full.
+    let vmi_nodes: HashMap<(&str, &str), &str> = inputs
+        .vmis
+        .iter()
+        .filter_map(|v| Some(((v.namespace(), v.name()), v.status.node_name.as_deref()?)))
+        .collect();
+    let node_of = |m: &VirtualMachineInstanceMigration| {
+        vmi_nodes
+            .get(&(m.namespace(), m.spec.vmi_name.as_str()))
+            .copied()
+    };
+    let running: Vec<&VirtualMachineInstanceMigration> = inputs
+        .vmims
+        .iter()
+        .filter(|m| m.status.phase.is_some() && m.phase().counts_as_running())
+        .collect();
+    let pending_words = |m: &VirtualMachineInstanceMigration| -> String {
+        if let Some(b) = crate::triage::migration_backoff(
+            migration_index.of_vmi(m.namespace(), &m.spec.vmi_name),
+            m,
+        )
+        .filter(|b| b.until.as_second() > now.as_second())
+        {
+            return format!(
+                "KubeVirt's backoff until {} ({} failed attempt(s), the last {}), then the target pod",
+                crate::text::timestamp(b.until),
+                b.failures,
+                b.previous
+            );
+        }
+        let others: Vec<_> = running.iter().filter(|r| r.uid() != m.uid()).collect();
+        if let Some(c) = cluster_config.as_ref() {
+            let cluster_limit = c.parallel_migrations_per_cluster as usize;
+            if others.len() >= cluster_limit {
+                return format!(
+                    "a free migration slot ({} of {cluster_limit} running cluster-wide), then the target pod",
+                    others.len()
+                );
+            }
+            let node_limit = c.parallel_outbound_migrations_per_node as usize;
+            if let Some(node) = node_of(m) {
+                let out = others.iter().filter(|r| node_of(r) == Some(node)).count();
+                if out >= node_limit {
+                    return format!(
+                        "a free migration slot ({out} of {node_limit} outbound from {node}), then the target pod"
+                    );
+                }
+            }
+        }
+        "the target pod (not created yet)".into()
+    };
     let mut migrations: Vec<MigrationRow> = inputs
         .vmims
         .iter()
@@ -990,7 +1127,7 @@ pub fn build_report_with(
             let vmi = shown
                 .get(&(m.namespace().to_string(), m.spec.vmi_name.clone()))
                 .copied();
-            let mut row = migration_row(m, vmi, &pod_index, now);
+            let mut row = migration_row(m, vmi, &pod_index, now, pending_words);
             row.loop_kind = vmi.and_then(|v| v.in_loop.as_ref()).map(|l| l.kind);
             // A Running migration whose stream ended long ago waits for the backend-storage
             // hand-off, not for memory to converge (kubevirt#17203; triage::loops).
@@ -1169,6 +1306,7 @@ fn migration_row(
     vmi: Option<&VmiRow>,
     pods: &PodIndex,
     now: Timestamp,
+    pending_words: impl Fn(&VirtualMachineInstanceMigration) -> String,
 ) -> MigrationRow {
     let in_flight = vmi
         .and_then(|v| v.migration.as_ref())
@@ -1192,7 +1330,7 @@ fn migration_row(
         }
         P::Pending if has("migrationBlockedByUtilityVolumes") => "utility volumes to detach".into(),
         P::Pending if has("migrationBlockedByBackup") => "a backup to finish".into(),
-        P::Pending => "a free migration slot, then the target pod".into(),
+        P::Pending => pending_words(m),
         P::Scheduling => match &unschedulable {
             Some(msg) => format!("target pod unschedulable: {}", scheduler_summary(msg)),
             None => "the target pod to be scheduled and ready".into(),

@@ -367,10 +367,27 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
                 .and_then(|r| r.lines().next())
                 .map(str::to_string)
                 .unwrap_or_else(|| "failed; no reason recorded".into());
-            let diagnosis = match &f.retry {
-                Some(r) => format!("{reason}; retried: attempt {} {r} in flight", f.attempt + 1),
-                None => reason,
-            };
+            let retried = f
+                .retry
+                .as_ref()
+                .map(|r| format!("; retried: attempt {} {r} in flight", f.attempt + 1));
+            // The same migration listed already (status's last migration is the newest
+            // finished VMIM): one entry, with its attempt and retry.
+            if let Some(line) = failures.iter_mut().find(|l| {
+                l.namespace == v.namespace
+                    && l.vmi == v.name
+                    && l.migration.as_deref() == Some(f.name.as_str())
+            }) {
+                if let Some(retried) = &retried
+                    && !line.diagnosis.contains("retried:")
+                {
+                    line.diagnosis.push_str(retried);
+                }
+                line.attempt = Some(f.attempt);
+                line.retry = f.retry.clone();
+                continue;
+            }
+            let diagnosis = format!("{reason}{}", retried.unwrap_or_default());
             failures.push(FailureLine {
                 namespace: v.namespace.clone(),
                 vmi: v.name.clone(),

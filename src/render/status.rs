@@ -228,13 +228,19 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 row.push(plain(pods_cell(&r.pods)));
                 row.push(plain(match &r.last_migration {
                     Some(l) => {
-                        let mut s = format!(
-                            "{} {} {}→{}",
-                            l.result,
-                            l.name.as_deref().unwrap_or("?"),
-                            l.source_node.as_deref().unwrap_or("?"),
-                            l.target_node.as_deref().unwrap_or("?")
-                        );
+                        // No name: the VMI's migrationState is the only record left.
+                        let name = l
+                            .name
+                            .as_deref()
+                            .unwrap_or("(no VMIM left; from the VMI's status)");
+                        let mut s = format!("{} {name}", l.result);
+                        if l.source_node.is_some() || l.target_node.is_some() {
+                            s.push_str(&format!(
+                                " {}→{}",
+                                l.source_node.as_deref().unwrap_or("?"),
+                                l.target_node.as_deref().unwrap_or("?")
+                            ));
+                        }
                         if let Some(reason) = &l.failure_reason {
                             s.push_str(&format!(": {reason}"));
                         }

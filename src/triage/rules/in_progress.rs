@@ -16,6 +16,29 @@ pub(crate) const IN_PROGRESS: Rule = Rule {
     check: in_progress,
 };
 
+/// How long a migration in post-copy has been in post-copy, as far as the objects tell.
+/// KubeVirt's status records when streaming started, not when the monitor switched to
+/// post-copy: the time since the start is the migration's, never the post-copy's. The
+/// monitor switches when the completion budget runs out, so when the policy allows
+/// post-copy and the budget is known the switch is inferred (and said to be); otherwise
+/// the switch time is unknown.
+fn postcopy_time_words(v: &View, elapsed: Option<i64>, budget: Option<i64>) -> String {
+    let Some(e) = elapsed else {
+        return " KubeVirt records no time of the switch to post-copy.".into();
+    };
+    let ran = format!(" The migration has run {}", dur(e));
+    match budget {
+        Some(b) if v.config.allow_post_copy && e >= b => format!(
+            "{ran}; KubeVirt records no switch time: its monitor switches after the completion budget ({}), so about {} in post-copy (inferred).",
+            dur(b),
+            dur(e - b)
+        ),
+        _ => format!(
+            "{ran}; KubeVirt records no time of the switch to post-copy, so how long it has been in post-copy is unknown."
+        ),
+    }
+}
+
 pub(super) fn in_progress(v: &View) -> Option<Finding> {
     let m = v.vmim?;
     if m.is_final() {
@@ -32,7 +55,7 @@ pub(super) fn in_progress(v: &View) -> Option<Finding> {
             format!("Created {age} ago; waiting for virt-controller to pick it up.")
         }
         MigrationPhase::Pending => format!(
-            "Pending for {age}: waiting for a free migration slot, then for virt-controller to create the target pod. Nothing blocks it (no quota, backup, utility-volume or backoff condition, and the parallel limits are not reached)."
+            "Pending for {age}: waiting for virt-controller to create the target pod (not created yet). Nothing blocks it (no quota, backup, utility-volume or backoff condition, and the parallel limits are not reached)."
         ),
         MigrationPhase::Scheduling => format!(
             "Scheduling: waiting for the target pod {} to be scheduled and become ready (phase {}).",
@@ -64,9 +87,10 @@ pub(super) fn in_progress(v: &View) -> Option<Finding> {
             };
             match v.mode() {
                 Some(MigrationMode::PostCopy) => format!(
-                    "Running in post-copy{progress}: the guest runs on {} and pulls the rest of its memory from {}. This is the point of no return: it cannot be aborted.",
+                    "Running in post-copy (the point of no return): the guest runs on {} and pulls the rest of its memory from {}; it cannot be aborted.{}",
                     tgt_node(v),
-                    src_node(v)
+                    src_node(v),
+                    postcopy_time_words(v, elapsed, budget)
                 ),
                 Some(MigrationMode::Paused) => format!(
                     "Running{progress}, with the guest paused by the migration monitor so its memory can converge.{budget_note}"
