@@ -768,7 +768,10 @@ fn a_mark_cleared_by_a_successful_migration_is_no_cancel_and_moved_follows_succe
     );
     let ev = r.observe(&w, 2_000);
     assert!(!kinds(&ev).contains(&"moved".to_string()), "{ev:?}");
-    assert!(r.due(60_000).is_empty(), "not evicted again as if cancelled");
+    assert!(
+        r.due(60_000).is_empty(),
+        "not evicted again as if cancelled"
+    );
     let waits = r.waiting_for();
     assert_eq!(waits.len(), 1);
     assert!(!waits[0].message.contains("cancelled"), "{waits:?}");
@@ -791,7 +794,10 @@ fn a_mark_cleared_by_a_successful_migration_is_no_cancel_and_moved_follows_succe
     let waits = r.waiting_for();
     assert_eq!(waits[0].reason, "source-pod", "{waits:?}");
     assert!(!waits[0].message.contains("cancelled"), "{waits:?}");
-    assert!(waits[0].message.contains("kubevirt-evacuation-x"), "{waits:?}");
+    assert!(
+        waits[0].message.contains("kubevirt-evacuation-x"),
+        "{waits:?}"
+    );
     assert!(r.due(60_000).is_empty());
     // Once finished it is evicted at once.
     let w = world(
@@ -822,9 +828,15 @@ fn a_mark_cleared_while_the_vmi_stays_is_a_cancel() {
     r.starting_from(&start(&[("db-01", "node-1")]));
     r.due(0);
     r.answered(&db.key(), &Answer::EvacuationStarted, 0);
-    let w = world(&[(&db.name, "Running")], &[("db-01", on("node-1", true, None))]);
+    let w = world(
+        &[(&db.name, "Running")],
+        &[("db-01", on("node-1", true, None))],
+    );
     r.observe(&w, 1_000);
-    let w = world(&[(&db.name, "Running")], &[("db-01", on("node-1", false, None))]);
+    let w = world(
+        &[(&db.name, "Running")],
+        &[("db-01", on("node-1", false, None))],
+    );
     r.observe(&w, 2_000);
     assert_eq!(names(&r.due(2_000)), [db.name.as_str()]);
     assert!(r.waiting_for()[0].message.contains("cancelled"));
