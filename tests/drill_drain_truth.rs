@@ -223,3 +223,73 @@ fn the_retry_line_carries_the_loop_failures_value() {
         assert_eq!(failed["giveUpAfter"], n, "{failed}");
     }
 }
+
+/// `vmctl drain` piped, on the simulator (KubeVirt clears the evacuation mark after every
+/// successful migration): no VM the server shows moved is said "cancelled", and each
+/// "moved" line follows its migration's "Succeeded" line.
+#[test]
+fn a_vm_that_moved_is_never_said_cancelled_and_moved_follows_succeeded() {
+    let lab = new_lab(Script {
+        running_ticks: 4,
+        ..Script::default()
+    });
+    // The same VMI (its uid) on node-1 before and on another node after: it moved (a
+    // shut-down VM started again elsewhere is another VMI).
+    let vmis = |server: &FakeApiServer| -> BTreeMap<String, (String, String)> {
+        server
+            .objects(Kind::VirtualMachineInstance)
+            .into_iter()
+            .map(|v| {
+                let s = |p: &str| {
+                    v.pointer(p)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                (
+                    format!("{}/{}", s("/metadata/namespace"), s("/metadata/name")),
+                    (s("/metadata/uid"), s("/status/nodeName")),
+                )
+            })
+            .collect()
+    };
+    let before = vmis(&lab.server);
+    let out = lab.drain(&["--force-partial"]);
+    let text = stdout(&out);
+    let after = vmis(&lab.server);
+    let moved: Vec<&String> = before
+        .iter()
+        .filter(|(vm, (uid, node))| {
+            node.as_str() == NODE
+                && after
+                    .get(*vm)
+                    .is_some_and(|(u, n)| u == uid && !n.is_empty() && n != NODE)
+        })
+        .map(|(vm, _)| vm)
+        .collect();
+    assert!(!moved.is_empty(), "{}", both(&out));
+    let lines: Vec<&str> = text.lines().collect();
+    for vm in &moved {
+        let name = vm.split('/').nth(1).unwrap_or_default();
+        let about = |l: &&&str| {
+            l.contains(&format!("(vm {name})"))
+                || l.contains(&format!("{vm} "))
+                || l.contains(&format!("{vm}:"))
+        };
+        for l in lines.iter().filter(about) {
+            assert!(!l.contains("cancelled"), "{vm} moved, yet: {l}\n{text}");
+        }
+        let moved_at = lines
+            .iter()
+            .position(|l| l.contains(vm.as_str()) && l.contains("moved"))
+            .unwrap_or_else(|| panic!("no moved line for {vm}\n{text}"));
+        let succeeded_at = lines
+            .iter()
+            .position(|l| l.contains(vm.as_str()) && l.contains("Succeeded"))
+            .unwrap_or_else(|| panic!("no Succeeded line for {vm}\n{text}"));
+        assert!(
+            succeeded_at < moved_at,
+            "{vm}: moved (line {moved_at}) before its migration's Succeeded (line {succeeded_at})\n{text}"
+        );
+    }
+}

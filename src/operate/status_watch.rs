@@ -50,7 +50,18 @@ pub(crate) fn in_flight(
 ) -> StatusInputs {
     // With a node cordoned, also the VMIs still on it or marked for evacuation (one pass
     // over the VMIs, only then): the drain's counts need them.
-    let cordoned = mirror.cordoned();
+    // Every node `status` gives a row (cordoned, or evacuated: a VMI marked for it, an
+    // evacuation VMIM not finished), so the watch counts what one-shot status counts: every
+    // VMI on it, not only those migrating.
+    let mut cordoned = mirror.cordoned();
+    cordoned.extend(mirror.vmis.values().filter_map(|v| v.evacuation_node()));
+    cordoned.extend(
+        mirror
+            .vmims
+            .values()
+            .filter(|m| !m.is_final())
+            .filter_map(|m| m.evacuation_node()),
+    );
     let on_cordoned: Vec<&Key> = if cordoned.is_empty() {
         Vec::new()
     } else {

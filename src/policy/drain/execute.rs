@@ -48,6 +48,10 @@ impl Default for Settings {
     }
 }
 
+/// How long "moved" waits for the migration's own watch to show it succeeded once the
+/// VMI's watch shows it on the new node.
+const MOVED_HOLD_MS: u64 = 10_000;
+
 /// A VMI's latest migration, as the watches show it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrationSeen {
@@ -327,6 +331,10 @@ struct VmTask {
     failed: Vec<(String, Option<String>)>,
     shown_phase: BTreeMap<String, String>,
     done: bool,
+    /// Since when (ms) the VMI has been seen on another node while the watch of the
+    /// migration that took it there has not shown its end yet: "moved" waits for that
+    /// migration's Succeeded line (at most [`MOVED_HOLD_MS`]).
+    landed_since: Option<u64>,
     /// Done by a shutdown (or its VMI replaced by a new one), not a move.
     stopped: bool,
     blocked: bool,
@@ -763,8 +771,15 @@ impl DrainRun {
                 continue;
             };
             let (namespace, vmi) = key.clone();
-            // The evacuation was cancelled (virtctl evacuate-cancel): ask again.
-            if vm.seen.evacuation_node.is_some() && seen.evacuation_node.is_none() && !vm.done {
+            // The evacuation was cancelled (virtctl evacuate-cancel): ask again. Only when
+            // the VMI still runs on a drained node and no migration of it succeeded:
+            // virt-handler clears the mark after every successful migration, and a VMI
+            // that runs elsewhere moved (its old pod is that migration's source).
+            if vm.seen.evacuation_node.is_some()
+                && seen.evacuation_node.is_none()
+                && !vm.done
+                && !migrated_away(seen, &self.nodes)
+            {
                 for k in &vm.pods {
                     if let Some(task) = self.pods.get_mut(k)
                         && task.state == PodState::Evacuating
@@ -948,6 +963,12 @@ impl DrainRun {
                             back_on: if elsewhere { seen.node.clone() } else { None },
                         });
                     }
+                } else if elsewhere
+                    && landed(seen).is_some_and(|m| !m.is_final())
+                    && now_ms.saturating_sub(*vm.landed_since.get_or_insert(now_ms)) < MOVED_HOLD_MS
+                {
+                    // The VMI's watch shows the new node before the VMIM's shows the end:
+                    // "moved" follows the migration's Succeeded line.
                 } else if elsewhere {
                     vm.done = true;
                     let landed = landed(seen);
@@ -978,6 +999,14 @@ impl DrainRun {
 
     /// Over, and how; `None` while anything can still move.
     pub fn outcome(&self) -> Option<Outcome> {
+        // A move seen but not said yet (its migration's end not shown yet).
+        if self
+            .vms
+            .values()
+            .any(|v| !v.done && v.landed_since.is_some())
+        {
+            return None;
+        }
         let mut blocked = false;
         for task in self.pods.values() {
             match task.state {
@@ -1048,6 +1077,15 @@ impl DrainRun {
                                 "the VM's old pod, finished ({}) after its migration: evicted next",
                                 task.phase
                             ),
+                        )
+                    }
+                    Some(Answer::EvacuationStarted | Answer::EvacuationInProgress)
+                        if vm.is_some_and(|v| migrated_away(&v.seen, &self.nodes)) =>
+                    {
+                        (
+                            "source-pod",
+                            m.map(|m| m.name.clone()),
+                            "the VM's old pod, left by its migration: evicted next".to_string(),
                         )
                     }
                     Some(Answer::EvacuationStarted | Answer::EvacuationInProgress) => (
@@ -1217,6 +1255,17 @@ impl DrainRun {
     }
 }
 
+/// The VMI runs on a node the drain does not drain, or gone from the drained nodes by a
+/// migration that succeeded: whatever cleared its evacuation mark, it was no cancel.
+fn migrated_away(seen: &VmSeen, nodes: &std::collections::BTreeSet<String>) -> bool {
+    let on_drained = seen.exists && seen.node.as_ref().is_some_and(|n| nodes.contains(n));
+    !on_drained
+        || seen
+            .migration
+            .as_ref()
+            .is_some_and(|m| m.phase == "Succeeded")
+}
+
 /// The migration that brought the VMI where it runs: the newest, when it succeeded or
 /// its target is the VMI's node (the VMI's watch can show the new node before the VMIM's
 /// shows the end).
@@ -1303,6 +1352,15 @@ fn evacuation_words(vm: &VmTask, pod_finished: bool) -> (&'static str, Option<St
                 m.name
             ),
         ),
+        "Succeeded" if m.target_node.is_some() && m.target_node == vm.seen.node => (
+            "source-pod",
+            name,
+            format!(
+                "source pod of migration {} (succeeded, the VM runs on {} now): KubeVirt shuts it down",
+                m.name,
+                m.target_node.as_deref().unwrap_or("its new node")
+            ),
+        ),
         "Succeeded" => (
             "migrating",
             name,
@@ -1319,6 +1377,15 @@ fn evacuation_words(vm: &VmTask, pod_finished: bool) -> (&'static str, Option<St
                 "attempt {attempt}, migration {}, failed: {}; KubeVirt creates the next while the VMI stays marked",
                 m.name,
                 m.failure.as_deref().unwrap_or("no reason recorded")
+            ),
+        ),
+        _ if m.target_node.is_some() && m.target_node == vm.seen.node => (
+            "migrating",
+            name,
+            format!(
+                "migration {}: the VMI runs on {} now; waiting for the migration to report its end",
+                m.name,
+                m.target_node.as_deref().unwrap_or("its new node")
             ),
         ),
         "Pending" | "" if m.backoff_until.is_some() => (

@@ -733,3 +733,111 @@ fn a_move_the_api_does_not_show_is_not_claimed() {
     assert_eq!(a.moved[0].vmi, "a");
     assert_eq!(a.vms_left, 1);
 }
+
+/// The mark cleared because the migration succeeded (virt-handler clears it after any
+/// successful migration) is no cancel: the old pod is a finished migration's source, waited
+/// for, and "moved" follows the migration's Succeeded, as the drill on the simulator shows
+/// (its VMI's watch shows the new node before the VMIM's shows the end).
+#[test]
+fn a_mark_cleared_by_a_successful_migration_is_no_cancel_and_moved_follows_succeeded() {
+    let db = launcher("db-01");
+    let mut r = run(
+        vec![db.clone()],
+        &[("db-01", Action::LiveMigrate)],
+        Settings::default(),
+    );
+    r.starting_from(&start(&[("db-01", "node-1")]));
+    r.due(0);
+    r.answered(&db.key(), &Answer::EvacuationStarted, 0);
+    let w = world(
+        &[(&db.name, "Running")],
+        &[(
+            "db-01",
+            on("node-1", true, Some(("kubevirt-evacuation-x", "Running"))),
+        )],
+    );
+    assert_eq!(kinds(&r.observe(&w, 1_000)), ["migration"]);
+
+    // The VMI runs on node-2, no longer marked; the VMIM's watch still says Running.
+    let w = world(
+        &[(&db.name, "Running")],
+        &[(
+            "db-01",
+            on("node-2", false, Some(("kubevirt-evacuation-x", "Running"))),
+        )],
+    );
+    let ev = r.observe(&w, 2_000);
+    assert!(!kinds(&ev).contains(&"moved".to_string()), "{ev:?}");
+    assert!(
+        r.due(60_000).is_empty(),
+        "not evicted again as if cancelled"
+    );
+    let waits = r.waiting_for();
+    assert_eq!(waits.len(), 1);
+    assert!(!waits[0].message.contains("cancelled"), "{waits:?}");
+    assert_eq!(r.outcome(), None);
+
+    // The migration reports Succeeded: its line first, then the move.
+    let w = world(
+        &[(&db.name, "Running")],
+        &[(
+            "db-01",
+            on(
+                "node-2",
+                false,
+                Some(("kubevirt-evacuation-x", "Succeeded")),
+            ),
+        )],
+    );
+    assert_eq!(kinds(&r.observe(&w, 3_000)), ["migration", "moved"]);
+    // The old pod, still terminating, is the source pod of the finished migration.
+    let waits = r.waiting_for();
+    assert_eq!(waits[0].reason, "source-pod", "{waits:?}");
+    assert!(!waits[0].message.contains("cancelled"), "{waits:?}");
+    assert!(
+        waits[0].message.contains("kubevirt-evacuation-x"),
+        "{waits:?}"
+    );
+    assert!(r.due(60_000).is_empty());
+    // Once finished it is evicted at once.
+    let w = world(
+        &[(&db.name, "Succeeded")],
+        &[(
+            "db-01",
+            on(
+                "node-2",
+                false,
+                Some(("kubevirt-evacuation-x", "Succeeded")),
+            ),
+        )],
+    );
+    r.observe(&w, 4_000);
+    assert_eq!(names(&r.due(4_000)), [db.name.as_str()]);
+}
+
+/// A mark cleared while the VMI stays on the node with no migration that succeeded
+/// (virtctl evacuate-cancel) is a cancel: said so, and the eviction is asked again.
+#[test]
+fn a_mark_cleared_while_the_vmi_stays_is_a_cancel() {
+    let db = launcher("db-01");
+    let mut r = run(
+        vec![db.clone()],
+        &[("db-01", Action::LiveMigrate)],
+        Settings::default(),
+    );
+    r.starting_from(&start(&[("db-01", "node-1")]));
+    r.due(0);
+    r.answered(&db.key(), &Answer::EvacuationStarted, 0);
+    let w = world(
+        &[(&db.name, "Running")],
+        &[("db-01", on("node-1", true, None))],
+    );
+    r.observe(&w, 1_000);
+    let w = world(
+        &[(&db.name, "Running")],
+        &[("db-01", on("node-1", false, None))],
+    );
+    r.observe(&w, 2_000);
+    assert_eq!(names(&r.due(2_000)), [db.name.as_str()]);
+    assert!(r.waiting_for()[0].message.contains("cancelled"));
+}
