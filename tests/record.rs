@@ -1000,6 +1000,14 @@ fn a_week_old_failure_is_recorded_with_explains_diagnosis_and_the_objects_end() 
     let doc: Value = serde_json::from_slice(&from_journal.stdout)
         .unwrap_or_else(|e| panic!("{e}\n{}", both(&from_journal)));
     assert_eq!(verdict(&doc), explained, "{doc:#}");
+    // Every instant to the second, the recorder's clock included.
+    let text = doc.to_string();
+    let at = text
+        .split("\"recordedAt\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("recordedAt in {doc:#}"));
+    assert!(at.ends_with('Z') && !at.contains('.'), "{at}");
 }
 
 /// What the recorder may not read (a Role without events) is what `explain` may not read:

@@ -119,7 +119,13 @@ pub async fn fallback(
     };
     let origin = JournalOrigin {
         path: journal.describe(),
-        recorded_at: record.recorded_at.clone(),
+        // To the second, as vmctl prints every instant (the journal keeps the recorder's
+        // clock whole).
+        recorded_at: record
+            .recorded_at
+            .parse::<k8s_openapi::jiff::Timestamp>()
+            .map(crate::text::timestamp)
+            .unwrap_or_else(|_| record.recorded_at.clone()),
         recorded_by: record.recorded_by.as_str().to_string(),
     };
     match evidence_from_detail(&record.detail, args.loops.thresholds()) {
