@@ -371,9 +371,9 @@ pub fn build_model(report: &StatusReport, scope: &str, cordoned: &[String]) -> T
                 .retry
                 .as_ref()
                 .map(|r| format!("; retried: attempt {} {r} in flight", f.attempt + 1));
-            // The same migration listed already (status's last migration is the newest
-            // finished VMIM): one entry, with its attempt and retry.
-            if let Some(line) = failures.iter_mut().find(|l| {
+            // The same migration listed already, just above, from this VMI's last migration
+            // (status's newest finished VMIM): one entry, with its attempt and retry.
+            if let Some(line) = failures.last_mut().filter(|l| {
                 l.namespace == v.namespace
                     && l.vmi == v.name
                     && l.migration.as_deref() == Some(f.name.as_str())
