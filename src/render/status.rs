@@ -217,11 +217,16 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                 row.push(plain(eviction));
             }
             row.push(migratable);
+            let mut whole = Vec::new();
             row.push(if wide {
                 migration_cell(r, true)
             } else {
                 let (text, tone) = migration_cell(r, false);
-                (clip(&text, 40), tone)
+                let cell = clip(&text, 40);
+                // Under the row (a narrow terminal) the cell has a line of its own: whole.
+                whole.resize(row.len(), None);
+                whole.push((cell != text).then_some(text));
+                (cell, tone)
             });
             if wide {
                 row.push(plain(r.vm.clone().unwrap_or_else(|| "- (bare VMI)".into())));
@@ -249,7 +254,7 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                     None => "-".into(),
                 }));
             }
-            t.row(row);
+            t.row_whole(row, whole);
         }
         out.push_str(&t.render());
     }
@@ -319,10 +324,16 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
             if wide {
                 row.push((m.mode.clone().unwrap_or_else(|| "-".into()), mode_tone));
             }
+            let mut whole = Vec::new();
             row.push(plain(if wide {
                 crate::text::printable(&m.waiting_for)
             } else {
-                clip(&crate::text::printable(&m.waiting_for), 36)
+                let text = crate::text::printable(&m.waiting_for);
+                let cell = clip(&text, 36);
+                // Under the row (a narrow terminal) the cell has a line of its own: whole.
+                whole.resize(row.len(), None);
+                whole.push((cell != text).then_some(text));
+                cell
             }));
             if wide {
                 let live = |pod: &Option<String>| match pod {
@@ -342,14 +353,11 @@ pub fn render_table(report: &StatusReport, style: Style, wide: bool, clock: &str
                         .unwrap_or_else(|| "-".into()),
                 ));
             }
-            t.row(row);
+            t.row_whole(row, whole);
         }
-        out.push_str(&t.render());
-        let cut = report
-            .migrations
-            .iter()
-            .any(|m| crate::text::printable(&m.waiting_for).chars().count() > 36);
-        if cut && !wide {
+        let (table, cut) = t.render_clipped();
+        out.push_str(&table);
+        if cut {
             out.push_str("(… cut: -o wide shows what each migration waits for whole)\n");
         }
         out.push_str("\nLauncher pods of migrations in flight (read the logs of the live one):\n");

@@ -42,6 +42,9 @@ const FOLD_INDENT: usize = 4;
 pub struct TableBuilder {
     headers: Vec<String>,
     rows: Vec<Vec<(String, Tone)>>,
+    /// Per row, the whole text of a cell clipped in the row: shown when its column goes
+    /// under the row, where a line has room for it.
+    wholes: Vec<Vec<Option<String>>>,
     style: Style,
     /// Columns moved under the row when the table is too wide, first first.
     fold_order: Vec<usize>,
@@ -57,6 +60,7 @@ impl TableBuilder {
         TableBuilder {
             headers: headers.iter().map(|h| h.to_uppercase()).collect(),
             rows: Vec::new(),
+            wholes: Vec::new(),
             style,
             fold_order: Vec::new(),
             budget: None,
@@ -107,13 +111,26 @@ impl TableBuilder {
 
     /// Adds a row of (text, tone) cells.
     pub fn row(&mut self, cells: Vec<(String, Tone)>) {
+        self.row_whole(cells, Vec::new());
+    }
+
+    /// Adds a row whose cells may be clipped to keep the table narrow, with each clipped
+    /// cell's whole text (None: the cell is whole), shown instead when its column goes
+    /// under the row.
+    pub fn row_whole(&mut self, cells: Vec<(String, Tone)>, whole: Vec<Option<String>>) {
         // Every cell is escaped here, so no table shows a raw control byte (issue 11).
         let mut row: Vec<(String, Tone)> = cells
             .into_iter()
             .map(|(text, tone)| (crate::text::printable(&text), tone))
             .collect();
         row.resize(self.headers.len(), (String::new(), Tone::Plain));
+        let mut whole: Vec<Option<String>> = whole
+            .into_iter()
+            .map(|w| w.map(|t| crate::text::printable(&t)))
+            .collect();
+        whole.resize(self.headers.len(), None);
         self.rows.push(row);
+        self.wholes.push(whole);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -137,6 +154,17 @@ impl TableBuilder {
     /// close a line), ending with a newline; laid out to fit the `terminal` width and the
     /// budget, when there is one (see the type).
     pub fn render_width(&self, terminal: Option<usize>) -> String {
+        self.laid_out(terminal).0
+    }
+
+    /// The table as [`TableBuilder::render`] lays it out, and whether a cell given with its
+    /// whole text ([`TableBuilder::row_whole`]) is shown clipped (its column stayed in the
+    /// row): the caller's cue to say where the whole text is.
+    pub fn render_clipped(&self) -> (String, bool) {
+        self.laid_out(terminal_width())
+    }
+
+    fn laid_out(&self, terminal: Option<usize>) -> (String, bool) {
         let width = self.width_for(terminal);
         let n = self.headers.len();
         let natural: Vec<usize> = (0..n)
@@ -255,7 +283,7 @@ impl TableBuilder {
         if let Some(header) = lines.next() {
             push(&mut out, &header);
         }
-        for (row, height) in self.rows.iter().zip(heights) {
+        for ((row, whole), height) in self.rows.iter().zip(&self.wholes).zip(heights) {
             for _ in 0..height {
                 if let Some(line) = lines.next() {
                     push(&mut out, &line);
@@ -267,6 +295,7 @@ impl TableBuilder {
             let mut len = 0;
             for c in (0..n).filter(|c| folded[*c]) {
                 let (text, tone) = &row[c];
+                let text = whole[c].as_ref().unwrap_or(text);
                 if text.is_empty() || text == "-" {
                     continue;
                 }
@@ -302,7 +331,11 @@ impl TableBuilder {
                 out.push('\n');
             }
         }
-        out
+        let clipped = self
+            .wholes
+            .iter()
+            .any(|w| (0..n).any(|c| w[c].is_some() && !folded[c]));
+        (out, clipped)
     }
 }
 
@@ -517,6 +550,35 @@ mod tests {
         );
         assert_eq!(clip("abcdef", 4), "abc…");
         assert_eq!(clip("abc", 4), "abc");
+    }
+
+    /// A cell clipped to keep the row narrow is shown whole when its column goes under the
+    /// row (a line of its own has room), and the caller learns whether a clipped cell shows.
+    #[test]
+    fn a_clipped_cell_is_whole_under_its_row() {
+        let whole = "post-copy to finish (point of no return)";
+        let mut t = TableBuilder::new(Style { color: false }, &["name", "phase", "waiting for"]);
+        t.fold(&["waiting for"]);
+        t.row_whole(
+            vec![
+                plain("pg-orders-01"),
+                plain("Running"),
+                plain(clip(whole, 20)),
+            ],
+            vec![None, None, Some(whole.to_string())],
+        );
+        t.row(vec![plain("web-01"), plain("Running"), plain("converge")]);
+        let (wide, clipped) = t.laid_out(None);
+        assert!(clipped, "{wide}");
+        assert!(wide.contains("post-copy to finish…"), "{wide}");
+        let (narrow, clipped) = t.laid_out(Some(34));
+        assert!(!clipped, "{narrow}");
+        let joined: Vec<&str> = narrow.lines().map(str::trim).collect();
+        assert!(
+            joined.join(" ").contains(&format!("waiting for: {whole}")),
+            "{narrow}"
+        );
+        assert!(narrow.contains("waiting for: converge"), "{narrow}");
     }
 
     /// The text without its colour codes.
