@@ -1057,7 +1057,13 @@ fn a_dry_run_without_daemonsets_served_names_the_pod_and_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
     let run = |extra: &[&str]| {
-        let mut args = vec!["--kubeconfig", kubeconfig.as_str(), "drain", "node-1", "--dry-run"];
+        let mut args = vec![
+            "--kubeconfig",
+            kubeconfig.as_str(),
+            "drain",
+            "node-1",
+            "--dry-run",
+        ];
         args.extend(FLAGS);
         args.extend(extra);
         vmctl(args)

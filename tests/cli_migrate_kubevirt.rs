@@ -303,11 +303,6 @@ fn the_temporary_policy_matches_at_the_hand_off_despite_a_stale_target_label() {
         .unwrap_or_else(|| panic!("a policy is created\n{text}"));
     let policy: serde_json::Value = serde_json::from_str(&created.body).unwrap();
     let name = policy["metadata"]["name"].as_str().unwrap().to_string();
-    let selector = &policy["spec"]["selectors"]["virtualMachineInstanceSelector"];
-    assert!(
-        selector.get("kubevirt.io/migrationTargetNodeName").is_none(),
-        "selects the label KubeVirt rewrites at the hand-off: {selector}\n{text}"
-    );
     // KubeVirt (the simulator) applied it: the VMI's migration state names it.
     let vmi = lab
         .server
@@ -322,6 +317,13 @@ fn the_temporary_policy_matches_at_the_hand_off_despite_a_stale_target_label() {
     assert!(
         stderr(&out).contains(&format!("hand-off: MigrationPolicy {name} applies")),
         "{text}"
+    );
+    let selector = &policy["spec"]["selectors"]["virtualMachineInstanceSelector"];
+    assert!(
+        selector
+            .get("kubevirt.io/migrationTargetNodeName")
+            .is_none(),
+        "selects the label KubeVirt rewrites at the hand-off: {selector}\n{text}"
     );
     assert_eq!(out.status.code(), Some(0), "{text}");
 }

@@ -341,7 +341,7 @@ fn a_held_moved_line_comes_out_on_time_with_nothing_else_changing() {
         }
     });
     let mut seen: Vec<String> = Vec::new();
-    let mut drain_lines = |until: Instant, seen: &mut Vec<String>| -> Vec<(Instant, String)> {
+    let drain_lines = |until: Instant, seen: &mut Vec<String>| -> Vec<(Instant, String)> {
         let mut got = Vec::new();
         while let Some(left) = until.checked_duration_since(Instant::now()) {
             match rx.recv_timeout(left.min(Duration::from_millis(100))) {
@@ -423,6 +423,7 @@ fn a_held_moved_line_comes_out_on_time_with_nothing_else_changing() {
         )
     });
     let after = at.duration_since(landed_at);
+    eprintln!("moved {:.1} s after landing: {line}", after.as_secs_f64());
     assert!(
         after <= Duration::from_secs(13),
         "moved {:.1} s after the VMI landed (the hold is 10 s): {line}",

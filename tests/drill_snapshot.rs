@@ -314,8 +314,7 @@ fn a_snapshot_served_by_a_second_fake_server_answers_as_the_first() {
             let mut a = args.to_vec();
             a.extend(["-o", "json"]);
             let (first, first_code) = document(&live(&server, &a), &format!("first {a:?}"));
-            let (second, second_code) =
-                document(&live(&replay, &a), &format!("second {a:?}"));
+            let (second, second_code) = document(&live(&replay, &a), &format!("second {a:?}"));
             assert_eq!(first_code, second_code, "{name}: exit code of {a:?}");
             if first != second {
                 panic!(
