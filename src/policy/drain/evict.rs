@@ -226,13 +226,18 @@ fn daemonset_filter(pod: &Pod, f: PodFilters, daemonsets: &DaemonSets) -> Filter
 /// Why a DaemonSet pod is an orphan, from the 404's message: the DaemonSet is gone
 /// (`daemonsets.apps "NAME" not found`), or the API server serves no DaemonSets at all (any
 /// other 404: `the server could not find the requested resource`, a plain-text body).
+/// The message of the API server's 404 for a path it does not serve.
+const NOT_SERVED: &str = "the server could not find the requested resource";
+
 fn orphan(daemonset: &str, name: &str, message: &str, tail: &str) -> String {
+    let gone = format!("DaemonSet-managed Pods whose DaemonSet {daemonset} is not found");
     if message.contains(&format!("\"{name}\" not found")) {
-        format!("DaemonSet-managed Pods whose DaemonSet {daemonset} is not found ({message}{tail})")
+        format!("{gone} ({message}{tail})")
+    } else if message == NOT_SERVED {
+        // The API server's own words for a path it does not serve: said plainly.
+        format!("{gone} (the API server serves no apps/v1 DaemonSets{tail})")
     } else {
-        format!(
-            "DaemonSet-managed Pods whose DaemonSet {daemonset} is not found: the API server serves no apps/v1 DaemonSets (404: {message}{tail})"
-        )
+        format!("{gone} (the API server serves no apps/v1 DaemonSets: {message}{tail})")
     }
 }
 
@@ -641,7 +646,7 @@ mod tests {
         assert_eq!(
             select_pods([&ds], ignore, &unserved).errors,
             [
-                "cannot delete DaemonSet-managed Pods whose DaemonSet app/owner is not found: the API server serves no apps/v1 DaemonSets (404: the server could not find the requested resource; kubectl drain deletes such a pod only with --force): app/ds-1"
+                "cannot delete DaemonSet-managed Pods whose DaemonSet app/owner is not found (the API server serves no apps/v1 DaemonSets; kubectl drain deletes such a pod only with --force): app/ds-1"
             ]
         );
         let forced = select_pods(
