@@ -328,6 +328,41 @@ fn the_temporary_policy_matches_at_the_hand_off_despite_a_stale_target_label() {
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
 
+/// When KubeVirt applies no policy at the hand-off (here the temporary policy never reaches
+/// its store: the create is answered, not kept), what `--allow-postcopy` asked for does not
+/// apply to this migration. vmctl said only "hand-off done"; it must warn.
+#[test]
+fn a_temporary_policy_kubevirt_did_not_apply_is_a_warning() {
+    let lab = lab(Script {
+        post_copy_after: Some(8),
+        ..Script::default()
+    });
+    lab.server
+        .add_hook(Arc::new(|r: &support::HookRequest| {
+            (r.method == Method::POST && r.path.ends_with("/migrationpolicies")).then(|| {
+                let mut body: serde_json::Value =
+                    serde_json::from_str(&r.body).unwrap_or_default();
+                body["metadata"]["uid"] = serde_json::json!("policy-uid");
+                body["metadata"]["resourceVersion"] = serde_json::json!("1");
+                support::HookReply::Json(201, body)
+            })
+        }));
+    let out = lab.run(&["migrate", "db-01", "--allow-postcopy"]);
+    let text = both(&out);
+    let vmi = lab
+        .server
+        .object(Kind::VirtualMachineInstance, Some("prod"), "db-01")
+        .unwrap();
+    assert!(
+        vmi["status"]["migrationState"]["migrationPolicyName"].is_null(),
+        "the scenario: KubeVirt applied no policy\n{vmi}"
+    );
+    assert!(
+        text.contains("warning: KubeVirt applied no MigrationPolicy at the hand-off"),
+        "{text}"
+    );
+}
+
 #[test]
 fn preflight_refuses_before_creating_anything() {
     let mut objects = kubevirt_sim::cluster("v1.8.4");

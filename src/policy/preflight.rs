@@ -627,7 +627,7 @@ mod tests {
             .labels
             .get_or_insert_with(BTreeMap::new)
             .insert(MIGRATION_TARGET_NODE_LABEL.into(), "node-2".into());
-        let matched = matching_policy(&at_hand_off, Some(&ns()), &[t.policy.clone()]);
+        let matched = matching_policy(&at_hand_off, Some(&ns()), std::slice::from_ref(&t.policy));
         assert_eq!(matched.map(|m| m.name), Some(t.policy.name().to_string()));
         // A policy for migrations into node-3 would beat it there: refused, not a surprise.
         let into_3 = policy(
