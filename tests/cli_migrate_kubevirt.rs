@@ -337,16 +337,14 @@ fn a_temporary_policy_kubevirt_did_not_apply_is_a_warning() {
         post_copy_after: Some(8),
         ..Script::default()
     });
-    lab.server
-        .add_hook(Arc::new(|r: &support::HookRequest| {
-            (r.method == Method::POST && r.path.ends_with("/migrationpolicies")).then(|| {
-                let mut body: serde_json::Value =
-                    serde_json::from_str(&r.body).unwrap_or_default();
-                body["metadata"]["uid"] = serde_json::json!("policy-uid");
-                body["metadata"]["resourceVersion"] = serde_json::json!("1");
-                support::HookReply::Json(201, body)
-            })
-        }));
+    lab.server.add_hook(Arc::new(|r: &support::HookRequest| {
+        (r.method == Method::POST && r.path.ends_with("/migrationpolicies")).then(|| {
+            let mut body: serde_json::Value = serde_json::from_str(&r.body).unwrap_or_default();
+            body["metadata"]["uid"] = serde_json::json!("policy-uid");
+            body["metadata"]["resourceVersion"] = serde_json::json!("1");
+            support::HookReply::Json(201, body)
+        })
+    }));
     let out = lab.run(&["migrate", "db-01", "--allow-postcopy"]);
     let text = both(&out);
     let vmi = lab
