@@ -4,8 +4,9 @@
 //!     fake-apiserver (--from FILE | --vmis N [--nodes N] [--seed S] [--lean])
 //!                    [--latency-ms N] [--kubeconfig PATH]
 //!
-//! Serves a cluster read from a `kubectl get -o json` List (FILE), or generated in-process
-//! by benches/fleet/gen.rs (the same objects `gen-cluster` writes for the same flags).
+//! Serves a cluster read from FILE (a file or a directory, JSON or YAML, read as `vmctl
+//! --from` reads it: a `kubectl get -o json` List, a `vmctl snapshot`, a must-gather), or
+//! generated in-process by benches/fleet/gen.rs (the same objects `gen-cluster` writes for the same flags).
 //! `--latency-ms` delays every response (watches included) by N ms. Once it listens it
 //! writes the kubeconfig (the last thing it does: wait for that file) and prints
 //! `listening on URL`. It serves until killed.
@@ -50,18 +51,13 @@ fn arg(name: &str, default: u64) -> Result<u64, String> {
     }
 }
 
-/// The items of a List file (or the one object of a single-object file).
+/// The objects of a file or a directory, read by the loader `vmctl --from` uses
+/// (`vmctl::cluster::files::read_path`): a `kubectl get -o json` List, a `vmctl snapshot`
+/// (YAML or JSON, whatever its extension), YAML or JSON documents, a must-gather directory.
 fn read_file(path: &str) -> Result<Vec<Value>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    let value: Value = serde_json::from_reader(std::io::BufReader::with_capacity(1 << 20, file))
-        .map_err(|e| format!("{path}: {e}"))?;
-    Ok(match value {
-        Value::Object(mut map) if map.contains_key("items") => match map.remove("items") {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        other => vec![other],
-    })
+    let found =
+        vmctl::cluster::files::read_path(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    Ok(found.objects.into_iter().map(|o| o.value).collect())
 }
 
 fn load() -> Result<Vec<Value>, String> {

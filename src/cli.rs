@@ -1121,8 +1121,8 @@ pub struct AbortArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SnapshotArgs {
-    /// Where to write the snapshot (YAML; with `-o json`, one line of JSON, which `--from`
-    /// reads about ten times faster); `-` for standard output.
+    /// Where to write the snapshot: YAML, or one line of JSON (which `--from` reads about
+    /// ten times faster) for a `.json` file or with `-o json`; `-` for standard output.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 

@@ -1043,3 +1043,66 @@ fn ctrl_c_lists_every_migration_it_counts_post_copy_first() {
     let resume = s["resume"].to_string();
     assert!(!resume.contains("vm/mail-01"), "{text}");
 }
+
+/// Issue 33 (tried cold): against an API server that serves no DaemonSets (apps/v1
+/// `daemonsets` answer 404, as the bare fake server does), `drain --dry-run` printed
+/// `cannot delete the server could not find the requested resource: kubevirt/virt-handler-1`
+/// (kubectl's words, naming neither the DaemonSet nor what is missing, and "delete" in a dry
+/// run). kubectl's daemonSetFilter (pkg/drain/filters.go) takes any 404 for an orphan:
+/// refused unless --force, deleted with it. vmctl does the same, on one line naming the pod,
+/// the DaemonSet and what is missing, under a header that says the dry run changed nothing.
+#[test]
+fn a_dry_run_without_daemonsets_served_names_the_pod_and_what_is_missing() {
+    let server = FakeApiServer::start_blocking(kubevirt_sim::drain_cluster());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--kubeconfig",
+            kubeconfig.as_str(),
+            "drain",
+            "node-1",
+            "--dry-run",
+        ];
+        args.extend(FLAGS);
+        args.extend(extra);
+        vmctl(args)
+    };
+    let out = run(&[]);
+    let text = both(&out);
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(
+        !text.contains("cannot delete the server could not find"),
+        "{text}"
+    );
+    assert!(!text.contains("\\n"), "a literal \\n: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("kubevirt/virt-handler-1"))
+        .unwrap_or_else(|| panic!("no line names the pod\n{text}"));
+    assert!(
+        line.contains("DaemonSet kubevirt/virt-handler is not found")
+            && line.contains("the API server serves no apps/v1 DaemonSets")
+            && line.contains("--force"),
+        "{line}\n{text}"
+    );
+    assert!(
+        text.contains("dry run: nothing was changed on node-1; the drain would refuse:"),
+        "{text}"
+    );
+    // kubectl's rule: with --force the orphan goes (the dry run refuses nothing for it).
+    let out = run(&["--force"]);
+    let text = both(&out);
+    assert!(!text.contains("is not found"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        server.requests().iter().all(|r| r.method == Method::GET),
+        "a dry run changes nothing: {:?}",
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method != Method::GET)
+            .map(|r| r.line())
+            .collect::<Vec<_>>()
+    );
+}

@@ -272,6 +272,95 @@ fn post_copy_creates_a_winning_policy_and_removes_it() {
     );
 }
 
+/// Issue 33 (i33-small): KubeVirt matches MigrationPolicies once, at the target pod's
+/// hand-off (`handleTargetPodHandoff`, pkg/virt-controller/watch/migration/migration.go),
+/// on the VMI it has just labelled `kubevirt.io/migrationTargetNodeName=<new target>`; the
+/// simulator does the same. A VMI that still carries the label from its previous migration
+/// (node-1, where it runs: the target virt-handler did not clear it) got a temporary policy
+/// selecting that stale value, which never matched: post-copy was asked for and not applied.
+#[test]
+fn the_temporary_policy_matches_at_the_hand_off_despite_a_stale_target_label() {
+    let mut objects = kubevirt_sim::cluster("v1.8.4");
+    for o in &mut objects {
+        if o["kind"] == "VirtualMachineInstance" && o["metadata"]["name"] == "db-01" {
+            o["metadata"]["labels"]["kubevirt.io/migrationTargetNodeName"] =
+                serde_json::json!("node-1");
+        }
+    }
+    let lab = lab_with(
+        objects,
+        Script {
+            post_copy_after: Some(8),
+            ..Script::default()
+        },
+    );
+    let out = lab.run(&["migrate", "db-01", "--allow-postcopy"]);
+    let text = both(&out);
+    let created = lab
+        .mutations()
+        .into_iter()
+        .find(|r| r.method == Method::POST && r.kind == Some(Kind::MigrationPolicy))
+        .unwrap_or_else(|| panic!("a policy is created\n{text}"));
+    let policy: serde_json::Value = serde_json::from_str(&created.body).unwrap();
+    let name = policy["metadata"]["name"].as_str().unwrap().to_string();
+    // KubeVirt (the simulator) applied it: the VMI's migration state names it.
+    let vmi = lab
+        .server
+        .object(Kind::VirtualMachineInstance, Some("prod"), "db-01")
+        .unwrap();
+    let target = vmi["status"]["migrationState"]["targetNode"].clone();
+    assert_ne!(target, "node-1", "{vmi}");
+    assert_eq!(
+        vmi["status"]["migrationState"]["migrationPolicyName"], name,
+        "the policy KubeVirt applied\n{vmi}\n{text}"
+    );
+    assert!(
+        stderr(&out).contains(&format!("hand-off: MigrationPolicy {name} applies")),
+        "{text}"
+    );
+    let selector = &policy["spec"]["selectors"]["virtualMachineInstanceSelector"];
+    assert!(
+        selector
+            .get("kubevirt.io/migrationTargetNodeName")
+            .is_none(),
+        "selects the label KubeVirt rewrites at the hand-off: {selector}\n{text}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// When KubeVirt applies no policy at the hand-off (here the temporary policy never reaches
+/// its store: the create is answered, not kept), what `--allow-postcopy` asked for does not
+/// apply to this migration. vmctl said only "hand-off done"; it must warn.
+#[test]
+fn a_temporary_policy_kubevirt_did_not_apply_is_a_warning() {
+    let lab = lab(Script {
+        post_copy_after: Some(8),
+        ..Script::default()
+    });
+    lab.server.add_hook(Arc::new(|r: &support::HookRequest| {
+        (r.method == Method::POST && r.path.ends_with("/migrationpolicies")).then(|| {
+            let mut body: serde_json::Value = serde_json::from_str(&r.body).unwrap_or_default();
+            body["metadata"]["uid"] = serde_json::json!("policy-uid");
+            body["metadata"]["resourceVersion"] = serde_json::json!("1");
+            support::HookReply::Json(201, body)
+        })
+    }));
+    let out = lab.run(&["migrate", "db-01", "--allow-postcopy"]);
+    let text = both(&out);
+    let vmi = lab
+        .server
+        .object(Kind::VirtualMachineInstance, Some("prod"), "db-01")
+        .unwrap();
+    assert!(
+        vmi["status"]["migrationState"]["migrationPolicyName"].is_null(),
+        "the scenario: KubeVirt applied no policy\n{vmi}"
+    );
+    assert!(
+        text.contains("warning: KubeVirt applied no MigrationPolicy at the hand-off"),
+        "{text}"
+    );
+}
+
 #[test]
 fn preflight_refuses_before_creating_anything() {
     let mut objects = kubevirt_sim::cluster("v1.8.4");

@@ -293,3 +293,145 @@ fn a_vm_that_moved_is_never_said_cancelled_and_moved_follows_succeeded() {
         );
     }
 }
+
+/// Issue 33 (i33-small): "moved" waits (at most 10 s) for the migration's Succeeded line
+/// when the VMI's watch shows the new node first. That wait must end on the clock, not on
+/// the next change on the server: here the VMI lands on its target while its migration is
+/// held Running forever, and nothing else changes; the "moved" line must come out within
+/// about 10 s.
+#[test]
+fn a_held_moved_line_comes_out_on_time_with_nothing_else_changing() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    let lab = new_lab(Script {
+        running_ticks: 4,
+        hold_running: true,
+        ..Script::default()
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args([
+            "--kubeconfig",
+            &lab.kubeconfig,
+            "drain",
+            NODE,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            "--allow-shutdowns",
+            "--timeout",
+            "120s",
+        ])
+        .env("NO_COLOR", "1")
+        .env("VMCTL_JOURNAL", "off")
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run vmctl");
+    let (tx, rx) = mpsc::channel::<(Instant, String)>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let drain_lines = |until: Instant, seen: &mut Vec<String>| -> Vec<(Instant, String)> {
+        let mut got = Vec::new();
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok((at, l)) => {
+                    seen.push(l.clone());
+                    got.push((at, l));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        got
+    };
+    // A migration held Running, its target known.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (ns, vmi, target) = loop {
+        drain_lines(Instant::now() + Duration::from_millis(200), &mut seen);
+        let running = lab
+            .server
+            .objects(Kind::VirtualMachineInstanceMigration)
+            .into_iter()
+            .filter(|m| m["status"]["phase"] == "Running")
+            .find_map(|m| {
+                let ns = m["metadata"]["namespace"].as_str()?.to_string();
+                let vmi = m["spec"]["vmiName"].as_str()?.to_string();
+                let v = lab
+                    .server
+                    .object(Kind::VirtualMachineInstance, Some(&ns), &vmi)?;
+                let target = v["status"]["migrationState"]["targetNode"]
+                    .as_str()?
+                    .to_string();
+                Some((ns, vmi, target))
+            });
+        if let Some(r) = running {
+            break r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no migration reached Running\n{}",
+            seen.join("\n")
+        );
+    };
+    // Quiet: the server's resourceVersion stays put for 2 s.
+    let mut rv = lab.server.resource_version();
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < Duration::from_secs(2) {
+        drain_lines(Instant::now() + Duration::from_millis(200), &mut seen);
+        let now_rv = lab.server.resource_version();
+        if now_rv != rv {
+            rv = now_rv;
+            quiet_since = Instant::now();
+        }
+        assert!(Instant::now() < deadline, "the server never went quiet");
+    }
+    // The VMI lands on its target; its migration stays Running.
+    let mut v = lab
+        .server
+        .object(Kind::VirtualMachineInstance, Some(&ns), &vmi)
+        .unwrap();
+    v["status"]["nodeName"] = Value::String(target.clone());
+    lab.server.update_object(v);
+    let landed_at = Instant::now();
+    let landed_rv = lab.server.resource_version();
+    let id = format!("{ns}/{vmi}");
+    let mut moved = None;
+    while moved.is_none() && landed_at.elapsed() < Duration::from_secs(30) {
+        moved = drain_lines(Instant::now() + Duration::from_millis(100), &mut seen)
+            .into_iter()
+            .find(|(_, l)| l.contains(&id) && l.contains("moved"));
+    }
+    let still_quiet = lab.server.resource_version() == landed_rv;
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = reader.join();
+    let (at, line) = moved.unwrap_or_else(|| {
+        panic!(
+            "no moved line for {id} within 30 s of it landing on {target}\n{}",
+            seen.join("\n")
+        )
+    });
+    let after = at.duration_since(landed_at);
+    eprintln!("moved {:.1} s after landing: {line}", after.as_secs_f64());
+    assert!(
+        after <= Duration::from_secs(13),
+        "moved {:.1} s after the VMI landed (the hold is 10 s): {line}",
+        after.as_secs_f64()
+    );
+    assert!(line.contains(&target), "{line}");
+    assert!(
+        still_quiet,
+        "the scenario needs a quiet server: something else changed"
+    );
+}

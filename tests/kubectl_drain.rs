@@ -112,12 +112,17 @@ enum Rule {
     LocalStorage,
     /// unreplicatedFilter without `--force`.
     NoController,
+    /// daemonSetFilter on a 404 for the pod's DaemonSet, without `--force` (kubectl says
+    /// the API's words, `daemonsets.apps "x" not found`; vmctl names the DaemonSet too).
+    Orphan,
 }
 
 impl Rule {
     /// Which rule a `cannot delete …` message is, by the flag it names.
     fn of_refusal(message: &str) -> Option<Rule> {
-        if message.contains("--ignore-daemonsets") {
+        if message.contains("not found") {
+            Some(Rule::Orphan)
+        } else if message.contains("--ignore-daemonsets") {
             Some(Rule::DaemonSet)
         } else if message.contains("--delete-emptydir-data")
             || message.contains("--delete-local-data")
@@ -152,7 +157,12 @@ impl Rule {
 fn refusals(text: &str) -> BTreeMap<Rule, BTreeSet<String>> {
     let mut out: BTreeMap<Rule, BTreeSet<String>> = BTreeMap::new();
     for chunk in text.split("cannot delete ").skip(1) {
-        let Some((what, rest)) = chunk.split_once("): ") else {
+        // `WHY (use --x …): PODS`; kubectl's orphan has no parenthesis: `WHY: PODS`.
+        let first_line = chunk.lines().next().unwrap_or_default();
+        let Some((what, rest)) = chunk
+            .split_once("): ")
+            .or_else(|| first_line.rsplit_once(": "))
+        else {
             continue;
         };
         let Some(kind) = Rule::of_refusal(what) else {

@@ -11,7 +11,7 @@ use crate::cluster::{Query, Source};
 use crate::context::Context;
 use crate::error::{Result, exit};
 use crate::policy::snapshot::{count_kinds, left_out, select_items};
-use crate::render::snapshot::{document, wrote};
+use crate::render::snapshot::{document, file_format, wrote};
 
 /// `namespace`: `-n` as given. Not the context's scope: a capture is whole by default (every
 /// namespace, as `--from` reads it), whatever the kubeconfig context's namespace; `-n NS`
@@ -56,7 +56,7 @@ pub async fn run(ctx: &Context, args: &SnapshotArgs, namespace: Option<&str>) ->
     );
 
     // ---- render
-    let text = document(ctx.output, &snapshot)?;
+    let text = document(file_format(ctx.output, &args.file), &snapshot)?;
     if args.file.as_os_str() == "-" {
         crate::render::write_document(&text)?;
     } else {

@@ -194,7 +194,14 @@ impl<'a> KubeVirtJob<'a> {
                     "warning: KubeVirt applied policy {other}, not {p} (a policy created meanwhile?)"
                 ),
             ),
-            None => view.event_at(now_ms, &format!("hand-off done; removing policy {p}")),
+            // KubeVirt names the policy it matched at the hand-off (`matchMigrationPolicy`);
+            // none: the temporary policy did not match, and what it allowed does not apply.
+            None => view.event_at(
+                now_ms,
+                &format!(
+                    "warning: KubeVirt applied no MigrationPolicy at the hand-off ({p} did not match the VMI): this migration runs under the cluster's configuration, without what the policy allowed; removing {p}"
+                ),
+            ),
         }
         let _ = self.driver.delete_policy(&p).await;
     }

@@ -152,7 +152,10 @@ async fn others_selected_alike(
     g: &Gathered,
     namespace: &str,
 ) -> Result<Vec<VirtualMachineInstance>> {
-    let selector = g.vmi.metadata.labels.clone().unwrap_or_default();
+    // The labels the policy selects: the VMI's, less the one KubeVirt sets at the hand-off
+    // (`preflight::temporary_policy`).
+    let mut selector = g.vmi.metadata.labels.clone().unwrap_or_default();
+    selector.remove(crate::policy::preflight::MIGRATION_TARGET_NODE_LABEL);
     let others: Vec<VirtualMachineInstance> = if selector.is_empty() {
         Vec::new()
     } else {

@@ -235,6 +235,18 @@ pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 ///
 /// KubeVirt records the policy it applied in `migrationState.migrationPolicyName`, which the
 /// caller checks once the migration is handed off.
+///
+/// When KubeVirt matches: once per migration, at the target pod's hand-off
+/// (`pkg/virt-controller/watch/migration/migration.go`, `handleTargetPodHandoff` calls
+/// `matchMigrationPolicy` → `resolveMigrationConfig` → `matchPolicy` of `migrationpolicy.go`),
+/// on the VMI as it is about to be patched: `handleTargetPodHandoff` has just set
+/// [`MIGRATION_TARGET_NODE_LABEL`] to the target pod's node. So that label is never selected
+/// on: the value vmctl reads is absent or stale (the previous migration's target, left when
+/// the target virt-handler did not clear it: `pkg/virt-handler/migration-target.go`
+/// deletes it when it finalises a migration), and at the match it holds the new target,
+/// which the scheduler has not chosen yet. A selector with the stale value never matched
+/// (the new target is another node). An existing policy that selects that label is checked
+/// with each value it names, as the VMI would have it at the hand-off.
 pub fn temporary_policy(
     vmi: &VirtualMachineInstance,
     namespace: Option<&Namespace>,
@@ -244,7 +256,12 @@ pub fn temporary_policy(
     allow_auto_converge: bool,
     suffix: &str,
 ) -> Result<TemporaryPolicy, PolicyRefusal> {
-    let vmi_labels = vmi.metadata.labels.clone().unwrap_or_default();
+    let mut vmi_labels = vmi.metadata.labels.clone().unwrap_or_default();
+    vmi_labels.remove(MIGRATION_TARGET_NODE_LABEL);
+    // The VMI as KubeVirt will match it (before its target node is known).
+    let mut at_hand_off = vmi.clone();
+    at_hand_off.metadata.labels = Some(vmi_labels.clone());
+    let vmi = &at_hand_off;
     let ns_labels = namespace
         .and_then(|n| n.metadata.labels.clone())
         .unwrap_or_default();
@@ -292,7 +309,18 @@ pub fn temporary_policy(
         );
         let mut all: Vec<MigrationPolicy> = existing.to_vec();
         all.push(policy.clone());
-        if let Some(wins) = matching_policy(vmi, namespace, &all).filter(|m| m.name == name) {
+        let wins_at_every_target = target_node_values(existing).iter().all(|node| {
+            let mut with_target = vmi.clone();
+            with_target
+                .metadata
+                .labels
+                .get_or_insert_with(BTreeMap::new)
+                .insert(MIGRATION_TARGET_NODE_LABEL.to_string(), node.clone());
+            matching_policy(&with_target, namespace, &all).is_some_and(|m| m.name == name)
+        });
+        if let Some(wins) =
+            matching_policy(vmi, namespace, &all).filter(|m| m.name == name && wins_at_every_target)
+        {
             let tied: Vec<&str> = existing
                 .iter()
                 .filter(|p| {
@@ -325,9 +353,31 @@ pub fn temporary_policy(
         }
     }
     Err(PolicyRefusal {
-        message: "an existing MigrationPolicy selects every label of the VMI and its namespace and its name sorts before any name vmctl can choose".into(),
+        message: "an existing MigrationPolicy matches this VMI at least as closely as any policy vmctl can make (every label of the VMI and its namespace, or the target node KubeVirt labels the VMI with at the hand-off) and its name sorts before any name vmctl can choose".into(),
         fix: "set allowPostCopy/allowAutoConverge on that policy instead".into(),
     })
+}
+
+/// The VMI label KubeVirt sets to the target node at the hand-off, just before it matches
+/// the MigrationPolicies (see [`temporary_policy`]).
+pub const MIGRATION_TARGET_NODE_LABEL: &str = "kubevirt.io/migrationTargetNodeName";
+
+/// The values of [`MIGRATION_TARGET_NODE_LABEL`] the policies select on.
+fn target_node_values(policies: &[MigrationPolicy]) -> Vec<String> {
+    let mut out: Vec<String> = policies
+        .iter()
+        .filter_map(|p| {
+            p.spec
+                .selectors
+                .as_ref()?
+                .virtual_machine_instance_selector
+                .as_ref()
+        })
+        .filter_map(|s| s.get(MIGRATION_TARGET_NODE_LABEL).cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn truncate_name(text: &str, max: usize) -> String {
@@ -547,6 +597,45 @@ mod tests {
         assert!(t.proof.contains("a-everything"), "{}", t.proof);
         assert_eq!(t.policy.spec.allow_post_copy, Some(true));
         assert_eq!(t.policy.spec.allow_auto_converge, None);
+    }
+
+    /// KubeVirt matches at the hand-off, after setting migrationTargetNodeName to the new
+    /// target (`handleTargetPodHandoff`): a stale value left by the previous migration must
+    /// not be selected on, and a policy selecting the label is weighed at its value.
+    #[test]
+    fn the_target_node_label_kubevirt_sets_at_the_hand_off_is_not_selected_on() {
+        let db = vmi(
+            "db",
+            json!({"app": "db", MIGRATION_TARGET_NODE_LABEL: "node-1"}),
+        );
+        let t = temporary_policy(&db, Some(&ns()), &[], &[], true, false, "x1").unwrap();
+        let selector = t
+            .policy
+            .spec
+            .selectors
+            .as_ref()
+            .and_then(|s| s.virtual_machine_instance_selector.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            selector,
+            BTreeMap::from([("app".to_string(), "db".to_string())])
+        );
+        // As KubeVirt sees the VMI at the hand-off to node-2, the policy matches.
+        let mut at_hand_off = db.clone();
+        at_hand_off
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(MIGRATION_TARGET_NODE_LABEL.into(), "node-2".into());
+        let matched = matching_policy(&at_hand_off, Some(&ns()), std::slice::from_ref(&t.policy));
+        assert_eq!(matched.map(|m| m.name), Some(t.policy.name().to_string()));
+        // A policy for migrations into node-3 would beat it there: refused, not a surprise.
+        let into_3 = policy(
+            "0",
+            json!({"app": "db", MIGRATION_TARGET_NODE_LABEL: "node-3"}),
+            json!({"kubernetes.io/metadata.name": "prod", "env": "prod"}),
+        );
+        assert!(temporary_policy(&db, Some(&ns()), &[into_3], &[], true, false, "x1").is_err());
     }
 
     #[test]

@@ -490,6 +490,10 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
         DrainResult::Timeout => format!("--timeout reached: {nodes} not drained yet"),
         DrainResult::Interrupted => format!("interrupted: {nodes} stays cordoned"),
         DrainResult::Refused => format!("not drained: nothing was changed on {nodes}"),
+        // A dry run deletes nothing: its reasons are what the drain itself would refuse for.
+        DrainResult::DryRun if !s.reasons.is_empty() => {
+            format!("dry run: nothing was changed on {nodes}; the drain would refuse:")
+        }
         DrainResult::DryRun => format!("dry run: nothing was changed on {nodes}"),
         DrainResult::HandedOff => {
             format!("{nodes}: every pod evicted or handed to KubeVirt; the VMs are on their way")

@@ -803,7 +803,12 @@ impl Inner {
             }
             "Scheduling" if !wait => next = Some("Scheduled"),
             "Scheduled" if !wait => {
-                // Hand-off: the policy is matched now.
+                // Hand-off, as KubeVirt's `handleTargetPodHandoff`
+                // (pkg/virt-controller/watch/migration/migration.go): the VMI is labelled
+                // with the target pod's node, THEN the policies are matched against that
+                // VMI (`matchMigrationPolicy` → `matchPolicy`, migrationpolicy.go).
+                vmi["metadata"]["labels"]["kubevirt.io/migrationTargetNodeName"] =
+                    json!(target_node);
                 let policies: Vec<MigrationPolicy> = server
                     .objects(Kind::MigrationPolicy)
                     .into_iter()
@@ -832,8 +837,6 @@ impl Inner {
                     }
                 }
                 vmi["status"]["migrationState"] = ms;
-                vmi["metadata"]["labels"]["kubevirt.io/migrationTargetNodeName"] =
-                    json!(target_node);
                 server.update_object(vmi.clone());
                 next = Some("PreparingTarget");
             }

@@ -193,11 +193,27 @@ fn daemonset_filter(pod: &Pod, f: PodFilters, daemonsets: &DaemonSets) -> Filter
         pod.metadata.namespace.clone().unwrap_or_default(),
         owner.name.clone(),
     );
+    let daemonset = format!("{}/{}", key.0, key.1);
     match daemonsets.get(&key) {
-        // An orphan goes with --force (with the API server's words), else it is refused.
-        Some(DaemonSetLookup::NotFound(m)) if f.force => return Filtered::Warn(m.clone()),
-        Some(DaemonSetLookup::NotFound(m) | DaemonSetLookup::Failed(m)) => {
-            return Filtered::Fatal(m.clone());
+        // kubectl's daemonSetFilter: a 404 (`apierrors.IsNotFound`, which a path the API
+        // server does not serve answers too) makes the pod an orphan: it goes with --force,
+        // else it is refused. kubectl says only the API's words (`cannot delete the server
+        // could not find the requested resource: POD`); vmctl names the DaemonSet too.
+        Some(DaemonSetLookup::NotFound(m)) if f.force => {
+            return Filtered::Warn(orphan(&daemonset, &key.1, m, ""));
+        }
+        Some(DaemonSetLookup::NotFound(m)) => {
+            return Filtered::Fatal(orphan(
+                &daemonset,
+                &key.1,
+                m,
+                "; kubectl drain deletes such a pod only with --force",
+            ));
+        }
+        Some(DaemonSetLookup::Failed(m)) => {
+            return Filtered::Fatal(format!(
+                "DaemonSet-managed Pods whose DaemonSet {daemonset} could not be read ({m})"
+            ));
         }
         Some(DaemonSetLookup::Exists) | None => {}
     }
@@ -205,6 +221,24 @@ fn daemonset_filter(pod: &Pod, f: PodFilters, daemonsets: &DaemonSets) -> Filter
         return Filtered::Fatal(DAEMONSET_FATAL.into());
     }
     Filtered::Skip(Some(DAEMONSET_WARNING.into()))
+}
+
+/// Why a DaemonSet pod is an orphan, from the 404's message: the DaemonSet is gone
+/// (`daemonsets.apps "NAME" not found`), or the API server serves no DaemonSets at all (any
+/// other 404: `the server could not find the requested resource`, a plain-text body).
+/// The message of the API server's 404 for a path it does not serve.
+const NOT_SERVED: &str = "the server could not find the requested resource";
+
+fn orphan(daemonset: &str, name: &str, message: &str, tail: &str) -> String {
+    let gone = format!("DaemonSet-managed Pods whose DaemonSet {daemonset} is not found");
+    if message.contains(&format!("\"{name}\" not found")) {
+        format!("{gone} ({message}{tail})")
+    } else if message == NOT_SERVED {
+        // The API server's own words for a path it does not serve: said plainly.
+        format!("{gone} (the API server serves no apps/v1 DaemonSets{tail})")
+    } else {
+        format!("{gone} (the API server serves no apps/v1 DaemonSets: {message}{tail})")
+    }
 }
 
 fn mirror_filter(pod: &Pod) -> Filtered {
@@ -598,7 +632,22 @@ mod tests {
         };
         assert_eq!(
             select_pods([&ds], ignore, &gone).errors,
-            ["cannot delete daemonsets.apps \"owner\" not found: app/ds-1"]
+            [
+                "cannot delete DaemonSet-managed Pods whose DaemonSet app/owner is not found (daemonsets.apps \"owner\" not found; kubectl drain deletes such a pod only with --force): app/ds-1"
+            ]
+        );
+        // No DaemonSets served at all (kubectl: `cannot delete the server could not find
+        // the requested resource: app/ds-1`): said so, naming the DaemonSet and the pod.
+        let unserved: DaemonSets = [(
+            ("app".to_string(), "owner".to_string()),
+            DaemonSetLookup::NotFound("the server could not find the requested resource".into()),
+        )]
+        .into();
+        assert_eq!(
+            select_pods([&ds], ignore, &unserved).errors,
+            [
+                "cannot delete DaemonSet-managed Pods whose DaemonSet app/owner is not found (the API server serves no apps/v1 DaemonSets; kubectl drain deletes such a pod only with --force): app/ds-1"
+            ]
         );
         let forced = select_pods(
             [&ds],
