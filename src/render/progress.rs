@@ -295,7 +295,10 @@ impl ProgressView {
         match &mut self.sink {
             Sink::Bars(bars) => {
                 let painted = self.style.paint(&line, event_tone(&text));
-                let _ = bars.multi.println(painted);
+                // Wrapped to the terminal (stderr), as stderr_line wraps: indicatif clears a
+                // line the terminal wrapped wrong.
+                let painted = super::glyphs::for_stderr(&painted);
+                let _ = bars.multi.println(super::prose::for_stderr(&painted));
             }
             Sink::Lines { out, .. } => {
                 let _ = writeln!(out, "{line}");

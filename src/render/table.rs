@@ -350,13 +350,14 @@ fn longest_piece(text: &str) -> usize {
 /// The text in lines of at most `width` characters, broken at spaces; a word longer than a
 /// line is broken after a `-` or `/` (a name stays readable and right: `virt-launcher-` then
 /// `db-01-x7k2p`), never elsewhere: a piece longer than the line stays whole.
+/// Colour codes take no column (prose lines, see [`super::prose`], carry them).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     let mut len = 0;
     for word in text.split(' ') {
-        let wlen = word.chars().count();
+        let wlen = super::prose::columns(word);
         let space = usize::from(len > 0);
         if len + space + wlen <= width {
             if space == 1 {
@@ -375,7 +376,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         // Longer than a line: piece by piece, starting on this line when a piece fits.
         let mut first = true;
         for piece in pieces(word) {
-            let plen = piece.chars().count();
+            let plen = super::prose::columns(piece);
             let sep = usize::from(first && len > 0);
             if len + sep + plen > width && len > 0 {
                 lines.push(std::mem::take(&mut line));
