@@ -164,17 +164,25 @@ fn visible(line: &str) -> String {
 
 /// The columns the continuation lines of `line` are indented: its leading spaces, plus the
 /// marker after them (`- `, `* `, `! `, `✗ `, `[3] `, `1. `), or else a short label
-/// (`hint: `, `Assumed: `, `tenant-a/shop-web-01: `); a marker wider than a third of the
-/// line is left out (the continuation keeps the leading spaces only).
+/// (`hint: `, `Assumed: `, `tenant-a/shop-web-01: `), or else, on an indented line, two
+/// columns; a marker wider than a third of the line is left out (the continuation keeps
+/// the leading spaces only).
 pub fn hang(line: &str, width: usize) -> usize {
     let text = visible(line);
     let chars: Vec<char> = text.chars().collect();
     let lead = chars.iter().take_while(|c| **c == ' ').count();
     let rest: String = chars[lead..].iter().collect();
-    let marker = bullet(&rest).or_else(|| label(&rest)).unwrap_or(0);
+    // An indented line without a marker (an item under a heading, as explain's evidence):
+    // its continuation two further in, so the items stay apart.
+    let marker = bullet(&rest)
+        .or_else(|| label(&rest))
+        .unwrap_or(if lead > 0 { 2 } else { 0 });
     let most = width / 3;
+    let item = if lead > 0 { lead + 2 } else { 0 };
     if lead + marker <= most {
         lead + marker
+    } else if item <= most {
+        item
     } else if lead <= most {
         lead
     } else {
@@ -203,7 +211,7 @@ fn label(text: &str) -> Option<usize> {
     let words = head.split(' ').count();
     let fine = !head.is_empty()
         && words <= 3
-        && !head.contains(['(', '[', '"'])
+        && !head.contains(['[', '"', '='])
         && head.chars().count() <= 40;
     fine.then(|| head.chars().count() + 2)
 }
@@ -343,13 +351,15 @@ mod tests {
             ("3. x y", 3),
             ("hint: x y", 6),
             ("  tenant-a/shop-web-01: x", 24),
-            ("Queue (priority): x y", 0),
+            ("Queue (priority): x y", 18),
             ("plain words here", 0),
+            ("  Event/x message = a: b", 4),
         ] {
             assert_eq!(hang(line, 80), lead, "{line:?}");
         }
-        // A label wider than a third of the line: the leading spaces only.
-        assert_eq!(hang("  prod/analytics-warehouse-01-replica: x", 80), 2);
+        // A label wider than a third of the line: the leading spaces and two.
+        assert_eq!(hang("  prod/analytics-warehouse-01-replica: x", 80), 4);
+        assert_eq!(hang(&format!("{}x", " ".repeat(30)), 80), 0);
     }
 
     #[test]
