@@ -243,8 +243,13 @@ pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
     }
     let (head, body) = line.split_at(at);
     let room = width.saturating_sub(indent).max(1);
+    let (prose, command) = split_command(body);
+    let mut pieces = table::wrap(prose, room);
+    if let Some(command) = command {
+        pieces = with_command(pieces, command, room);
+    }
     let mut out = Vec::new();
-    for (i, piece) in table::wrap(body, room).into_iter().enumerate() {
+    for (i, piece) in pieces.into_iter().enumerate() {
         for (j, chunk) in cut(&piece, room).into_iter().enumerate() {
             let chunk = table::trim_end_styled(&chunk);
             if i == 0 && j == 0 {
@@ -262,6 +267,77 @@ pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
         last.push(' ');
     }
     out
+}
+
+/// The programs whose command lines vmctl prints to be pasted (next steps, `resume:`).
+const PROGRAMS: [&str; 4] = ["vmctl ", "kubectl ", "virtctl ", "virsh "];
+
+/// The text before a command that runs to the end of the line (at its start or after a
+/// `: `), and the command.
+fn split_command(body: &str) -> (&str, Option<&str>) {
+    let starts = |at: usize| PROGRAMS.iter().any(|p| body[at..].starts_with(p));
+    if starts(0) {
+        return ("", Some(body));
+    }
+    let mut from = 0;
+    while let Some(p) = body[from..].find(": ") {
+        let at = from + p + 2;
+        if starts(at) {
+            return (body[..at].trim_end(), Some(&body[at..]));
+        }
+        from = at;
+    }
+    (body, None)
+}
+
+/// The shell words of a command: broken at spaces outside quotes only.
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = vec![String::new()];
+    let mut quote: Option<char> = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (None, ' ') => {
+                if words.last().is_some_and(|w| !w.is_empty()) {
+                    words.push(String::new());
+                }
+                continue;
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        if let Some(w) = words.last_mut() {
+            w.push(c);
+        }
+    }
+    words.retain(|w| !w.is_empty());
+    words
+}
+
+/// The prose's lines, then the command after them: a command broken across lines ends each
+/// but its last with ` \` (pasted into a shell it is still one command), and is broken
+/// only between its shell words (never inside quotes).
+fn with_command(mut lines: Vec<String>, command: &str, room: usize) -> Vec<String> {
+    let mut line = lines.pop().unwrap_or_default();
+    let mut in_command = false;
+    for word in shell_words(command) {
+        let space = usize::from(!line.is_empty());
+        // Room kept for ` \` while the command may go on.
+        if line.is_empty() || columns(&line) + space + columns(&word) + 2 <= room {
+            if space == 1 {
+                line.push(' ');
+            }
+            line.push_str(&word);
+        } else {
+            if in_command {
+                line.push_str(" \\");
+            }
+            lines.push(std::mem::replace(&mut line, word));
+        }
+        in_command = true;
+    }
+    lines.push(line);
+    lines
 }
 
 /// `text` in chunks of at most `room` columns, escape sequences whole.
@@ -310,6 +386,12 @@ pub fn one_line(text: &str, width: usize) -> String {
         }
         out.push_str(word);
         col += space + w;
+    }
+    // At a ` · ` between parts when one is in the second half: no part is cut.
+    if let Some(p) = out.rfind(" · ")
+        && columns(&out[..p]) * 2 >= room
+    {
+        out.truncate(p);
     }
     if out.is_empty() {
         // A first word longer than the line: its start, as the terminal would show it.
@@ -440,12 +522,52 @@ mod tests {
     }
 
     #[test]
+    fn a_command_is_broken_between_shell_words_with_a_backslash() {
+        let line = "  resume: vmctl drain node-1 --ignore-daemonsets --delete-emptydir-data --force-partial";
+        assert_eq!(
+            wrap_line(line, 60),
+            vec![
+                "  resume: vmctl drain node-1 --ignore-daemonsets \\",
+                "          --delete-emptydir-data --force-partial",
+            ]
+        );
+        // Never inside quotes; prose before the command wrapped as prose.
+        let line = "  2. Raise the quota for the duration of the migration: kubectl patch resourcequota -n quota compute --type merge -p '{\"spec\": {\"hard\": 1}}'";
+        let lines = wrap_line(line, 50);
+        assert!(lines.iter().all(|l| columns(l) <= 50), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start() == "'{\"spec\": {\"hard\": 1}}'"),
+            "{lines:?}"
+        );
+        let pasted: String = lines
+            .iter()
+            .map(|l| l.trim_end_matches(" \\").trim().to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(pasted, line.trim());
+        // A command inside prose (not after `: `) is prose.
+        assert_eq!(
+            split_command("compare kubectl get pod x with y"),
+            ("compare kubectl get pod x with y", None)
+        );
+    }
+
+    #[test]
     fn one_line_keeps_names_whole() {
         let text = "1 of 6 VMs left · waiting for virt-launcher-pg-orders-01-8npf9: target pod";
         assert_eq!(one_line(text, 200), text);
         let short = one_line(text, 50);
         assert!(columns(&short) <= 50, "{short}");
         assert_eq!(short, "1 of 6 VMs left · waiting for…");
+        assert_eq!(
+            one_line(
+                "2 of 5 VMs moved, 1 shut down · 1 migration in flight · 6 evictions",
+                60
+            ),
+            "2 of 5 VMs moved, 1 shut down · 1 migration in flight…"
+        );
         assert!(columns(&one_line(&"z".repeat(90), 40)) <= 40);
     }
 }
