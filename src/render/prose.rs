@@ -398,7 +398,14 @@ pub fn one_line(text: &str, width: usize) -> String {
         let first = cut(text, room).into_iter().next().unwrap_or_default();
         return format!("{first}…");
     }
-    format!("{}…", out.trim_end_matches([' ', ',', ';', ':', '·']))
+    let out = out.trim_end_matches([' ', ',', ';', ':', '·']);
+    // A colour cut open is closed.
+    let reset = if out.contains('\u{1b}') {
+        "\u{1b}[0m"
+    } else {
+        ""
+    };
+    format!("{out}{reset}…")
 }
 
 #[cfg(test)]
@@ -561,6 +568,11 @@ mod tests {
         let short = one_line(text, 50);
         assert!(columns(&short) <= 50, "{short}");
         assert_eq!(short, "1 of 6 VMs left · waiting for…");
+        // A colour cut open is closed before the `…`.
+        assert_eq!(
+            one_line(&format!("{RED}aaa bbb ccc{OFF}"), 8),
+            format!("{RED}aaa bbb{OFF}…")
+        );
         assert_eq!(
             one_line(
                 "2 of 5 VMs moved, 1 shut down · 1 migration in flight · 6 evictions",
