@@ -599,8 +599,8 @@ fn bytes_style() -> ProgressStyle {
 const WORDS_NAME: usize = 24;
 const BYTES_NAME: usize = 20;
 /// The columns of a line with the bar besides the name and the message (`  `, ` [bar:10] `,
-/// `bytes/total `, with room for the widest byte counts).
-const BYTES_FIXED: usize = 2 + 1 + 12 + 1 + 11 + 1 + 11 + 1;
+/// `bytes/total ` at their width of 9; a wider count is cut by indicatif).
+const BYTES_FIXED: usize = 2 + 1 + 12 + 1 + 9 + 1 + 9 + 1;
 
 /// A live view's message in the `room` the terminal leaves it, cut after a whole word
 /// (indicatif would cut it anywhere, or redraw a wrapped line as garbage), in the
