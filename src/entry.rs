@@ -11,6 +11,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::cli::Cli;
 use crate::commands;
 use crate::error::{Error, exit};
+use crate::render::stderr_line;
 
 /// How the program was invoked, from the file name of argv[0]: `kubectl-vmctl` (a binary
 /// or a link of that name) is `kubectl vmctl`, anything else `vmctl`.
@@ -72,19 +73,19 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// A message for stderr: escaped ([`crate::text::printable`]) and in the locale's
-/// charset ([`crate::render::glyphs::for_stderr`]).
+/// A message for stderr: escaped ([`crate::text::printable`]); [`stderr_line`] writes it in
+/// the locale's charset, wrapped to a terminal.
 fn stderr_words(text: &str) -> String {
-    crate::render::glyphs::for_stderr(&crate::text::printable(text)).into_owned()
+    crate::text::printable(text)
 }
 
 fn report(err: &Error) -> ExitCode {
     // Errors quote names and messages from the cluster and from files: escaped, one line,
     // in ASCII where the locale is not UTF-8.
     let printable = stderr_words;
-    eprintln!("error: {}", printable(&err.to_string()));
+    stderr_line(&format!("error: {}", printable(&err.to_string())));
     for hint in err.hints() {
-        eprintln!("hint: {}", printable(hint));
+        stderr_line(&format!("hint: {}", printable(hint)));
     }
     let code = err.exit_code();
     ExitCode::from(u8::try_from(code).unwrap_or(exit::INTERNAL as u8))
@@ -120,9 +121,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
             message.push_str(line);
         }
     }
-    eprintln!("error: {}", printable(&message));
+    stderr_line(&format!("error: {}", printable(&message)));
     for hint in hints {
-        eprintln!("hint: {}", printable(&hint));
+        stderr_line(&format!("hint: {}", printable(&hint)));
     }
     ExitCode::from(exit::USAGE as u8)
 }

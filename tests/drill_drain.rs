@@ -196,6 +196,11 @@ fn text_claims(text: &str) -> Claims {
             .and_then(|l| l.get(9..))
             .map(str::trim_start)
             .filter(|_| line.get(9..11) == Some("] "));
+        // On a terminal a long event line is wrapped at words under its `[HH:MM:SS] `
+        // (render::prose); the pane's history joins the rows indicatif wrote padded to the
+        // width, the padding and the indent in the middle: the words are the claim.
+        let words = ev.map(|e| e.split_whitespace().collect::<Vec<_>>().join(" "));
+        let ev = words.as_deref();
         if let Some(e) = ev {
             if let Some(n) = between(e, "node/", " cordoned").filter(|_| e.ends_with("cordoned")) {
                 c.cordoned.push(n.to_string());

@@ -559,3 +559,226 @@ fn history_every_table_fits_80_with_names_whole() {
         );
     }
 }
+
+// ---------------------------------------------------------------- prose on a terminal
+
+/// What a command writes piped (stdout, stderr), in the environment the terminal tests give
+/// the shell (tests/support/tmux.rs): only PATH, TERM, `LANG=C.UTF-8` and `VMCTL_JOURNAL=off`.
+fn piped(args: &[String]) -> (String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_vmctl"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("LANG", "C.UTF-8")
+        .env("VMCTL_JOURNAL", "off")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (common::stdout(&o), common::stderr(&o))
+}
+
+/// The lines the command showed on a `width`-column tmux pane (colour on: no NO_COLOR),
+/// wrapped lines joined: a line the terminal broke is one line here, as wide as it was.
+fn on_terminal(name: &str, args: &[String], width: u16) -> Vec<String> {
+    let t = Tmux::start(name, width, 50, &["VMCTL_JOURNAL=off"]);
+    let line: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    t.send(&[
+        &format!(
+            "clear; echo be''gin; {} {}; echo \"ex\"\"it=$?\"",
+            env!("CARGO_BIN_EXE_vmctl"),
+            line.join(" ")
+        ),
+        "Enter",
+    ]);
+    t.wait_for_joined(name, |s| s.lines().any(|l| l.starts_with("exit=")));
+    let all = t.history();
+    let lines: Vec<String> = all.lines().map(|l| l.trim_end().to_string()).collect();
+    let start = lines
+        .iter()
+        .rposition(|l| l == "begin")
+        .unwrap_or_else(|| panic!("{name}: no begin in\n{all}"));
+    let end = lines
+        .iter()
+        .rposition(|l| l.starts_with("exit="))
+        .unwrap_or_else(|| panic!("{name}: no exit in\n{all}"));
+    lines[start + 1..end].to_vec()
+}
+
+/// The line with each instant (`2026-12-06T11:55:11Z`) as `INSTANT`: a live command's `as of`
+/// moves between the piped run and the terminal's.
+fn instants_out(line: &str) -> String {
+    line.split(' ')
+        .map(|w| {
+            let b = w.as_bytes();
+            if b.len() >= 20 && b[4] == b'-' && b[10] == b'T' && b[13] == b':' && w.ends_with('Z') {
+                "INSTANT"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `word` is among `tokens` whole, or as tokens that a table broke it into after a
+/// `-` or `/` (each piece whole): nothing cut elsewhere.
+fn shown_whole(word: &str, tokens: &BTreeSet<&str>) -> bool {
+    if tokens.contains(word) {
+        return true;
+    }
+    let pieces: Vec<&str> = word.split_inclusive(['-', '/']).collect();
+    // reach[i]: the first i pieces are shown as tokens.
+    let mut reach = vec![false; pieces.len() + 1];
+    reach[0] = true;
+    for i in 0..pieces.len() {
+        if !reach[i] {
+            continue;
+        }
+        for j in i + 1..=pieces.len() {
+            if tokens.contains(pieces[i..j].concat().as_str()) {
+                reach[j] = true;
+            }
+        }
+    }
+    pieces.len() > 1 && reach[pieces.len()]
+}
+
+/// Issue 33 item 8 (and Done-when: the README's commands on a fresh terminal at 80 and 200
+/// columns): beside the tables, every line vmctl prints (status's Attention items and launcher
+/// pods, plan-drain's notes, explain's verdict, evidence and next steps, plan-maintenance's
+/// assumptions, history's hint, drain's plan) went to the terminal at its full width, up to
+/// 640 columns, and the terminal cut it mid-word. Now, by program: at 80 columns no line is
+/// wider than 80 and every word of the piped output shows whole (a table may break a name
+/// after a `-` or `/` only); at 200 every piped line that fits 200 shows as it is, in order.
+#[test]
+fn prose_lines_wrap_at_words_on_a_terminal() {
+    if !tmux::available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = common::example_cluster().display().to_string();
+    let incidents = root.join("examples/incidents").display().to_string();
+    let (_d, j, _) = journal();
+    let journal = j.display().to_string();
+    let server = FakeApiServer::start_from_path_blocking(&common::example_cluster());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path()).display().to_string();
+    let s = |a: &[&str]| -> Vec<String> { a.iter().map(|x| x.to_string()).collect() };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("status", s(&["--from", &example, "status", "-A"])),
+        (
+            "plan-drain",
+            s(&["--from", &incidents, "plan-drain", "node-3"]),
+        ),
+        (
+            "explain",
+            s(&[
+                "--from",
+                &incidents,
+                "explain",
+                "vmim/mig-unsched-affinity",
+                "-n",
+                "sched",
+            ]),
+        ),
+        (
+            "plan-maintenance",
+            s(&["--from", &example, "plan-maintenance", "--all"]),
+        ),
+        (
+            "history",
+            s(&[
+                "--journal",
+                &journal,
+                "history",
+                "-A",
+                "--limit",
+                "1",
+                "-o",
+                "wide",
+            ]),
+        ),
+        (
+            "drain",
+            s(&[
+                "--kubeconfig",
+                &kubeconfig,
+                "drain",
+                "node-3",
+                "--dry-run",
+                "--ignore-daemonsets",
+            ]),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, args) in &cases {
+        let (out, err) = piped(args);
+        let [out, err] =
+            [out, err].map(|t| t.lines().map(instants_out).collect::<Vec<_>>().join("\n"));
+        let said = format!("{out}\n{err}");
+        assert!(
+            said.lines().any(|l| l.chars().count() > 120),
+            "{what}: no line wider than 120 to wrap (the case tests nothing):\n{said}"
+        );
+        for width in [80u16, 200] {
+            let lines: Vec<String> = on_terminal(&format!("prose-{what}-{width}"), args, width)
+                .iter()
+                .map(|l| instants_out(l))
+                .collect();
+            let screen = lines.join("\n");
+            let w = usize::from(width);
+            // (a) Nothing wider than the terminal.
+            for l in &lines {
+                if l.chars().count() > w {
+                    failures.push(format!(
+                        "{what} at {width}: {} columns: {l}",
+                        l.chars().count()
+                    ));
+                }
+            }
+            // (b) Every word of the piped output, whole. A table's column folded under its
+            // rows on a narrow terminal says its header in lower case (`reason: …`) and leaves
+            // out its empty (`-`) cells.
+            let tokens: BTreeSet<&str> = screen.split_whitespace().collect();
+            let folded_header = |word: &str| {
+                word.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    && [word.to_lowercase(), format!("{}:", word.to_lowercase())]
+                        .iter()
+                        .any(|t| tokens.contains(t.as_str()))
+            };
+            let lost: BTreeSet<&str> = said
+                .split_whitespace()
+                .filter(|word| *word != "-" && !folded_header(word) && !shown_whole(word, &tokens))
+                .collect();
+            if !lost.is_empty() {
+                failures.push(format!(
+                    "{what} at {width}: words not shown whole: {lost:?}\n{screen}"
+                ));
+            }
+            // (c) At 200, each stream's lines that fit are shown as they are, in order.
+            if width == 200 {
+                for stream in [&out, &err] {
+                    let mut at = 0;
+                    for l in stream
+                        .lines()
+                        .map(str::trim_end)
+                        .filter(|l| l.chars().count() <= w)
+                    {
+                        match lines[at..].iter().position(|s| s == l) {
+                            Some(p) => at += p + 1,
+                            None => {
+                                failures.push(format!(
+                                    "{what} at 200: piped line not shown as it is (in order): {l:?}\n{screen}"
+                                ));
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

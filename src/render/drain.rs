@@ -584,23 +584,44 @@ pub fn summary_lines(style: Style, s: &Summary) -> Vec<String> {
 }
 
 /// A VM's line before its migration has bytes to show: no bar (never `0 B of 0 B`). The
-/// VM's name first (cut to 24), its state after it, cut to the terminal's width.
+/// VM's name first (whole, padded to [`WORDS_NAME`]), its state after it, cut to the
+/// terminal's width at a word ([`VmLine::show`]).
 fn words_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {prefix:24!} {wide_msg}")
+    ProgressStyle::with_template("  {prefix} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 /// A VM's bar once virt-handler reports the migration's bytes: the data left of the total,
-/// then the rates and the state, cut to the terminal's width.
+/// then the rates and the state, cut to the terminal's width at a word.
 fn bytes_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {prefix:20!} [{bar:10}] {bytes:>9}/{total_bytes:<9} {wide_msg}")
+    ProgressStyle::with_template("  {prefix} [{bar:10}] {bytes:>9}/{total_bytes:<9} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")
+}
+
+/// The columns a VM's name takes at least on its line, without and with the bar.
+const WORDS_NAME: usize = 24;
+const BYTES_NAME: usize = 20;
+/// The columns of a line with the bar besides the name and the message (`  `, ` [bar:10] `,
+/// `bytes/total ` at their width of 9; a wider count is cut by indicatif).
+const BYTES_FIXED: usize = 2 + 1 + 12 + 1 + 9 + 1 + 9 + 1;
+
+/// A live view's message in the `room` the terminal leaves it, cut after a whole word
+/// (indicatif would cut it anywhere, or redraw a wrapped line as garbage), in the
+/// terminal's charset.
+fn fitted(text: &str, room: Option<usize>) -> String {
+    let text = super::glyphs::for_terminal(text);
+    match room {
+        Some(room) => super::prose::one_line(&text, room.max(1)),
+        None => text.into_owned(),
+    }
 }
 
 /// One VM's line of the live view.
 struct VmLine {
     bar: ProgressBar,
+    /// `namespace/name`, escaped: shown whole.
+    name: String,
     /// Its migration's phase, nodes and mode, or what it waits for.
     state: String,
     /// The rates, once the metrics have them.
@@ -615,23 +636,32 @@ impl VmLine {
         } else {
             words_style()
         });
+        let (pad, fixed) = if self.bytes {
+            (BYTES_NAME, BYTES_FIXED)
+        } else {
+            (WORDS_NAME, 3)
+        };
+        let name = format!("{:<pad$}", super::glyphs::for_terminal(&self.name));
+        let room = super::table::terminal_width()
+            .map(|w| w.saturating_sub(fixed + super::prose::columns(&name)));
+        self.bar.set_prefix(name);
         // With the bar, the rates first (the state is cut first on a narrow terminal), but
         // post-copy before everything.
-        self.bar
-            .set_message(if self.rates.is_empty() || !self.bytes {
-                self.state.clone()
-            } else {
-                format!(
-                    "{}{} · {}",
-                    if self.state.contains("POST-COPY") {
-                        "POST-COPY · "
-                    } else {
-                        ""
-                    },
-                    self.rates,
-                    self.state
-                )
-            });
+        let message = if self.rates.is_empty() || !self.bytes {
+            self.state.clone()
+        } else {
+            format!(
+                "{}{} · {}",
+                if self.state.contains("POST-COPY") {
+                    "POST-COPY · "
+                } else {
+                    ""
+                },
+                self.rates,
+                self.state
+            )
+        };
+        self.bar.set_message(fitted(&message, room));
     }
 }
 
@@ -672,9 +702,9 @@ impl Live {
             .entry((namespace.to_string(), vmi.to_string()))
             .or_insert_with(|| {
                 let bar = multi.add(ProgressBar::new(0));
-                bar.set_prefix(format!("{}/{}", printable(namespace), printable(vmi)));
                 let line = VmLine {
                     bar,
+                    name: format!("{}/{}", printable(namespace), printable(vmi)),
                     state: String::new(),
                     rates: String::new(),
                     bytes: false,
@@ -820,8 +850,11 @@ impl DrainOutput {
         match self.live() {
             Some(live) => {
                 let live = live.lock().unwrap_or_else(|e| e.into_inner());
+                // Wrapped to the terminal as write_stdout wraps (a line indicatif lets the
+                // terminal wrap is cleared wrong), in its charset.
                 for l in text.lines() {
-                    let _ = live.multi.println(l);
+                    let l = super::glyphs::for_terminal(l);
+                    let _ = live.multi.println(super::prose::for_stdout(&l));
                 }
                 Ok(())
             }
@@ -900,7 +933,10 @@ impl DrainOutput {
             live.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .totals
-                .set_message(printable(text));
+                .set_message(fitted(
+                    &printable(text),
+                    super::table::terminal_width().map(|w| w.saturating_sub(2)),
+                ));
         }
     }
 

@@ -64,6 +64,11 @@ pub fn set_documents(yes: bool) {
     DOCUMENTS.store(yes, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether the command writes documents ([`set_documents`]): nothing in them is reshaped.
+pub fn documents() -> bool {
+    DOCUMENTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// [`fold`] in this process's charset: what the table and line renderers write goes
 /// through it (`render::write_stdout`, `render::stderr_line`), unless the command writes
 /// documents ([`set_documents`]).

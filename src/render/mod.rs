@@ -14,6 +14,7 @@ pub mod html;
 pub mod plan_drain;
 pub mod plan_maintenance;
 pub mod progress;
+pub mod prose;
 pub mod record;
 pub mod snapshot;
 pub mod spark;
@@ -114,8 +115,11 @@ impl Style {
 
 /// Writes a table or lines to stdout, in the terminal's charset (`LANG=C`: `->` for `→`,
 /// see [`glyphs::fold`]); a closed pipe (`vmctl … | head`) ends quietly.
+///
+/// On a terminal, a line wider than it is wrapped at words, under its marker
+/// ([`prose::for_stdout`]); into a pipe or a file the text is as given.
 pub fn write_stdout(text: &str) -> Result<()> {
-    write_document(&glyphs::for_terminal(text))
+    write_document(&prose::for_stdout(&glyphs::for_terminal(text)))
 }
 
 /// Writes data (a JSON or YAML document) to stdout as it is; a closed pipe ends quietly.
@@ -131,13 +135,14 @@ pub fn write_document(text: &str) -> Result<()> {
 /// Writes one line (the text as given, plus a newline) to stderr: the notes, warnings and
 /// progress lines of commands whose stdout carries the result. Escaping cluster text is the
 /// caller's (the `render` function that built the line).
+/// On a terminal, wrapped as [`write_stdout`] wraps ([`prose::for_stderr`]).
 pub fn stderr_line(text: &str) {
-    eprintln!("{}", glyphs::for_stderr(text));
+    eprintln!("{}", prose::for_stderr(&glyphs::for_stderr(text)));
 }
 
-/// Writes text to stderr as it is (no newline added).
+/// Writes text to stderr as it is (no newline added; wrapped on a terminal).
 pub fn stderr_text(text: &str) {
-    eprint!("{}", glyphs::for_stderr(text));
+    eprint!("{}", prose::for_stderr(&glyphs::for_stderr(text)));
 }
 
 /// Adds `warnings` (what was said on stderr about the input) to a JSON document built with
@@ -282,10 +287,7 @@ impl serde_json::ser::Formatter for NoControls<'_> {
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!(
-            "{}",
-            $crate::render::glyphs::for_stderr(&$crate::text::printable_lines(&format!($($arg)*)))
-        )
+        $crate::render::stderr_line(&$crate::text::printable_lines(&format!($($arg)*)))
     };
 }
 

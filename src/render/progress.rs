@@ -295,7 +295,10 @@ impl ProgressView {
         match &mut self.sink {
             Sink::Bars(bars) => {
                 let painted = self.style.paint(&line, event_tone(&text));
-                let _ = bars.multi.println(painted);
+                // Wrapped to the terminal (stderr), as stderr_line wraps: indicatif clears a
+                // line the terminal wrapped wrong.
+                let painted = super::glyphs::for_stderr(&painted);
+                let _ = bars.multi.println(super::prose::for_stderr(&painted));
             }
             Sink::Lines { out, .. } => {
                 let _ = writeln!(out, "{line}");
@@ -397,7 +400,13 @@ impl Bars {
             bytes(s.remaining()),
             bytes(passes.start_remaining)
         ));
-        self.rates.set_message(rates_text(style, s));
+        // One line (`  {msg}`): cut at a word to the terminal (indicatif clears a wrapped
+        // line wrong).
+        let rates = rates_text(style, s);
+        self.rates.set_message(match super::prose::stderr_width() {
+            Some(w) => super::prose::one_line(&rates, w.saturating_sub(2)),
+            None => rates,
+        });
         match budget {
             Some(b) => {
                 self.clock.set_length(b.secs.max(1));

@@ -380,16 +380,53 @@ fn longest_piece(text: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The columns `text` takes: its characters, escape sequences none (CSI `ESC [ … final`,
+/// OSC `ESC ] … BEL` or `ESC \\`, else `ESC` and one character), as render::prose counts.
+fn columns(text: &str) -> usize {
+    if !text.contains('\u{1b}') {
+        return text.chars().count();
+    }
+    let mut n = 0;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            n += 1;
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                let mut esc = false;
+                for d in chars.by_ref() {
+                    if d == '\u{7}' || (esc && d == '\\') {
+                        break;
+                    }
+                    esc = d == '\u{1b}';
+                }
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
 /// The text in lines of at most `width` characters, broken at spaces; a word longer than a
 /// line is broken after a `-` or `/` (a name stays readable and right: `virt-launcher-` then
 /// `db-01-x7k2p`), never elsewhere: a piece longer than the line stays whole.
+/// Colour codes take no column (render::prose's lines carry them).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     let mut len = 0;
     for word in text.split(' ') {
-        let wlen = word.chars().count();
+        let wlen = columns(word);
         let space = usize::from(len > 0);
         if len + space + wlen <= width {
             if space == 1 {
@@ -408,7 +445,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         // Longer than a line: piece by piece, starting on this line when a piece fits.
         let mut first = true;
         for piece in pieces(word) {
-            let plen = piece.chars().count();
+            let plen = columns(piece);
             let sep = usize::from(first && len > 0);
             if len + sep + plen > width && len > 0 {
                 lines.push(std::mem::take(&mut line));
